@@ -1,0 +1,83 @@
+// Package backend is the plugin contract in plain Go types: what a backend
+// declares it can do, what it is asked to run, and what it hands back. The
+// gRPC layer in harness/plugin only translates these types.
+package backend
+
+import (
+	"context"
+
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Backend is implemented by every backend, in-process or behind a plugin.
+type Backend interface {
+	// Info names the backend and declares its capabilities.
+	Info(ctx context.Context) (Info, error)
+	// Run times one configuration and returns raw samples; the harness
+	// computes statistics. A combination the backend lacks comes back as a
+	// result with status unsupported, never as an error.
+	Run(ctx context.Context, req RunRequest) (result.Result, error)
+	// Export loads the given weights and inputs, runs the model once and
+	// writes its outputs, for cross-backend verification.
+	Export(ctx context.Context, req ExportRequest) (ExportResponse, error)
+}
+
+// Phases a backend can time.
+const (
+	PhaseForward   = "forward"
+	PhaseBackward  = "backward"
+	PhaseInnerOnly = "inner_only"
+)
+
+// Capabilities declares what a backend (or one of its variants) supports.
+type Capabilities struct {
+	Workloads []string `json:"workloads"`
+	TTTTypes  []string `json:"ttt_types"`
+	Phases    []string `json:"phases"`
+	Dtypes    []string `json:"dtypes"`
+	Devices   []string `json:"devices"`
+	Backbones []string `json:"backbones"`
+}
+
+// Variant is a second way a backend runs the same model (pytorch/compile).
+type Variant struct {
+	Name         string       `json:"name"`
+	Description  string       `json:"description,omitempty"`
+	Capabilities Capabilities `json:"capabilities"`
+}
+
+// Info describes a backend. Its base capabilities apply to the plain name;
+// each variant is addressed as "name/variant".
+type Info struct {
+	Name         string       `json:"name"`
+	Description  string       `json:"description,omitempty"`
+	Capabilities Capabilities `json:"capabilities"`
+	Variants     []Variant    `json:"variants,omitempty"`
+}
+
+// RunRequest asks for one timed configuration.
+type RunRequest struct {
+	Workload string        `json:"workload"`
+	Variant  string        `json:"variant,omitempty"`
+	Device   string        `json:"device"` // auto, cpu, cuda, rocm
+	Config   result.Config `json:"config"`
+}
+
+// ExportRequest asks for one untimed forward (or inner-only) pass on given
+// tensors. Paths are safetensors files on the machine both sides share.
+type ExportRequest struct {
+	Workload    string        `json:"workload"`
+	Variant     string        `json:"variant,omitempty"`
+	Device      string        `json:"device"`
+	Config      result.Config `json:"config"`
+	WeightsPath string        `json:"weights_path"`
+	InputsPath  string        `json:"inputs_path"`
+	OutputPath  string        `json:"output_path"`
+}
+
+// ExportResponse says whether the outputs were written, and where it ran.
+type ExportResponse struct {
+	Status  result.Status `json:"status"`
+	Message string        `json:"message,omitempty"`
+	Device  result.Device `json:"device"`
+}
