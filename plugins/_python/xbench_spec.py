@@ -1,0 +1,164 @@
+"""Framework-free facts of the TTT model (shared/specs/ttt.md): sizes, constants,
+parameter names and shapes, default initialisation, synthetic inputs.
+
+Every Python backend takes these from here so that they cannot drift apart.
+Only the init/input helpers need numpy, and they import it lazily.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+EPS = 1e-6  # RMSNorm and LayerNorm
+ROPE_THETA = 10000.0
+CONV_WIDTH = 4  # mamba backbone only
+INIT_STD = 0.02
+BASE_LR = {"linear": 1.0, "mlp": 0.1}
+MLP_EXPANSION = 4  # inner MLP width is 4f
+
+
+@dataclass(frozen=True)
+class ModelSize:
+    name: str
+    hidden: int  # C
+    layers: int
+    heads: int  # nh
+    head_dim: int  # f = C / nh
+    intermediate: int  # I (SwiGLU width)
+    vocab: int  # V
+
+
+SIZES = {
+    s.name: s
+    for s in (
+        ModelSize("tiny", 64, 2, 4, 16, 128, 256),
+        ModelSize("125m", 768, 12, 12, 64, 2048, 32000),
+        ModelSize("350m", 1024, 24, 16, 64, 2736, 32000),
+        ModelSize("760m", 1536, 24, 16, 96, 4096, 32000),
+        ModelSize("1b", 2048, 24, 32, 64, 5504, 32000),
+    )
+}
+# Accepted on input; results always carry the canonical name (the schema's enum).
+SIZE_ALIASES = {"1.3b": "1b"}
+
+
+def model_size(name: str) -> ModelSize:
+    """The size row for a name or alias; KeyError for an unknown one."""
+    return SIZES[SIZE_ALIASES.get(name, name)]
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    name: str
+    shape: tuple[int, ...]
+    init: str  # "normal" (N(0, INIT_STD)), "ones" or "zeros"
+
+
+def inner_param_specs(size: ModelSize, ttt_type: str, mini_batch: int, layer: int = 0) -> list[ParamSpec]:
+    """The inner model's parameters of one layer: what --inner-only uses."""
+    nh, f = size.heads, size.head_dim
+    p = f"layers.{layer}.ttt."
+    hid = f * MLP_EXPANSION if ttt_type == "mlp" else f
+    specs = [
+        ParamSpec(p + "tok_delta", (mini_batch,), "zeros"),
+        ParamSpec(p + "ln_w", (nh, f), "ones"),
+        ParamSpec(p + "ln_b", (nh, f), "zeros"),
+        ParamSpec(p + "W1", (nh, f, hid), "normal"),
+        ParamSpec(p + "b1", (nh, hid), "zeros"),
+    ]
+    if ttt_type == "mlp":
+        specs += [ParamSpec(p + "W2", (nh, hid, f), "normal"), ParamSpec(p + "b2", (nh, f), "zeros")]
+    return specs
+
+
+def param_specs(size: ModelSize, ttt_type: str, mini_batch: int, backbone: str = "transformer") -> list[ParamSpec]:
+    """Every parameter of the full model, in the spec's order (as the Go
+    harness's workload/ttt.Params lists them)."""
+    C, nh, I, V = size.hidden, size.heads, size.intermediate, size.vocab
+    specs = [ParamSpec("embed", (V, C), "normal")]
+    for l in range(size.layers):
+        p = f"layers.{l}."
+        if backbone == "mamba":
+            specs += [
+                ParamSpec(p + "conv_norm", (C,), "ones"),
+                ParamSpec(p + "conv_w", (C, CONV_WIDTH), "normal"),
+                ParamSpec(p + "conv_b", (C,), "zeros"),
+            ]
+        specs.append(ParamSpec(p + "ttt_norm", (C,), "ones"))
+        # mamba shares one projection for Q and K, so it has no wk.
+        proj = ("wq", "wv", "wo", "wg") if backbone == "mamba" else ("wq", "wk", "wv", "wo")
+        specs += [ParamSpec(p + "ttt." + w, (C, C), "normal") for w in proj]
+        if backbone == "mamba":
+            for qk in ("q", "k"):
+                specs += [
+                    ParamSpec(p + f"ttt.conv_{qk}_w", (C, CONV_WIDTH), "normal"),
+                    ParamSpec(p + f"ttt.conv_{qk}_b", (C,), "zeros"),
+                ]
+        specs += [ParamSpec(p + "ttt.lr_w", (nh, C), "normal"), ParamSpec(p + "ttt.lr_b", (nh,), "zeros")]
+        specs += inner_param_specs(size, ttt_type, mini_batch, l)
+        specs += [
+            ParamSpec(p + "ttt.post_norm_w", (C,), "ones"),
+            ParamSpec(p + "ttt.post_norm_b", (C,), "zeros"),
+            ParamSpec(p + "mlp_norm", (C,), "ones"),
+            ParamSpec(p + "mlp.w_gate", (C, I), "normal"),
+            ParamSpec(p + "mlp.w_up", (C, I), "normal"),
+            ParamSpec(p + "mlp.w_down", (I, C), "normal"),
+        ]
+    specs.append(ParamSpec("final_norm", (C,), "ones"))
+    return specs
+
+
+def count_params(specs: list[ParamSpec]) -> int:
+    total = 0
+    for s in specs:
+        n = 1
+        for d in s.shape:
+            n *= d
+        total += n
+    return total
+
+
+def _stream(seed: int, name: str):
+    import numpy as np
+
+    return np.random.default_rng([seed, zlib.crc32(name.encode())])
+
+
+def init_params(specs: list[ParamSpec], seed: int = 0) -> dict:
+    """Default initialisation as float32 numpy arrays.
+
+    Each tensor draws from its own stream, default_rng([seed, crc32(name)]), so
+    a tensor's values depend only on the seed and its name, not on which other
+    tensors are made (layer 0's inner parameters are the same for an
+    --inner-only run and for the full model)."""
+    import numpy as np
+
+    out = {}
+    for s in specs:
+        if s.init == "normal":
+            out[s.name] = _stream(seed, s.name).standard_normal(s.shape, dtype=np.float32) * np.float32(INIT_STD)
+        elif s.init == "ones":
+            out[s.name] = np.ones(s.shape, np.float32)
+        else:
+            out[s.name] = np.zeros(s.shape, np.float32)
+    return out
+
+
+def random_tokens(batch: int, seq_len: int, vocab: int, seed: int = 0):
+    """Uniform token ids [B, L] as int32."""
+    import numpy as np
+
+    return _stream(seed, "tokens").integers(0, vocab, (batch, seq_len), dtype=np.int32)
+
+
+def random_inner_inputs(batch: int, size: ModelSize, seq_len: int, seed: int = 0) -> dict:
+    """Inputs of an --inner-only run: xq/xk/xv ~ N(0, 0.5^2) [B, nh, L, f] and
+    gate = sigmoid(N(0, 1)) [B, nh, L], all float32."""
+    import numpy as np
+
+    shape = (batch, size.heads, seq_len, size.head_dim)
+    out = {k: _stream(seed, k).standard_normal(shape, dtype=np.float32) * np.float32(0.5) for k in ("xq", "xk", "xv")}
+    logits = _stream(seed, "gate").standard_normal(shape[:3], dtype=np.float32)
+    out["gate"] = (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+    return out

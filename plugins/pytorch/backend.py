@@ -1,0 +1,162 @@
+"""The pytorch backend's adapter to xbench_contract: capabilities, devices,
+precision flags, building a timed step, export. The model is in model.py."""
+
+from __future__ import annotations
+
+import gc
+
+import torch
+
+import model as m
+import xbench_contract as xc
+
+ALL = xc.Capabilities(
+    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
+    dtypes=("float32", "tf32", "bfloat16", "float16", "float64"), devices=("cpu", "cuda", "rocm"),
+    backbones=("transformer",),
+)
+
+
+def set_precision(dtype: str) -> None:
+    """Global matmul flags for this run's dtype (they persist across runs of a
+    serve session, so every run sets all of them)."""
+    tf32 = dtype == "tf32"
+    # set_float32_matmul_precision also moves allow_tf32, so it goes first.
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    # The spec wants float32 accumulation in bf16/fp16 matmuls; cuBLAS may
+    # otherwise reduce split-K partial sums in the narrow type.
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+
+
+def _nvidia_driver() -> str:
+    try:
+        with open("/proc/driver/nvidia/version") as f:
+            words = f.readline().split()
+        return next(w for w in words if w[:1].isdigit() and "." in w)
+    except (OSError, StopIteration):
+        return ""
+
+
+class Backend(xc.Framework):
+    framework = "torch"
+    capabilities = ALL
+    # Declarative: a later "compile" variant adds Variant("compile", ..., caps)
+    # here and branches on `variant` in prepare().
+    variants = ()
+
+    def versions(self) -> dict:
+        import numpy
+
+        v = {"torch": torch.__version__, "numpy": numpy.__version__}
+        if torch.version.cuda:
+            v["cuda"] = torch.version.cuda
+        if torch.version.hip:
+            v["hip"] = torch.version.hip
+        if torch.backends.cudnn.is_available():
+            v["cudnn"] = str(torch.backends.cudnn.version())
+        return v
+
+    def resolve_device(self, requested: str) -> xc.Device:
+        gpu = "rocm" if torch.version.hip else "cuda"  # ROCm torch also says "cuda"
+        if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
+            return xc.Device("cpu", xc.cpu_name(), count=1)
+        if requested != "auto" and requested != gpu:
+            raise xc.Unsupported(f"device {requested} is not available: this torch {torch.__version__} is built for {gpu}")
+        if not torch.cuda.is_available():
+            raise xc.Unsupported(f"device {requested} is not available: torch.cuda.is_available() is False "
+                                 f"(torch {torch.__version__})")
+        driver = _nvidia_driver() if gpu == "cuda" else ""
+        return xc.Device(gpu, torch.cuda.get_device_name(0), driver=driver, count=1)
+
+    def timer(self, device: xc.Device) -> xc.Timer:
+        return m.CpuTimer() if device.kind == "cpu" else m.CudaEventTimer()
+
+    def reset_peak_memory(self, device: xc.Device) -> None:
+        if device.kind != "cpu":
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+
+    def peak_memory_bytes(self, device: xc.Device) -> int:
+        return 0 if device.kind == "cpu" else torch.cuda.max_memory_allocated()
+
+    def is_oom(self, exc: BaseException) -> bool:
+        return isinstance(exc, torch.cuda.OutOfMemoryError) or super().is_oom(exc)
+
+    def release(self) -> None:
+        gc.collect()
+        if torch.cuda.is_available() and torch.cuda.is_initialized():
+            torch.cuda.empty_cache()
+
+    def _setup(self, cfg: xc.Config, device: xc.Device):
+        set_precision(cfg.dtype)
+        return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
+
+    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        dtype, dev = self._setup(cfg, device)
+        size, warnings = cfg.size, []
+        if cfg.dtype == "tf32" and device.kind == "cpu":
+            warnings.append("tf32 has no effect on cpu: its float32 matmuls are IEEE either way")
+        gen = torch.Generator(device=dev).manual_seed(seed)
+        if cfg.inner_only:
+            if cfg.backward:
+                warnings.append("--backward is ignored with --inner-only: the phase is inner_only")
+            specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
+            p = m.inner_params(_init(specs, dtype, dev, gen), 0)
+            shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
+            xq, xk, xv = (0.5 * torch.randn(shape, generator=gen, device=dev) for _ in range(3))
+            gate = torch.sigmoid(torch.randn(shape[:3], generator=gen, device=dev))
+            xq, xk, xv, gate = (t.to(dtype) for t in (xq, xk, xv, gate))
+
+            @torch.inference_mode()
+            def step():
+                return m.ttt_inner(xq, xk, xv, gate, p, cfg.ttt_type, cfg.mini_batch)
+        else:
+            if cfg.backward and cfg.seq_len < 2:
+                raise xc.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
+            specs = xc.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
+            params = _init(specs, dtype, dev, gen)
+            tokens = torch.randint(0, size.vocab, (cfg.batch, cfg.seq_len), generator=gen, device=dev)
+            if cfg.backward:
+                for t in params.values():
+                    t.requires_grad_(True)
+
+                def step():
+                    return m.forward_backward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+            else:
+                @torch.inference_mode()
+                def step():
+                    return m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+        return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
+
+    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        dtype, dev = self._setup(cfg, device)
+        size = cfg.size
+        out_dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
+        params = {k: torch.from_numpy(v).to(dev, dtype) for k, v in weights.items()}
+        with torch.inference_mode():
+            if cfg.inner_only:
+                x = {k: torch.from_numpy(inputs[k]).to(dev, dtype) for k in ("xq", "xk", "xv", "gate")}
+                out = m.ttt_inner(x["xq"], x["xk"], x["xv"], x["gate"], m.inner_params(params, 0),
+                                  cfg.ttt_type, cfg.mini_batch)
+                return {"out": out.to(out_dtype).cpu().numpy()}
+            tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
+            logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+            return {"logits": logits.to(out_dtype).cpu().numpy()}
+
+
+def _init(specs, dtype, dev, gen) -> dict:
+    """Default initialisation drawn on the device itself (fast for 1b-size
+    models); exports use the weights they are given instead."""
+    out = {}
+    for s in specs:
+        if s.init == "normal":
+            t = torch.randn(s.shape, generator=gen, device=dev) * xc.INIT_STD
+        elif s.init == "ones":
+            t = torch.ones(s.shape, device=dev)
+        else:
+            t = torch.zeros(s.shape, device=dev)
+        out[s.name] = t.to(dtype)
+    return out

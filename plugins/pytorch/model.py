@@ -1,0 +1,195 @@
+"""The TTT model of shared/specs/ttt.md in eager PyTorch, and its timer.
+
+The model is written as plain functions over a dict of parameter tensors named
+as in the spec, so weight files map one to one and autograd can take the
+gradient with respect to exactly those tensors. backend.py adapts it to
+xbench_contract.
+
+Precision (spec "Precision"): parameters and activations are in the run's
+dtype; norm statistics, RoPE, the learning-rate gate, the whole inner loop (its
+state W/b is float32, so every product with it is too) and the loss are in
+float32 (float64 in float64 runs).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+
+import xbench_contract as xc
+
+DTYPES = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
+          "float16": torch.float16, "float64": torch.float64}
+
+
+def acc_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype of statistics and inner state for activations of dtype."""
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def rms_norm(x, w, eps=xc.EPS):
+    a = acc_dtype(x.dtype)
+    return F.rms_norm(x.to(a), (x.shape[-1],), w.to(a), eps).to(x.dtype)
+
+
+def _standardize(x, eps=xc.EPS):
+    # LayerNorm without the affine part (population variance), in x's dtype.
+    return F.layer_norm(x, (x.shape[-1],), None, None, eps)
+
+
+def gelu_tanh_prime(x):
+    """d/dx of gelu(x, approximate='tanh')."""
+    c = math.sqrt(2.0 / math.pi)
+    t = torch.tanh(c * (x + 0.044715 * x ** 3))
+    return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
+
+
+def ln_l2_grad(z, target, ln_w, ln_b, eps=xc.EPS):
+    """Spec step 5: d/dZ of 1/2 sum((LN(Z) - target)^2), per row, in closed form."""
+    f = z.shape[-1]
+    mu = z.mean(-1, keepdim=True)
+    var = (z - mu).square().mean(-1, keepdim=True)
+    s = torch.sqrt(var + eps)
+    xh = (z - mu) / s
+    g = (ln_w * xh + ln_b - target) * ln_w
+    return (f * g - g.sum(-1, keepdim=True) - xh * (g * xh).sum(-1, keepdim=True)) / (f * s)
+
+
+def rope(x, mini_batch: int, theta=xc.ROPE_THETA):
+    """Rotate-half RoPE on [B, nh, L, f]; positions restart every mini-batch."""
+    L, f = x.shape[-2], x.shape[-1]
+    half = f // 2
+    inv = theta ** (-2.0 * torch.arange(half, dtype=torch.float64, device=x.device) / f)
+    ang = (torch.arange(L, device=x.device) % mini_batch).to(torch.float64)[:, None] * inv
+    cos, sin = ang.cos().to(x.dtype), ang.sin().to(x.dtype)
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
+    """Spec steps 3-5 for every head and sequence at once.
+
+    xq/xk/xv [B, nh, L, f] (rotated), gate [B, nh, L] (after the sigmoid);
+    p holds W1, b1, (W2, b2), ln_w, ln_b, tok_delta of one layer (no prefix).
+    Returns out [B, nh, L, f] in the accumulation dtype."""
+    a = acc_dtype(xq.dtype)
+    B, nh, L, f = xq.shape
+    K, N = mini_batch, L // mini_batch
+    # [N, B, nh, K, f]: mini-batch first, so each step reads contiguous blocks.
+    def blocks(t):
+        return t.to(a).reshape(B, nh, N, K, -1).permute(2, 0, 1, 3, 4).contiguous()
+    q, k, v = blocks(xq), blocks(xk), blocks(xv)
+    g = gate.to(a).reshape(B, nh, N, K).permute(2, 0, 1, 3)  # [N, B, nh, K]
+    base = torch.arange(1, K + 1, dtype=a, device=xq.device).reciprocal()
+    tok = torch.relu(base + p["tok_delta"].to(a))
+    eta = (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :]  # eta[.., i, j] = tok[i] gate[j]
+    eta_last = eta[..., -1, :, None]  # [N, B, nh, K, 1]: weights of the end-of-batch update
+    causal = torch.ones(K, K, dtype=torch.bool, device=xq.device).tril()
+    # Everything that does not depend on the inner state, for all mini-batches
+    # at once: tril(eta * Q Kx^T) + tril(eta) = tril(eta * (Q Kx^T + 1)).
+    m1 = torch.where(causal, eta * (q @ k.transpose(-1, -2) + 1.0), 0.0)
+    target = v - k
+    ln_w, ln_b = p["ln_w"].to(a)[:, None, :], p["ln_b"].to(a)[:, None, :]  # [nh, 1, f]
+    W1, b1 = p["W1"].to(a), p["b1"].to(a)[:, None, :]
+    if ttt_type == "mlp":
+        W2, b2 = p["W2"].to(a), p["b2"].to(a)[:, None, :]
+    outs = []
+    for n in range(N):
+        qn, kn, e = q[n], k[n], eta_last[n]
+        if ttt_type == "linear":
+            G = ln_l2_grad(kn @ W1 + b1, target[n], ln_w, ln_b)
+            outs.append(qn @ W1 + b1 - m1[n] @ G)
+            eG = e * G
+            W1 = W1 - kn.transpose(-1, -2) @ eG
+            b1 = b1 - eG.sum(-2, keepdim=True)
+        else:
+            z1 = kn @ W1 + b1
+            x2 = F.gelu(z1, approximate="tanh")
+            G2 = ln_l2_grad(x2 @ W2 + b2, target[n], ln_w, ln_b)
+            G1 = (G2 @ W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
+            x2bar = F.gelu(qn @ W1 + b1 - m1[n] @ G1, approximate="tanh")
+            m2 = torch.where(causal, eta[n] * (x2bar @ x2.transpose(-1, -2) + 1.0), 0.0)
+            outs.append(x2bar @ W2 + b2 - m2 @ G2)
+            eG1, eG2 = e * G1, e * G2
+            W1 = W1 - kn.transpose(-1, -2) @ eG1
+            b1 = b1 - eG1.sum(-2, keepdim=True)
+            W2 = W2 - x2.transpose(-1, -2) @ eG2
+            b2 = b2 - eG2.sum(-2, keepdim=True)
+    zbar = torch.stack(outs, 2).reshape(B, nh, L, f)  # [B, nh, N, K, f] -> [B, nh, L, f]
+    ln_w, ln_b = ln_w[None], ln_b[None]
+    return xq.to(a) + _standardize(zbar) * ln_w + ln_b
+
+
+def inner_params(params: dict, layer: int) -> dict:
+    pre = f"layers.{layer}.ttt."
+    return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
+
+
+def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int):
+    """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C]."""
+    B, L, C = x.shape
+    nh, f = size.heads, size.head_dim
+    p = inner_params(params, layer)
+    a = acc_dtype(x.dtype)
+    def heads(t):
+        return t.reshape(B, L, nh, f).transpose(1, 2).to(a)
+    xq = rope(heads(x @ p["wq"]), mini_batch)
+    xk = rope(heads(x @ p["wk"]), mini_batch)
+    xv = heads(x @ p["wv"])
+    gate = torch.sigmoid((x @ p["lr_w"].transpose(0, 1)).to(a) + p["lr_b"].to(a)).transpose(1, 2)
+    out = ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
+    out = out.transpose(1, 2).reshape(B, L, C)
+    out = F.layer_norm(out, (C,), p["post_norm_w"].to(a), p["post_norm_b"].to(a), xc.EPS)
+    return out.to(x.dtype) @ p["wo"]
+
+
+def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int):
+    """tokens [B, L] -> logits [B, L, V] (spec "Model", transformer backbone)."""
+    h = F.embedding(tokens, params["embed"])
+    for l in range(size.layers):
+        pre = f"layers.{l}."
+        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), params, l, size, ttt_type, mini_batch)
+        x = rms_norm(h, params[pre + "mlp_norm"])
+        h = h + (F.silu(x @ params[pre + "mlp.w_gate"]) * (x @ params[pre + "mlp.w_up"])) @ params[pre + "mlp.w_down"]
+    return rms_norm(h, params["final_norm"]) @ params["embed"].transpose(0, 1)
+
+
+def loss_fn(logits, tokens):
+    """Mean next-token cross-entropy; the last position has no label."""
+    V = logits.shape[-1]
+    a = acc_dtype(logits.dtype)
+    return F.cross_entropy(logits[:, :-1].to(a).reshape(-1, V), tokens[:, 1:].reshape(-1))
+
+
+def forward_backward(params: dict, tokens, size, ttt_type, mini_batch):
+    """One backward-phase call: forward, loss, gradient w.r.t. every parameter."""
+    names = list(params)
+    loss = loss_fn(forward(params, tokens, size, ttt_type, mini_batch), tokens)
+    grads = torch.autograd.grad(loss, [params[n] for n in names])
+    return loss, dict(zip(names, grads))
+
+
+class CudaEventTimer(xc.Timer):
+    """Device time of one call between two CUDA (or HIP) events."""
+
+    description = "torch.cuda.Event elapsed_time (device events)"
+
+    def time(self, fn) -> float:
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end)
+
+
+class CpuTimer(xc.Timer):
+    description = "time.perf_counter on cpu; peak memory not measured on cpu (reported as 0)"
+
+    def time(self, fn) -> float:
+        t0 = time.perf_counter()
+        fn()
+        return (time.perf_counter() - t0) * 1000.0
