@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
+)
+
+// Finalize stamps a result with the run's identity and computes its
+// statistics from the raw samples; a result whose samples cannot be trusted
+// becomes failed, with the reason.
+func (s *Session) Finalize(r result.Result) result.Result {
+	r.SchemaVersion = result.SchemaVersion
+	r.RunID = s.RunID
+	r.Timestamp = time.Now().UTC().Format(time.RFC3339)
+	if r.SamplesMs == nil {
+		r.SamplesMs = []float64{}
+	}
+	if r.Env.GitCommit == "" {
+		r.Env.GitCommit = s.Meta.GitCommit
+	}
+	if r.Env.Host == "" {
+		r.Env.Host = s.Meta.Host
+	}
+	if r.Env.Runner == "" {
+		name, _ := backend.SplitName(r.Backend)
+		r.Env.Runner = s.reg.RunnerOf(name)
+	}
+	if r.Env.NixRev == "" {
+		r.Env.NixRev = s.Meta.NixRev
+	}
+	r.Stats, r.TokensPerS = nil, 0
+	if r.Status != result.StatusOK {
+		return r
+	}
+	if why := badSamples(r); why != "" {
+		r.Status, r.Message = result.StatusFailed, why
+		return r
+	}
+	st, err := stats.Summarize(r.SamplesMs)
+	if err != nil {
+		r.Status, r.Message = result.StatusFailed, err.Error()
+		return r
+	}
+	r.Stats = &st
+	if st.MedianMs > 0 {
+		r.TokensPerS = float64(r.Config.Tokens()) / (st.MedianMs / 1000)
+	}
+	if st.CV > stats.CVWarnThreshold {
+		r.Warnings = appendOnce(r.Warnings, fmt.Sprintf("cv %.1f%% is above %.0f%%: timings are noisy", 100*st.CV, 100*stats.CVWarnThreshold))
+	}
+	return r
+}
+
+// badSamples says why an ok result's samples are unusable, or "".
+func badSamples(r result.Result) string {
+	if len(r.SamplesMs) == 0 {
+		return "backend reported status ok with no samples"
+	}
+	if len(r.SamplesMs) != r.Config.Repeats {
+		return fmt.Sprintf("backend returned %d samples for --repeats %d", len(r.SamplesMs), r.Config.Repeats)
+	}
+	for i, v := range r.SamplesMs {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return fmt.Sprintf("sample %d is %v; samples must be finite and non-negative", i, v)
+		}
+	}
+	if math.IsNaN(r.CompileMs) || r.CompileMs < 0 {
+		return fmt.Sprintf("compile_ms is %v", r.CompileMs)
+	}
+	return ""
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}

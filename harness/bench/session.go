@@ -1,0 +1,136 @@
+// Package bench runs configurations on backends. A Session keeps one plugin
+// process per backend for its whole life, so a sweep pays imports and
+// compilation once, and finalizes every result the same way.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/plugin"
+	"github.com/xbench/xbench/harness/registry"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Session owns the backend processes of one invocation.
+type Session struct {
+	reg     *registry.Registry
+	env     []string // extra environment for plugin processes (GPU pinning)
+	RunID   string
+	Meta    Meta
+	mu      sync.Mutex
+	started map[string]*started
+}
+
+type started struct {
+	proc *plugin.Process
+	info backend.Info
+}
+
+// Meta is what the harness adds to every result.
+type Meta struct {
+	GitCommit string
+	Host      string
+	NixRev    string
+}
+
+// NewSession prepares a session; backends start on first use.
+func NewSession(reg *registry.Registry, runID string, meta Meta, extraEnv []string) *Session {
+	return &Session{reg: reg, env: extraEnv, RunID: runID, Meta: meta, started: map[string]*started{}}
+}
+
+// Backend returns the running backend (starting it if needed) and its info.
+func (s *Session) Backend(ctx context.Context, name string) (backend.Backend, backend.Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.started[name]; ok && !st.proc.Exited() {
+		return st.proc.Backend, st.info, nil
+	}
+	proc, err := s.reg.Start(ctx, name, s.env)
+	if err != nil {
+		return nil, backend.Info{}, err
+	}
+	info, err := proc.Backend.Info(ctx)
+	if err != nil {
+		proc.Close()
+		return nil, backend.Info{}, fmt.Errorf("backend %q info: %w", name, err)
+	}
+	s.started[name] = &started{proc: proc, info: info}
+	return proc.Backend, info, nil
+}
+
+// Restart kills a backend's process; the next call starts a fresh one.
+func (s *Session) Restart(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st, ok := s.started[name]; ok {
+		st.proc.Close()
+		delete(s.started, name)
+	}
+}
+
+// Close stops every backend process.
+func (s *Session) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for name, st := range s.started {
+		st.proc.Close()
+		delete(s.started, name)
+	}
+}
+
+// Run times one configuration on one backend (or variant, "name/variant").
+// It always returns a finalized result; errors become failed results, a
+// timeout a timeout result (and a restarted backend).
+func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
+	name, variant := backend.SplitName(fullName)
+	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}}
+	b, info, err := s.Backend(ctx, name)
+	if err != nil {
+		base.Status, base.Message = result.StatusFailed, err.Error()
+		return s.Finalize(base)
+	}
+	caps, err := info.CapabilitiesOf(variant)
+	if err != nil {
+		base.Status, base.Message = result.StatusUnsupported, err.Error()
+		return s.Finalize(base)
+	}
+	if why := caps.Unsupported(cfg.Workload, device, cfg); why != "" {
+		base.Status, base.Message = result.StatusUnsupported, fullName+": "+why
+		return s.Finalize(base)
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg})
+	switch {
+	case err == nil:
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		s.Restart(name)
+		base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("no result within --timeout %s; the backend process was killed and will be restarted", timeout)
+		return s.Finalize(base)
+	default:
+		s.Restart(name)
+		base.Status, base.Message = result.StatusFailed, err.Error()
+		return s.Finalize(base)
+	}
+	res.Backend = fullName
+	res.Config = cfg
+	if res.Device.Kind == "" {
+		res.Device.Kind = base.Device.Kind
+	}
+	return s.Finalize(res)
+}
+
+func deviceKind(device string) string {
+	if device == "cuda" || device == "rocm" {
+		return device
+	}
+	return "cpu"
+}

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/pflag"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/bench"
+	"github.com/xbench/xbench/schema"
+)
+
+// backendsCmd lists every backend with its runtime, nix shell and declared
+// capabilities (asked of the running backend, so the list cannot go stale).
+func backendsCmd(ctx context.Context, a *App, args []string) error {
+	fs := pflag.NewFlagSet("backends", pflag.ContinueOnError)
+	var c commonFlags
+	c.register(fs)
+	if help, err := parseFlags(a, fs, args); help || err != nil {
+		return err
+	}
+	reg, root, err := a.openRegistry(&c)
+	if err != nil {
+		return err
+	}
+	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
+	defer sess.Close()
+	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "backend\truntime\tshell\tttt types\tphases\tdtypes\tdevices\tstatus")
+	for _, name := range reg.Names() {
+		m, _ := reg.Manifest(name)
+		if err := requireInstalled(reg, name); err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, firstLine(err.Error()))
+			continue
+		}
+		_, info, err := sess.Backend(ctx, name)
+		if err != nil {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, firstLine(err.Error()))
+			continue
+		}
+		row := func(full string, c backend.Capabilities) {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\tok\n", full, m.Runtime, m.Shell, strings.Join(c.TTTTypes, ","),
+				strings.Join(c.Phases, ","), strings.Join(c.Dtypes, ","), strings.Join(c.Devices, ","))
+		}
+		row(name, info.Capabilities)
+		for _, v := range info.Variants {
+			row(backend.FullName(name, v.Name), v.Capabilities)
+		}
+	}
+	return tw.Flush()
+}
+
+func schemaCmd(_ context.Context, a *App, args []string) error {
+	if len(args) > 0 {
+		return usagef("xbench schema takes no arguments (got %q)", args[0])
+	}
+	_, err := a.Stdout.Write(schema.ResultJSON)
+	return err
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/xbench/xbench/harness/result"
+)
+
+// writeRunTable prints one row per backend: where it ran, its median with
+// the 95% interval, throughput, memory, and its ratio to the baseline (or
+// to the fastest backend when none is named).
+func writeRunTable(w io.Writer, results []result.Result, baseline string) {
+	refName, ref := reference(results, baseline)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	ratioHead := "vs fastest"
+	if baseline != "" {
+		ratioHead = "vs " + baseline
+	}
+	fmt.Fprintf(tw, "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\ttokens/s\tpeak mem\t%s\tnotes\n", ratioHead)
+	for _, r := range results {
+		dev := r.Device.Kind
+		if r.Device.Name != "" {
+			dev += " (" + r.Device.Name + ")"
+		}
+		median, ci, tps, ratio := "-", "-", "-", "-"
+		if r.Stats != nil {
+			median = fmt.Sprintf("%.3f", r.Stats.MedianMs)
+			ci = fmt.Sprintf("%.3f-%.3f", r.Stats.CI95LowMs, r.Stats.CI95HighMs)
+			tps = fmt.Sprintf("%.0f", r.TokensPerS)
+			if ref > 0 {
+				ratio = fmt.Sprintf("%.2fx", r.Stats.MedianMs/ref)
+			}
+		}
+		notes := append([]string(nil), r.Warnings...)
+		if r.Message != "" {
+			notes = append(notes, firstLine(r.Message))
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, r.Status, median, ci, tps,
+			bytesHuman(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
+	}
+	tw.Flush()
+	if refName != "" {
+		fmt.Fprintf(w, "ratio = median / median of %s (lower is faster)\n", refName)
+	}
+}
+
+// reference is the median the ratio column divides by.
+func reference(results []result.Result, baseline string) (string, float64) {
+	best, name := math.Inf(1), ""
+	for _, r := range results {
+		if r.Stats == nil {
+			continue
+		}
+		if baseline != "" && r.Backend == baseline {
+			return r.Backend, r.Stats.MedianMs
+		}
+		if baseline == "" && r.Stats.MedianMs < best {
+			best, name = r.Stats.MedianMs, r.Backend
+		}
+	}
+	if name == "" {
+		return "", 0
+	}
+	return name, best
+}
+
+func bytesHuman(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, i := float64(b), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	if len(line) > 160 {
+		line = line[:157] + "..."
+	}
+	return line
+}

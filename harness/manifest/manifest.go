@@ -1,0 +1,122 @@
+// Package manifest reads plugins/<name>/plugin.json, the file that makes a
+// folder a backend. The core never needs to change for a new backend.
+package manifest
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+)
+
+// Runtimes a manifest may name.
+const (
+	RuntimeBuiltin = "builtin" // compiled into the xbench binary
+	RuntimePython  = "python"  // entry run by the project's Python
+	RuntimeExec    = "exec"    // entry (or command) run as it is
+)
+
+// Manifest describes one backend folder.
+type Manifest struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Runtime     string   `json:"runtime"`
+	Entry       string   `json:"entry,omitempty"`    // file in the folder (python, exec)
+	Command     []string `json:"command,omitempty"`  // exec: argv, relative to the folder
+	Requires    []string `json:"requires,omitempty"` // python: importable modules it needs
+	Shell       string   `json:"shell,omitempty"`    // nix dev shell that reproduces it
+	Dir         string   `json:"-"`                  // absolute folder of the manifest
+}
+
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
+
+// Load reads and checks one manifest.
+func Load(path string) (Manifest, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("read manifest %s: %w", path, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return Manifest{}, fmt.Errorf("parse manifest %s: %w", path, err)
+	}
+	abs, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	m.Dir = abs
+	if err := m.check(); err != nil {
+		return Manifest{}, fmt.Errorf("manifest %s: %w", path, err)
+	}
+	return m, nil
+}
+
+func (m Manifest) check() error {
+	if !validName.MatchString(m.Name) {
+		return fmt.Errorf("name %q must match %s", m.Name, validName)
+	}
+	switch m.Runtime {
+	case RuntimeBuiltin:
+	case RuntimePython:
+		if m.Entry == "" {
+			return fmt.Errorf("runtime python needs an entry (the script to run)")
+		}
+	case RuntimeExec:
+		if m.Entry == "" && len(m.Command) == 0 {
+			return fmt.Errorf("runtime exec needs an entry or a command")
+		}
+	default:
+		return fmt.Errorf("runtime %q is not one of builtin, python, exec", m.Runtime)
+	}
+	return nil
+}
+
+// Argv is the command that serves the backend, before any environment
+// wrapping (nix). python is the interpreter to use for python runtimes.
+func (m Manifest) Argv(python string) []string {
+	switch m.Runtime {
+	case RuntimePython:
+		return []string{python, filepath.Join(m.Dir, m.Entry), "--serve"}
+	case RuntimeExec:
+		if len(m.Command) > 0 {
+			argv := append([]string(nil), m.Command...)
+			if !filepath.IsAbs(argv[0]) && fileExists(filepath.Join(m.Dir, argv[0])) {
+				argv[0] = filepath.Join(m.Dir, argv[0])
+			}
+			return append(argv, "--serve")
+		}
+		return []string{filepath.Join(m.Dir, m.Entry), "--serve"}
+	}
+	return nil
+}
+
+// Discover loads every plugins/*/plugin.json below dir, sorted by name.
+// Two manifests with one name are an error, since results are keyed by it.
+func Discover(dir string) ([]Manifest, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "*", "plugin.json"))
+	if err != nil {
+		return nil, fmt.Errorf("discover plugins in %s: %w", dir, err)
+	}
+	seen := map[string]string{}
+	var out []Manifest
+	for _, p := range paths {
+		m, err := Load(p)
+		if err != nil {
+			return nil, err
+		}
+		if prev, dup := seen[m.Name]; dup {
+			return nil, fmt.Errorf("backend %q is defined twice: %s and %s", m.Name, prev, p)
+		}
+		seen[m.Name] = p
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}

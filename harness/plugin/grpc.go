@@ -1,0 +1,112 @@
+package plugin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/xbench/xbench/harness/backend"
+	pb "github.com/xbench/xbench/harness/plugin/proto"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Handshake is checked by both sides before anything else; bump
+// ProtocolVersion when the proto changes incompatibly.
+var Handshake = goplugin.HandshakeConfig{
+	ProtocolVersion:  1,
+	MagicCookieKey:   "XBENCH_PLUGIN",
+	MagicCookieValue: "ttt-backend-v1",
+}
+
+// PluginName is the key under which the backend is dispensed.
+const PluginName = "backend"
+
+// GRPCBackendPlugin adapts backend.Backend to go-plugin's gRPC transport.
+type GRPCBackendPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+	Impl backend.Backend // set on the plugin side only
+}
+
+var _ goplugin.GRPCPlugin = (*GRPCBackendPlugin)(nil)
+
+// GRPCServer registers the backend on the plugin side.
+func (p *GRPCBackendPlugin) GRPCServer(_ *goplugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterBackendServer(s, &grpcServer{impl: p.Impl})
+	return nil
+}
+
+// GRPCClient returns a backend.Backend that forwards over the connection.
+func (p *GRPCBackendPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (interface{}, error) {
+	return &grpcClient{client: pb.NewBackendClient(c)}, nil
+}
+
+type grpcServer struct {
+	pb.UnimplementedBackendServer
+	impl backend.Backend
+}
+
+func (s *grpcServer) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.InfoReply, error) {
+	info, err := s.impl.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return infoToProto(info), nil
+}
+
+func (s *grpcServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunReply, error) {
+	res, err := s.impl.Run(ctx, backend.RunRequest{Workload: req.Workload, Variant: req.Variant,
+		Device: req.Device, Config: configFromProto(req.Config)})
+	if err != nil {
+		return nil, err
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("encode result: %w", err)
+	}
+	return &pb.RunReply{ResultJson: raw}, nil
+}
+
+func (s *grpcServer) Export(ctx context.Context, req *pb.ExportRequest) (*pb.ExportReply, error) {
+	resp, err := s.impl.Export(ctx, exportFromProto(req))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.ExportReply{Status: string(resp.Status), Message: resp.Message, Device: deviceToProto(resp.Device)}, nil
+}
+
+type grpcClient struct {
+	client pb.BackendClient
+}
+
+var _ backend.Backend = (*grpcClient)(nil)
+
+func (c *grpcClient) Info(ctx context.Context) (backend.Info, error) {
+	rep, err := c.client.Info(ctx, &pb.InfoRequest{})
+	if err != nil {
+		return backend.Info{}, err
+	}
+	return infoFromProto(rep), nil
+}
+
+// Run returns the backend's result after checking it against the schema, so
+// a malformed result never reaches the statistics or the results folder.
+func (c *grpcClient) Run(ctx context.Context, req backend.RunRequest) (result.Result, error) {
+	rep, err := c.client.Run(ctx, &pb.RunRequest{Workload: req.Workload, Variant: req.Variant,
+		Device: req.Device, Config: configToProto(req.Config)})
+	if err != nil {
+		return result.Result{}, err
+	}
+	return result.DecodeBackendResult(rep.ResultJson)
+}
+
+func (c *grpcClient) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {
+	rep, err := c.client.Export(ctx, exportToProto(req))
+	if err != nil {
+		return backend.ExportResponse{}, err
+	}
+	return backend.ExportResponse{Status: result.Status(rep.Status), Message: rep.Message,
+		Device: deviceFromProto(rep.Device)}, nil
+}

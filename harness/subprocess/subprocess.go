@@ -1,0 +1,245 @@
+// Package subprocess runs a backend that speaks JSON lines on stdin/stdout
+// (docs/protocol.md) and presents it as a backend.Backend. It is what the Go
+// plugin process wraps around every Python backend.
+package subprocess
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Backend is one long-lived child process. It starts on the first call and
+// stays alive for every later one, so imports and compilation are paid once.
+type Backend struct {
+	argv []string
+	env  []string
+	dir  string
+	log  io.Writer
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	lines  *bufio.Reader
+	tail   *tailBuffer
+	nextID int
+	exited chan struct{}
+}
+
+var _ backend.Backend = (*Backend)(nil)
+
+// New prepares (but does not start) a backend process. Its stderr is copied
+// to log and its last lines are kept for failure messages.
+func New(argv, env []string, dir string, log io.Writer) *Backend {
+	return &Backend{argv: argv, env: env, dir: dir, log: log, tail: newTailBuffer(40)}
+}
+
+type request struct {
+	ID      int    `json:"id"`
+	Op      string `json:"op"`
+	Request any    `json:"request,omitempty"`
+}
+
+type reply struct {
+	ID     int                     `json:"id"`
+	Error  string                  `json:"error,omitempty"`
+	Info   *backend.Info           `json:"info,omitempty"`
+	Result json.RawMessage         `json:"result,omitempty"`
+	Export *backend.ExportResponse `json:"export,omitempty"`
+}
+
+func (b *Backend) start() error {
+	if b.cmd != nil {
+		return nil
+	}
+	cmd := exec.Command(b.argv[0], b.argv[1:]...)
+	cmd.Dir, cmd.Env = b.dir, b.env
+	// Its own process group, so a timeout can kill everything it spawned.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("start %s: %w", b.argv[0], err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("start %s: %w", b.argv[0], err)
+	}
+	cmd.Stderr = io.MultiWriter(b.log, b.tail)
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("start %s: %w", b.argv[0], err)
+	}
+	b.cmd, b.stdin, b.lines = cmd, stdin, bufio.NewReaderSize(stdout, 1<<20)
+	b.exited = make(chan struct{})
+	go func() { _ = cmd.Wait(); close(b.exited) }()
+	return nil
+}
+
+// call sends one request and reads its reply; ctx cancellation kills the
+// process group, since a hung backend cannot be interrupted politely.
+func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.start(); err != nil {
+		return reply{}, err
+	}
+	b.nextID++
+	id := b.nextID
+	line, err := json.Marshal(request{ID: id, Op: op, Request: req})
+	if err != nil {
+		return reply{}, fmt.Errorf("encode %s request: %w", op, err)
+	}
+	if _, err := b.stdin.Write(append(line, '\n')); err != nil {
+		return reply{}, b.died(op, err)
+	}
+	type readResult struct {
+		line []byte
+		err  error
+	}
+	got := make(chan readResult, 1)
+	go func() {
+		l, err := b.lines.ReadBytes('\n')
+		got <- readResult{l, err}
+	}()
+	select {
+	case <-ctx.Done():
+		b.killLocked()
+		return reply{}, fmt.Errorf("%s: %w", op, ctx.Err())
+	case r := <-got:
+		if r.err != nil {
+			return reply{}, b.died(op, r.err)
+		}
+		var rep reply
+		if err := json.Unmarshal(r.line, &rep); err != nil {
+			b.killLocked()
+			return reply{}, fmt.Errorf("%s: backend wrote a line that is not a JSON reply (%q): %w", op, truncate(r.line, 200), err)
+		}
+		if rep.ID != id {
+			b.killLocked()
+			return reply{}, fmt.Errorf("%s: reply id %d does not answer request %d", op, rep.ID, id)
+		}
+		if rep.Error != "" {
+			return rep, fmt.Errorf("%s: backend error: %s", op, rep.Error)
+		}
+		return rep, nil
+	}
+}
+
+// died reports the exit of the child with the last lines it printed.
+func (b *Backend) died(op string, cause error) error {
+	select {
+	case <-b.exited:
+	case <-time.After(2 * time.Second):
+	}
+	b.killLocked()
+	return &ExitError{Op: op, Cause: cause, Tail: b.tail.String()}
+}
+
+func (b *Backend) killLocked() {
+	if b.cmd == nil || b.cmd.Process == nil {
+		return
+	}
+	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+	<-b.exited
+	b.cmd = nil
+}
+
+// ExitError is a backend process that went away mid-request.
+type ExitError struct {
+	Op    string
+	Cause error
+	Tail  string
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("%s: backend process exited (%v)", e.Op, e.Cause)
+	if e.Tail != "" {
+		msg += "; its last output:\n" + e.Tail
+	}
+	return msg
+}
+
+func (e *ExitError) Unwrap() error { return e.Cause }
+
+// Info asks the backend what it can do.
+func (b *Backend) Info(ctx context.Context) (backend.Info, error) {
+	rep, err := b.call(ctx, "info", nil)
+	if err != nil {
+		return backend.Info{}, err
+	}
+	if rep.Info == nil {
+		return backend.Info{}, errors.New("info: reply has no info object")
+	}
+	return *rep.Info, nil
+}
+
+// Run times one configuration. A reply that breaks the schema becomes a
+// failed result naming the field, never a crash of the harness.
+func (b *Backend) Run(ctx context.Context, req backend.RunRequest) (result.Result, error) {
+	rep, err := b.call(ctx, "run", req)
+	if err != nil {
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			return result.Result{Status: result.StatusFailed, Config: req.Config,
+				Message: fmt.Sprintf("backend process exited during run: %v", exit.Cause), Tail: exit.Tail}, nil
+		}
+		return result.Result{}, err
+	}
+	res, err := result.DecodeBackendResult(rep.Result)
+	if err != nil {
+		return result.Result{Status: result.StatusFailed, Config: req.Config,
+			Message: "backend returned an invalid result: " + err.Error()}, nil
+	}
+	return res, nil
+}
+
+// Export has the backend write its outputs for verification.
+func (b *Backend) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {
+	rep, err := b.call(ctx, "export", req)
+	if err != nil {
+		return backend.ExportResponse{}, err
+	}
+	if rep.Export == nil {
+		return backend.ExportResponse{}, errors.New("export: reply has no export object")
+	}
+	return *rep.Export, nil
+}
+
+// Close asks the backend to exit and kills it if it does not within 5 s.
+func (b *Backend) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.cmd == nil {
+		return nil
+	}
+	line, _ := json.Marshal(request{ID: b.nextID + 1, Op: "shutdown"})
+	_, _ = b.stdin.Write(append(line, '\n'))
+	_ = b.stdin.Close()
+	select {
+	case <-b.exited:
+		b.cmd = nil
+	case <-time.After(5 * time.Second):
+		b.killLocked()
+	}
+	return nil
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// Environ is the environment for a child: this process's, plus extra.
+func Environ(extra ...string) []string { return append(os.Environ(), extra...) }
