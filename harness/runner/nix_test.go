@@ -87,8 +87,10 @@ type stubSystem struct {
 	Shells     map[string]stubShell `json:"shells"`
 }
 
-// evalStub evaluates nix/shells.nix against the stand-in nixpkgs of
-// nix/check/stub-eval.nix.
+// evalStub evaluates the flake's devShells against the stand-in nixpkgs of
+// nix/check/stub-nixpkgs.nix (see nix/check/stub-eval.nix). Package names
+// carry the accelerator the stand-in was configured for ("torch-cuda"), so
+// a shell wired to the wrong nixpkgs instance shows.
 func evalStub(t *testing.T) map[string]stubSystem {
 	t.Helper()
 	nixInst := requireNixInstantiate(t)
@@ -131,9 +133,9 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// The shells the flake builds, evaluated against a stand-in nixpkgs: the
-// names match FlakeShells, and each shell has the environment its backend
-// needs.
+// The shells the flake outputs, evaluated against a stand-in nixpkgs: the
+// names match FlakeShells on each system, each shell got the nixpkgs instance
+// of its accelerator, and each has the environment its backend needs.
 func TestShellsStubEval(t *testing.T) {
 	systems := evalStub(t)
 	names, err := FlakeShells(repoRoot(t))
@@ -201,7 +203,7 @@ func TestShellsStubEval(t *testing.T) {
 		case "bench-pytorch":
 			wantPy = []string{"torch-" + accel, "numpy", "jsonschema"}
 		case "bench-jax":
-			wantPy = []string{"jax", "jaxlib", "numpy", "jsonschema"}
+			wantPy = []string{"jax-" + accel, "jaxlib-" + accel, "numpy", "jsonschema"}
 		case "bench-kernels":
 			triton := "triton-" + accel
 			if accel == "cuda" {
