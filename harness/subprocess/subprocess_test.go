@@ -1,0 +1,114 @@
+package subprocess
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+)
+
+var cfg = result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16,
+	MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}
+
+// script writes a throwaway JSON-lines backend whose run reply is body.
+func script(t *testing.T, runBody string) []string {
+	t.Helper()
+	src := `import json, sys
+for line in sys.stdin:
+    req = json.loads(line)
+    if req["op"] == "shutdown":
+        break
+    if req["op"] == "info":
+        print(json.dumps({"id": req["id"], "info": {"name": "t", "capabilities": {}}}), flush=True)
+        continue
+` + runBody
+	p := filepath.Join(t.TempDir(), "b.py")
+	if err := os.WriteFile(p, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"python3", p}
+}
+
+func TestExampleBackendRoundTrip(t *testing.T) {
+	var log bytes.Buffer
+	b := New([]string{"python3", "../../docs/example-backend/backend.py"}, os.Environ(), ".", &log)
+	defer b.Close()
+	ctx := context.Background()
+	info, err := b.Info(ctx)
+	if err != nil || info.Name != "example" {
+		t.Fatalf("info = %+v, %v", info, err)
+	}
+	res, err := b.Run(ctx, backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != result.StatusOK || len(res.SamplesMs) != 3 {
+		t.Fatalf("result %+v", res)
+	}
+	// The same process answers a second request: it stays alive.
+	pid := b.cmd.Process.Pid
+	if _, err := b.Run(ctx, backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg}); err != nil || b.cmd.Process.Pid != pid {
+		t.Fatalf("second run restarted the process or failed: %v", err)
+	}
+}
+
+func TestFaultsBecomeFailedResults(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		wantMsg string
+		wantErr string
+	}{
+		{"schema violation names the field", `    print(json.dumps({"id": req["id"], "result": {"status": "ok", "samples_ms": "fast"}}), flush=True)
+`, "/", ""},
+		{"crash keeps the last output", `    sys.stderr.write("Traceback: boom\n"); sys.stderr.flush(); sys.exit(3)
+`, "exited", ""},
+		{"garbage line", `    print("this is not json", flush=True)
+`, "", "not a JSON reply"},
+		{"backend error reply", `    print(json.dumps({"id": req["id"], "error": "bad request"}), flush=True)
+`, "", "bad request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(script(t, tt.body), os.Environ(), ".", &bytes.Buffer{})
+			defer b.Close()
+			res, err := b.Run(context.Background(), backend.RunRequest{Workload: "ttt", Config: cfg})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("want error containing %q, got %v (result %+v)", tt.wantErr, err, res)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("unexpected error %v", err)
+			}
+			if res.Status != result.StatusFailed || !strings.Contains(res.Message, tt.wantMsg) {
+				t.Fatalf("want failed result mentioning %q, got %s: %s", tt.wantMsg, res.Status, res.Message)
+			}
+			if tt.name == "crash keeps the last output" && !strings.Contains(res.Tail, "Traceback: boom") {
+				t.Errorf("tail %q lacks the backend's last output", res.Tail)
+			}
+		})
+	}
+}
+
+func TestContextCancelKillsHungBackend(t *testing.T) {
+	b := New(script(t, "    import time; time.sleep(60)\n"), os.Environ(), ".", &bytes.Buffer{})
+	defer b.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := b.Run(ctx, backend.RunRequest{Workload: "ttt", Config: cfg})
+	if err == nil || !strings.Contains(err.Error(), "deadline") {
+		t.Fatalf("want deadline error, got %v", err)
+	}
+	// The next call starts a fresh process.
+	if _, err := b.Info(context.Background()); err != nil {
+		t.Fatalf("backend did not restart: %v", err)
+	}
+}
