@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Quick start, step 2: every test. CI runs exactly this (.ci/run).
+# It installs what the tests need (Go modules, .venv, and the Debian
+# packages for the nix, Chromium and SLURM tests), then runs them; tests that
+# need those tools fail rather than skip here, because this script installed them.
+set -euo pipefail
+cd "$(dirname "$0")"
+. scripts/lib.sh
+
+need_tools
+apt_install nix-bin chromium slurm-wlm munge
+build_xbench
+setup_venv
+
+export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
+say "go vet"
+go vet ./...
+say "go test (Go core, native backend CPU path, plugins over real gRPC)"
+go test -count=1 -timeout 30m ./...
+say "nix files"
+bash scripts/check-nix.sh
+say "pytest (Python contract, pytorch, jax, triton via the interpreter)"
+.venv/bin/python -m pytest -q plugins
+say "xbench verify: every backend against the float64 reference (CPU, tiny)"
+for t in linear mlp; do
+  bin/xbench verify --device cpu --model-size tiny --ttt-type "$t"
+done
