@@ -37,6 +37,7 @@ type innerScratch[T Float] struct {
 	z2, g2, target []T // [K, f]
 	z2bar          []T // [K, f]
 	xh             []T // [f]
+	xt, gs         []T // [hidden, K], [K, hidden]: update scratch
 }
 
 // NewInner builds the inner model from the tensors prefix+"tok_delta",
@@ -86,7 +87,7 @@ func (p *Inner[T]) NumParams() int64 {
 // Bytes is the memory the parameters and the per-worker scratch take.
 func (p *Inner[T]) Bytes() int64 {
 	f, h, k := p.F, p.Hidden, p.K
-	perWorker := 2*f*h + h + f + 2*k*k + 4*k*h + 4*k*f + f
+	perWorker := 2*f*h + h + f + 2*k*k + 6*k*h + 4*k*f + f
 	return bytesOf[T](int(p.NumParams()) + numWorkers()*perWorker)
 }
 
@@ -98,7 +99,7 @@ func (p *Inner[T]) ensureScratch() {
 			eta: make([]T, k*k), a: make([]T, k*k),
 			z1: make([]T, k*h), x2: make([]T, k*h), g1: make([]T, k*h), zbar: make([]T, k*h),
 			z2: make([]T, k*f), g2: make([]T, k*f), target: make([]T, k*f), z2bar: make([]T, k*f),
-			xh: make([]T, f),
+			xh: make([]T, f), xt: make([]T, h*k), gs: make([]T, k*h),
 		})
 	}
 }

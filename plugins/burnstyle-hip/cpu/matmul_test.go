@@ -58,3 +58,29 @@ func benchMatMul[T Float](b *testing.B, m, k, n int) {
 	}
 	b.ReportMetric(float64(2*m*k*n)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+func TestGemmNN(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ m, k, n int }{{1, 1, 1}, {16, 64, 256}, {16, 256, 64}, {5, 7, 9}, {16, 16, 64}} {
+		for _, acc := range []bool{false, true} {
+			a, b := randSlice[float64](r, tc.m*tc.k), randSlice[float64](r, tc.k*tc.n)
+			c := randSlice[float64](r, tc.m*tc.n)
+			c0 := append([]float64(nil), c...)
+			gemmNN(c, a, b, tc.m, tc.k, tc.n, acc)
+			for i := 0; i < tc.m; i++ {
+				for j := 0; j < tc.n; j++ {
+					var want float64
+					if acc {
+						want = c0[i*tc.n+j]
+					}
+					for p := 0; p < tc.k; p++ {
+						want += a[i*tc.k+p] * b[p*tc.n+j]
+					}
+					if d := c[i*tc.n+j] - want; d > 1e-9 || d < -1e-9 {
+						t.Fatalf("%v acc=%v: c[%d,%d] = %g, want %g", tc, acc, i, j, c[i*tc.n+j], want)
+					}
+				}
+			}
+		}
+	}
+}

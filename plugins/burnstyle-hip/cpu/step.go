@@ -6,43 +6,43 @@ package cpu
 // (eta*A) @ G + tril(eta) @ G are computed together as
 // sum_{j<=i} eta[i,j] * (A[i,j] + 1) * G[j].
 
-// affine sets dst[r] = b + x[r] @ w for rows r of x [rows, in], w [in, out].
+// affine sets dst = x @ w + b (b broadcast over rows), x [rows, in], w [in, out].
 func affine[T Float](dst, x, w, b []T, rows, in, out int) {
 	for r := 0; r < rows; r++ {
-		d := dst[r*out : (r+1)*out]
-		copy(d, b)
-		xr := x[r*in : (r+1)*in]
-		for a, v := range xr {
-			axpy(d, v, w[a*out:(a+1)*out])
-		}
+		copy(dst[r*out:(r+1)*out], b)
 	}
+	gemmNN(dst, x, w, rows, in, out, true)
 }
 
 // dualCorrect subtracts sum_{j<=i} eta[i,j] * (dot(u_i, v_j) + 1) * g_j from
-// each row i of dst [K, out], with u, v [K, width] and g [K, out]; a [K, K]
+// each row i of dst [K, out], with u, v [K, width] and g [K, out]; m [K, K]
 // is scratch. It is the in-mini-batch part of the dual form.
-func dualCorrect[T Float](dst, u, v, g, eta, a []T, k, width, out int) {
+func dualCorrect[T Float](dst, u, v, g, eta, m []T, k, width, out int) {
 	for i := 0; i < k; i++ {
 		ui := u[i*width : (i+1)*width]
-		d := dst[i*out : (i+1)*out]
 		for j := 0; j <= i; j++ {
-			a[i*k+j] = dot(ui, v[j*width:(j+1)*width])
-			axpy(d, -eta[i*k+j]*(a[i*k+j]+1), g[j*out:(j+1)*out])
+			m[i*k+j] = -eta[i*k+j] * (dot(ui, v[j*width:(j+1)*width]) + 1)
 		}
+		clear(m[i*k+i+1 : (i+1)*k]) // tril: the future does not leak back
 	}
+	gemmNN(dst, m, g, k, k, out, true)
 }
 
 // update applies the end-of-mini-batch step W -= x^T @ (eta_last * g),
-// b -= sum_j eta_last[j] g_j, with x [K, in], g [K, out], W [in, out].
-func update[T Float](w, b, x, g, etaLast []T, k, in, out int) {
+// b -= sum_j eta_last[j] g_j, with x [K, in], g [K, out], W [in, out];
+// xt [in, K] and gs [K, out] are scratch.
+func update[T Float](w, b, x, g, etaLast, xt, gs []T, k, in, out int) {
 	for j := 0; j < k; j++ {
-		e := etaLast[j]
-		gj := g[j*out : (j+1)*out]
-		for a := 0; a < in; a++ {
-			axpy(w[a*out:(a+1)*out], -e*x[j*in+a], gj)
+		e := -etaLast[j]
+		for c, v := range g[j*out : (j+1)*out] {
+			gs[j*out+c] = e * v
 		}
-		axpy(b, -e, gj)
+		axpy(b, 1, gs[j*out:(j+1)*out])
+		for a := 0; a < in; a++ {
+			xt[a*k+j] = x[j*in+a]
+		}
 	}
+	gemmNN(w, xt, gs, in, k, out, true)
 }
 
 // lnGradRows sets g = LN-L2 gradient of z against target = vx - kx, row by
@@ -84,7 +84,7 @@ func (p *Inner[T]) linearStep(s *innerScratch[T], hd int, q, kx, vx, gate, out [
 	dualCorrect(zbar, q, kx, g, s.eta, s.a, k, f, f)
 	p.residualLN(hd, out, q, zbar)
 
-	update(s.w1, s.b1, kx, g, s.eta[(k-1)*k:], k, f, f)
+	update(s.w1, s.b1, kx, g, s.eta[(k-1)*k:], s.xt, s.gs, k, f, f)
 }
 
 // mlpStep is one mini-batch of the two-layer (gelu) inner model.
@@ -99,11 +99,9 @@ func (p *Inner[T]) mlpStep(s *innerScratch[T], hd int, q, kx, vx, gate, out []T)
 	affine(s.z2, s.x2, s.w2, s.b2, k, h, f) // Z2
 	p.lnGradRows(s, hd, s.g2, s.z2, kx, vx) // G2
 	// G1 = (G2 @ W2^T) * gelu'(Z1); row c of W2 [h, f] is contiguous.
-	for i := 0; i < k; i++ {
-		g2i := s.g2[i*f : (i+1)*f]
-		for c := 0; c < h; c++ {
-			s.g1[i*h+c] = dot(g2i, s.w2[c*f:(c+1)*f]) * geluGrad(s.z1[i*h+c])
-		}
+	gemmNT(s.g1, s.g2, s.w2, k, f, h)
+	for i, v := range s.z1 {
+		s.g1[i] *= geluGrad(v)
 	}
 
 	affine(s.zbar, q, s.w1, s.b1, k, f, h) // Z1bar
@@ -116,6 +114,6 @@ func (p *Inner[T]) mlpStep(s *innerScratch[T], hd int, q, kx, vx, gate, out []T)
 	p.residualLN(hd, out, q, s.z2bar)
 
 	etaLast := s.eta[(k-1)*k:]
-	update(s.w1, s.b1, kx, s.g1, etaLast, k, f, h)
-	update(s.w2, s.b2, s.x2, s.g2, etaLast, k, h, f)
+	update(s.w1, s.b1, kx, s.g1, etaLast, s.xt, s.gs, k, f, h)
+	update(s.w2, s.b2, s.x2, s.g2, etaLast, s.xt, s.gs, k, h, f)
 }
