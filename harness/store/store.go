@@ -15,7 +15,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 )
 
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafe = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
 
 // Key names a result's file: backend and configuration, filesystem-safe.
 func Key(backendName string, c result.Config) string {
