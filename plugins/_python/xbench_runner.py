@@ -218,13 +218,20 @@ def _handle(fw: xc.Framework, op: str, req) -> dict:
     return {"export": export(fw, cfg, variant, device, *paths)}
 
 
-def serve(fw: xc.Framework) -> int:
-    """Answer JSON-lines requests on stdin until "shutdown" or EOF."""
-    # Keep the real stdout for replies only; point fd 1 (and sys.stdout) at
-    # stderr so prints from Python or native libraries cannot corrupt them.
+def protocol_stdout():
+    """Keep the real stdout for replies only and point fd 1 (and sys.stdout)
+    at stderr, so prints from Python or native libraries (also while the
+    framework is imported) cannot corrupt the protocol. Returns the reply stream."""
     replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
+    return replies
+
+
+def serve(fw: xc.Framework, replies=None) -> int:
+    """Answer JSON-lines requests on stdin until "shutdown" or EOF."""
+    if replies is None:
+        replies = protocol_stdout()
     for line in sys.stdin:
         if not line.strip():
             continue
@@ -329,9 +336,10 @@ def main(plugin_dir: str, load, argv=None) -> None:
         manifest = json.load(f)
     args = _parser(prog).parse_args(argv)
     if args.serve:
+        replies = protocol_stdout()
         fw = _load(prog, manifest, load)
         fw.name, fw.description = manifest["name"], manifest.get("description", "")
-        sys.exit(serve(fw))
+        sys.exit(serve(fw, replies))
     for flag in ("model_size", "ttt_type"):
         if getattr(args, flag) is None:
             choices = [*xc.SIZES, *xc.SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
