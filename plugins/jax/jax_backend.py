@@ -1,0 +1,159 @@
+"""The jax backend's adapter to xbench_contract: capabilities, devices,
+precision, building a jitted timed step, export. The model is in jax_model.py.
+
+The files are named jax_*.py (not model.py/backend.py) so that a test process
+can import them next to the pytorch backend's model.py without a clash.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+
+# Sweeps share the GPU with other frameworks: allocate on demand instead of
+# grabbing most of the memory at start-up. Must be set before jax is imported.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import jax_model as m  # noqa: E402
+import xbench_contract as xc  # noqa: E402
+
+# float64 would need jax_enable_x64 process-wide, which changes every other
+# run's defaults; it is left out. The mamba backbone is not implemented.
+CAPS = xc.Capabilities(
+    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
+    dtypes=("float32", "tf32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"),
+    backbones=("transformer",),
+)
+GPU_PLATFORMS = ("cuda", "rocm")  # jax's platform names for its GPU plugins
+
+
+def _devices(platform: str) -> list:
+    try:
+        return jax.devices(platform)
+    except RuntimeError:  # that platform's plugin is not installed or found no device
+        return []
+
+
+class Backend(xc.Framework):
+    framework = "jax"
+    capabilities = CAPS
+
+    def __init__(self):
+        self._gpu_runs = 0  # peak_bytes_in_use cannot be reset: see peak_memory_bytes
+
+    def versions(self) -> dict:
+        import jaxlib
+
+        v = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__}
+        for d in _devices("cuda") + _devices("rocm"):
+            v[d.platform + "_platform"] = d.client.platform_version
+            break
+        return v
+
+    def resolve_device(self, requested: str) -> xc.Device:
+        if requested == "auto":
+            requested = next((p for p in GPU_PLATFORMS if _devices(p)), "cpu")
+        devs = _devices(requested)
+        if not devs:
+            have = [p for p in ("cpu",) + GPU_PLATFORMS if _devices(p)]
+            raise xc.Unsupported(f"device {requested} is not available to jax {jax.__version__} "
+                                 f"(no {requested} plugin or device); available: {', '.join(have)}")
+        d = devs[0]
+        name = xc.cpu_name() if requested == "cpu" else d.device_kind
+        driver = "" if requested == "cpu" else d.client.platform_version
+        self._jax_device = d
+        return xc.Device(requested, name, driver=driver, count=1)
+
+    def timer(self, device: xc.Device) -> xc.Timer:
+        return m.BlockTimer()
+
+    def peak_memory_bytes(self, device: xc.Device) -> int:
+        # memory_stats() is None on cpu; on a GPU its peak counts from process
+        # start (jax has no reset), which prepare() warns about after the first run.
+        stats = self._jax_device.memory_stats() if device.kind != "cpu" else None
+        return int((stats or {}).get("peak_bytes_in_use", 0))
+
+    def release(self) -> None:
+        jax.clear_caches()  # every prepare() jits fresh functions; drop the old executables
+        gc.collect()
+
+    def _put(self, arrays: dict, dtype) -> dict:
+        return {k: jax.device_put(jnp.asarray(v, dtype), self._jax_device) for k, v in arrays.items()}
+
+    def _jit(self, fn, cfg: xc.Config):
+        """fn traced under this dtype's matmul precision (part of jit's cache
+        key, so every run gets the precision it asked for)."""
+        prec = m.PRECISION[cfg.dtype]
+
+        def traced(*args):
+            with jax.default_matmul_precision(prec):
+                return fn(*args)
+        return jax.jit(traced)
+
+    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
+        if cfg.dtype == "tf32" and device.kind != "cuda":
+            warnings.append(f"tf32 has no effect on {device.kind}: float32 dots with DEFAULT precision are IEEE there")
+        if device.kind != "cpu":
+            if self._gpu_runs:
+                warnings.append("peak_memory_bytes is jax's peak_bytes_in_use since process start "
+                                "(it cannot be reset), so it may include earlier requests")
+            self._gpu_runs += 1
+        key = jax.random.PRNGKey(seed)
+        if cfg.inner_only:
+            if cfg.backward:
+                warnings.append("--backward is ignored with --inner-only: the phase is inner_only")
+            specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
+            p = {k.rsplit(".", 1)[1]: v for k, v in self._init(specs, dtype, key).items()}
+            shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
+            ks = jax.random.split(jax.random.fold_in(key, 1), 4)
+            with jax.default_device(self._jax_device):
+                x = [(0.5 * jax.random.normal(ks[i], shape)).astype(dtype) for i in range(3)]
+                gate = jax.nn.sigmoid(jax.random.normal(ks[3], shape[:3])).astype(dtype)
+            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch), cfg)
+
+            def step():
+                return fn(*x, gate, p)
+        else:
+            if cfg.backward and cfg.seq_len < 2:
+                raise xc.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
+            specs = xc.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
+            params = self._init(specs, dtype, key)
+            tokens = jax.device_put(jnp.asarray(xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed)),
+                                    self._jax_device)
+            phase = m.forward_backward if cfg.backward else m.forward
+            fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch), cfg)
+
+            def step():
+                return fn(params, tokens)
+        return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
+
+    def _init(self, specs, dtype, key) -> dict:
+        """Default initialisation drawn on the device itself (fast at 1b);
+        exports use the weights they are given instead."""
+        out = {}
+        with jax.default_device(self._jax_device):
+            for i, s in enumerate(specs):
+                if s.init == "normal":
+                    t = xc.INIT_STD * jax.random.normal(jax.random.fold_in(key, 100 + i), s.shape)
+                else:
+                    t = (jnp.ones if s.init == "ones" else jnp.zeros)(s.shape)
+                out[s.name] = t.astype(dtype)
+        return out
+
+    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        dtype = m.DTYPES[cfg.dtype]
+        params = self._put(weights, dtype)
+        if cfg.inner_only:
+            pre = "layers.0.ttt."
+            p = {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
+            x = self._put({k: inputs[k] for k in ("xq", "xk", "xv", "gate")}, dtype)
+            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch), cfg)
+            return {"out": np.asarray(fn(x["xq"], x["xk"], x["xv"], x["gate"], p), np.float32)}
+        tokens = jax.device_put(jnp.asarray(inputs["tokens"], jnp.int32), self._jax_device)
+        fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch), cfg)
+        return {"logits": np.asarray(fn(params, tokens).astype(jnp.float32))}
