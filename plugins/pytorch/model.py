@@ -47,14 +47,16 @@ def gelu_tanh_prime(x):
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
 
 
-def ln_l2_grad(z, target, ln_w, ln_b, eps=xc.EPS):
-    """Spec step 5: d/dZ of 1/2 sum((LN(Z) - target)^2), per row, in closed form."""
+def ln_l2_grad(z, ln_w2, c, eps=xc.EPS):
+    """Spec step 5: d/dZ of 1/2 sum((LN(Z) - target)^2), per row, in closed form.
+
+    Takes ln_w2 = ln_w^2 and c = ln_w * (ln_b - target), which do not depend on
+    the inner state, so g = (ln_w * xh + ln_b - target) * ln_w is one addcmul."""
     f = z.shape[-1]
-    mu = z.mean(-1, keepdim=True)
-    var = (z - mu).square().mean(-1, keepdim=True)
+    var, mu = torch.var_mean(z, -1, unbiased=False, keepdim=True)
     s = torch.sqrt(var + eps)
     xh = (z - mu) / s
-    g = (ln_w * xh + ln_b - target) * ln_w
+    g = torch.addcmul(c, ln_w2, xh)
     return (f * g - g.sum(-1, keepdim=True) - xh * (g * xh).sum(-1, keepdim=True)) / (f * s)
 
 
@@ -74,53 +76,59 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
 
     xq/xk/xv [B, nh, L, f] (rotated), gate [B, nh, L] (after the sigmoid);
     p holds W1, b1, (W2, b2), ln_w, ln_b, tok_delta of one layer (no prefix).
-    Returns out [B, nh, L, f] in the accumulation dtype."""
+    Returns out [B, nh, L, f] in the accumulation dtype.
+
+    Batch and heads are flattened into one dimension H = B*nh so every product
+    is a (b)addbmm; all terms that do not depend on the inner state are formed
+    for all mini-batches before the sequential loop."""
     a = acc_dtype(xq.dtype)
     B, nh, L, f = xq.shape
-    K, N = mini_batch, L // mini_batch
-    # [N, B, nh, K, f]: mini-batch first, so each step reads contiguous blocks.
-    def blocks(t):
-        return t.to(a).reshape(B, nh, N, K, -1).permute(2, 0, 1, 3, 4).contiguous()
+    K, N, H = mini_batch, L // mini_batch, B * nh
+
+    def blocks(t):  # [B, nh, L, d] -> [N, H, K, d], contiguous per mini-batch
+        return t.to(a).reshape(H, N, K, -1).transpose(0, 1).contiguous()
+
+    def per_head(t):  # [nh, ...] -> [H, ...]: the same initial state for every sequence
+        return t.to(a).expand(B, *t.shape).reshape(H, *t.shape[1:])
+
     q, k, v = blocks(xq), blocks(xk), blocks(xv)
-    g = gate.to(a).reshape(B, nh, N, K).permute(2, 0, 1, 3)  # [N, B, nh, K]
-    base = torch.arange(1, K + 1, dtype=a, device=xq.device).reciprocal()
-    tok = torch.relu(base + p["tok_delta"].to(a))
-    eta = (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :]  # eta[.., i, j] = tok[i] gate[j]
-    eta_last = eta[..., -1, :, None]  # [N, B, nh, K, 1]: weights of the end-of-batch update
+    g = gate.to(a).reshape(H, N, K).transpose(0, 1)  # [N, H, K]
+    tok = torch.relu(torch.arange(1, K + 1, dtype=a, device=xq.device).reciprocal() + p["tok_delta"].to(a))
     causal = torch.ones(K, K, dtype=torch.bool, device=xq.device).tril()
-    # Everything that does not depend on the inner state, for all mini-batches
-    # at once: tril(eta * Q Kx^T) + tril(eta) = tril(eta * (Q Kx^T + 1)).
-    m1 = torch.where(causal, eta * (q @ k.transpose(-1, -2) + 1.0), 0.0)
-    target = v - k
-    ln_w, ln_b = p["ln_w"].to(a)[:, None, :], p["ln_b"].to(a)[:, None, :]  # [nh, 1, f]
-    W1, b1 = p["W1"].to(a), p["b1"].to(a)[:, None, :]
+    # eta[n, h, i, j] = base_lr * tok[i] * gate[nK + j] / f, kept lower-triangular
+    eta = torch.where(causal, (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :], 0.0)
+    e_row = eta[..., -1:, :]  # [N, H, 1, K]: the last row weights the end-of-batch update
+    # tril(eta * Q Kx^T) + tril(eta) in one tensor (both are state-independent)
+    m1 = torch.addcmul(eta, eta, q @ k.transpose(-1, -2))
+    ke_t = (k * e_row.transpose(-1, -2)).transpose(-1, -2)  # [N, H, f, K]: (eta_last * Kx)^T
+    ln_w = per_head(p["ln_w"])[:, None, :]  # [H, 1, f]
+    ln_w2 = ln_w * ln_w
+    c = ln_w * (per_head(p["ln_b"])[:, None, :] - (v - k))  # [N, H, K, f]
+    W1, b1 = per_head(p["W1"]), per_head(p["b1"])[:, None, :]
     if ttt_type == "mlp":
-        W2, b2 = p["W2"].to(a), p["b2"].to(a)[:, None, :]
+        W2, b2 = per_head(p["W2"]), per_head(p["b2"])[:, None, :]
     outs = []
     for n in range(N):
-        qn, kn, e = q[n], k[n], eta_last[n]
+        qn, kn = q[n], k[n]
         if ttt_type == "linear":
-            G = ln_l2_grad(kn @ W1 + b1, target[n], ln_w, ln_b)
-            outs.append(qn @ W1 + b1 - m1[n] @ G)
-            eG = e * G
-            W1 = W1 - kn.transpose(-1, -2) @ eG
-            b1 = b1 - eG.sum(-2, keepdim=True)
+            G = ln_l2_grad(torch.baddbmm(b1, kn, W1), ln_w2, c[n])
+            outs.append(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1[n], G, alpha=-1))
+            W1 = torch.baddbmm(W1, ke_t[n], G, alpha=-1)  # W1 - Kx^T (eta_last * G)
+            b1 = torch.baddbmm(b1, e_row[n], G, alpha=-1)  # b1 - sum_j eta_last[j] G[j]
         else:
-            z1 = kn @ W1 + b1
+            z1 = torch.baddbmm(b1, kn, W1)
             x2 = F.gelu(z1, approximate="tanh")
-            G2 = ln_l2_grad(x2 @ W2 + b2, target[n], ln_w, ln_b)
-            G1 = (G2 @ W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
-            x2bar = F.gelu(qn @ W1 + b1 - m1[n] @ G1, approximate="tanh")
-            m2 = torch.where(causal, eta[n] * (x2bar @ x2.transpose(-1, -2) + 1.0), 0.0)
-            outs.append(x2bar @ W2 + b2 - m2 @ G2)
-            eG1, eG2 = e * G1, e * G2
-            W1 = W1 - kn.transpose(-1, -2) @ eG1
-            b1 = b1 - eG1.sum(-2, keepdim=True)
-            W2 = W2 - x2.transpose(-1, -2) @ eG2
-            b2 = b2 - eG2.sum(-2, keepdim=True)
-    zbar = torch.stack(outs, 2).reshape(B, nh, L, f)  # [B, nh, N, K, f] -> [B, nh, L, f]
-    ln_w, ln_b = ln_w[None], ln_b[None]
-    return xq.to(a) + _standardize(zbar) * ln_w + ln_b
+            G2 = ln_l2_grad(torch.baddbmm(b2, x2, W2), ln_w2, c[n])
+            G1 = torch.bmm(G2, W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
+            x2bar = F.gelu(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1[n], G1, alpha=-1), approximate="tanh")
+            m2 = torch.addcmul(eta[n], eta[n], torch.bmm(x2bar, x2.transpose(-1, -2)))
+            outs.append(torch.baddbmm(torch.baddbmm(b2, x2bar, W2), m2, G2, alpha=-1))
+            W1 = torch.baddbmm(W1, ke_t[n], G1, alpha=-1)
+            b1 = torch.baddbmm(b1, e_row[n], G1, alpha=-1)
+            W2 = torch.baddbmm(W2, (x2 * e_row[n].transpose(-1, -2)).transpose(-1, -2), G2, alpha=-1)
+            b2 = torch.baddbmm(b2, e_row[n], G2, alpha=-1)
+    zbar = torch.stack(outs, 1).reshape(B, nh, L, f)  # [H, N, K, f] -> [B, nh, L, f]
+    return xq.to(a) + _standardize(zbar) * p["ln_w"].to(a)[:, None, :] + p["ln_b"].to(a)[:, None, :]
 
 
 def inner_params(params: dict, layer: int) -> dict:
