@@ -62,6 +62,7 @@ func (a *App) commands() []command {
 	return []command{
 		{name: "run", summary: "time backends side by side on one configuration", run: runCmd},
 		{name: "verify", summary: "check that backends compute the same model", run: verifyCmd},
+		{name: "compare", summary: "compare two runs: ratio, interval, test and verdict per backend", run: compareCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},
 		{name: "__plugin", hidden: true, run: pluginCmd},

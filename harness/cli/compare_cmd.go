@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/xbench/xbench/harness/compare"
+)
+
+// RegressionExit is compare's exit code when a backend got significantly
+// slower beyond --threshold (or stopped producing results).
+const RegressionExit = 3
+
+func compareCmd(_ context.Context, a *App, args []string) error {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	var resultsDir, threshold string
+	fs.StringVar(&resultsDir, "results", "results", "folder that run ids are looked up in")
+	fs.StringVar(&threshold, "threshold", "5%", "slowdown that fails the comparison when significant (5% or 0.05)")
+	help, err := parseFlagsArgs(a, fs, args, "A B", 2)
+	if help || err != nil {
+		return err
+	}
+	th, err := parseThreshold(threshold)
+	if err != nil {
+		return err
+	}
+	var sets [2]*compare.Set
+	for i, arg := range fs.Args() {
+		dir, err := compare.Resolve(arg, resultsDir)
+		if err != nil {
+			return usagef("%s", err)
+		}
+		if sets[i], err = compare.Load(dir); err != nil {
+			return err
+		}
+	}
+	tab := compare.Compare(sets[0], sets[1])
+	if err := tab.Write(a.Stdout, th); err != nil {
+		return fmt.Errorf("write comparison: %w", err)
+	}
+	if reg := tab.Regressions(th); len(reg) > 0 {
+		var names []string
+		for _, r := range reg {
+			what := fmt.Sprintf("%.2fx", r.Ratio)
+			if r.Verdict == compare.Broken {
+				what = string(r.StatusB)
+			}
+			names = append(names, fmt.Sprintf("%s on %s (%s)", r.Backend, compare.Label(r.Config), what))
+		}
+		if len(names) > 5 {
+			names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))
+		}
+		return &ExitError{Code: RegressionExit, Msg: fmt.Sprintf("%d regression(s) beyond %s: %s",
+			len(reg), threshold, strings.Join(names, "; "))}
+	}
+	return nil
+}
+
+// parseThreshold accepts "5%" or "0.05".
+func parseThreshold(s string) (float64, error) {
+	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	f, err := strconv.ParseFloat(v, 64)
+	if pct {
+		f /= 100
+	}
+	if err != nil || f < 0 {
+		return 0, usagef("--threshold %q is not a non-negative fraction (allowed: e.g. 5%% or 0.05)", s)
+	}
+	return f, nil
+}
+
+// parseFlagsArgs is parseFlags for commands that take n positional
+// arguments (named in usage) after their flags.
+func parseFlagsArgs(a *App, fs *pflag.FlagSet, args []string, usage string, n int) (help bool, err error) {
+	fs.SetOutput(a.Stderr)
+	fs.Usage = func() {}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			fmt.Fprintf(a.Stdout, "Usage: xbench %s [flags] %s\n%s", fs.Name(), usage, fs.FlagUsages())
+			return true, nil
+		}
+		return false, usagef("%s (see xbench %s --help)", err, fs.Name())
+	}
+	if fs.NArg() != n {
+		return false, usagef("xbench %s takes %d arguments (%s), got %d", fs.Name(), n, usage, fs.NArg())
+	}
+	return false, nil
+}

@@ -1,0 +1,68 @@
+// Package compare pairs the results of two runs by backend and
+// configuration and says, with a test and an interval, whether each backend
+// got faster or slower. It is the statistics layer between the results on
+// disk (harness/store) and what the CLI prints or the report draws.
+package compare
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
+)
+
+// Set is the results of one side of a comparison, one per backend and
+// configuration.
+type Set struct {
+	Dir     string
+	Results map[string]result.Result // by store.Key(backend, config)
+	// Superseded counts results dropped because a later result (by
+	// timestamp) had the same key: a folder holding several runs of one
+	// configuration compares its newest.
+	Superseded int
+}
+
+// Resolve turns a command-line argument into a folder: an existing folder
+// is taken as it is, otherwise the argument is a run id under resultsDir.
+func Resolve(arg, resultsDir string) (string, error) {
+	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+		return arg, nil
+	}
+	p := filepath.Join(resultsDir, arg)
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return p, nil
+	}
+	return "", fmt.Errorf("%q is neither a results folder nor a run id under %s", arg, resultsDir)
+}
+
+// Load reads every result below dir (recursively).
+func Load(dir string) (*Set, error) {
+	rs, err := store.ReadAll(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(rs) == 0 {
+		return nil, fmt.Errorf("load %s: no results in it", dir)
+	}
+	return NewSet(dir, rs), nil
+}
+
+// NewSet indexes results by key, keeping the newest of duplicates.
+func NewSet(dir string, rs []result.Result) *Set {
+	s := &Set{Dir: dir, Results: map[string]result.Result{}}
+	// Stable sort by timestamp (RFC 3339 sorts as text), so among equal
+	// timestamps the later path (store.ReadAll sorts by path) wins.
+	sorted := append([]result.Result(nil), rs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Timestamp < sorted[j].Timestamp })
+	for _, r := range sorted {
+		k := store.Key(r.Backend, r.Config)
+		if _, dup := s.Results[k]; dup {
+			s.Superseded++
+		}
+		s.Results[k] = r
+	}
+	return s
+}
