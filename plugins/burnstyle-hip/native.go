@@ -1,0 +1,220 @@
+// Package burnstylehip is the native backend: the TTT model written from
+// the spec in Go, run in-process by the harness. Package cpu holds the
+// pure-Go numeric model; a GPU engine (plugins/burnstyle-hip/gpu) plugs into
+// the same seam (engine.go).
+package burnstylehip
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// Name is the backend's name in results and on the command line.
+const Name = "burnstyle-hip"
+
+// Native implements backend.Backend in-process.
+type Native struct {
+	engines map[string]engineFactory // by device kind
+}
+
+var _ backend.Backend = (*Native)(nil)
+
+// New returns the backend with its CPU engine. A GPU engine is added here
+// as one more entry, e.g. "cuda": func() (engine, error) { ... }.
+func New() *Native {
+	return &Native{engines: map[string]engineFactory{"cpu": newCPUEngine}}
+}
+
+// Info names the backend and declares what it can run.
+func (n *Native) Info(context.Context) (backend.Info, error) {
+	return backend.Info{
+		Name:         Name,
+		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64)",
+		Capabilities: n.capabilities(),
+	}, nil
+}
+
+// Run times one configuration per docs/protocol.md: the first call is
+// compile_ms, then warmup untimed calls, then repeats wall-clock samples.
+// The model uses the spec's default weights (seed 0) and random inputs.
+func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Result, err error) {
+	cfg := req.Config
+	res = result.Result{Backend: Name, Config: cfg, SamplesMs: []float64{}, Env: env(),
+		Device: result.Device{Kind: requestedKind(req.Device)}}
+	s, e, status, msg := n.admit(workloadOf(req.Workload, cfg), req.Variant, req.Device, cfg)
+	if status != result.StatusOK {
+		res.Status, res.Message = status, msg
+		return res, nil
+	}
+	if err := invalid(cfg); err != nil {
+		return res, fmt.Errorf("run %s: %w", Name, err)
+	}
+	res.Device = e.Device()
+
+	var weights, inputs map[string]tensorfile.Tensor
+	if cfg.InnerOnly {
+		weights = ttt.InitParams(ttt.InnerParams(s, cfg.TTTType, cfg.MiniBatch), 0, false)
+		inputs = ttt.RandomInnerInputs(0, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
+		res.NumParams = ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)
+	} else {
+		weights = ttt.DefaultWeights(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg), 0)
+		inputs = map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(0, cfg.Batch, cfg.SeqLen, s.Vocab)}
+		res.NumParams = ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
+	}
+
+	var j job
+	if err := safely(func() (err error) { j, err = e.Prepare(cfg, s, weights, inputs); return err }); err != nil {
+		res.Status, res.Message = result.StatusFailed, "prepare: "+err.Error()
+		return res, nil
+	}
+	defer j.Close()
+	weights, inputs = nil, nil // let the collector take the F32 copies before timing
+
+	samples, compileMs, err := timeSteps(ctx, j, cfg.Warmup, cfg.Repeats)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("run %s: %w", Name, ctx.Err())
+		}
+		res.Status, res.Message = result.StatusFailed, err.Error()
+		return res, nil
+	}
+	res.Status, res.SamplesMs, res.CompileMs = result.StatusOK, samples, compileMs
+	res.PeakMemoryBytes = j.MemoryBytes()
+	return res, nil
+}
+
+// timeSteps runs the protocol's timing sequence on a prepared job.
+func timeSteps(ctx context.Context, j job, warmup, repeats int) (samples []float64, compileMs float64, err error) {
+	step := func(what string, i int) (float64, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		start := time.Now()
+		if err := safely(j.Step); err != nil {
+			return 0, fmt.Errorf("%s call %d: %w", what, i, err)
+		}
+		return float64(time.Since(start).Nanoseconds()) / 1e6, nil
+	}
+	if compileMs, err = step("first", 0); err != nil {
+		return nil, 0, err
+	}
+	for i := 0; i < warmup; i++ {
+		if _, err := step("warmup", i); err != nil {
+			return nil, 0, err
+		}
+	}
+	samples = make([]float64, 0, repeats)
+	for i := 0; i < repeats; i++ {
+		ms, err := step("timed", i)
+		if err != nil {
+			return nil, 0, err
+		}
+		samples = append(samples, ms)
+	}
+	return samples, compileMs, nil
+}
+
+// Export runs the model once on the given weights and inputs and writes
+// "logits" (forward) or "out" (inner-only), F64 for float64, else F32.
+func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {
+	cfg := req.Config
+	resp := backend.ExportResponse{Device: result.Device{Kind: requestedKind(req.Device)}}
+	s, e, status, msg := n.admit(workloadOf(req.Workload, cfg), req.Variant, req.Device, cfg)
+	if status != result.StatusOK {
+		resp.Status, resp.Message = status, msg
+		return resp, nil
+	}
+	if err := invalid(cfg); err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	resp.Device = e.Device()
+	weights, err := tensorfile.Read(req.WeightsPath)
+	if err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	inputs, err := tensorfile.Read(req.InputsPath)
+	if err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	var j job
+	if err := safely(func() (err error) { j, err = e.Prepare(cfg, s, weights, inputs); return err }); err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	defer j.Close()
+	if err := ctx.Err(); err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	if err := safely(j.Step); err != nil {
+		resp.Status, resp.Message = result.StatusFailed, "forward: "+err.Error()
+		return resp, nil
+	}
+	name, out, err := j.Output()
+	if err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	if err := tensorfile.Write(req.OutputPath, map[string]tensorfile.Tensor{name: out}); err != nil {
+		return resp, fmt.Errorf("export %s: %w", Name, err)
+	}
+	resp.Status = result.StatusOK
+	return resp, nil
+}
+
+// admit checks a request against the declared capabilities, picks the
+// engine for its device and lets the engine check its own limits.
+func (n *Native) admit(workload, variant, device string, cfg result.Config) (ttt.Size, engine, result.Status, string) {
+	if msg := n.unsupported(workload, variant, cfg); msg != "" {
+		return ttt.Size{}, nil, result.StatusUnsupported, msg
+	}
+	s, _ := ttt.LookupSize(cfg.ModelSize) // unsupported has checked the name
+	e, msg := n.pickEngine(device)
+	if e == nil {
+		return s, nil, result.StatusUnsupported, msg
+	}
+	if status, msg := e.Check(cfg, s); status != result.StatusOK {
+		return s, nil, status, msg
+	}
+	return s, e, result.StatusOK, ""
+}
+
+// workloadOf prefers the request's workload and falls back to the config's.
+func workloadOf(w string, cfg result.Config) string {
+	if w == "" {
+		return cfg.Workload
+	}
+	return w
+}
+
+// requestedKind is the device kind to report before an engine is chosen.
+func requestedKind(device string) string {
+	if device == "cuda" || device == "rocm" {
+		return device
+	}
+	return "cpu"
+}
+
+func env() result.Env {
+	return result.Env{
+		Framework: "go",
+		Versions:  map[string]string{"go": runtime.Version()},
+		Timing:    "wall clock (time.Now) around each call",
+		Host:      hostname(),
+	}
+}
+
+// safely turns a panic in numeric code into an error, so one bad
+// configuration fails its own result instead of the backend process.
+func safely(f func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("panic: %v", r)
+		}
+	}()
+	return f()
+}

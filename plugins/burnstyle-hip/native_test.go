@@ -1,0 +1,216 @@
+package burnstylehip
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+func tinyConfig() result.Config {
+	return result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 32,
+		MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}
+}
+
+func TestInfo(t *testing.T) {
+	info, err := New().Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := info.Capabilities
+	if info.Name != "burnstyle-hip" || !slices.Equal(c.Devices, []string{"cpu"}) ||
+		!slices.Equal(c.Phases, []string{"forward", "inner_only"}) || !slices.Equal(c.Dtypes, []string{"float32", "float64"}) ||
+		!slices.Equal(c.TTTTypes, []string{"linear", "mlp"}) || !slices.Equal(c.Backbones, []string{"transformer"}) {
+		t.Errorf("info = %+v", info)
+	}
+}
+
+func TestRunUnsupported(t *testing.T) {
+	tests := []struct {
+		name    string
+		device  string
+		variant string
+		edit    func(*result.Config)
+		wantMsg []string
+	}{
+		{"backward", "cpu", "", func(c *result.Config) { c.Backward = true }, []string{`phase "backward"`, "forward, inner_only"}},
+		{"bfloat16", "cpu", "", func(c *result.Config) { c.Dtype = "bfloat16" }, []string{`dtype "bfloat16"`, "float32, float64"}},
+		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "cpu, auto"}},
+		{"rocm", "rocm", "", func(*result.Config) {}, []string{`device "rocm"`}},
+		{"mamba", "cpu", "", func(c *result.Config) { c.Backbone = "mamba" }, []string{`backbone "mamba"`, "transformer"}},
+		{"variant", "cpu", "compile", func(*result.Config) {}, []string{`variant "compile"`}},
+		{"size", "cpu", "", func(c *result.Config) { c.ModelSize = "7b" }, []string{`"7b"`, "tiny"}},
+		{"workload", "cpu", "", func(c *result.Config) { c.Workload = "gpt" }, []string{`workload "gpt"`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig()
+			tc.edit(&cfg)
+			res, err := New().Run(context.Background(), backend.RunRequest{Device: tc.device, Variant: tc.variant, Config: cfg})
+			if err != nil {
+				t.Fatalf("Run returned error %v, want an unsupported result", err)
+			}
+			if res.Status != result.StatusUnsupported || len(res.SamplesMs) != 0 {
+				t.Fatalf("status %q, %d samples", res.Status, len(res.SamplesMs))
+			}
+			for _, want := range tc.wantMsg {
+				if !strings.Contains(res.Message, want) {
+					t.Errorf("message %q lacks %q", res.Message, want)
+				}
+			}
+			ex, err := New().Export(context.Background(), backend.ExportRequest{Device: tc.device, Variant: tc.variant, Config: cfg,
+				WeightsPath: "/nonexistent", InputsPath: "/nonexistent", OutputPath: "/nonexistent"})
+			if err != nil || ex.Status != result.StatusUnsupported {
+				t.Errorf("Export: %+v, %v; want unsupported", ex, err)
+			}
+		})
+	}
+}
+
+func TestRunInvalidIsError(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.SeqLen = 40
+	if _, err := New().Run(context.Background(), backend.RunRequest{Device: "cpu", Config: cfg}); err == nil || !strings.Contains(err.Error(), "multiple of mini_batch") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestRunOK(t *testing.T) {
+	tiny, _ := ttt.LookupSize("tiny")
+	tests := []struct {
+		name       string
+		device     string
+		edit       func(*result.Config)
+		wantParams int64
+	}{
+		{"forward f32", "cpu", func(*result.Config) {}, ttt.NumParams(tiny, "linear", 16, "transformer")},
+		{"forward f64 auto", "auto", func(c *result.Config) { c.Dtype = "float64"; c.TTTType = "mlp" }, ttt.NumParams(tiny, "mlp", 16, "transformer")},
+		{"inner only", "cpu", func(c *result.Config) { c.InnerOnly = true }, ttt.NumInnerParams(tiny, "linear", 16)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig()
+			tc.edit(&cfg)
+			res, err := New().Run(context.Background(), backend.RunRequest{Workload: "ttt", Device: tc.device, Config: cfg})
+			if err != nil || res.Status != result.StatusOK {
+				t.Fatalf("Run: %v, status %q %s", err, res.Status, res.Message)
+			}
+			if len(res.SamplesMs) != cfg.Repeats || res.CompileMs <= 0 {
+				t.Errorf("samples %v, compile %g", res.SamplesMs, res.CompileMs)
+			}
+			if res.NumParams != tc.wantParams || res.PeakMemoryBytes <= 4*tc.wantParams {
+				t.Errorf("num_params %d (want %d), peak %d", res.NumParams, tc.wantParams, res.PeakMemoryBytes)
+			}
+			if res.Device.Kind != "cpu" || res.Device.Name == "" || res.Device.Count != 1 {
+				t.Errorf("device %+v", res.Device)
+			}
+			if res.Backend != "burnstyle-hip" || res.Env.Framework != "go" || res.Env.Versions["go"] == "" || res.Env.Timing == "" || res.Config != cfg {
+				t.Errorf("result fields %+v", res)
+			}
+		})
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := New().Run(ctx, backend.RunRequest{Device: "cpu", Config: tinyConfig()}); err == nil {
+		t.Fatal("Run with a cancelled context: no error")
+	}
+}
+
+// exportOnce writes weights and inputs for cfg, exports, and reads the output.
+func exportOnce(t *testing.T, dir string, cfg result.Config) tensorfile.Tensor {
+	t.Helper()
+	s, _ := ttt.LookupSize(cfg.ModelSize)
+	w := ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, "transformer", 4)
+	in := map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(9, cfg.Batch, cfg.SeqLen, s.Vocab)}
+	want, shape := "logits", []int{cfg.Batch, cfg.SeqLen, s.Vocab}
+	if cfg.InnerOnly {
+		in = ttt.RandomInnerInputs(9, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
+		want, shape = "out", []int{cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim}
+	}
+	wp, ip, op := filepath.Join(dir, "w.safetensors"), filepath.Join(dir, "in.safetensors"), filepath.Join(dir, "out.safetensors")
+	if err := tensorfile.Write(wp, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := tensorfile.Write(ip, in); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := New().Export(context.Background(), backend.ExportRequest{Workload: "ttt", Device: "cpu", Config: cfg, WeightsPath: wp, InputsPath: ip, OutputPath: op})
+	if err != nil || resp.Status != result.StatusOK || resp.Device.Kind != "cpu" {
+		t.Fatalf("Export: %+v, %v", resp, err)
+	}
+	got, err := tensorfile.Read(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, ok := got[want]
+	wantDType := tensorfile.DTypeF32
+	if cfg.Dtype == "float64" {
+		wantDType = tensorfile.DTypeF64
+	}
+	if !ok || len(got) != 1 || out.DType != wantDType || !slices.Equal(out.Shape, shape) {
+		t.Fatalf("output %v: %q is %s %v, want %s %v", len(got), want, out.DType, out.Shape, wantDType, shape)
+	}
+	return out
+}
+
+func TestExport(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*result.Config)
+	}{
+		{"forward linear", func(*result.Config) {}},
+		{"forward mlp", func(c *result.Config) { c.TTTType = "mlp"; c.Batch = 2 }},
+		{"inner linear", func(c *result.Config) { c.InnerOnly = true }},
+		{"inner mlp", func(c *result.Config) { c.InnerOnly = true; c.TTTType = "mlp" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tinyConfig()
+			tc.edit(&cfg)
+			f32 := exportOnce(t, t.TempDir(), cfg)
+			again := exportOnce(t, t.TempDir(), cfg)
+			if string(f32.Data) != string(again.Data) {
+				t.Error("two exports of the same inputs differ")
+			}
+			cfg.Dtype = "float64"
+			f64 := exportOnce(t, t.TempDir(), cfg)
+			a, _ := f32.Float64s()
+			b, _ := f64.Float64s()
+			var d, m float64
+			for i := range a {
+				d, m = math.Max(d, math.Abs(a[i]-b[i])), math.Max(m, math.Abs(b[i]))
+			}
+			if d/m > 1e-5 || m == 0 {
+				t.Errorf("float32 export differs from float64 by %g relative (max |x| %g)", d/m, m)
+			}
+		})
+	}
+}
+
+func TestExportBadFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := tinyConfig()
+	s, _ := ttt.LookupSize("tiny")
+	w := ttt.PerturbedWeights(s, "linear", 16, "transformer", 4)
+	delete(w, "layers.1.mlp.w_up")
+	wp, ip := filepath.Join(dir, "w.safetensors"), filepath.Join(dir, "in.safetensors")
+	_ = tensorfile.Write(wp, w)
+	_ = tensorfile.Write(ip, map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(1, 1, 16, 256)})
+	req := backend.ExportRequest{Device: "cpu", Config: cfg, WeightsPath: wp, InputsPath: ip, OutputPath: filepath.Join(dir, "o")}
+	if _, err := New().Export(context.Background(), req); err == nil || !strings.Contains(err.Error(), "layers.1.mlp.w_up") {
+		t.Errorf("missing weight: err = %v", err)
+	}
+	req.WeightsPath = filepath.Join(dir, "nope")
+	if _, err := New().Export(context.Background(), req); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("missing file: err = %v", err)
+	}
+}

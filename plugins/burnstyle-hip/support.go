@@ -1,0 +1,118 @@
+package burnstylehip
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// capabilities is what the backend declares; devices come from the engines
+// table, so registering an engine is the one edit that adds a device.
+func (n *Native) capabilities() backend.Capabilities {
+	devices := []string{}
+	for _, d := range devicePreference {
+		if _, ok := n.engines[d]; ok {
+			devices = append(devices, d)
+		}
+	}
+	slices.Sort(devices)
+	return backend.Capabilities{
+		Workloads: []string{"ttt"},
+		TTTTypes:  []string{"linear", "mlp"},
+		Phases:    []string{backend.PhaseForward, backend.PhaseInnerOnly},
+		Dtypes:    []string{"float32", "float64"},
+		Devices:   devices,
+		Backbones: []string{"transformer"},
+	}
+}
+
+// unsupported returns "" when the backend declares support for the request,
+// else a message naming the first thing it lacks and what it allows.
+func (n *Native) unsupported(workload, variant string, cfg result.Config) string {
+	caps := n.capabilities()
+	if variant != "" {
+		return fmt.Sprintf("variant %q is not supported (burnstyle-hip has no variants)", variant)
+	}
+	check := func(what, got string, allowed []string) string {
+		if slices.Contains(allowed, got) {
+			return ""
+		}
+		return fmt.Sprintf("%s %q is not supported (allowed: %s)", what, got, strings.Join(allowed, ", "))
+	}
+	for _, c := range []struct {
+		what, got string
+		allowed   []string
+	}{
+		{"workload", workload, caps.Workloads},
+		{"ttt_type", cfg.TTTType, caps.TTTTypes},
+		{"phase", cfg.Phase(), caps.Phases},
+		{"dtype", cfg.Dtype, caps.Dtypes},
+		{"backbone", backboneOf(cfg), caps.Backbones},
+	} {
+		if msg := check(c.what, c.got, c.allowed); msg != "" {
+			return msg
+		}
+	}
+	if _, err := ttt.LookupSize(cfg.ModelSize); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// backboneOf treats an empty backbone as the spec's default.
+func backboneOf(cfg result.Config) string {
+	if cfg.Backbone == "" {
+		return "transformer"
+	}
+	return cfg.Backbone
+}
+
+// invalid reports a configuration no backend could run: a broken request,
+// answered with an error rather than an unsupported result.
+func invalid(cfg result.Config) error {
+	switch {
+	case cfg.Batch < 1:
+		return fmt.Errorf("invalid config: batch %d < 1", cfg.Batch)
+	case cfg.SeqLen < 1:
+		return fmt.Errorf("invalid config: seq_len %d < 1", cfg.SeqLen)
+	case cfg.MiniBatch < 1:
+		return fmt.Errorf("invalid config: mini_batch %d < 1", cfg.MiniBatch)
+	case cfg.SeqLen%cfg.MiniBatch != 0:
+		return fmt.Errorf("invalid config: seq_len %d is not a multiple of mini_batch %d", cfg.SeqLen, cfg.MiniBatch)
+	case cfg.Repeats < 1:
+		return fmt.Errorf("invalid config: repeats %d < 1", cfg.Repeats)
+	case cfg.Warmup < 0:
+		return fmt.Errorf("invalid config: warmup %d < 0", cfg.Warmup)
+	}
+	return nil
+}
+
+// pickEngine resolves the requested device to a registered engine. "auto"
+// (or empty) takes the first engine in devicePreference that starts. The
+// message is non-empty when the device is not available.
+func (n *Native) pickEngine(device string) (engine, string) {
+	allowed := strings.Join(append(n.capabilities().Devices, "auto"), ", ")
+	if device == "" || device == "auto" {
+		for _, d := range devicePreference {
+			if mk, ok := n.engines[d]; ok {
+				if e, err := mk(); err == nil {
+					return e, ""
+				}
+			}
+		}
+		return nil, "no device is available (allowed: " + allowed + ")"
+	}
+	mk, ok := n.engines[device]
+	if !ok {
+		return nil, fmt.Sprintf("device %q is not supported (allowed: %s)", device, allowed)
+	}
+	e, err := mk()
+	if err != nil {
+		return nil, fmt.Sprintf("device %q is not available: %v", device, err)
+	}
+	return e, ""
+}
