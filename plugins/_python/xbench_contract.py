@@ -5,37 +5,50 @@ the timing rules, the statistics and the result record are written once.
 
 A backend is a folder plugins/<name>/ with
   plugin.json   {"name", "description", "runtime": "python", "entry": "benchmark.py",
-                 "requires": [importable modules], "shell": nix dev shell}
+                 "requires": [importable module names], "shell": nix dev shell}
   benchmark.py  thin: put plugins/_python and its own folder on sys.path, then
-                    xbench_contract.main(HERE, lambda: model.Backend())
-                (the lambda defers importing the framework until `requires`
-                 has been checked, so a missing package gives a clear message)
-  model.py      the framework file: the model and a subclass of Framework.
+                    xbench_contract.main(HERE, load)
+                where load() imports the framework file and returns an instance
+                of its Framework subclass; main calls it only after checking
+                `requires`, so a missing package gives one clear line (exit 2).
+  the framework file(s): the model, and a Framework subclass (pytorch keeps
+                the model in model.py and the subclass in backend.py).
 
-What a framework file defines (subclass Framework; see its docstring):
+What the Framework subclass defines (name/description come from plugin.json):
   framework      str, env.framework ("torch", "jax", ...)
-  capabilities   Capabilities of the plain backend
-  variants       tuple of Variant (name, description, capabilities); a variant
-                 is addressed as "<name>/<variant>" and runs the same model
+  capabilities   Capabilities of the plain backend (what Info declares)
+  variants       tuple of Variant(name, description, capabilities); addressed
+                 as "<name>/<variant>", same model; prepare/export get the name
   versions()     {package: version} for env.versions
   resolve_device(requested) -> Device   requested is auto|cpu|cuda|rocm; raise
-                 Unsupported when that device is not available
-  timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms
+                 Unsupported when that device is not available here
+  timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms; it
+                 must wait for the device (events, sync, block_until_ready)
   prepare(cfg, variant, device, seed) -> Prepared(step, num_params, warnings)
                  builds model + inputs once; step() is one timed call
   export(cfg, variant, device, weights, inputs) -> {name: numpy array}
-                 one untimed pass on given float32 numpy weights/inputs
+                 one untimed pass; weights/inputs are numpy (float32, tokens
+                 int32), already checked against the spec's names and shapes;
+                 the contract writes the outputs as F32 (F64 for float64)
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
-            is_oom(exc) -> bool, release() (free memory after each request).
+            is_oom(exc) -> bool, release() (called after every request).
+  Raise Unsupported anywhere for a combination it cannot run; any other
+  exception becomes status failed (or oom when is_oom says so).
+
+The contract does: flag parsing and validation (ConfigError -> exit 2 / error
+reply), capability and variant checks (-> status unsupported), the timing
+rules (first call -> compile_ms, warmup, repeats), stats, warnings, the result
+record, export file I/O, and the serve loop (stdout reserved for replies).
 
 Entry points (defined in xbench_runner.py, reached through this module):
-  main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop
+  main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop.
+                          Exit: 0 ok, 1 status not ok, 2 bad input/missing package
   run(fw, cfg, variant, device, seed) -> result dict
   export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
   serve(fw) -> exit code
 
-Re-exported helpers: xbench_stats (summarize, ...), xbench_spec (SIZES,
-model_size, BASE_LR, EPS, ROPE_THETA, param_specs, inner_param_specs,
+Re-exported helpers: xbench_stats (summarize, tokens_per_s), xbench_spec (SIZES,
+model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
 count_params, init_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.
 """

@@ -352,8 +352,11 @@ def main(plugin_dir: str, load, argv=None) -> None:
         cfg.validate(flags=True)
     except xc.ConfigError as e:
         _fail(prog, str(e))
+    # With --json, stdout holds the record alone (stray prints go to stderr).
+    out = protocol_stdout() if args.json else sys.stdout
     fw = _load(prog, manifest, load)
     fw.name, fw.description = manifest["name"], manifest.get("description", "")
     rec = run(fw, cfg, args.variant, args.device, args.seed)
-    print(json.dumps(rec, allow_nan=False) if args.json else _human(rec), flush=True)
+    out.write((json.dumps(rec, allow_nan=False) if args.json else _human(rec)) + "\n")
+    out.flush()
     sys.exit(0 if rec["status"] == "ok" else 1)

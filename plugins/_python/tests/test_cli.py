@@ -44,7 +44,7 @@ def test_seq_len_message_says_what_is_allowed():
 
 
 DUMMY = textwrap.dedent('''
-    import sys, time
+    import os, sys, time
     sys.path.insert(0, {pydir!r})
     import xbench_contract as xc
 
@@ -54,6 +54,8 @@ DUMMY = textwrap.dedent('''
         variants = (xc.Variant("fast", "", xc.Capabilities(dtypes=("float32",))),)
 
         def prepare(self, cfg, variant, device, seed):
+            print("stray print from a framework")  # must not reach the protocol stream
+            os.write(1, b"stray native write\\n")
             return xc.Prepared(step=lambda: time.sleep(0.001), num_params=7)
 
     if __name__ == "__main__":
@@ -100,4 +102,23 @@ def test_dummy_run_and_unsupported_match_schema(dummy):
         assert rec["status"] == "unsupported" and word in rec["message"] and "supported" in rec["message"] \
             or "variants" in rec["message"], rec["message"]
     human = run(["--model-size", "tiny", "--ttt-type", "mlp", "--repeats", "2", "--warmup", "0"], entry=entry)
-    assert human.returncode == 0 and human.stdout.startswith("dummy tiny mlp forward float32") and "median" in human.stdout
+    last = human.stdout.splitlines()[-1]  # without --json, stray prints stay on stdout
+    assert human.returncode == 0 and last.startswith("dummy tiny mlp forward float32") and "median" in last
+
+
+def test_serve_keeps_stdout_clean(dummy):
+    entry = dummy()
+    reqs = [
+        {"id": 1, "op": "run", "request": {"workload": "ttt", "device": "cpu", "config": {
+            "model_size": "tiny", "ttt_type": "linear", "seq_len": 16, "warmup": 0, "repeats": 1}}},
+        {"id": 2, "op": "info"},
+        {"id": 3, "op": "shutdown"},
+        {"id": 4, "op": "info"},  # never answered: the session has ended
+    ]
+    r = subprocess.run([sys.executable, entry, "--serve"], input="".join(json.dumps(q) + "\n" for q in reqs),
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    replies = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [x["id"] for x in replies] == [1, 2]
+    assert replies[0]["result"]["status"] == "ok" and replies[1]["info"]["name"] == "dummy"
+    assert "stray print" in r.stderr and "stray native write" in r.stderr
