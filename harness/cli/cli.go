@@ -63,6 +63,7 @@ func (a *App) commands() []command {
 		{name: "run", summary: "time backends side by side on one configuration", run: runCmd},
 		{name: "verify", summary: "check that backends compute the same model", run: verifyCmd},
 		{name: "compare", summary: "compare two runs: ratio, interval, test and verdict per backend", run: compareCmd},
+		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},
 		{name: "__plugin", hidden: true, run: pluginCmd},

@@ -1,0 +1,175 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"math"
+	"strings"
+	"testing"
+
+	"golang.org/x/perf/benchfmt"
+	"golang.org/x/perf/benchproc"
+
+	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// TestBenchfmtRoundTrip reads the export back with x/perf's own reader,
+// the one benchstat uses, and checks every sample arrives with its keys.
+func TestBenchfmtRoundTrip(t *testing.T) {
+	rs := sweeptest.Sweep("run-1")
+	var buf bytes.Buffer
+	skipped, err := Benchfmt(&buf, rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{} // name -> samples in seconds
+	wantSkipped := 0
+	for _, r := range rs {
+		if r.Status != result.StatusOK {
+			wantSkipped++
+			continue
+		}
+		for _, ms := range r.SamplesMs {
+			want[BenchName(r.Backend, r.Config)] = append(want[BenchName(r.Backend, r.Config)], ms/1000)
+		}
+	}
+	if skipped != wantSkipped || skipped == 0 {
+		t.Errorf("skipped %d, want %d (the sweep has oom results)", skipped, wantSkipped)
+	}
+	got := map[string][]float64{}
+	rd := benchfmt.NewReader(&buf, "export.txt")
+	units := 0
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Fatalf("benchfmt reader: %v", rec)
+		case *benchfmt.UnitMetadata:
+			units++
+		case *benchfmt.Result:
+			if rec.Iters != 1 || rec.GetConfig("device") != "cuda "+sweeptest.Device.Name || rec.GetConfig("workload") != "ttt" {
+				t.Errorf("%s: iters %d, config %v", rec.Name, rec.Iters, rec.Config)
+			}
+			sec, ok := rec.Value("sec/op")
+			tps, ok2 := rec.Value("tokens/s")
+			if !ok || !ok2 {
+				t.Fatalf("%s: values %v", rec.Name, rec.Values)
+			}
+			_, parts := rec.Name.Parts()
+			if len(parts) != 9 || !strings.HasPrefix(string(parts[0]), "/backend=") {
+				t.Errorf("%s: parts %q, want 9 /key=value parts", rec.Name, parts)
+			}
+			if math.Abs(tps*sec/4/float64(seqOf(string(rec.Name.Full())))-1) > 1e-9 {
+				t.Errorf("%s: tokens/s %g does not match %g s", rec.Name, tps, sec)
+			}
+			got[string(rec.Name.Full())] = append(got[string(rec.Name.Full())], sec)
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if units != 1 || len(got) != len(want) {
+		t.Fatalf("read %d unit lines, %d benchmarks; want 1, %d", units, len(got), len(want))
+	}
+	for name, w := range want {
+		g := got[name]
+		if len(g) != len(w) {
+			t.Errorf("%s: %d samples, want %d", name, len(g), len(w))
+			continue
+		}
+		for i := range w {
+			if math.Abs(g[i]-w[i]) > 1e-12*w[i] {
+				t.Errorf("%s sample %d: %g s, want %g", name, i, g[i], w[i])
+			}
+		}
+	}
+}
+
+func seqOf(name string) int {
+	for _, p := range strings.Split(name, "/") {
+		if v, ok := strings.CutPrefix(p, "seq="); ok {
+			n := 0
+			for _, c := range v {
+				n = n*10 + int(c-'0')
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+func TestBenchName(t *testing.T) {
+	c := sweeptest.Config("125m", "mlp", true, 1024)
+	c.Backbone = ""
+	got := BenchName("pytorch/compile", c)
+	want := "TTT/backend=pytorch+compile/size=125m/ttt=mlp/phase=backward/dtype=float32/batch=4/seq=1024/k=16/backbone=transformer"
+	if got != want {
+		t.Errorf("BenchName = %s, want %s", got, want)
+	}
+}
+
+func TestCSV(t *testing.T) {
+	rs := sweeptest.Sweep("run-1")
+	var buf bytes.Buffer
+	if err := CSV(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(rs)+1 || strings.Join(rows[0], ",") != strings.Join(CSVHeader, ",") {
+		t.Fatalf("%d rows, header %v", len(rows), rows[0])
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	for i, r := range rs {
+		row := rows[i+1]
+		if row[col["backend"]] != r.Backend || row[col["status"]] != string(r.Status) || row[col["phase"]] != r.Config.Phase() {
+			t.Errorf("row %d: %v", i, row)
+		}
+		if r.Status == result.StatusOK && (row[col["median_ms"]] == "" || len(strings.Fields(row[col["samples_ms"]])) != len(r.SamplesMs) || row[col["achieved_tflops"]] == "") {
+			t.Errorf("row %d: ok result without summary or samples: %v", i, row)
+		}
+		if r.Status != result.StatusOK && (row[col["median_ms"]] != "" || row[col["message"]] == "") {
+			t.Errorf("row %d: %s result should have no median and a message: %v", i, r.Status, row)
+		}
+	}
+}
+
+// TestBenchstatProjections checks that benchstat's projections see the
+// keys: -col /backend splits the two backends, and .fullname minus the
+// backend gives one row per configuration, so `benchstat -col /backend`
+// lines them up.
+func TestBenchstatProjections(t *testing.T) {
+	rs := sweeptest.Sweep("run-1")
+	var buf bytes.Buffer
+	if _, err := Benchfmt(&buf, rs); err != nil {
+		t.Fatal(err)
+	}
+	var pp benchproc.ProjectionParser
+	col, err := pp.Parse("/backend", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	row, err := pp.Parse(".fullname", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, rows := map[string]bool{}, map[string]bool{}
+	rd := benchfmt.NewReader(&buf, "export.txt")
+	for rd.Scan() {
+		if res, ok := rd.Result().(*benchfmt.Result); ok {
+			cols[col.Project(res).StringValues()] = true
+			rows[row.Project(res).StringValues()] = true
+		}
+	}
+	if len(cols) != 2 || !cols["pytorch"] || !cols["burnstyle-hip"] {
+		t.Errorf("columns %v, want burnstyle-hip and pytorch", cols)
+	}
+	if len(rows) != len(sweeptest.Configs()) {
+		t.Errorf("%d rows, want one per configuration (%d)", len(rows), len(sweeptest.Configs()))
+	}
+}
