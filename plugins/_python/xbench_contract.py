@@ -40,7 +40,7 @@ reply), capability and variant checks (-> status unsupported), the timing
 rules (first call -> compile_ms, warmup, repeats), stats, warnings, the result
 record, export file I/O, and the serve loop (stdout reserved for replies).
 
-Entry points (defined in xbench_runner.py, reached through this module):
+Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop.
                           Exit: 0 ok, 1 status not ok, 2 bad input/missing package
   run(fw, cfg, variant, device, seed) -> result dict
@@ -67,6 +67,20 @@ from xbench_spec import (  # noqa: F401  (re-exported for framework files)
 )
 from xbench_stats import CV_WARN_THRESHOLD, CV_WARNING, summarize, tokens_per_s  # noqa: F401
 
+__all__ = [
+    # types and errors
+    "Capabilities", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
+    "ConfigError", "Unsupported", "cpu_name",
+    # entry points (lazy)
+    "main", "run", "export", "serve",
+    # spec facts
+    "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "INIT_STD", "ROPE_THETA",
+    "param_specs", "inner_param_specs", "count_params", "init_params", "random_tokens", "random_inner_inputs",
+    # statistics and tensors
+    "summarize", "tokens_per_s", "CV_WARN_THRESHOLD", "CV_WARNING", "read_safetensors", "write_safetensors",
+    "SCHEMA_VERSION", "WORKLOADS", "TTT_TYPES", "PHASES", "DTYPES", "BACKBONES", "DEVICES",
+]
+
 SCHEMA_VERSION = 1
 WORKLOADS = ("ttt",)
 TTT_TYPES = ("linear", "mlp")
@@ -78,7 +92,7 @@ DEVICES = ("auto", "cpu", "cuda", "rocm")
 
 _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
-    "main": "xbench_runner", "run": "xbench_runner", "export": "xbench_runner", "serve": "xbench_runner",
+    "main": "xbench_cli", "run": "xbench_runner", "export": "xbench_runner", "serve": "xbench_runner",
 }
 
 
