@@ -1,0 +1,109 @@
+package gpu
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// cuBLAS constants (cublas_api.h, library_types.h).
+const (
+	cublasOpN          = 0
+	cublasOpT          = 1
+	cublasDefaultMath  = 0
+	cublasPedanticMath = 2
+	cudaR32F           = 0
+	cudaR16BF          = 14
+	cublasCompute32F   = 68
+	cublasGemmDefault  = -1
+	cublasWorkspace    = 32 << 20 // what NVIDIA recommends for Hopper
+)
+
+type cublas struct {
+	h            uintptr
+	path         string
+	create       func(h *uintptr) int32
+	destroy      func(h uintptr) int32
+	setMathMode  func(h uintptr, mode int32) int32
+	setWorkspace func(h uintptr, ws uint64, bytes uint64) int32
+	version      func(h uintptr, v *int32) int32
+	sgemm        func(h uintptr, ta, tb, m, n, k int32, alpha *float32, A uint64, lda int32,
+		B uint64, ldb int32, beta *float32, C uint64, ldc int32) int32
+	gemmEx func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32,
+		B uint64, bt, ldb int32, beta unsafe.Pointer, C uint64, ct, ldc int32, compute, algo int32) int32
+	ws devPtr
+}
+
+var cublasNames = []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetMathMode",
+	"cublasSetWorkspace_v2", "cublasGetVersion_v2", "cublasSgemm_v2", "cublasGemmEx"}
+
+func (b *cublas) table() map[string]any {
+	ptrs := []any{&b.create, &b.destroy, &b.setMathMode, &b.setWorkspace, &b.version, &b.sgemm, &b.gemmEx}
+	t := map[string]any{}
+	for i, n := range cublasNames {
+		t[n] = ptrs[i]
+	}
+	return t
+}
+
+// openCUBLAS loads cuBLAS and creates a handle in the current context.
+// cublasLt, which cuBLAS links against, is loaded first from the same folder
+// so that the system loader need not know that folder.
+func openCUBLAS() (*cublas, error) {
+	for _, c := range specCUBLAS.candidates() {
+		if !strings.Contains(c, "/") {
+			continue
+		}
+		lt := filepath.Join(filepath.Dir(c), strings.Replace(filepath.Base(c), "libcublas", "libcublasLt", 1))
+		if h, err := purego.Dlopen(lt, purego.RTLD_NOW|purego.RTLD_GLOBAL); err == nil && h != 0 {
+			break
+		}
+	}
+	lib, path, err := specCUBLAS.open()
+	if err != nil {
+		return nil, err
+	}
+	b := &cublas{path: path}
+	if err := bind(lib, path, b.table()); err != nil {
+		return nil, err
+	}
+	if c := b.create(&b.h); c != 0 {
+		return nil, fmt.Errorf("cublasCreate: status %d", c)
+	}
+	return b, nil
+}
+
+func (b *cublas) check(op string, c int32) error {
+	if c != 0 {
+		return fmt.Errorf("cublas %s: status %d", op, c)
+	}
+	return nil
+}
+
+// gemm computes, for row-major Y[M,N] = X[M,K] @ W (W [K,N], or [N,K] when
+// transW) plus beta*Y, through cuBLAS's column-major view: Y^T = W^T X^T.
+// bf16 operands go through GemmEx with float32 accumulation on tensor cores;
+// yF32 says Y is float32 (the residual stream) rather than the act type.
+func (b *cublas) gemm(bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int,
+	Y devPtr, ldy int, beta float32) error {
+	alpha := float32(1)
+	ta := int32(cublasOpN)
+	if transW {
+		ta = cublasOpT
+	}
+	op := fmt.Sprintf("gemm M=%d N=%d K=%d transW=%v bf16=%v", M, N, K, transW, bf16)
+	if !bf16 {
+		return b.check(op, b.sgemm(b.h, ta, cublasOpN, int32(N), int32(M), int32(K), &alpha,
+			uint64(W), int32(ldw), uint64(X), int32(ldx), &beta, uint64(Y), int32(ldy)))
+	}
+	ct := int32(cudaR16BF)
+	if yF32 {
+		ct = cudaR32F
+	}
+	return b.check(op, b.gemmEx(b.h, ta, cublasOpN, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
+		uint64(W), cudaR16BF, int32(ldw), uint64(X), cudaR16BF, int32(ldx), unsafe.Pointer(&beta),
+		uint64(Y), ct, int32(ldy), cublasCompute32F, cublasGemmDefault))
+}

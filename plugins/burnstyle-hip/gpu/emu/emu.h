@@ -1,0 +1,51 @@
+// CUDA vocabulary for compiling the kernel sources with g++ (XB_EMU). The
+// fake NVRTC in xbemu.cpp force-includes this file. Threads of a block are
+// cooperative fibers, so __syncthreads and warp shuffles keep their meaning
+// and a divergent barrier is reported instead of hanging.
+#pragma once
+#include <math.h>
+#include <stddef.h>
+#include <string.h>
+#include <type_traits>
+#include <utility>
+
+#define XB_EMU 1
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) alignas(n)
+
+struct alignas(16) float4 { float x, y, z, w; };
+struct emu_dim3 { unsigned x, y, z; };
+struct emu_thread { emu_dim3 tid, bid, bdim, gdim; };
+
+extern "C" emu_thread* emu_cur(void);
+extern "C" void emu_syncthreads(void);
+extern "C" float emu_shfl_xor_f(float v, int m);
+extern "C" void* emu_dyn_smem(void);
+extern "C" void emu_check_smem(long bytes);
+
+#define threadIdx (emu_cur()->tid)
+#define blockIdx (emu_cur()->bid)
+#define blockDim (emu_cur()->bdim)
+#define gridDim (emu_cur()->gdim)
+#define __syncthreads() emu_syncthreads()
+#define XB_SHFL_XOR(v, m) emu_shfl_xor_f((v), (m))
+#define XB_DYN_SMEM(name) float* name = (float*)emu_dyn_smem()
+
+inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+
+// Unpacks cuLaunchKernel's void** parameter array into a typed call.
+template <typename... A, size_t... I>
+inline void emu_call_impl(void (*f)(A...), void** p, std::index_sequence<I...>) {
+  f(*static_cast<std::remove_reference_t<A>*>(p[I])...);
+}
+template <typename... A>
+inline void emu_call(void (*f)(A...), void** p) {
+  emu_call_impl(f, p, std::index_sequence_for<A...>{});
+}
+#define XB_EXPORT(name) \
+  extern "C" void emu_entry_##name(void** p) { emu_call(name, p); }

@@ -1,0 +1,253 @@
+// A CPU stand-in for libcuda + libnvrtc + libcublas, exporting the symbols
+// the Go runtime loads, so its whole GPU path runs on a machine without a
+// GPU. "Compiling" runs g++ on the kernel source with emu.h; device memory is
+// host memory with a guard zone checked at every sync; a launch runs each
+// block's threads as fibers (ucontext). Test tool only: never shipped.
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "emu.h"
+
+typedef int CUresult;
+enum { OK = 0, E_VALUE = 1, E_CTX = 201, E_NOTFOUND = 500, E_ILLEGAL = 700, E_LAUNCH = 719 };
+static const size_t kGuard = 256;
+
+static pthread_t g_ctx_thread;
+static bool g_ctx_set = false;
+static std::map<uintptr_t, size_t> g_allocs;
+static std::string g_fault;
+
+static bool ctx_ok() { return g_ctx_set && pthread_equal(pthread_self(), g_ctx_thread); }
+#define NEED_CTX() \
+  if (!ctx_ok()) return E_CTX
+
+static CUresult check_guards() {
+  for (auto& a : g_allocs) {
+    const unsigned char* g = (const unsigned char*)a.first + a.second;
+    for (size_t i = 0; i < kGuard; ++i)
+      if (g[i] != 0xAB) {
+        fprintf(stderr, "xbemu: write past the end of a %zu-byte allocation\n", a.second);
+        return E_ILLEGAL;
+      }
+  }
+  return g_fault.empty() ? OK : E_LAUNCH;
+}
+
+// ---- fibers --------------------------------------------------------------
+enum { RUN, BAR, WARP, DONE };
+struct Fiber {
+  ucontext_t ctx;
+  emu_thread t;
+  int state, flat;
+};
+static std::vector<Fiber> g_fib;
+static std::vector<char*> g_stacks;
+static const size_t kStack = 256 << 10;
+static ucontext_t g_sched;
+static Fiber* g_cur;
+static void (*g_entry)(void**);
+static void** g_args;
+static std::vector<char> g_dyn;
+static size_t g_dyn_bytes;
+static float g_warpbuf[32][32];
+
+extern "C" emu_thread* emu_cur(void) { return &g_cur->t; }
+extern "C" void* emu_dyn_smem(void) { return g_dyn.data(); }
+extern "C" void emu_check_smem(long bytes) {
+  if ((size_t)bytes > g_dyn_bytes && g_fault.empty())
+    g_fault = "kernel needs " + std::to_string(bytes) + " bytes of dynamic shared memory, launch gave " +
+              std::to_string(g_dyn_bytes);
+}
+static void yield_as(int st) {
+  g_cur->state = st;
+  swapcontext(&g_cur->ctx, &g_sched);
+}
+extern "C" void emu_syncthreads(void) { yield_as(BAR); }
+extern "C" float emu_shfl_xor_f(float v, int m) {
+  const int w = g_cur->flat / 32, l = g_cur->flat % 32;
+  g_warpbuf[w][l] = v;
+  yield_as(WARP);
+  const float r = g_warpbuf[w][l ^ m];
+  yield_as(WARP);  // nobody overwrites the slots before every lane has read
+  return r;
+}
+static void fiber_main() {
+  g_entry(g_args);
+  g_cur->state = DONE;
+}
+
+static bool run_block(int n) {
+  for (int i = 0; i < n; ++i) {
+    Fiber& f = g_fib[i];
+    getcontext(&f.ctx);
+    f.ctx.uc_stack.ss_sp = g_stacks[i];
+    f.ctx.uc_stack.ss_size = kStack;
+    f.ctx.uc_link = &g_sched;
+    makecontext(&f.ctx, fiber_main, 0);
+    f.state = RUN;
+  }
+  for (;;) {
+    for (int i = 0; i < n; ++i)
+      if (g_fib[i].state == RUN) {
+        g_cur = &g_fib[i];
+        swapcontext(&g_sched, &g_fib[i].ctx);
+      }
+    int done = 0, bar = 0, released = 0;
+    for (int i = 0; i < n; ++i) done += g_fib[i].state == DONE, bar += g_fib[i].state == BAR;
+    if (done == n) return true;
+    for (int w = 0; w * 32 < n; ++w) {  // a warp moves on when all its lanes shuffle
+      int lanes = n - w * 32 < 32 ? n - w * 32 : 32, at = 0;
+      for (int l = 0; l < lanes; ++l) at += g_fib[w * 32 + l].state == WARP;
+      if (at == lanes) {
+        for (int l = 0; l < lanes; ++l) g_fib[w * 32 + l].state = RUN;
+        released++;
+      }
+    }
+    if (!released && bar == n - done && bar > 0) {
+      for (int i = 0; i < n; ++i)
+        if (g_fib[i].state == BAR) g_fib[i].state = RUN;
+      released++;
+    }
+    if (!released) {
+      g_fault = "divergent barrier or shuffle (threads wait on different barriers)";
+      return false;
+    }
+  }
+}
+
+// ---- driver API ------------------------------------------------------------
+extern "C" {
+CUresult cuInit(unsigned) { return OK; }
+CUresult cuDriverGetVersion(int* v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int* n) { *n = 1; return OK; }
+CUresult cuDeviceGet(int* d, int o) { if (o != 0) return E_VALUE; *d = 0; return OK; }
+CUresult cuDeviceGetName(char* b, int n, int) { snprintf(b, n, "xbemu CPU emulator"); return OK; }
+CUresult cuDeviceGetAttribute(int* v, int attr, int) {
+  switch (attr) {
+    case 75: *v = 9; break;       // compute capability major
+    case 76: *v = 0; break;       // minor
+    case 16: *v = 132; break;     // multiprocessors
+    case 97: *v = 232448; break;  // max shared memory per block (opt-in)
+    default: *v = 0;
+  }
+  return OK;
+}
+CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = (void*)0x1; return OK; }
+CUresult cuDevicePrimaryCtxRelease_v2(int) { return OK; }
+CUresult cuCtxSetCurrent(void* c) {
+  g_ctx_set = c != nullptr;
+  g_ctx_thread = pthread_self();
+  return OK;
+}
+CUresult cuCtxSynchronize() { NEED_CTX(); return check_guards(); }
+CUresult cuMemGetInfo_v2(size_t* f, size_t* t) { *f = *t = (size_t)80 << 30; return OK; }
+CUresult cuMemAlloc_v2(uint64_t* p, size_t n) {
+  NEED_CTX();
+  unsigned char* m = (unsigned char*)aligned_alloc(256, (n + kGuard + 255) / 256 * 256);
+  if (!m) return 2;
+  memset(m + n, 0xAB, kGuard);
+  g_allocs[(uintptr_t)m] = n;
+  *p = (uint64_t)(uintptr_t)m;
+  return OK;
+}
+CUresult cuMemFree_v2(uint64_t p) {
+  NEED_CTX();
+  CUresult r = check_guards();
+  g_allocs.erase((uintptr_t)p);
+  free((void*)(uintptr_t)p);
+  return r;
+}
+CUresult cuMemcpyHtoD_v2(uint64_t d, const void* s, size_t n) { NEED_CTX(); memcpy((void*)d, s, n); return OK; }
+CUresult cuMemcpyDtoH_v2(void* d, uint64_t s, size_t n) { NEED_CTX(); memcpy(d, (void*)s, n); return check_guards(); }
+CUresult cuMemcpyDtoD_v2(uint64_t d, uint64_t s, size_t n) { NEED_CTX(); memmove((void*)d, (void*)s, n); return OK; }
+CUresult cuMemsetD32_v2(uint64_t d, unsigned v, size_t n) {
+  NEED_CTX();
+  for (size_t i = 0; i < n; ++i) ((unsigned*)d)[i] = v;
+  return OK;
+}
+CUresult cuModuleLoadData(void** m, const void* image) {
+  NEED_CTX();
+  std::string so = (const char*)image;
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) { fprintf(stderr, "xbemu: %s\n", dlerror()); return 200; }
+  unlink(so.c_str());  // the mapping stays; the file and its folder go
+  rmdir(so.substr(0, so.rfind('/')).c_str());
+  *m = h;
+  return OK;
+}
+CUresult cuModuleUnload(void* m) { NEED_CTX(); dlclose(m); return OK; }
+struct Func { void (*entry)(void**); int maxdyn; };
+CUresult cuModuleGetFunction(Func** f, void* m, const char* name) {
+  NEED_CTX();
+  void* s = dlsym(m, (std::string("emu_entry_") + name).c_str());
+  if (!s) return E_NOTFOUND;
+  *f = new Func{(void (*)(void**))s, 48 << 10};
+  return OK;
+}
+CUresult cuFuncSetAttribute(Func* f, int attr, int v) {
+  NEED_CTX();
+  if (attr == 8) {  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    if (v > 232448) return E_VALUE;
+    f->maxdyn = v;
+  }
+  return OK;
+}
+CUresult cuFuncGetAttribute(int* v, int, Func*) { *v = 0; return OK; }
+CUresult cuLaunchKernel(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+  NEED_CTX();
+  const int n = bx * by * bz;
+  if (n <= 0 || n > 1024 || gx == 0 || gy == 0 || gz == 0) return E_VALUE;
+  if ((int)smem > f->maxdyn) return E_VALUE;  // as CUDA: > 48 KB needs the attribute first
+  if (!g_fault.empty()) return E_LAUNCH;
+  while ((int)g_stacks.size() < n) g_stacks.push_back((char*)malloc(kStack));
+  g_fib.resize(n);
+  g_dyn.assign(smem + 16, 0x7F);  // garbage, like real shared memory
+  g_dyn_bytes = smem;
+  g_entry = f->entry;
+  g_args = params;
+  for (unsigned z = 0; z < gz; ++z)
+    for (unsigned y = 0; y < gy; ++y)
+      for (unsigned x = 0; x < gx; ++x) {
+        for (int i = 0; i < n; ++i) {
+          emu_thread& t = g_fib[i].t;
+          t.tid = {(unsigned)i % bx, ((unsigned)i / bx) % by, (unsigned)i / (bx * by)};
+          t.bid = {x, y, z};
+          t.bdim = {bx, by, bz};
+          t.gdim = {gx, gy, gz};
+          g_fib[i].flat = i;
+        }
+        if (!run_block(n) || !g_fault.empty()) {
+          fprintf(stderr, "xbemu: launch failed: %s\n", g_fault.c_str());
+          return E_LAUNCH;
+        }
+      }
+  return OK;
+}
+static double now_ms() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+CUresult cuEventCreate(double** e, unsigned) { NEED_CTX(); *e = new double(0); return OK; }
+CUresult cuEventRecord(double* e, void*) { NEED_CTX(); *e = now_ms(); return OK; }
+CUresult cuEventSynchronize(double*) { NEED_CTX(); return check_guards(); }
+CUresult cuEventElapsedTime(float* ms, double* a, double* b) { *ms = (float)(*b - *a); return OK; }
+CUresult cuEventDestroy_v2(double* e) { delete e; return OK; }
+CUresult cuGetErrorName(int r, const char** s) {
+  static std::string buf;
+  buf = "EMU_ERROR_" + std::to_string(r);
+  *s = buf.c_str();
+  return OK;
+}
+}  // extern "C"

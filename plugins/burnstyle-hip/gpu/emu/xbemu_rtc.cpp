@@ -1,0 +1,102 @@
+// Fake NVRTC (g++ on the kernel source) and fake cuBLAS (plain loops with
+// float64 accumulation) for the CPU emulator in xbemu.cpp.
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <string>
+
+extern "C" {
+// ---- NVRTC -----------------------------------------------------------------
+struct Prog { std::string src, log, so; };
+int nvrtcVersion(int* a, int* b) { *a = 13; *b = 0; return 0; }
+const char* nvrtcGetErrorString(int r) { return r ? "NVRTC_ERROR_COMPILATION (xbemu)" : "NVRTC_SUCCESS"; }
+int nvrtcCreateProgram(Prog** p, const char* src, const char*, int, const char**, const char**) {
+  *p = new Prog{src, "", ""};
+  return 0;
+}
+int nvrtcDestroyProgram(Prog** p) {  // k.so stays for cuModuleLoadData, which removes it
+  delete *p;
+  *p = nullptr;
+  return 0;
+}
+int nvrtcCompileProgram(Prog* p, int n, const char** opts) {
+  const char* inc = getenv("XBEMU_INCLUDE");
+  if (!inc) { p->log = "xbemu: XBEMU_INCLUDE (the folder of emu.h) is not set"; return 6; }
+  char dir[] = "/tmp/xbemu-XXXXXX";
+  if (!mkdtemp(dir)) { p->log = "xbemu: mkdtemp failed"; return 6; }
+  std::string cu = std::string(dir) + "/k.cpp", so = std::string(dir) + "/k.so";
+  FILE* f = fopen(cu.c_str(), "w");
+  fwrite(p->src.data(), 1, p->src.size(), f);
+  fclose(f);
+  std::string cmd = "g++ -std=c++17 -O1 -g -shared -fPIC -fno-strict-aliasing -w -include " +
+                    std::string(inc) + "/emu.h";
+  for (int i = 0; i < n; ++i)
+    if (strncmp(opts[i], "-D", 2) == 0) cmd += std::string(" '") + opts[i] + "'";
+  cmd += " -o " + so + " " + cu + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, pipe)) > 0) p->log.append(buf, got);
+  int rc = pclose(pipe);
+  unlink(cu.c_str());
+  if (rc != 0) return 6;
+  p->so = so;
+  return 0;
+}
+int nvrtcGetProgramLogSize(Prog* p, size_t* n) { *n = p->log.size() + 1; return 0; }
+int nvrtcGetProgramLog(Prog* p, char* b) { memcpy(b, p->log.c_str(), p->log.size() + 1); return 0; }
+// The "binary" is the path of the shared object; cuModuleLoadData dlopens it.
+int nvrtcGetCUBINSize(Prog* p, size_t* n) { *n = p->so.size() + 1; return 0; }
+int nvrtcGetCUBIN(Prog* p, char* b) { memcpy(b, p->so.c_str(), p->so.size() + 1); return 0; }
+
+// ---- cuBLAS (column-major, as the real one) -------------------------------
+int cublasCreate_v2(void** h) { *h = (void*)0x1; return 0; }
+int cublasDestroy_v2(void*) { return 0; }
+int cublasSetMathMode(void*, int) { return 0; }
+int cublasSetWorkspace_v2(void*, void*, size_t) { return 0; }
+int cublasGetVersion_v2(void*, int* v) { *v = 130000; return 0; }
+
+static float bf(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
+static uint16_t tobf(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u += 0x7fff + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static double ld(const void* p, int type, size_t i) {
+  return type == 14 ? bf(((const uint16_t*)p)[i]) : ((const float*)p)[i];
+}
+static int gemm(int ta, int tb, int m, int n, int k, float alpha, const void* A, int at, int lda,
+                const void* B, int bt, int ldb, float beta, void* C, int ct, int ldc) {
+  if ((at != 0 && at != 14) || (bt != 0 && bt != 14) || (ct != 0 && ct != 14)) return 7;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      double s = 0;
+      for (int l = 0; l < k; ++l) {
+        double a = ta ? ld(A, at, l + (size_t)i * lda) : ld(A, at, i + (size_t)l * lda);
+        double b = tb ? ld(B, bt, j + (size_t)l * ldb) : ld(B, bt, l + (size_t)j * ldb);
+        s += a * b;
+      }
+      const size_t o = i + (size_t)j * ldc;
+      double prev = beta != 0 ? ld(C, ct, o) : 0;
+      float v = (float)(alpha * s + beta * prev);
+      if (ct == 14) ((uint16_t*)C)[o] = tobf(v);
+      else ((float*)C)[o] = v;
+    }
+  return 0;
+}
+int cublasSgemm_v2(void*, int ta, int tb, int m, int n, int k, const float* alpha, const float* A,
+                   int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
+  return gemm(ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, 0, ldc);
+}
+int cublasGemmEx(void*, int ta, int tb, int m, int n, int k, const void* alpha, const void* A,
+                 int at, int lda, const void* B, int bt, int ldb, const void* beta, void* C, int ct,
+                 int ldc, int compute, int algo) {
+  if (compute != 68) return 7;  // the runtime asks for CUBLAS_COMPUTE_32F
+  return gemm(ta, tb, m, n, k, *(const float*)alpha, A, at, lda, B, bt, ldb, *(const float*)beta,
+              C, ct, ldc);
+}
+}

@@ -1,0 +1,113 @@
+package gpu_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
+)
+
+// The emulator (emu/) stands in for libcuda, NVRTC and cuBLAS: it compiles
+// the kernel sources with g++ and runs each block's threads as fibers, so the
+// whole GPU path — library loading, the locked worker thread, compilation,
+// launches with their argument layout, shared-memory sizes, barriers,
+// shuffles and the cuBLAS column-major calls — is checked against the CPU
+// float64 model on a machine with no GPU. It needs g++; without it the tests
+// skip and say so.
+
+var (
+	emuOnce sync.Once
+	emuErr  error
+)
+
+func useEmulator(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("emulator tests compile kernels with g++; skipped in -short")
+	}
+	if _, err := exec.LookPath("g++"); err != nil {
+		t.Skip("g++ not found: the GPU emulator cannot be built here")
+	}
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "emu")
+	lib := filepath.Join(os.TempDir(), "xbench-xbemu.so")
+	emuOnce.Do(func() {
+		out, err := exec.Command("g++", "-std=c++17", "-O1", "-g", "-shared", "-fPIC", "-o", lib,
+			filepath.Join(dir, "xbemu.cpp"), filepath.Join(dir, "xbemu_rtc.cpp"), "-ldl", "-lpthread").CombinedOutput()
+		if err != nil {
+			emuErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if emuErr != nil {
+		t.Fatalf("building the emulator: %v", emuErr)
+	}
+	for _, v := range []string{"XBENCH_LIBCUDA", "XBENCH_LIBNVRTC", "XBENCH_LIBCUBLAS"} {
+		t.Setenv(v, lib)
+	}
+	t.Setenv("XBEMU_INCLUDE", dir)
+}
+
+func openEmu(t *testing.T) *gpu.Device {
+	useEmulator(t)
+	d, err := gpu.Open("cuda")
+	if err != nil {
+		t.Fatalf("open emulated cuda: %v", err)
+	}
+	t.Cleanup(d.Close)
+	if d.Info().Name != "xbemu CPU emulator" {
+		t.Fatalf("opened %q, not the emulator", d.Info().Name)
+	}
+	return d
+}
+
+func verify(t *testing.T, d *gpu.Device, size, typ, dtype string, inner bool, L int, opt gpu.Options) {
+	t.Helper()
+	cfg := check.Config(size, typ, dtype, inner, 2, L)
+	if size == "125m" {
+		cfg.Batch = 1
+	}
+	o, err := check.Verify(d, cfg, 7, opt)
+	if err != nil {
+		t.Fatalf("%s %s %s inner=%v: %v", size, typ, dtype, inner, err)
+	}
+	t.Logf("%s %s %s inner=%v L=%d: rel L2 %.3g, max abs %.3g (%s)", size, typ, dtype, inner, L, o.RelL2, o.MaxAbs, o.Describe)
+	if !o.Pass() {
+		t.Errorf("%s %s %s inner=%v: rel L2 %.3g (tol %.g), %d NaN/unwritten", size, typ, dtype, inner, o.RelL2, o.Tol, o.NaN)
+	}
+}
+
+func TestEmuTiny(t *testing.T) {
+	d := openEmu(t)
+	for _, typ := range []string{"linear", "mlp"} {
+		for _, dt := range []string{"float32", "bfloat16"} {
+			verify(t, d, "tiny", typ, dt, false, 64, gpu.Options{})
+			verify(t, d, "tiny", typ, dt, true, 64, gpu.Options{})
+		}
+	}
+}
+
+func TestEmuPortableGEMM(t *testing.T) {
+	d := openEmu(t)
+	for _, dt := range []string{"float32", "bfloat16"} {
+		verify(t, d, "tiny", "linear", dt, false, 48, gpu.Options{OwnGEMM: true})
+	}
+}
+
+// f = 64 takes other branches than tiny's f = 16 (two elements per lane,
+// several row groups per thread), so 125m runs too, on short sequences.
+func TestEmu125m(t *testing.T) {
+	d := openEmu(t)
+	for _, typ := range []string{"linear", "mlp"} {
+		verify(t, d, "125m", typ, "float32", true, 48, gpu.Options{})
+		verify(t, d, "125m", typ, "bfloat16", true, 32, gpu.Options{})
+	}
+	verify(t, d, "125m", "linear", "float32", false, 32, gpu.Options{})
+	verify(t, d, "125m", "mlp", "bfloat16", false, 16, gpu.Options{})
+	verify(t, d, "125m", "mlp", "float32", true, 32, gpu.Options{InnerThreads: 512})
+}

@@ -1,0 +1,61 @@
+// Shared by every kernel file. One source compiles under NVRTC (CUDA), hipRTC
+// (HIP) and g++ (the test emulator, XB_EMU); only this block differs.
+// The host prepends the configuration as #defines (XB_BF16, XB_F, XB_KB, ...).
+#if defined(XB_EMU)
+// emu.h (included first by the emulator) supplies the CUDA vocabulary.
+#elif defined(__HIPCC_RTC__) || defined(__HIPCC__)
+// 32-lane groups on AMD too: width 32 keeps every reduction inside a half of
+// a 64-wide wavefront, so the same code is right for both warp sizes.
+#define XB_SHFL_XOR(v, m) __shfl_xor((v), (m), 32)
+#define XB_DYN_SMEM(name) extern __shared__ float name[]
+#else
+#define XB_SHFL_XOR(v, m) __shfl_xor_sync(0xffffffffu, (v), (m))
+#define XB_DYN_SMEM(name) extern __shared__ __align__(16) float name[]
+#endif
+
+#define XB_KERNEL extern "C" __global__
+#ifndef XB_EXPORT
+#define XB_EXPORT(name)
+#endif
+#ifndef XB_EPS
+#define XB_EPS 1e-6f
+#endif
+
+// Activations and dense weights: float32, or bfloat16 kept as raw bits so no
+// vendor header is needed. Arithmetic is always float32.
+#if XB_BF16
+typedef unsigned short act_t;
+__device__ __forceinline__ float ldf(act_t v) { return __uint_as_float(((unsigned)v) << 16); }
+__device__ __forceinline__ act_t stf(float x) {
+  unsigned u = __float_as_uint(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (act_t)((u >> 16) | 0x40u);  // keep NaN a NaN
+  u += 0x7fffu + ((u >> 16) & 1u);                                         // round to nearest even
+  return (act_t)(u >> 16);
+}
+#else
+typedef float act_t;
+__device__ __forceinline__ float ldf(float v) { return v; }
+__device__ __forceinline__ float stf(float x) { return x; }
+#endif
+
+// Sum over the whole block; every thread gets the total. red holds 32 floats.
+// The leading barrier lets a caller reuse red for consecutive reductions.
+__device__ __forceinline__ float xb_block_sum(float v, float* red) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += XB_SHFL_XOR(v, o);
+  __syncthreads();
+  if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = v;
+  __syncthreads();
+  float t = 0.f;
+  const int nw = blockDim.x >> 5;
+  for (int i = 0; i < nw; ++i) t += red[i];
+  return t;
+}
+
+// gelu with the tanh approximation, and its derivative.
+__device__ __forceinline__ float xb_gelu(float x, float* d) {
+  const float k0 = 0.7978845608028654f, k1 = 0.044715f;
+  const float t = tanhf(k0 * (x + k1 * x * x * x));
+  if (d) *d = 0.5f * (1.f + t) + 0.5f * x * (1.f - t * t) * k0 * (1.f + 3.f * k1 * x * x);
+  return 0.5f * x * (1.f + t);
+}

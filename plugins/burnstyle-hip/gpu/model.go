@@ -1,0 +1,208 @@
+package gpu
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// Options tune a model; the zero value is the measured default.
+type Options struct {
+	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
+	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
+	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
+}
+
+// Model is one configuration's weights, buffers and compiled kernels on one
+// device. Methods are safe to call from any goroutine, one at a time.
+type Model struct {
+	dev  *Device
+	cfg  result.Config
+	size ttt.Size
+	geo  geometry
+	opt  Options
+
+	mod        uintptr
+	fn         map[string]uintptr
+	compileMs  float64
+	innerRegs  int
+	innerLocal int
+
+	allocs    []devPtr
+	bytes     int64
+	ev        [2]uintptr
+	haveInput bool
+
+	w   weights
+	buf buffers
+}
+
+// Supports says why cfg cannot run on the GPU, or nil when it can.
+func Supports(cfg result.Config) error {
+	switch {
+	case cfg.Workload != "" && cfg.Workload != "ttt":
+		return fmt.Errorf("workload %q: only ttt", cfg.Workload)
+	case cfg.Backward:
+		return fmt.Errorf("backward is not built on the GPU path (forward and inner_only are)")
+	case cfg.Backbone != "" && cfg.Backbone != "transformer":
+		return fmt.Errorf("backbone %q: the GPU path builds the transformer backbone only", cfg.Backbone)
+	case cfg.Dtype != "float32" && cfg.Dtype != "bfloat16":
+		return fmt.Errorf("dtype %q: the GPU path runs float32 and bfloat16", cfg.Dtype)
+	case cfg.TTTType != "linear" && cfg.TTTType != "mlp":
+		return fmt.Errorf("ttt type %q: want linear or mlp", cfg.TTTType)
+	case cfg.Batch < 1 || cfg.SeqLen < 1 || cfg.MiniBatch < 1 || cfg.SeqLen%cfg.MiniBatch != 0:
+		return fmt.Errorf("batch %d, seq_len %d, mini_batch %d: need positive sizes and seq_len a multiple of mini_batch",
+			cfg.Batch, cfg.SeqLen, cfg.MiniBatch)
+	}
+	return nil
+}
+
+// NewModel uploads weights and compiles the kernels for cfg.
+func (d *Device) NewModel(cfg result.Config, weights map[string]tensorfile.Tensor) (*Model, error) {
+	return d.NewModelWith(cfg, weights, Options{})
+}
+
+// NewModelWith is NewModel with explicit options.
+func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.Tensor, opt Options) (*Model, error) {
+	if err := Supports(cfg); err != nil {
+		return nil, err
+	}
+	size, err := ttt.LookupSize(cfg.ModelSize)
+	if err != nil {
+		return nil, err
+	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_THREADS")); err == nil && opt.InnerThreads == 0 {
+		opt.InnerThreads = v
+	}
+	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
+		opt.OwnGEMM = true
+	}
+	m := &Model{dev: d, cfg: cfg, size: size, opt: opt, fn: map[string]uintptr{}}
+	m.geo = geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
+		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType)}
+	if m.geo.NT, err = pickThreads(m.geo, opt.InnerThreads); err != nil {
+		return nil, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
+	}
+	if need := m.geo.smemBytes(); need > d.rt.maxDynSmem {
+		return nil, fmt.Errorf("gpu: the %s inner kernel at f=%d, mini_batch=%d needs %d bytes of shared memory; %s allows %d per block",
+			cfg.TTTType, size.HeadDim, cfg.MiniBatch, need, d.info.Name, d.rt.maxDynSmem)
+	}
+	err = d.w.do(func() error {
+		if err := m.compile(); err != nil {
+			return err
+		}
+		if cfg.InnerOnly {
+			return m.loadInner(weights)
+		}
+		return m.loadFull(weights)
+	})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
+}
+
+// compile builds the program for this geometry and fetches every kernel.
+func (m *Model) compile() error {
+	r := m.dev.rt
+	t0 := time.Now()
+	mod, _, err := r.module(m.geo.source(), m.geo.defines())
+	if err != nil {
+		return err
+	}
+	m.mod = mod
+	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
+		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", innerName(m.geo.MLP)}
+	for _, n := range names {
+		f, err := r.function(mod, n)
+		if err != nil {
+			return err
+		}
+		m.fn[n] = f
+	}
+	inner := m.fn[innerName(m.geo.MLP)]
+	if r.setDynSmem != nil {
+		if err := r.setDynSmem(inner, m.geo.smemBytes()); err != nil {
+			return err
+		}
+	}
+	m.innerRegs, m.innerLocal = r.funcAttrs(inner)
+	for i := range m.ev {
+		if m.ev[i], err = r.newEvent(); err != nil {
+			return err
+		}
+	}
+	m.compileMs = float64(time.Since(t0).Microseconds()) / 1e3
+	return nil
+}
+
+// useBLAS says whether cuBLAS does the dense products.
+func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
+
+// Describe is one line on how this model runs, for logs.
+func (m *Model) Describe() string {
+	dense := "portable GEMM kernels"
+	if m.useBLAS() {
+		dense = "cuBLAS"
+	}
+	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; compile %.1f ms",
+		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, innerName(m.geo.MLP), m.geo.NT, m.geo.smemBytes(),
+		m.innerRegs, m.innerLocal, dense, m.compileMs)
+}
+
+// CompileMs is the run-time compile and module load time of NewModel.
+func (m *Model) CompileMs() float64 { return m.compileMs }
+
+// PeakBytes counts every device allocation this model made (weights,
+// activations, outputs) plus the shared cuBLAS workspace; nothing is
+// allocated while it runs, so this is also the peak over timed calls.
+func (m *Model) PeakBytes() int64 {
+	b := m.bytes
+	if m.useBLAS() {
+		b += cublasWorkspace
+	}
+	return b
+}
+
+// alloc is a counted device allocation freed by Close.
+func (m *Model) alloc(bytes int64) (devPtr, error) {
+	if bytes <= 0 {
+		bytes = 4
+	}
+	p, err := m.dev.rt.alloc(bytes)
+	if err != nil {
+		return 0, err
+	}
+	m.allocs = append(m.allocs, p)
+	m.bytes += bytes
+	return p, nil
+}
+
+// Close frees the model's device memory and module.
+func (m *Model) Close() {
+	if m == nil || m.dev == nil || m.dev.w == nil {
+		return
+	}
+	m.dev.w.do(func() error {
+		r := m.dev.rt
+		for _, p := range m.allocs {
+			r.free(p)
+		}
+		for _, e := range m.ev {
+			if e != 0 {
+				r.drv.eventDestroy(e)
+			}
+		}
+		if m.mod != 0 {
+			r.drv.moduleUnload(m.mod)
+		}
+		return nil
+	})
+	m.allocs, m.mod, m.dev = nil, 0, nil
+}

@@ -1,0 +1,150 @@
+package gpu
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+)
+
+// rt is one opened vendor runtime: the shared driver and compiler tables plus
+// the few calls whose shapes differ per vendor. Every method must run on the
+// device's worker thread.
+type rt struct {
+	kind string // "cuda" or "rocm"
+	drv  drvAPI
+	rtc  rtcAPI
+
+	errName    func(code int32) string
+	setDynSmem func(fn uintptr, bytes int) error // nil where no opt-in is needed
+	funcAttrs  func(fn uintptr) (regs, localBytes int)
+	release    func()
+
+	archOpts   []string // compiler options naming the target
+	name       string
+	driver     string
+	count      int
+	maxDynSmem int // bytes of shared memory one block may use
+	smCount    int
+	blas       *cublas // nil: the portable GEMM kernels do the dense work
+	blasErr    error   // why blas is nil
+}
+
+func (r *rt) check(op string, code int32) error {
+	if code == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s %s: %s (%d)", r.kind, op, r.errName(code), code)
+}
+
+// devPtr is a device address. Kernel arguments use it, i32 and i64 so that a
+// C int is never passed as 8 bytes by accident.
+type devPtr uint64
+type i32 int32
+type i64 int64
+
+func (r *rt) alloc(bytes int64) (devPtr, error) {
+	var p uint64
+	if err := r.check(fmt.Sprintf("alloc %d bytes", bytes), r.drv.memAlloc(&p, uint64(bytes))); err != nil {
+		return 0, err
+	}
+	return devPtr(p), nil
+}
+
+func (r *rt) free(p devPtr) error { return r.check("free", r.drv.memFree(uint64(p))) }
+
+func (r *rt) htod(dst devPtr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	err := r.check(fmt.Sprintf("copy %d bytes to device", len(src)),
+		r.drv.htod(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
+	runtime.KeepAlive(src)
+	return err
+}
+
+func (r *rt) dtoh(dst []byte, src devPtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	err := r.check(fmt.Sprintf("copy %d bytes from device", len(dst)),
+		r.drv.dtoh(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// fill32 sets n 32-bit words, used to poison outputs (NaN) before checks.
+func (r *rt) fill32(p devPtr, v uint32, n int64) error {
+	return r.check("memset", r.drv.memsetD32(uint64(p), v, uint64(n)))
+}
+
+// module compiles and loads src, returning the module and the compile log.
+func (r *rt) module(src string, defines []string) (uintptr, string, error) {
+	opts := append(append([]string{}, r.archOpts...), defines...)
+	image, log, err := r.rtc.build(r.kind, src, opts)
+	if err != nil {
+		return 0, log, err
+	}
+	var m uintptr
+	err = r.check("load module", r.drv.moduleLoad(&m, unsafe.Pointer(&image[0])))
+	runtime.KeepAlive(image)
+	return m, log, err
+}
+
+func (r *rt) function(mod uintptr, name string) (uintptr, error) {
+	var f uintptr
+	return f, r.check("get function "+name, r.drv.moduleFunc(&f, mod, cString(name)))
+}
+
+// launch starts fn on the default stream. Each argument gets its own 8-byte
+// slot; the kernel reads as many bytes as its parameter's C type has.
+func (r *rt) launch(name string, fn uintptr, grid, block [3]int, smem int, args ...any) error {
+	vals := make([]uint64, len(args))
+	ptrs := make([]unsafe.Pointer, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case devPtr:
+			vals[i] = uint64(v)
+		case i32:
+			vals[i] = uint64(uint32(v))
+		case i64:
+			vals[i] = uint64(v)
+		case float32:
+			vals[i] = uint64(math.Float32bits(v))
+		default:
+			return fmt.Errorf("launch %s: argument %d has type %T; use devPtr, i32, i64 or float32", name, i, a)
+		}
+		ptrs[i] = unsafe.Pointer(&vals[i])
+	}
+	var pp unsafe.Pointer
+	if len(ptrs) > 0 {
+		pp = unsafe.Pointer(&ptrs[0])
+	}
+	code := r.drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
+		uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), 0, pp, nil)
+	runtime.KeepAlive(vals)
+	runtime.KeepAlive(ptrs)
+	if code != 0 {
+		return r.check(fmt.Sprintf("launch %s grid %v block %v smem %d", name, grid, block, smem), code)
+	}
+	return nil
+}
+
+func (r *rt) newEvent() (uintptr, error) {
+	var e uintptr
+	return e, r.check("event create", r.drv.eventCreate(&e, 0))
+}
+
+func (r *rt) record(e uintptr) error { return r.check("event record", r.drv.eventRecord(e, 0)) }
+
+// elapsedMs waits for b and returns the device time from a to b.
+func (r *rt) elapsedMs(a, b uintptr) (float64, error) {
+	if err := r.check("event synchronize", r.drv.eventSync(b)); err != nil {
+		return 0, err
+	}
+	var ms float32
+	err := r.check("event elapsed", r.drv.eventElapsed(&ms, a, b))
+	return float64(ms), err
+}
+
+func (r *rt) sync() error { return r.check("synchronize", r.drv.sync()) }

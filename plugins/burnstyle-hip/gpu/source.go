@@ -1,0 +1,122 @@
+package gpu
+
+import (
+	"embed"
+	"fmt"
+	"strings"
+)
+
+//go:embed kernels/*.cuh kernels/*.cu
+var kernelFS embed.FS
+
+// geometry is everything a compiled program is specialised for. The inner
+// kernels take F, KB and the thread count as compile-time constants so their
+// loops unroll and per-thread arrays stay in registers.
+type geometry struct {
+	F, KB, NT int
+	MLP, BF16 bool
+	BaseLR    float64
+}
+
+// hidden is the inner model's width: F for linear, 4F for mlp.
+func (g geometry) hidden() int {
+	if g.MLP {
+		return 4 * g.F
+	}
+	return g.F
+}
+
+// source is the one program text: prelude, dense kernels, the portable GEMM
+// and the inner kernel of the model's type.
+func (g geometry) source() string {
+	files := []string{"prelude.cuh", "dense.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
+	if g.MLP {
+		files[4] = "inner_mlp.cu"
+	}
+	var b strings.Builder
+	for _, f := range files {
+		data, err := kernelFS.ReadFile("kernels/" + f)
+		if err != nil {
+			panic(err) // embedded at build time; cannot be missing
+		}
+		fmt.Fprintf(&b, "// ---- %s\n%s\n", f, data)
+	}
+	return b.String()
+}
+
+func (g geometry) defines() []string {
+	bf := 0
+	if g.BF16 {
+		bf = 1
+	}
+	return []string{
+		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
+		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
+	}
+}
+
+func innerName(mlp bool) string {
+	if mlp {
+		return "xb_inner_mlp"
+	}
+	return "xb_inner_linear"
+}
+
+func r4(x int) int { return (x + 3) / 4 * 4 }
+
+// smemBytes mirrors LIN_SMEM_FLOATS / MLP_SMEM_FLOATS of the kernel sources;
+// the emulator test fails if the two ever disagree.
+func (g geometry) smemBytes() int {
+	F, KB := g.F, g.KB
+	SF, SKT := F+4, KB+4
+	if !g.MLP {
+		stage := 3*KB*SF + F*SKT + r4(KB)
+		return 4 * (F*F + r4(F) + 2*stage + 4*KB*SF + r4(KB*KB) + 2*r4(KB))
+	}
+	H := 4 * F
+	SH, SW2 := H+4, F+1
+	return 4 * (F*H + r4(H*SW2) + r4(H) + r4(F) + 2*KB*SF + 2*KB*SF + F*SKT + r4(KB) +
+		3*KB*SH + 2*KB*SF + F*SKT + 2*r4(KB*KB) + 2*r4(KB))
+}
+
+// check states the kernels' shape assumptions, so an unsupported shape is an
+// error before anything is compiled rather than a wrong answer after.
+func (g geometry) check() error {
+	F, KB, NT, H := g.F, g.KB, g.NT, g.hidden()
+	switch {
+	case F%4 != 0 || KB%4 != 0:
+		return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
+	case F < 32 && 32%F != 0, F >= 32 && F%32 != 0:
+		return fmt.Errorf("head dim %d must divide 32 or be a multiple of 32", F)
+	case NT%32 != 0 || NT > 1024 || NT < KB:
+		return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least the mini-batch", NT)
+	case NT%H != 0:
+		return fmt.Errorf("%d threads must be a multiple of the inner width %d", NT, H)
+	case KB%(NT/F) != 0 || F%(NT/F) != 0:
+		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/F, KB, F)
+	case g.MLP && (KB%(NT/H) != 0 || F%(NT/H) != 0):
+		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/H, KB, F)
+	}
+	return nil
+}
+
+// pickThreads returns want if it fits the shape, else the first count of a
+// preference list that does.
+func pickThreads(g geometry, want int) (int, error) {
+	cands := []int{256, 512, 384, 128, 192, 768, 1024, 64, 32}
+	if want > 0 {
+		cands = []int{want}
+	}
+	var first error
+	for _, nt := range cands {
+		g.NT = nt
+		err := g.check()
+		if err == nil {
+			return nt, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return 0, first
+}

@@ -1,0 +1,133 @@
+package gpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/xbench/xbench/harness/tensorfile"
+)
+
+// layerW is one layer's device tensors. Matrices are in the act type
+// (float32 or bfloat16); vectors and the inner model's parameters are
+// float32 (in a bfloat16 run they hold bfloat16-rounded values: the spec
+// keeps norm statistics and the inner state in float32).
+type layerW struct {
+	tttNorm, mlpNorm, postW, postB devPtr
+	wqkvg                          devPtr // [C, ldp] = wq | wk | wv | lr_w^T | zero pad
+	lrB                            devPtr
+	wo, wgu, wdown                 devPtr // [C,C], [C,2I] = w_gate | w_up, [I,C]
+	inner                          innerW
+}
+
+type innerW struct{ W1, b1, W2, b2, lnw, lnb, tokd devPtr }
+
+type weights struct {
+	embed, finalNorm, rope devPtr
+	layers                 []layerW
+	ldp                    int
+}
+
+// host reads one named tensor as float32 and checks its shape.
+func host(w map[string]tensorfile.Tensor, name string, shape ...int) ([]float32, error) {
+	t, ok := w[name]
+	if !ok {
+		return nil, fmt.Errorf("weights: %s missing", name)
+	}
+	if len(t.Shape) != len(shape) {
+		return nil, fmt.Errorf("weights: %s has shape %v, want %v", name, t.Shape, shape)
+	}
+	for i := range shape {
+		if t.Shape[i] != shape[i] {
+			return nil, fmt.Errorf("weights: %s has shape %v, want %v", name, t.Shape, shape)
+		}
+	}
+	v, err := t.Float32s()
+	if err != nil {
+		return nil, fmt.Errorf("weights: %s: %w", name, err)
+	}
+	return v, nil
+}
+
+// toBF16 rounds to nearest even, as the kernels' stf does.
+func toBF16(x float32) uint16 {
+	u := math.Float32bits(x)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// upload copies v to a new device buffer: as the act type when act, else as
+// float32 (rounded through bfloat16 in a bfloat16 run when param).
+func (m *Model) upload(v []float32, act, param bool) (devPtr, error) {
+	var b []byte
+	switch {
+	case act && m.geo.BF16:
+		b = make([]byte, 2*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint16(b[2*i:], toBF16(x))
+		}
+	default:
+		b = make([]byte, 4*len(v))
+		for i, x := range v {
+			if param && m.geo.BF16 {
+				x = fromBF16(toBF16(x))
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+		}
+	}
+	p, err := m.alloc(int64(len(b)))
+	if err != nil {
+		return 0, err
+	}
+	return p, m.dev.rt.htod(p, b)
+}
+
+// param uploads a named float32 parameter (vector or inner state).
+func (m *Model) param(w map[string]tensorfile.Tensor, name string, shape ...int) (devPtr, error) {
+	v, err := host(w, name, shape...)
+	if err != nil {
+		return 0, err
+	}
+	return m.upload(v, false, true)
+}
+
+// loadInnerW uploads one layer's inner-model parameters.
+func (m *Model) loadInnerW(w map[string]tensorfile.Tensor, prefix string) (innerW, error) {
+	nh, f, h, kb := m.size.Heads, m.geo.F, m.geo.hidden(), m.geo.KB
+	var iw innerW
+	var err error
+	get := func(dst *devPtr, name string, shape ...int) {
+		if err == nil {
+			*dst, err = m.param(w, prefix+name, shape...)
+		}
+	}
+	get(&iw.W1, "W1", nh, f, h)
+	get(&iw.b1, "b1", nh, h)
+	if m.geo.MLP {
+		get(&iw.W2, "W2", nh, h, f)
+		get(&iw.b2, "b2", nh, f)
+	}
+	get(&iw.lnw, "ln_w", nh, f)
+	get(&iw.lnb, "ln_b", nh, f)
+	get(&iw.tokd, "tok_delta", kb)
+	return iw, err
+}
+
+// ropeTable is cos and sin of p * theta^(-2i/f) for p < KB, i < f/2, computed
+// in float64 so the device needs no transcendental for it.
+func (m *Model) ropeTable() []float32 {
+	f, kb := m.geo.F, m.geo.KB
+	t := make([]float32, 0, kb*f)
+	for p := 0; p < kb; p++ {
+		for i := 0; i < f/2; i++ {
+			a := float64(p) * math.Pow(10000, -2*float64(i)/float64(f))
+			t = append(t, float32(math.Cos(a)), float32(math.Sin(a)))
+		}
+	}
+	return t
+}
