@@ -1,0 +1,49 @@
+package sweep
+
+import (
+	"strings"
+
+	"github.com/xbench/xbench/harness/result"
+)
+
+// oomMarkers are how frameworks word running out of memory. A backend that
+// catches its own OOM reports status oom; one that lets the error escape
+// (an error reply, a crash with a traceback) is caught here, so every
+// framework's OOM lands in the same status and stops the larger cells.
+var oomMarkers = []string{
+	"out of memory",             // CUDA/HIP runtime, PyTorch, JAX ("RESOURCE_EXHAUSTED: Out of memory"), Linux
+	"outofmemoryerror",          // torch.cuda.OutOfMemoryError, torch.OutOfMemoryError
+	"resource_exhausted",        // XLA / JAX / TensorFlow
+	"cuda_error_out_of_memory",  // CUDA driver API
+	"cudaerrormemoryallocation", // CUDA runtime API
+	"hiperroroutofmemory",       // HIP
+	"cublas_status_alloc_failed",
+	"miopenstatusallocfailed",
+	"failed to allocate memory",
+	"std::bad_alloc",
+	"memoryerror", // Python's own
+}
+
+// IsOOM reports whether text reads like an out-of-memory error.
+func IsOOM(text string) bool {
+	t := strings.ToLower(text)
+	for _, m := range oomMarkers {
+		if strings.Contains(t, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// Classify turns a failed result whose message or output shows an
+// out-of-memory error into status oom. Other statuses are left alone: a
+// timeout stays a timeout even if the backend complained about memory.
+func Classify(r result.Result) result.Result {
+	if r.Status == result.StatusFailed && (IsOOM(r.Message) || IsOOM(r.Tail)) {
+		r.Status = result.StatusOOM
+		if !IsOOM(r.Message) {
+			r.Message += " (its output shows an out-of-memory error)"
+		}
+	}
+	return r
+}

@@ -1,0 +1,239 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Event is one cell reaching a file (or found finished already).
+type Event struct {
+	Worker   string
+	Cell     Cell
+	Result   result.Result
+	Took     time.Duration
+	Existing bool // finished by an earlier invocation; nothing ran
+}
+
+// Progress shows how far a sweep is: a redrawn bar with an ETA on a
+// terminal, one plain line per cell otherwise (logs, CI, SLURM output).
+type Progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	terminal bool
+	width    int
+	now      func() time.Time
+
+	total, done, workers int
+	counts               map[result.Status]int
+	weight               map[string]float64 // per cell key, for the ETA
+	remaining            float64            // weight of cells without a file
+	ranWeight            float64            // weight of cells that ran
+	ranTime              time.Duration
+	start                time.Time
+	running              map[string]string // worker -> what it runs
+	barShown             bool
+}
+
+// NewProgress writes to w; terminal selects the redrawn bar.
+func NewProgress(w io.Writer, terminal bool) *Progress {
+	p := &Progress{w: w, terminal: terminal, width: 100, now: time.Now}
+	if f, ok := w.(*os.File); ok && terminal {
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 20 {
+			p.width = int(ws.Col)
+		}
+	}
+	return p
+}
+
+// IsTerminal reports whether w is a terminal (not a file, pipe or /dev/null).
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// Start announces the cells of this invocation.
+func (p *Progress) Start(total, workers int, cells []Cell) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.total, p.workers, p.start = total, max(workers, 1), p.now()
+	p.counts, p.weight, p.running = map[result.Status]int{}, map[string]float64{}, map[string]string{}
+	// ETA weights: a fixed part per cell (start-up, compilation, warmup)
+	// plus a part proportional to the estimated cost. Rough, by design.
+	var sum float64
+	for _, c := range cells {
+		sum += c.Cost()
+	}
+	mean := sum / float64(max(len(cells), 1))
+	for _, c := range cells {
+		w := 1.0
+		if mean > 0 {
+			w += c.Cost() / mean
+		}
+		p.weight[c.Key()] = w
+		p.remaining += w
+	}
+	if !p.terminal {
+		fmt.Fprintf(p.w, "sweep: %d cells, %d worker(s)\n", total, p.workers)
+	}
+}
+
+// Begin notes that a worker started a cell.
+func (p *Progress) Begin(worker string, c Cell) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[worker] = Describe(c)
+	p.draw()
+}
+
+// Cell records a cell that has its file now.
+func (p *Progress) Cell(ev Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := ev.Cell.Key()
+	p.done++
+	p.counts[ev.Result.Status]++
+	p.remaining -= p.weight[key]
+	delete(p.running, ev.Worker)
+	if !ev.Existing && ev.Result.Status != result.StatusSkipped {
+		p.ranWeight += p.weight[key]
+		p.ranTime += ev.Took
+	}
+	if ev.Existing {
+		p.draw()
+		return
+	}
+	line := fmt.Sprintf("[%d/%d] %s: %s", p.done, p.total, Describe(ev.Cell), outcome(ev.Result))
+	if ev.Took > 0 {
+		line += fmt.Sprintf(" (%.1fs", ev.Took.Seconds())
+		if eta, ok := p.eta(); ok {
+			line += ", ETA " + eta
+		}
+		line += ")"
+	}
+	if ev.Worker != "" {
+		line = ev.Worker + " " + line
+	}
+	if p.terminal {
+		// Only what needs a look keeps a line of its own; the bar says the rest.
+		if ev.Result.Status != result.StatusOK {
+			p.above(line)
+		}
+		p.draw()
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+// Finish ends the bar with the final counts.
+func (p *Progress) Finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.terminal && p.barShown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.barShown = false
+	}
+	fmt.Fprintf(p.w, "sweep: %d of %d cells have a file (%s) after %s\n", p.done, p.total, countsText(p.counts), p.now().Sub(p.start).Round(time.Second))
+}
+
+// Write lets log lines through without tearing the bar.
+func (p *Progress) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.above(strings.TrimRight(string(b), "\n"))
+	p.draw()
+	return len(b), nil
+}
+
+func (p *Progress) above(line string) {
+	if p.terminal && p.barShown {
+		fmt.Fprint(p.w, "\r\033[K")
+		p.barShown = false
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *Progress) draw() {
+	if !p.terminal || p.total == 0 {
+		return
+	}
+	const barLen = 24
+	filled := barLen * p.done / p.total
+	bar := strings.Repeat("#", filled) + strings.Repeat(".", barLen-filled)
+	s := fmt.Sprintf("[%s] %d/%d %s | %s", bar, p.done, p.total, countsText(p.counts), p.now().Sub(p.start).Round(time.Second))
+	if eta, ok := p.eta(); ok {
+		s += ", ETA " + eta
+	}
+	for worker, what := range p.running {
+		s += " | " + strings.TrimSpace(worker+" "+what)
+		break
+	}
+	if len(s) > p.width-1 {
+		s = s[:p.width-1]
+	}
+	fmt.Fprint(p.w, "\r\033[K"+s)
+	p.barShown = true
+}
+
+// eta extrapolates the time per unit of weight of the cells that ran.
+func (p *Progress) eta() (string, bool) {
+	if p.ranWeight == 0 {
+		return "", false
+	}
+	left := time.Duration(float64(p.ranTime) / p.ranWeight * max(p.remaining, 0) / float64(p.workers))
+	return "~" + left.Round(time.Second).String(), true
+}
+
+func countsText(c map[result.Status]int) string {
+	var parts []string
+	for _, st := range Statuses {
+		if c[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", st, c[st]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none yet"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func outcome(r result.Result) string {
+	if r.Status == result.StatusOK && r.Stats != nil {
+		return fmt.Sprintf("ok, median %.3g ms", r.Stats.MedianMs)
+	}
+	msg := r.Message
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		msg = msg[:i]
+	}
+	if len(msg) > 160 {
+		msg = msg[:160] + "..."
+	}
+	if msg == "" {
+		return string(r.Status)
+	}
+	return string(r.Status) + ": " + msg
+}
+
+// Describe names a cell for people.
+func Describe(c Cell) string {
+	cfg := c.Config
+	s := fmt.Sprintf("%s %s %s %s %s b%d l%d", c.Backend, cfg.ModelSize, cfg.TTTType, cfg.Phase(), cfg.Dtype, cfg.Batch, cfg.SeqLen)
+	if cfg.MiniBatch != 16 {
+		s += fmt.Sprintf(" k%d", cfg.MiniBatch)
+	}
+	if cfg.Backbone != "" && cfg.Backbone != "transformer" {
+		s += " " + cfg.Backbone
+	}
+	return s + " on " + c.Device
+}

@@ -1,0 +1,369 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
+)
+
+// fake runs cells instantly with a status chosen per seq-len and records
+// every call.
+type fake struct {
+	mu       sync.Mutex
+	status   map[int]result.Status // by seq-len; ok otherwise
+	message  map[int]string
+	runs     map[string]int
+	restarts []string
+	onRun    func(c Cell) // called before each run (to interrupt)
+}
+
+func newFake() *fake {
+	return &fake{status: map[int]result.Status{}, message: map[int]string{}, runs: map[string]int{}}
+}
+
+func (f *fake) Run(ctx context.Context, name, device string, cfg result.Config, _ time.Duration) result.Result {
+	c := Cell{Backend: name, Device: device, Config: cfg}
+	if f.onRun != nil {
+		f.onRun(c)
+	}
+	f.mu.Lock()
+	f.runs[c.Key()]++
+	st, ok := f.status[cfg.SeqLen]
+	msg := f.message[cfg.SeqLen]
+	f.mu.Unlock()
+	if !ok {
+		st = result.StatusOK
+	}
+	r := result.Result{Backend: name, Status: st, Message: msg, Config: cfg, Device: result.Device{Kind: "cpu"}}
+	if ctx.Err() != nil {
+		r.Status, r.Message = result.StatusFailed, ctx.Err().Error()
+	}
+	if r.Status == result.StatusOK {
+		r.SamplesMs = []float64{1, 2, 3}
+	}
+	return f.Finalize(r)
+}
+
+func (f *fake) Finalize(r result.Result) result.Result {
+	r.SchemaVersion, r.RunID, r.Timestamp = result.SchemaVersion, "test", "2026-01-01T00:00:00Z"
+	if r.SamplesMs == nil {
+		r.SamplesMs = []float64{}
+	}
+	if r.Status == result.StatusOK {
+		st, _ := stats.Summarize(r.SamplesMs)
+		r.Stats = &st
+	}
+	return r
+}
+
+func (f *fake) Restart(name string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.restarts = append(f.restarts, name)
+}
+
+func (f *fake) Close() {}
+
+func plan(backend string, sizes []string, seqs []int) []Cell {
+	var out []Cell
+	for _, s := range sizes {
+		for _, l := range seqs {
+			out = append(out, cell(backend, s, l))
+		}
+	}
+	Order(out)
+	return out
+}
+
+func statuses(t *testing.T, dir string) map[string]result.Status {
+	t.Helper()
+	snap, err := Read(NewFolder(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Invalid) > 0 {
+		t.Fatalf("invalid cell files: %v", snap.Invalid[0].Err)
+	}
+	out := map[string]result.Status{}
+	for _, e := range snap.Cells {
+		out[e.Key] = e.Result.Status
+	}
+	return out
+}
+
+func TestLargerCellsSkippedAfterOOMOrTimeout(t *testing.T) {
+	dir := t.TempDir()
+	f := newFake()
+	f.status[128] = result.StatusOOM
+	f.status[96] = result.StatusTimeout // only on the 125m cell below: tiny@96 is not in the plan
+	p := plan("b", []string{"tiny", "125m"}, []int{64, 128, 256})
+	p = append(p, cell("b", "125m", 96), cell("other", "125m", 256))
+	Order(p)
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(t, dir)
+	want := map[string]result.Status{
+		cell("b", "tiny", 64).Key():      result.StatusOK,
+		cell("b", "tiny", 128).Key():     result.StatusOOM,
+		cell("b", "tiny", 256).Key():     result.StatusSkipped,
+		cell("b", "125m", 64).Key():      result.StatusOK, // shorter than the OOM: still run
+		cell("b", "125m", 96).Key():      result.StatusTimeout,
+		cell("b", "125m", 128).Key():     result.StatusSkipped,
+		cell("b", "125m", 256).Key():     result.StatusSkipped,
+		cell("other", "125m", 256).Key(): result.StatusOK, // another backend is not affected
+	}
+	for k, st := range want {
+		if got[k] != st {
+			t.Errorf("%s: status %q, want %q", k, got[k], st)
+		}
+		if st == result.StatusSkipped && f.runs[k] != 0 {
+			t.Errorf("%s was skipped but ran %d times", k, f.runs[k])
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d cell files, want %d", len(got), len(want))
+	}
+}
+
+func TestInterruptedSweepResumesWithoutRerunning(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny"}, []int{16, 32, 48, 64, 80, 96})
+	f := newFake()
+	ctx, cancel := context.WithCancel(context.Background())
+	f.onRun = func(c Cell) {
+		if c.Config.SeqLen == 64 {
+			cancel() // interrupted while the fourth cell runs
+		}
+	}
+	_, err := Run(ctx, NewFolder(dir), p, []Worker{{Exec: f}}, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sweep returned %v, want context.Canceled", err)
+	}
+	if got := len(statuses(t, dir)); got != 3 {
+		t.Fatalf("after the interrupt %d cells have files, want 3 (the interrupted one must not be recorded)", got)
+	}
+	f.onRun = nil
+	sum, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Existing != 3 || sum.Written[result.StatusOK] != 3 {
+		t.Errorf("rerun: %d existing, %v written; want 3 existing, 3 ok", sum.Existing, sum.Written)
+	}
+	for _, c := range p {
+		want := 1
+		if c.Config.SeqLen == 64 {
+			want = 2 // interrupted once, then run for real
+		}
+		if f.runs[c.Key()] != want {
+			t.Errorf("%s ran %d times, want %d", c.Key(), f.runs[c.Key()], want)
+		}
+	}
+	if got := statuses(t, dir); len(got) != len(p) {
+		t.Errorf("%d cells have files, want %d", len(got), len(p))
+	}
+	// A third run has nothing to do; --force runs everything again.
+	if sum, _ := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{}); sum.Existing != len(p) || len(sum.Written) != 0 {
+		t.Errorf("finished sweep rerun: %d existing, %v written", sum.Existing, sum.Written)
+	}
+	if sum, _ := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{Force: true}); sum.Written[result.StatusOK] != len(p) {
+		t.Errorf("--force wrote %v, want %d ok", sum.Written, len(p))
+	}
+}
+
+func TestFailuresAreClassifiedRestartedAndKeepTheirTail(t *testing.T) {
+	dir := t.TempDir()
+	f := newFake()
+	f.status[32], f.message[32] = result.StatusFailed, "run: backend error: RuntimeError: CUDA out of memory"
+	f.status[48], f.message[48] = result.StatusFailed, "segfault"
+	tails := NewTails()
+	f.onRun = func(c Cell) { tails.Accept("xbench.b.xbench", 3 /* info */, "line of "+Describe(c)) }
+	p := []Cell{cell("b", "tiny", 16), cell("b", "tiny", 48), cell("c", "tiny", 32)}
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f, Tails: tails}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := Read(NewFolder(dir))
+	byKey := map[string]result.Result{}
+	for _, e := range snap.Cells {
+		byKey[e.Key] = e.Result
+	}
+	if r := byKey[cell("c", "tiny", 32).Key()]; r.Status != result.StatusOOM {
+		t.Errorf("CUDA out of memory error became %s, want oom", r.Status)
+	}
+	failed := byKey[cell("b", "tiny", 48).Key()]
+	if failed.Status != result.StatusFailed || !strings.Contains(failed.Tail, "line of b tiny linear forward float32 b1 l48") {
+		t.Errorf("failed cell: status %s, tail %q; want failed with the backend's line of that cell", failed.Status, failed.Tail)
+	}
+	if strings.Contains(failed.Tail, "l16") {
+		t.Errorf("failed cell's tail holds output of an earlier cell: %q", failed.Tail)
+	}
+	if len(f.restarts) != 1 || f.restarts[0] != "b" {
+		t.Errorf("restarts %v, want [b] (after the failed cell only)", f.restarts)
+	}
+}
+
+func TestWorkersRunEveryCellOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny", "125m"}, []int{16, 32, 48, 64, 80, 96, 112, 128})
+	f := newFake()
+	workers := []Worker{{Name: "gpu 0", Exec: f}, {Name: "gpu 1", Exec: f}, {Name: "gpu 2", Exec: f}}
+	var out bytes.Buffer
+	if _, err := Run(context.Background(), NewFolder(dir), p, workers, Options{Progress: NewProgress(&out, false)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p {
+		if f.runs[c.Key()] != 1 {
+			t.Errorf("%s ran %d times", c.Key(), f.runs[c.Key()])
+		}
+	}
+	if !strings.Contains(out.String(), "16 of 16 cells have a file (ok 16)") {
+		t.Errorf("progress output lacks the final count:\n%s", out.String())
+	}
+}
+
+func TestShardsSeeEachOthersCells(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny"}, []int{16, 32, 48, 64})
+	f := newFake()
+	f.status[16] = result.StatusOOM
+	// Shard 0 of 2 gets l16 and l48; shard 1 gets l32 and l64, which are
+	// larger than shard 0's out-of-memory cell.
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{Shard: 0, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{Shard: 1, Shards: 2}); err != nil {
+		t.Fatal(err)
+	}
+	got := statuses(t, dir)
+	for _, l := range []int{32, 48, 64} {
+		if k := cell("b", "tiny", l).Key(); got[k] != result.StatusSkipped {
+			t.Errorf("l%d: %s, want skipped after shard 0's oom", l, got[k])
+		}
+	}
+	snap, _ := Read(NewFolder(dir))
+	if len(snap.Pending) != 0 || !snap.HasPlan {
+		t.Errorf("pending %d (plan %v), want none", len(snap.Pending), snap.HasPlan)
+	}
+}
+
+func TestInvalidCellFileIsRerunAndReported(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny"}, []int{16, 32})
+	bad := filepath.Join(dir, p[1].Key()+".json")
+	if err := os.WriteFile(bad, []byte(`{"status": "ok"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Read(NewFolder(dir))
+	if err != nil || len(snap.Invalid) != 1 || len(snap.Cells) != 0 {
+		t.Fatalf("snapshot of a folder with one broken file: %d invalid, %d cells, %v", len(snap.Invalid), len(snap.Cells), err)
+	}
+	var status bytes.Buffer
+	_ = WriteStatus(&status, snap)
+	if !strings.Contains(status.String(), "invalid cell file") {
+		t.Errorf("--status does not report the broken file:\n%s", status.String())
+	}
+	f := newFake()
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got := statuses(t, dir); got[p[1].Key()] != result.StatusOK {
+		t.Errorf("broken cell after rerun: %q, want ok", got[p[1].Key()])
+	}
+}
+
+func TestClearFailures(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny"}, []int{16, 32, 48, 64})
+	f := newFake()
+	f.status[16], f.status[32] = result.StatusUnsupported, result.StatusFailed
+	f.status[48] = result.StatusTimeout // and l64 is skipped after it
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	removed, err := NewFolder(dir).ClearFailures()
+	if err != nil || len(removed) != 3 {
+		t.Fatalf("cleared %v (%v), want the failed, timeout and skipped cells", removed, err)
+	}
+	got := statuses(t, dir)
+	if len(got) != 1 || got[p[0].Key()] != result.StatusUnsupported {
+		t.Errorf("left %v, want only the unsupported cell", got)
+	}
+}
+
+func TestLockExcludesASecondSweep(t *testing.T) {
+	dir := t.TempDir()
+	whole, err := LockFolder(dir, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var busy *BusyError
+	if _, err := LockFolder(dir, 0, 1); !errors.As(err, &busy) || !strings.Contains(err.Error(), "pid ") {
+		t.Errorf("second whole sweep: %v, want a BusyError naming the holder", err)
+	}
+	if _, err := LockFolder(dir, 1, 4); !errors.As(err, &busy) {
+		t.Errorf("shard while a whole sweep runs: %v, want BusyError", err)
+	}
+	whole.Release()
+	s0, err := LockFolder(dir, 0, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := LockFolder(dir, 1, 4)
+	if err != nil {
+		t.Errorf("two shards of one sweep must run together: %v", err)
+	} else {
+		s1.Release()
+	}
+	if _, err := LockFolder(dir, 0, 4); !errors.As(err, &busy) {
+		t.Errorf("shard 0 twice: %v, want BusyError", err)
+	}
+	if _, err := LockFolder(dir, 0, 1); !errors.As(err, &busy) {
+		t.Errorf("whole sweep while a shard runs: %v, want BusyError", err)
+	}
+	s0.Release()
+}
+
+func TestCSVAndStatus(t *testing.T) {
+	dir := t.TempDir()
+	p := plan("b", []string{"tiny"}, []int{16, 32})
+	f := newFake()
+	f.status[32], f.message[32] = result.StatusFailed, "broke\nsecond line"
+	if _, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Read(NewFolder(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var csvOut, status bytes.Buffer
+	if err := WriteCSV(&csvOut, snap); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(csvOut.String()), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "backend,model_size,ttt_type,phase,dtype,batch,seq_len") {
+		t.Fatalf("csv:\n%s", csvOut.String())
+	}
+	if !strings.HasPrefix(lines[1], "b,tiny,linear,forward,float32,1,16,16,transformer,cpu,,ok,2,") {
+		t.Errorf("ok row: %s", lines[1])
+	}
+	if !strings.Contains(lines[2], ",failed,,") || !strings.Contains(lines[2], ",broke,") {
+		t.Errorf("failed row (no stats, first line of the message): %s", lines[2])
+	}
+	if err := WriteStatus(&status, snap); err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(strings.Split(status.String(), "\n")[1])
+	if strings.Join(fields, " ") != "b 1 0 0 1 0 0 0" {
+		t.Errorf("status row %q, want b with 1 ok and 1 failed:\n%s", fields, status.String())
+	}
+}
