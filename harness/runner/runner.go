@@ -57,8 +57,10 @@ func ParseMode(s string) (Mode, error) {
 }
 
 // Resolve turns ModeAuto into ModeNix or ModeVenv: nix when lookPath("nix")
-// succeeds and repoRoot/flake.nix is a regular file, venv otherwise. Other
-// modes are returned as they are. A nil lookPath means exec.LookPath.
+// succeeds, repoRoot/flake.nix is a regular file and nix has flakes enabled
+// (without them `nix develop` cannot run, e.g. Debian's nix-bin as installed,
+// which CI has only to parse the .nix files); venv otherwise. Other modes are
+// returned as they are. A nil lookPath means exec.LookPath.
 func Resolve(m Mode, repoRoot string, lookPath func(string) (string, error)) Mode {
 	if m != ModeAuto {
 		return m
@@ -70,6 +72,9 @@ func Resolve(m Mode, repoRoot string, lookPath func(string) (string, error)) Mod
 		return ModeVenv
 	}
 	if fi, err := os.Stat(filepath.Join(repoRoot, "flake.nix")); err != nil || !fi.Mode().IsRegular() {
+		return ModeVenv
+	}
+	if !flakesEnabled() {
 		return ModeVenv
 	}
 	return ModeNix

@@ -72,6 +72,7 @@ func TestResolve(t *testing.T) {
 		want     Mode
 	}{
 		{"auto nix and flake", ModeAuto, withFlake, hasNix, ModeNix},
+		{"auto nix without flakes enabled", ModeAuto, withFlake, hasNix, ModeVenv},
 		{"auto no nix", ModeAuto, withFlake, noNix, ModeVenv},
 		{"auto no flake", ModeAuto, noFlake, hasNix, ModeVenv},
 		{"auto flake.nix is a directory", ModeAuto, flakeIsDir, hasNix, ModeVenv},
@@ -81,10 +82,31 @@ func TestResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			saved := flakesEnabled
+			defer func() { flakesEnabled = saved }()
+			flakesEnabled = func() bool { return tt.name != "auto nix without flakes enabled" }
 			if got := Resolve(tt.mode, tt.root, tt.lookPath); got != tt.want {
 				t.Errorf("Resolve(%q, %s) = %q, want %q", tt.mode, tt.root, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestFeaturesOn(t *testing.T) {
+	tests := []struct {
+		conf string
+		want bool
+	}{
+		{"", false},
+		{"experimental-features = nix-command flakes", true},
+		{"experimental-features = nix-command\nextra-experimental-features = flakes", true},
+		{"experimental-features = nix-command", false},
+		{"# experimental-features flakes nix-command", false},
+	}
+	for _, tt := range tests {
+		if got := featuresOn(tt.conf, "nix-command", "flakes"); got != tt.want {
+			t.Errorf("featuresOn(%q) = %v, want %v", tt.conf, got, tt.want)
+		}
 	}
 }
 

@@ -12,6 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
+	"regexp"
 	"sync"
 	"syscall"
 	"time"
@@ -19,6 +21,9 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 )
+
+// nonFinite finds a bare NaN or Infinity value (after ':', ',' or '[').
+var nonFinite = regexp.MustCompile(`[:,\[]\s*-?(NaN|Infinity)\s*[,\]}]`)
 
 // Backend is one long-lived child process. It starts on the first call and
 // stays alive for every later one, so imports and compilation are paid once.
@@ -65,8 +70,14 @@ func (b *Backend) start() error {
 	}
 	cmd := exec.Command(b.argv[0], b.argv[1:]...)
 	cmd.Dir, cmd.Env = b.dir, b.env
-	// Its own process group, so a timeout can kill everything it spawned.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// It stays in this process's group, which the harness made for the
+	// plugin (harness/plugin), so a timeout or restart that kills the group
+	// ends the program and everything it spawned. Pdeathsig ends it when
+	// this process dies without the chance to kill it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// A grandchild holding stderr open must not keep Wait (and the request
+	// that waits on it) blocked after the program itself is gone.
+	cmd.WaitDelay = 2 * time.Second
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("start %s: %w", b.argv[0], err)
@@ -86,7 +97,7 @@ func (b *Backend) start() error {
 }
 
 // call sends one request and reads its reply; ctx cancellation kills the
-// process group, since a hung backend cannot be interrupted politely.
+// program, since a hung backend cannot be interrupted politely.
 func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -122,6 +133,11 @@ func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 		var rep reply
 		if err := json.Unmarshal(r.line, &rep); err != nil {
 			b.killLocked()
+			if nonFinite.Match(r.line) {
+				// Python's json writes NaN and Infinity, which JSON has no
+				// words for; say so rather than "invalid character 'N'".
+				return reply{}, fmt.Errorf("%s: backend reply holds NaN or Infinity, which JSON cannot carry (a sample or statistic that is not a finite number?): %q", op, truncate(r.line, 200))
+			}
 			return reply{}, fmt.Errorf("%s: backend wrote a line that is not a JSON reply (%q): %w", op, truncate(r.line, 200), err)
 		}
 		if rep.ID != id {
@@ -139,6 +155,11 @@ func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 func (b *Backend) died(op string, cause error) error {
 	select {
 	case <-b.exited:
+		// How it ended (exit status 3, signal: segmentation fault) says
+		// more than the EOF on its stdout.
+		if st := b.cmd.ProcessState; st != nil {
+			cause = fmt.Errorf("%w; %s", cause, st)
+		}
 	case <-time.After(2 * time.Second):
 	}
 	b.killLocked()
@@ -149,7 +170,10 @@ func (b *Backend) killLocked() {
 	if b.cmd == nil || b.cmd.Process == nil {
 		return
 	}
-	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
+	// Only the program: its group is the plugin's own. What the program
+	// spawned dies with the group when the harness restarts the backend,
+	// which it does after every killed request.
+	_ = b.cmd.Process.Kill()
 	<-b.exited
 	b.cmd = nil
 }
@@ -161,12 +185,25 @@ type ExitError struct {
 	Tail  string
 }
 
+// Error puts the backend's last words on the first line, where tables and
+// logs look; the whole tail travels separately (result.Tail).
 func (e *ExitError) Error() string {
 	msg := fmt.Sprintf("%s: backend process exited (%v)", e.Op, e.Cause)
-	if e.Tail != "" {
-		msg += "; its last output:\n" + e.Tail
+	if last := lastLines(e.Tail, 3); last != "" {
+		msg += "; last output: " + last
 	}
 	return msg
+}
+
+func lastLines(s string, n int) string {
+	var keep []string
+	lines := strings.Split(s, "\n")
+	for i := len(lines) - 1; i >= 0 && len(keep) < n; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			keep = append([]string{l}, keep...)
+		}
+	}
+	return strings.Join(keep, " | ")
 }
 
 func (e *ExitError) Unwrap() error { return e.Cause }
@@ -190,17 +227,29 @@ func (b *Backend) Run(ctx context.Context, req backend.RunRequest) (result.Resul
 	if err != nil {
 		var exit *ExitError
 		if errors.As(err, &exit) {
-			return result.Result{Status: result.StatusFailed, Config: req.Config,
-				Message: fmt.Sprintf("backend process exited during run: %v", exit.Cause), Tail: exit.Tail}, nil
+			r := failedResult(req, fmt.Sprintf("backend process exited during run: %v", exit.Cause))
+			r.Tail = exit.Tail
+			return r, nil
 		}
 		return result.Result{}, err
 	}
 	res, err := result.DecodeBackendResult(rep.Result)
 	if err != nil {
-		return result.Result{Status: result.StatusFailed, Config: req.Config,
-			Message: "backend returned an invalid result: " + err.Error()}, nil
+		return failedResult(req, "backend returned an invalid result: "+err.Error()), nil
 	}
 	return res, nil
+}
+
+// failedResult is a failure the harness reports for the backend. It must
+// itself pass the schema check on the harness side (device kind, samples
+// list), or that check's complaint would replace the reason.
+func failedResult(req backend.RunRequest, msg string) result.Result {
+	kind := req.Device
+	if kind != "cuda" && kind != "rocm" {
+		kind = "cpu"
+	}
+	return result.Result{Status: result.StatusFailed, Config: req.Config, Message: msg,
+		Device: result.Device{Kind: kind}, SamplesMs: []float64{}}
 }
 
 // Export has the backend write its outputs for verification.

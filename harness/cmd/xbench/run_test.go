@@ -1,0 +1,104 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
+)
+
+var tinyRun = []string{"--device", "cpu", "--model-size", "tiny", "--seq-len", "64", "--warmup", "1", "--repeats", "3"}
+
+func TestRunNativeAndPyTorchJSON(t *testing.T) {
+	dir := t.TempDir()
+	args := append([]string{"run", "--backends", "burnstyle-hip,pytorch", "--json", "--results", dir}, tinyRun...)
+	o := xb(t, nil, args...)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	rs := jsonResults(t, o.stdout)
+	if len(rs) != 2 {
+		t.Fatalf("want 2 results, got %d", len(rs))
+	}
+	for _, r := range rs {
+		if r.Status != result.StatusOK || len(r.SamplesMs) != 3 || r.Stats == nil || r.RunID != rs[0].RunID || r.Device.Kind != "cpu" {
+			t.Errorf("%s: status %s, %d samples, stats %v, run id %q", r.Backend, r.Status, len(r.SamplesMs), r.Stats, r.RunID)
+		}
+	}
+	onDisk, err := store.ReadAll(dir)
+	if err != nil || len(onDisk) != 2 {
+		t.Fatalf("results folder holds %d results (%v)", len(onDisk), err)
+	}
+}
+
+func TestRunTable(t *testing.T) {
+	o := xb(t, nil, append([]string{"run", "--backends", "burnstyle-hip", "--results", t.TempDir()}, tinyRun...)...)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	for _, w := range []string{"backend", "median ms", "95% CI ms", "burnstyle-hip", "1.00x", "ok"} {
+		if !strings.Contains(o.stdout, w) {
+			t.Errorf("table lacks %q:\n%s", w, o.stdout)
+		}
+	}
+}
+
+func TestThrowawayBackend(t *testing.T) {
+	dir := throwaway(t, nil)
+	o := xb(t, nil, "backends", "--plugin-path", dir)
+	if o.code != 0 || !strings.Contains(o.stdout, "example") {
+		t.Fatalf("backends: exit %d, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	}
+	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, tinyRun...)...)
+	rs := jsonResults(t, o.stdout)
+	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusOK || rs[0].Backend != "example" {
+		t.Fatalf("run: exit %d, results %+v\n%s", o.code, rs, o.stderr)
+	}
+	// A configuration outside its capabilities is answered, not crashed on.
+	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir(), "--ttt-type", "mlp"}, tinyRun...)...)
+	rs = jsonResults(t, o.stdout)
+	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusUnsupported || !strings.Contains(rs[0].Message, "ttt-type mlp") {
+		t.Fatalf("unsupported: exit %d, results %+v\n%s", o.code, rs, o.stderr)
+	}
+}
+
+func TestEnvNixRunsThroughDevelop(t *testing.T) {
+	dir := throwaway(t, func(m map[string]any) { m["shell"] = "bench-pytorch" })
+	log := filepath.Join(t.TempDir(), "nix.log")
+	path := filepath.Join(root, "harness/runner/testdata/fake-nix") + string(os.PathListSeparator) + os.Getenv("PATH")
+	o := xb(t, []string{"PATH=" + path, "FAKE_NIX_LOG=" + log}, append([]string{"run", "--env", "nix", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, tinyRun...)...)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	raw, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatalf("the stand-in nix was not called: %v", err)
+	}
+	if want := "develop " + root + "#bench-pytorch --command python3 "; !strings.Contains(string(raw), want) {
+		t.Errorf("nix called as %q, want it to contain %q", raw, want)
+	}
+	rs := jsonResults(t, o.stdout)
+	if len(rs) != 1 || rs[0].Status != result.StatusOK || rs[0].Env.Runner != "nix" {
+		t.Errorf("results %+v", rs)
+	}
+}
+
+func TestVerifyNativeAndPyTorch(t *testing.T) {
+	for _, tt := range []string{"linear", "mlp"} {
+		t.Run(tt, func(t *testing.T) {
+			dump := t.TempDir()
+			o := xb(t, nil, "verify", "--backends", "burnstyle-hip,pytorch", "--device", "cpu", "--model-size", "tiny", "--ttt-type", tt, "--dump", dump, "--results", t.TempDir())
+			if o.code != 0 || strings.Count(o.stdout, " pass") != 2 {
+				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+			}
+			for _, f := range []string{"weights.safetensors", "tokens.safetensors", "pytorch.safetensors", "burnstyle-hip.safetensors"} {
+				if _, err := os.Stat(filepath.Join(dump, f)); err != nil {
+					t.Errorf("--dump lacks %s", f)
+				}
+			}
+		})
+	}
+}
