@@ -34,7 +34,8 @@ func TestFinalize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := s.Finalize(result.Result{Backend: "x", Status: tt.status, Config: cfg, SamplesMs: tt.samples})
+			r := s.Finalize(result.Result{Backend: "x", Status: tt.status, Config: cfg, SamplesMs: tt.samples,
+				Warnings: []string{"cv above 10%: the backend's own judgement"}})
 			if r.Status != tt.wantStatus || !strings.Contains(r.Message, tt.wantMsg) {
 				t.Fatalf("status %s message %q; want %s containing %q", r.Status, r.Message, tt.wantStatus, tt.wantMsg)
 			}
@@ -47,7 +48,10 @@ func TestFinalize(t *testing.T) {
 			if r.Stats != nil && math.Abs(r.TokensPerS-200/(r.Stats.MedianMs/1000)) > 1e-9 {
 				t.Errorf("tokens/s %v", r.TokensPerS)
 			}
-			if got := len(r.Warnings) > 0; got != tt.wantWarn {
+			if tt.wantStatus == result.StatusOK && (len(r.Warnings) > 1 || (len(r.Warnings) == 1 && !strings.Contains(r.Warnings[0], "is above"))) {
+				t.Errorf("backend cv warning not replaced by the harness's: %v", r.Warnings)
+			}
+			if got := len(r.Warnings) > 0 && strings.Contains(r.Warnings[0], "is above"); got != tt.wantWarn {
 				t.Errorf("warnings %v, want warning %v", r.Warnings, tt.wantWarn)
 			}
 		})

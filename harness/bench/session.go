@@ -22,6 +22,9 @@ type Session struct {
 	env     []string // extra environment for plugin processes (GPU pinning)
 	RunID   string
 	Meta    Meta
+	// OnStart, when set, hears how long each backend process took to start
+	// and answer Info: the fixed cost a long-lived process pays only once.
+	OnStart func(name string, took time.Duration)
 	mu      sync.Mutex
 	started map[string]*started
 }
@@ -50,6 +53,7 @@ func (s *Session) Backend(ctx context.Context, name string) (backend.Backend, ba
 	if st, ok := s.started[name]; ok && !st.proc.Exited() {
 		return st.proc.Backend, st.info, nil
 	}
+	t0 := time.Now()
 	proc, err := s.reg.Start(ctx, name, s.env)
 	if err != nil {
 		return nil, backend.Info{}, err
@@ -60,6 +64,9 @@ func (s *Session) Backend(ctx context.Context, name string) (backend.Backend, ba
 		return nil, backend.Info{}, fmt.Errorf("backend %q info: %w", name, err)
 	}
 	s.started[name] = &started{proc: proc, info: info}
+	if s.OnStart != nil {
+		s.OnStart(name, time.Since(t0))
+	}
 	return proc.Backend, info, nil
 }
 

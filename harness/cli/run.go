@@ -73,7 +73,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
+	sess := a.newSession(reg, root)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends)
 	if err != nil {
@@ -102,6 +102,15 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 		writeRunTable(a.Stdout, results, baseline)
 	}
 	return failedError(results)
+}
+
+// newSession starts a session that reports each backend's start-up time.
+func (a *App) newSession(reg *registry.Registry, root string) *bench.Session {
+	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
+	sess.OnStart = func(name string, took time.Duration) {
+		fmt.Fprintf(a.Stderr, "started %s in %.2fs (process, imports, handshake; paid once per invocation)\n", name, took.Seconds())
+	}
+	return sess
 }
 
 func failedError(results []result.Result) error {

@@ -62,7 +62,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create --dump folder %s: %w", dir, err)
 	}
-	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
+	sess := a.newSession(reg, root)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends)
 	if err != nil {
