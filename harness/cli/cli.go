@@ -61,8 +61,10 @@ type command struct {
 func (a *App) commands() []command {
 	return []command{
 		{name: "run", summary: "time backends side by side on one configuration", run: runCmd},
+		{name: "sweep", summary: "run many configurations into one resumable folder", run: sweepCmd},
 		{name: "verify", summary: "check that backends compute the same model", run: verifyCmd},
 		{name: "compare", summary: "compare two runs: ratio, interval, test and verdict per backend", run: compareCmd},
+		{name: "report", summary: "write an HTML report with charts from a results folder", run: reportCmd},
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/xbench/xbench/harness/report"
+)
+
+func reportCmd(_ context.Context, a *App, args []string) error {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	var resultsDir, out, baseline string
+	fs.StringVar(&resultsDir, "results", "results", "results folder (or one run's folder), read recursively")
+	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write; charts go beside it as <name>-<chart>.svg and .png")
+	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
+	if help, err := parseFlags(a, fs, args); help || err != nil {
+		return err
+	}
+	if st, err := os.Stat(resultsDir); err != nil || !st.IsDir() {
+		return usagef("--results %q is not a folder", resultsDir)
+	}
+	r, err := report.Load(resultsDir, "")
+	if err != nil {
+		return err
+	}
+	if baseline != "" {
+		if !contains(r.Backends, baseline) {
+			return usagef("--baseline %q has no results in %s (backends: %s)", baseline, resultsDir, strings.Join(r.Backends, ", "))
+		}
+		r.Baseline = baseline
+	}
+	files, err := r.Write(out)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "report: %d results of %d backends, %d configurations; wrote %s and %d chart files\n",
+		len(r.Results), len(r.Backends), len(r.Configs), out, len(files)-1)
+	return nil
+}

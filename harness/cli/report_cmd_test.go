@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/compare/sweeptest"
+)
+
+// TestReportTwoBackends is the acceptance check: a report of a
+// two-backend sweep is an HTML file whose charts name both backends.
+func TestReportTwoBackends(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sweeptest.WriteStandard(dir, "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	_, stderr, code, err := runApp(t, "report", "--results", dir, "--out", out, "--baseline", "burnstyle-hip")
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if !strings.Contains(stderr, "2 backends, 32 configurations") {
+		t.Errorf("stderr %q", stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []string{"burnstyle-hip", "pytorch"} {
+		if strings.Count(string(page), ">"+b+"</text>") < 6 {
+			t.Errorf("the page's charts name %s fewer than 6 times", b)
+		}
+		svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-roofline.svg"))
+		if err != nil || !strings.Contains(string(svg), ">"+b+"</text>") {
+			t.Errorf("roofline svg does not name %s: %v", b, err)
+		}
+	}
+	for _, bad := range [][]string{{"--results", filepath.Join(dir, "nope")}, {"--results", dir, "--baseline"}, {"--results", dir, "extra"}} {
+		if _, _, code, _ := runApp(t, append([]string{"report"}, bad...)...); code != 2 {
+			t.Errorf("report %v: exit %d, want 2", bad, code)
+		}
+	}
+	if _, _, code, err := runApp(t, "report", "--results", dir, "--out", out, "--baseline", "jax"); code != 2 || !strings.Contains(err.Error(), "jax") {
+		t.Errorf("unknown baseline: exit %d %v, want 2", code, err)
+	}
+}

@@ -1,0 +1,52 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// BarGroup is one series of a grouped bar chart: a value per category
+// (NaN where it has none).
+type BarGroup struct {
+	Name   string
+	Color  color.Color
+	Values []float64
+}
+
+// Bars draws one cluster per category, one bar per group, with the
+// category labels slanted so long configuration names fit.
+func Bars(a Axes, categories []string, groups []BarGroup) (*gplot.Plot, error) {
+	p := newPlot(a.Title, a.XLabel, a.YLabel)
+	if len(groups) == 0 {
+		return p, nil
+	}
+	w := vg.Points(math.Max(4, math.Min(14, 60/float64(len(groups)))))
+	for i, g := range groups {
+		vals := make(plotter.Values, len(categories))
+		for j := range vals {
+			if j < len(g.Values) && !math.IsNaN(g.Values[j]) {
+				vals[j] = g.Values[j]
+			}
+		}
+		b, err := plotter.NewBarChart(vals, w)
+		if err != nil {
+			return nil, fmt.Errorf("bars %q group %s: %w", a.Title, g.Name, err)
+		}
+		b.Color, b.LineStyle.Width = g.Color, 0
+		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
+		p.Add(b)
+		p.Legend.Add(g.Name, b)
+	}
+	p.NominalX(categories...)
+	headroom(p, false)
+	p.X.Tick.Label.Rotation = math.Pi / 5
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.Add(plotter.NewGrid())
+	return p, nil
+}

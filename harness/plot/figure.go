@@ -1,0 +1,139 @@
+// Package plot draws the report's charts with gonum.org/v1/plot. It knows
+// nothing about results: callers hand it named series, bar groups and
+// grids of cells, and it returns figures rendered as SVG and PNG. Keeping
+// it generic keeps the drawing testable on its own and the report's
+// choices (what to plot) in harness/report.
+package plot
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"strings"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+func init() {
+	// Liberation Sans is metric-compatible with Arial, so an SVG viewed
+	// where Liberation is missing falls back (see svgFonts) to a font of
+	// the same widths and the layout computed here still fits.
+	gplot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+}
+
+// Palette is colour-blind safe (Okabe-Ito), in the order colours are
+// handed to backends.
+var Palette = []color.Color{
+	color.RGBA{0, 114, 178, 255},   // blue
+	color.RGBA{213, 94, 0, 255},    // vermillion
+	color.RGBA{0, 158, 115, 255},   // bluish green
+	color.RGBA{204, 121, 167, 255}, // reddish purple
+	color.RGBA{230, 159, 0, 255},   // orange
+	color.RGBA{86, 180, 233, 255},  // sky blue
+	color.RGBA{240, 228, 66, 255},  // yellow
+	color.RGBA{0, 0, 0, 255},       // black
+}
+
+// Color is the i-th palette colour, cycling.
+func Color(i int) color.Color { return Palette[i%len(Palette)] }
+
+// Figure is one chart file: a grid of panels (row-major) drawn together.
+type Figure struct {
+	Name   string // file name without extension
+	Title  string
+	Panels [][]*gplot.Plot
+	Width  vg.Length
+	Height vg.Length
+}
+
+// Single is a figure of one panel.
+func Single(name, title string, p *gplot.Plot, w, h vg.Length) Figure {
+	return Figure{Name: name, Title: title, Panels: [][]*gplot.Plot{{p}}, Width: w, Height: h}
+}
+
+func (f Figure) draw(c draw.Canvas) {
+	rows := len(f.Panels)
+	cols := 0
+	for _, r := range f.Panels {
+		cols = max(cols, len(r))
+	}
+	if rows == 1 && cols == 1 {
+		f.Panels[0][0].Draw(c)
+		return
+	}
+	// Align needs a full grid; missing cells stay empty.
+	grid := make([][]*gplot.Plot, rows)
+	for i, r := range f.Panels {
+		grid[i] = make([]*gplot.Plot, cols)
+		copy(grid[i], r)
+	}
+	tiles := draw.Tiles{Rows: rows, Cols: cols, PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2, PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2}
+	canvases := gplot.Align(grid, tiles, c)
+	for i := range grid {
+		for j, p := range grid[i] {
+			if p != nil {
+				p.Draw(canvases[i][j])
+			}
+		}
+	}
+}
+
+// SVG renders the figure as a standalone SVG document.
+func (f Figure) SVG() ([]byte, error) {
+	c := vgsvg.New(f.Width, f.Height)
+	f.draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("render %s as svg: %w", f.Name, err)
+	}
+	return svgFonts(buf.Bytes()), nil
+}
+
+// PNG renders the figure at dpi dots per inch on a white background.
+func (f Figure) PNG(dpi int) ([]byte, error) {
+	c := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	f.draw(draw.New(c))
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("render %s as png: %w", f.Name, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// svgFonts adds fallbacks to the font family vgsvg names, so a viewer
+// without Liberation Sans uses a metric-compatible font.
+func svgFonts(svg []byte) []byte {
+	return []byte(strings.ReplaceAll(string(svg), "font-family:Liberation Sans;",
+		"font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
+}
+
+// InlineSVG strips the XML prolog so the SVG can sit inside HTML.
+func InlineSVG(svg []byte) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return s
+}
+
+// newPlot is a panel with the common styling.
+func newPlot(title, xlabel, ylabel string) *gplot.Plot {
+	p := gplot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.X.Label.Text = xlabel
+	p.Y.Label.Text = ylabel
+	p.X.Label.TextStyle.Font.Size = vg.Points(10)
+	p.Y.Label.TextStyle.Font.Size = vg.Points(10)
+	p.X.Tick.Label.Font.Size = vg.Points(9)
+	p.Y.Tick.Label.Font.Size = vg.Points(9)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
+	p.Legend.Top = true
+	return p
+}

@@ -1,0 +1,101 @@
+package plot
+
+import (
+	"image/color"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Cell is one square of a grid: its fill and the text written in it.
+type Cell struct {
+	Color color.Color // nil leaves the cell blank
+	Text  string
+}
+
+// Grid is a categorical heat map: Rows[i] by Cols[j] holds Cells[i][j].
+// Row 0 is drawn at the top, as a table reads.
+type Grid struct {
+	Title, XLabel, YLabel string
+	Rows, Cols            []string
+	Cells                 [][]Cell
+}
+
+// GridPlot draws g with the labels on the axes and the text in the cells.
+// gonum's HeatMap needs a numeric palette; statuses and ratios with their
+// numbers written in are clearer drawn cell by cell.
+func GridPlot(g Grid) *gplot.Plot {
+	p := newPlot(g.Title, g.XLabel, g.YLabel)
+	p.Add(gridPlotter{g})
+	var xt, yt gplot.ConstantTicks
+	for j, c := range g.Cols {
+		xt = append(xt, gplot.Tick{Value: float64(j), Label: c})
+	}
+	for i, r := range g.Rows {
+		yt = append(yt, gplot.Tick{Value: float64(len(g.Rows) - 1 - i), Label: r})
+	}
+	p.X.Tick.Marker, p.Y.Tick.Marker = xt, yt
+	p.X.Tick.Length, p.Y.Tick.Length = 0, 0
+	p.X.Padding, p.Y.Padding = 0, 0
+	p.X.LineStyle.Width, p.Y.LineStyle.Width = 0, 0
+	return p
+}
+
+type gridPlotter struct{ g Grid }
+
+func (gp gridPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
+	return -0.5, float64(len(gp.g.Cols)) - 0.5, -0.5, float64(len(gp.g.Rows)) - 0.5
+}
+
+func (gp gridPlotter) Plot(c draw.Canvas, plt *gplot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	n := len(gp.g.Rows)
+	border := draw.LineStyle{Color: color.White, Width: vg.Points(1)}
+	for i, row := range gp.g.Cells {
+		y := float64(n - 1 - i)
+		for j, cell := range row {
+			x := float64(j)
+			x0, x1, y0, y1 := trX(x-0.5), trX(x+0.5), trY(y-0.5), trY(y+0.5)
+			rect := []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}
+			if cell.Color != nil {
+				c.FillPolygon(cell.Color, rect)
+			}
+			c.StrokeLines(border, append(rect, rect[0]))
+			if cell.Text != "" {
+				sty := draw.TextStyle{Color: textOn(cell.Color), Font: plt.Y.Tick.Label.Font,
+					XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plt.Y.Tick.Label.Handler}
+				sty.Font.Size = vg.Points(8)
+				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, cell.Text)
+			}
+		}
+	}
+}
+
+// textOn is black on light fills and white on dark ones.
+func textOn(bg color.Color) color.Color {
+	if bg == nil {
+		return color.Black
+	}
+	r, g, b, _ := bg.RGBA()
+	if 0.299*float64(r)+0.587*float64(g)+0.114*float64(b) < 0.5*0xffff {
+		return color.White
+	}
+	return color.Black
+}
+
+// Diverging maps t in [-1, 1] to green (-1, better) through near-white
+// (0) to red (+1, worse); values beyond are clamped.
+func Diverging(t float64) color.Color {
+	t = max(-1, min(1, t))
+	white := [3]float64{247, 247, 247}
+	end := [3]float64{215, 48, 39} // red
+	if t < 0 {
+		end, t = [3]float64{26, 152, 80}, -t // green
+	}
+	var c [3]uint8
+	for k := range c {
+		c[k] = uint8(white[k] + t*(end[k]-white[k]) + 0.5)
+	}
+	return color.RGBA{c[0], c[1], c[2], 255}
+}

@@ -1,0 +1,181 @@
+package plot
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"sort"
+	"strconv"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Series is one named line (or set of points).
+type Series struct {
+	Name       string
+	Color      color.Color
+	X, Y       []float64
+	PointsOnly bool // a scatter, no connecting line
+	Shape      int  // glyph shape index (see shapes)
+}
+
+// Axes labels a panel and picks its scales.
+type Axes struct {
+	Title, XLabel, YLabel string
+	LogX, LogY            bool
+	// XTicks, when set, puts ticks exactly at these values (the sweep's
+	// sequence lengths, say) instead of powers of ten.
+	XTicks []float64
+	// XTickLabels, when as long as XTicks, labels them (model sizes).
+	XTickLabels []string
+}
+
+var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
+
+// Lines draws series against shared axes. Points that a log axis cannot
+// show (zero, negative, NaN) are dropped rather than failing the chart.
+func Lines(a Axes, series []Series) (*gplot.Plot, error) {
+	p := newPlot(a.Title, a.XLabel, a.YLabel)
+	setScales(p, a)
+	for i, s := range series {
+		xys := points(s, a)
+		if len(xys) == 0 {
+			continue
+		}
+		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: shapes[s.Shape%len(shapes)]}
+		if s.PointsOnly {
+			sc, err := plotter.NewScatter(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)
+			}
+			sc.GlyphStyle = glyph
+			p.Add(sc)
+			p.Legend.Add(s.Name, sc)
+			continue
+		}
+		l, sc, err := plotter.NewLinePoints(xys)
+		if err != nil {
+			return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)
+		}
+		l.LineStyle.Color, l.LineStyle.Width = s.Color, vg.Points(1.5)
+		sc.GlyphStyle = glyph
+		p.Add(l, sc)
+		p.Legend.Add(s.Name, l, sc)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Left = true
+	headroom(p, a.LogY)
+	return p, nil
+}
+
+// headroom raises the top of the y axis so the legend, which gonum draws
+// inside the data area, sits above the data whichever way the lines run.
+func headroom(p *gplot.Plot, logY bool) {
+	if logY {
+		if p.Y.Min > 0 {
+			p.Y.Min /= 1.5
+		}
+		p.Y.Max *= 4
+		return
+	}
+	p.Y.Max += 0.3 * (p.Y.Max - p.Y.Min)
+}
+
+func setScales(p *gplot.Plot, a Axes) {
+	if a.LogX {
+		p.X.Scale = gplot.LogScale{}
+		p.X.Tick.Marker = logTicks{}
+	}
+	if a.LogY {
+		p.Y.Scale = gplot.LogScale{}
+		p.Y.Tick.Marker = logTicks{}
+	}
+	if len(a.XTicks) > 0 {
+		var ticks gplot.ConstantTicks
+		for i, t := range a.XTicks {
+			label := strconv.FormatFloat(t, 'g', -1, 64)
+			if len(a.XTickLabels) == len(a.XTicks) {
+				label = a.XTickLabels[i]
+			}
+			ticks = append(ticks, gplot.Tick{Value: t, Label: label})
+		}
+		sort.Slice(ticks, func(i, j int) bool { return ticks[i].Value < ticks[j].Value })
+		p.X.Tick.Marker = ticks
+	}
+}
+
+func points(s Series, a Axes) plotter.XYs {
+	var xys plotter.XYs
+	for i := range s.X {
+		x, y := s.X[i], s.Y[i]
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) ||
+			a.LogX && x <= 0 || a.LogY && y <= 0 {
+			continue
+		}
+		xys = append(xys, plotter.XY{X: x, Y: y})
+	}
+	return xys
+}
+
+// Ceiling is one roof: a compute peak and the memory bandwidth under it.
+type Ceiling struct {
+	Name       string
+	Color      color.Color
+	PeakTFLOPs float64 // TFLOP/s
+	TBps       float64 // memory bandwidth, TB/s
+}
+
+// Roofline draws achieved TFLOP/s against arithmetic intensity (FLOP per
+// byte) on log-log axes, under each ceiling min(peak, bandwidth *
+// intensity). The x range covers the points and every ridge point.
+func Roofline(title string, pts []Series, ceilings []Ceiling) (*gplot.Plot, error) {
+	a := Axes{Title: title, XLabel: "arithmetic intensity (FLOP/byte)", YLabel: "achieved TFLOP/s", LogX: true, LogY: true}
+	for i := range pts {
+		pts[i].PointsOnly = true
+	}
+	p, err := Lines(a, pts)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range pts {
+		for _, x := range s.X {
+			if x > 0 {
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+		}
+	}
+	for _, c := range ceilings {
+		if c.TBps > 0 && c.PeakTFLOPs > 0 {
+			ridge := c.PeakTFLOPs / c.TBps
+			lo, hi = math.Min(lo, ridge), math.Max(hi, ridge)
+		}
+	}
+	if math.IsInf(lo, 0) {
+		return p, nil
+	}
+	lo, hi = lo/4, hi*4
+	for _, c := range ceilings {
+		if c.TBps <= 0 || c.PeakTFLOPs <= 0 {
+			continue
+		}
+		ridge := c.PeakTFLOPs / c.TBps
+		xys := plotter.XYs{{X: lo, Y: c.TBps * lo}, {X: ridge, Y: c.PeakTFLOPs}, {X: hi, Y: c.PeakTFLOPs}}
+		l, err := plotter.NewLine(xys)
+		if err != nil {
+			return nil, fmt.Errorf("roofline %q ceiling %s: %w", title, c.Name, err)
+		}
+		l.LineStyle.Color, l.LineStyle.Width = c.Color, vg.Points(1.2)
+		l.LineStyle.Dashes = []vg.Length{vg.Points(5), vg.Points(3)}
+		p.Add(l)
+		p.Legend.Add(c.Name, l)
+	}
+	// Room above the highest roof for the legend.
+	for _, c := range ceilings {
+		p.Y.Max = math.Max(p.Y.Max, 4*c.PeakTFLOPs)
+	}
+	return p, nil
+}

@@ -1,0 +1,100 @@
+package plot
+
+import (
+	"bytes"
+	"image/color"
+	"image/png"
+	"math"
+	"strings"
+	"testing"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+)
+
+func TestFiguresRender(t *testing.T) {
+	lines, err := Lines(Axes{Title: "t", XLabel: "x", YLabel: "y", LogX: true, LogY: true, XTicks: []float64{512, 1024}},
+		[]Series{{Name: "alpha", Color: Color(0), X: []float64{512, 1024, 0}, Y: []float64{1, 2, 3}},
+			{Name: "beta", Color: Color(1), X: []float64{512, 1024}, Y: []float64{math.NaN(), 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bars, err := Bars(Axes{Title: "b"}, []string{"c1", "c2"}, []BarGroup{{Name: "alpha", Color: Color(0), Values: []float64{1, math.NaN()}},
+		{Name: "beta", Color: Color(1), Values: []float64{2, 3}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	roof, err := Roofline("r", []Series{{Name: "alpha", Color: Color(0), X: []float64{50}, Y: []float64{10}},
+		{Name: "beta", Color: Color(1), X: []float64{100}, Y: []float64{20}}},
+		[]Ceiling{{Name: "float32 roof", Color: color.Black, PeakTFLOPs: 60, TBps: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	grid := GridPlot(Grid{Title: "g", Rows: []string{"row one", "row two"}, Cols: []string{"alpha", "beta"},
+		Cells: [][]Cell{{{Color: Diverging(-1), Text: "0.50x"}, {Text: "-"}}, {{Color: Diverging(1), Text: "oom"}, {Color: Diverging(0), Text: "1.00x"}}}})
+	figs := []Figure{
+		Single("lines", "", lines, 5*vg.Inch, 4*vg.Inch),
+		Single("bars", "", bars, 5*vg.Inch, 4*vg.Inch),
+		Single("roofline", "", roof, 5*vg.Inch, 4*vg.Inch),
+		Single("grid", "", grid, 5*vg.Inch, 3*vg.Inch),
+		{Name: "multi", Panels: [][]*gplot.Plot{{lines, bars}, {roof}}, Width: 8 * vg.Inch, Height: 6 * vg.Inch},
+	}
+	for _, f := range figs {
+		svg, err := f.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{">alpha</text>", ">beta</text>", "'Liberation Sans',Arial"} {
+			if !bytes.Contains(svg, []byte(want)) {
+				t.Errorf("%s.svg lacks %q", f.Name, want)
+			}
+		}
+		if in := InlineSVG(svg); !strings.HasPrefix(in, "<svg") {
+			t.Errorf("%s: inline SVG starts %q", f.Name, in[:min(20, len(in))])
+		}
+		raw, err := f.PNG(72)
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(bytes.NewReader(raw))
+		if err != nil || img.Bounds().Dx() != int(f.Width.Points()) {
+			t.Errorf("%s.png: %v, %v", f.Name, err, img.Bounds())
+		}
+	}
+}
+
+func TestLogTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{15, 260, []string{"20", "50", "100", "200"}},
+		{0.3, 1e6, []string{"1", "10", "100", "1000", "10000", "100000", "1000000"}},
+		{1e7, 3e7, []string{"1e+07", "2e+07"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, tk := range (logTicks{}).Ticks(tt.lo, tt.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(tt.want, " ") {
+			t.Errorf("ticks(%g, %g) = %v, want %v", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
+
+func TestDivergingAndText(t *testing.T) {
+	for _, tt := range []struct {
+		t    float64
+		want color.RGBA
+	}{{0, color.RGBA{247, 247, 247, 255}}, {1, color.RGBA{215, 48, 39, 255}}, {-5, color.RGBA{26, 152, 80, 255}}} {
+		if got := Diverging(tt.t); got != tt.want {
+			t.Errorf("Diverging(%g) = %v, want %v", tt.t, got, tt.want)
+		}
+	}
+	if textOn(color.Black) != color.White || textOn(color.White) != color.Black || textOn(nil) != color.Black {
+		t.Error("text colour should contrast with its fill")
+	}
+}

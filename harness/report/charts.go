@@ -1,0 +1,365 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/xbench/xbench/harness/compare"
+	"github.com/xbench/xbench/harness/plot"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// Chart is one figure with the caption the page prints under it.
+type Chart struct {
+	plot.Figure
+	Caption string
+}
+
+// maxPanels bounds the small multiples of one figure; a larger sweep is
+// cut, and the caption says so.
+const maxPanels = 12
+
+// Charts chooses and builds every figure the data supports; a figure
+// without data (no backward runs, one sequence length) is left out.
+func (r *Report) Charts() ([]Chart, error) {
+	var out []Chart
+	for _, build := range []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.backwardForward,
+		r.ratioHeatmap, r.feasibility, r.roofline} {
+		c, err := build()
+		if err != nil {
+			return nil, err
+		}
+		if c != nil {
+			out = append(out, *c)
+		}
+	}
+	return out, nil
+}
+
+func (r *Report) color(backendName string) color.Color {
+	return plot.Color(slices.Index(r.Backends, backendName))
+}
+
+// facets groups configurations by cfg with the swept field cleared.
+func facets(cfgs []result.Config, clear func(*result.Config)) ([]result.Config, map[result.Config][]result.Config) {
+	var keys []result.Config
+	groups := map[result.Config][]result.Config{}
+	for _, c := range cfgs {
+		k := c
+		k.Warmup, k.Repeats = 0, 0
+		clear(&k)
+		if _, seen := groups[k]; !seen {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], c)
+	}
+	return keys, groups
+}
+
+// grid lays panels out two to a row.
+func grid(panels []*gplot.Plot) [][]*gplot.Plot {
+	var rows [][]*gplot.Plot
+	for i := 0; i < len(panels); i += 2 {
+		rows = append(rows, panels[i:min(i+2, len(panels))])
+	}
+	return rows
+}
+
+func (r *Report) median(b string, c result.Config) float64 {
+	if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK && res.Stats != nil {
+		return res.Stats.MedianMs
+	}
+	return math.NaN()
+}
+
+func (r *Report) timeVsSeqLen() (*Chart, error) {
+	keys, groups := facets(r.Configs, func(c *result.Config) { c.SeqLen = 0 })
+	var panels []*gplot.Plot
+	cut := 0
+	for _, k := range keys {
+		cfgs := groups[k]
+		if len(cfgs) < 2 {
+			continue
+		}
+		if len(panels) == maxPanels {
+			cut++
+			continue
+		}
+		var ticks []float64
+		for _, c := range cfgs {
+			ticks = append(ticks, float64(c.SeqLen))
+		}
+		var series []plot.Series
+		for _, b := range r.Backends {
+			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
+			for _, c := range cfgs {
+				s.X, s.Y = append(s.X, float64(c.SeqLen)), append(s.Y, r.median(b, c))
+			}
+			series = append(series, s)
+		}
+		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "seq"), XLabel: "sequence length (tokens)", YLabel: "median time (ms)",
+			LogX: true, LogY: true, XTicks: ticks}, series)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil, nil
+	}
+	caption := "Median time per call against sequence length, log-log; a missing point did not finish (see the feasibility map)."
+	return r.multiples("time-vs-seq-len", "Time against sequence length", panels, cut, caption), nil
+}
+
+func (r *Report) throughputVsSize() (*Chart, error) {
+	keys, groups := facets(r.Configs, func(c *result.Config) { c.ModelSize, c.SeqLen = "", 0 })
+	var panels []*gplot.Plot
+	cut := 0
+	for _, k := range keys {
+		// One sequence length per panel: the one with the most finished
+		// runs (ties: the longest), so sizes are compared like for like.
+		count := map[int]int{}
+		sizes := map[int]map[string]bool{}
+		for _, c := range groups[k] {
+			if sizes[c.SeqLen] == nil {
+				sizes[c.SeqLen] = map[string]bool{}
+			}
+			sizes[c.SeqLen][c.ModelSize] = true
+			for _, b := range r.Backends {
+				if !math.IsNaN(r.median(b, c)) {
+					count[c.SeqLen]++
+				}
+			}
+		}
+		best := 0
+		for l, n := range count {
+			if len(sizes[l]) >= 2 && (best == 0 || n > count[best] || n == count[best] && l > best) {
+				best = l
+			}
+		}
+		if best == 0 {
+			continue
+		}
+		if len(panels) == maxPanels {
+			cut++
+			continue
+		}
+		var cfgs []result.Config
+		for _, c := range groups[k] {
+			if c.SeqLen == best {
+				cfgs = append(cfgs, c)
+			}
+		}
+		var ticks []float64
+		var labels []string
+		params := func(c result.Config) float64 {
+			s, _ := ttt.LookupSize(c.ModelSize)
+			return float64(ttt.NumParams(s, c.TTTType, c.MiniBatch, c.Backbone)) / 1e6
+		}
+		for _, c := range cfgs {
+			ticks, labels = append(ticks, params(c)), append(labels, c.ModelSize)
+		}
+		var series []plot.Series
+		for _, b := range r.Backends {
+			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
+			for _, c := range cfgs {
+				tps := math.NaN()
+				if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK {
+					tps = res.TokensPerS
+				}
+				s.X, s.Y = append(s.X, params(c)), append(s.Y, tps)
+			}
+			series = append(series, s)
+		}
+		k.SeqLen = best
+		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "size"), XLabel: "model size (million parameters)", YLabel: "tokens/s",
+			LogX: true, LogY: true, XTicks: ticks, XTickLabels: labels}, series)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil, nil
+	}
+	caption := "Throughput (tokens per second at the median) against model size, at one sequence length per panel."
+	return r.multiples("throughput-vs-size", "Throughput against model size", panels, cut, caption), nil
+}
+
+func (r *Report) backwardForward() (*Chart, error) {
+	var cats []string
+	vals := make([][]float64, len(r.Backends))
+	for _, c := range r.Configs {
+		if c.Phase() != "forward" {
+			continue
+		}
+		bc := c
+		bc.Backward = true
+		if _, ok := r.byConfig[compare.ConfigKey(bc)]; !ok {
+			continue
+		}
+		cats = append(cats, fmt.Sprintf("%s %s %s L%d", c.ModelSize, c.TTTType, c.Dtype, c.SeqLen))
+		for i, b := range r.Backends {
+			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+		}
+	}
+	if len(cats) == 0 {
+		return nil, nil
+	}
+	var groups []plot.BarGroup
+	for i, b := range r.Backends {
+		groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+	}
+	p, err := plot.Bars(plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}, cats, groups)
+	if err != nil {
+		return nil, err
+	}
+	w := vg.Length(math.Max(7, 1+0.45*float64(len(cats)))) * vg.Inch
+	return &Chart{Figure: plot.Single("backward-forward", "Backward against forward", p, w, 4.5*vg.Inch),
+		Caption: fmt.Sprintf("Median of the backward call (forward plus gradients) over the forward median, per configuration; ttt.CostOf counts %dx the FLOPs. A missing bar: one of the two did not finish.", ttt.BackwardFactor)}, nil
+}
+
+func (r *Report) heatmapSize() (vg.Length, vg.Length) {
+	return vg.Length(math.Max(7, 3.5+1.4*float64(len(r.Backends)))) * vg.Inch,
+		vg.Length(1.4+0.26*float64(len(r.Configs))) * vg.Inch
+}
+
+func (r *Report) ratioHeatmap() (*Chart, error) {
+	g := plot.Grid{Title: "Time ratio to " + r.Baseline + " (green faster, red slower)", Cols: r.Backends}
+	for _, t := range r.Tables() {
+		g.Rows = append(g.Rows, t.Label)
+		row := make([]plot.Cell, len(r.Backends))
+		for _, x := range t.Rows {
+			j := slices.Index(r.Backends, x.Backend)
+			switch {
+			case !math.IsNaN(x.Ratio):
+				row[j] = plot.Cell{Color: plot.Diverging(math.Log2(x.Ratio)), Text: fmt.Sprintf("%.2fx", x.Ratio)}
+			case x.Status != result.StatusOK:
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
+			default:
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: "no baseline"}
+			}
+		}
+		for j := range row {
+			if row[j].Text == "" {
+				row[j] = plot.Cell{Text: "-"}
+			}
+		}
+		g.Cells = append(g.Cells, row)
+	}
+	w, h := r.heatmapSize()
+	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
+		Caption: "Median time over the baseline's median on the same configuration; colour is log2 of the ratio, saturating at 2x either way."}, nil
+}
+
+// statusColors are the feasibility map's fills.
+var statusColors = map[result.Status]color.Color{
+	result.StatusOK:          color.RGBA{166, 219, 160, 255},
+	result.StatusOOM:         color.RGBA{214, 96, 77, 255},
+	result.StatusUnsupported: color.RGBA{186, 186, 186, 255},
+	result.StatusFailed:      color.RGBA{253, 184, 99, 255},
+	result.StatusTimeout:     color.RGBA{253, 184, 99, 255},
+	result.StatusSkipped:     color.RGBA{224, 224, 224, 255},
+}
+
+func (r *Report) feasibility() (*Chart, error) {
+	g := plot.Grid{Title: "Which configurations fit (out of memory in red)", Cols: r.Backends}
+	for _, c := range r.Configs {
+		g.Rows = append(g.Rows, compare.Label(c))
+		row := make([]plot.Cell, len(r.Backends))
+		for j, b := range r.Backends {
+			row[j] = plot.Cell{Text: "-"}
+			if res, ok := r.Result(b, c); ok {
+				row[j] = plot.Cell{Color: statusColors[res.Status], Text: string(res.Status)}
+			}
+		}
+		g.Cells = append(g.Cells, row)
+	}
+	w, h := r.heatmapSize()
+	return &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
+		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}, nil
+}
+
+func (r *Report) roofline() (*Chart, error) {
+	var series []plot.Series
+	var dev result.Device
+	dtypes := map[string]bool{}
+	for _, b := range r.Backends {
+		s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
+		for _, t := range r.Tables() {
+			for _, x := range t.Rows {
+				if x.Backend == b && !math.IsNaN(x.TFLOPs) {
+					s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
+					dtypes[t.Config.Dtype] = true
+					if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
+						dev = res.Device
+					}
+				}
+			}
+		}
+		series = append(series, s)
+	}
+	if len(dtypes) == 0 {
+		return nil, nil
+	}
+	var ceilings []plot.Ceiling
+	caption := "Achieved FLOP/s (ttt.CostOf FLOPs over the median) against arithmetic intensity (FLOPs over compulsory bytes). "
+	cal, ok := r.Calibration(dev)
+	if ok {
+		var names []string
+		for d := range dtypes {
+			names = append(names, d)
+		}
+		slices.Sort(names)
+		for i, d := range names {
+			if peak := cal.MatmulTFLOPs[d]; peak > 0 && cal.CopyGBps > 0 {
+				ceilings = append(ceilings, plot.Ceiling{Name: fmt.Sprintf("%s roof: %.4g TFLOP/s, %.4g GB/s", d, peak, cal.CopyGBps),
+					Color: color.Gray{Y: uint8(40 + 60*i)}, PeakTFLOPs: peak, TBps: cal.CopyGBps / 1000})
+			}
+		}
+		caption += fmt.Sprintf("Ceilings measured by xbench calibrate through %s on %s.", cal.Backend, cal.Device.Name)
+	} else {
+		caption += "No calibration in this folder: run xbench calibrate to draw the device's ceilings."
+	}
+	p, err := plot.Roofline("Roofline", series, ceilings)
+	if err != nil {
+		return nil, err
+	}
+	return &Chart{Figure: plot.Single("roofline", "Roofline", p, 8*vg.Inch, 5.5*vg.Inch), Caption: caption}, nil
+}
+
+// multiples wraps panels into a two-column figure.
+func (r *Report) multiples(name, title string, panels []*gplot.Plot, cut int, caption string) *Chart {
+	rows := grid(panels)
+	if cut > 0 {
+		caption += fmt.Sprintf(" %d more panels are not drawn.", cut)
+	}
+	w := 11 * vg.Inch
+	if len(panels) == 1 {
+		w = 6.5 * vg.Inch
+	}
+	return &Chart{Figure: plot.Figure{Name: name, Title: title, Panels: rows, Width: w, Height: vg.Length(len(rows)) * 3.6 * vg.Inch},
+		Caption: caption}
+}
+
+// facetLabel names a panel by the fields its configurations share.
+func facetLabel(c result.Config, swept string) string {
+	s := ""
+	if swept != "size" {
+		s = c.ModelSize + " "
+	}
+	s += fmt.Sprintf("%s %s %s b%d K%d", c.TTTType, c.Phase(), c.Dtype, c.Batch, c.MiniBatch)
+	if swept == "size" {
+		s += fmt.Sprintf(" L%d", c.SeqLen)
+	}
+	if c.Backbone != "" && c.Backbone != "transformer" {
+		s += " " + c.Backbone
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package report
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/xbench/xbench/harness/plot"
+)
+
+// chromium finds Debian's chromium (or another headless-capable build).
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("XBENCH_REQUIRE_CHROMIUM") == "1" {
+		t.Fatal("XBENCH_REQUIRE_CHROMIUM=1 but no chromium on PATH (apt-get install chromium)")
+	}
+	t.Skip("no chromium on PATH; set XBENCH_REQUIRE_CHROMIUM=1 to make this a failure")
+	return ""
+}
+
+// TestReportInChromium opens the report the way a reader would, in a
+// headless browser with no network, and checks from the screenshot that
+// the page and its charts were drawn: a picture of the right size, not one
+// colour, with enough ink, and with both backends' line colours on it.
+// XBENCH_SCREENSHOT=path keeps the screenshot for a person to look at.
+func TestReportInChromium(t *testing.T) {
+	bin := chromium(t)
+	r := standard(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(dir, "screenshot.png")
+	// The deadline only stops a hung browser; nothing is timed.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--no-first-run", "--user-data-dir="+filepath.Join(dir, "profile"),
+		"--screenshot="+shot, "--window-size=1400,3000", "file://"+out)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium: %v\n%s", err, msg)
+	}
+	f, err := os.Open(shot)
+	if err != nil {
+		t.Fatalf("no screenshot: %v", err)
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		t.Fatalf("decode screenshot: %v", err)
+	}
+	if keep := os.Getenv("XBENCH_SCREENSHOT"); keep != "" {
+		raw, _ := os.ReadFile(shot)
+		if err := os.WriteFile(keep, raw, 0o644); err != nil {
+			t.Errorf("keep screenshot: %v", err)
+		}
+	}
+	b := img.Bounds()
+	if b.Dx() != 1400 || b.Dy() != 3000 {
+		t.Errorf("screenshot is %dx%d, want 1400x3000", b.Dx(), b.Dy())
+	}
+	ink, colours := 0, map[color.RGBA]bool{}
+	near := make([]int, 2) // pixels in the first two backends' colours
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			c := rgba(img, x, y)
+			colours[c] = true
+			if int(c.R)+int(c.G)+int(c.B) < 3*235 {
+				ink++
+			}
+			for i := range near {
+				if nearColor(c, rgbaOf(plot.Color(i))) {
+					near[i]++
+				}
+			}
+		}
+	}
+	frac := float64(ink) / float64(b.Dx()*b.Dy())
+	t.Logf("screenshot %s: %d colours, %.1f%% ink, backend colour pixels %v", shot, len(colours), 100*frac, near)
+	if len(colours) < 16 {
+		t.Errorf("screenshot has %d distinct colours: the page did not render", len(colours))
+	}
+	if frac < 0.02 {
+		t.Errorf("only %.2f%% of the screenshot is not white: the charts did not render", 100*frac)
+	}
+	for i, n := range near {
+		if n < 200 {
+			t.Errorf("only %d pixels in %s's colour: its lines were not drawn", n, r.Backends[i])
+		}
+	}
+}
+
+func rgba(img image.Image, x, y int) color.RGBA {
+	return color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+}
+
+func rgbaOf(c color.Color) color.RGBA { return color.RGBAModel.Convert(c).(color.RGBA) }
+
+func nearColor(a, b color.RGBA) bool {
+	d := func(x, y uint8) int {
+		if x > y {
+			return int(x - y)
+		}
+		return int(y - x)
+	}
+	return d(a.R, b.R)+d(a.G, b.G)+d(a.B, b.B) < 40
+}

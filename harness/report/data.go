@@ -1,0 +1,190 @@
+// Package report turns a results folder into one self-contained HTML page
+// with its charts also written as SVG and PNG files. data.go reads and
+// indexes the folder, summary.go and fastp.go compute the tables,
+// charts.go chooses what to draw (harness/plot draws it) and html.go lays
+// the page out.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/compare"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// CalibrationFile is the name xbench calibrate stores its measurement
+// under, in the run's folder beside the results.
+const CalibrationFile = "_calibration.json"
+
+// VerifyRow is the part of a row of an xbench verify record the report uses.
+type VerifyRow struct {
+	Backend string  `json:"backend"`
+	Device  string  `json:"device"`
+	Dtype   string  `json:"dtype"`
+	Verdict string  `json:"verdict"`
+	RelL2   float64 `json:"rel_l2"`
+}
+
+// VerifyRecord is one _verify_*.json file.
+type VerifyRecord struct {
+	RunID  string        `json:"run_id"`
+	Config result.Config `json:"config"`
+	Rows   []VerifyRow   `json:"rows"`
+	Path   string        `json:"-"`
+}
+
+// Report is a results folder, indexed.
+type Report struct {
+	Dir          string
+	Results      []result.Result // newest per backend and configuration, in table order
+	Backends     []string        // sorted
+	Configs      []result.Config // sorted by compare.CompareConfigs
+	Baseline     string
+	Verify       []VerifyRecord
+	Calibrations []backend.Calibration
+	Superseded   int
+	byConfig     map[string]map[string]result.Result // config key -> backend -> result
+}
+
+// Load reads dir recursively. baseline names the backend ratios and fast_p
+// are measured against; "" picks pytorch when present (the eager reference
+// implementation) and otherwise the first backend by name.
+func Load(dir, baseline string) (*Report, error) {
+	set, err := compare.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Dir: dir, Superseded: set.Superseded, byConfig: map[string]map[string]result.Result{}}
+	backends := map[string]bool{}
+	for _, res := range set.Results {
+		r.Results = append(r.Results, res)
+		backends[res.Backend] = true
+		k := compare.ConfigKey(res.Config)
+		if r.byConfig[k] == nil {
+			r.byConfig[k] = map[string]result.Result{}
+			r.Configs = append(r.Configs, res.Config)
+		}
+		r.byConfig[k][res.Backend] = res
+	}
+	for b := range backends {
+		r.Backends = append(r.Backends, b)
+	}
+	sort.Strings(r.Backends)
+	slices.SortFunc(r.Configs, compare.CompareConfigs)
+	slices.SortFunc(r.Results, func(a, b result.Result) int {
+		if c := compare.CompareConfigs(a.Config, b.Config); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Backend, b.Backend)
+	})
+	switch {
+	case baseline != "" && !backends[baseline]:
+		return nil, fmt.Errorf("report: --baseline %q has no results in %s (backends: %s)", baseline, dir, strings.Join(r.Backends, ", "))
+	case baseline != "":
+		r.Baseline = baseline
+	case backends["pytorch"]:
+		r.Baseline = "pytorch"
+	default:
+		r.Baseline = r.Backends[0]
+	}
+	if err := r.loadSidecars(dir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// loadSidecars reads the verify records and calibrations stored beside
+// the results (files starting with "_").
+func (r *Report) loadSidecars(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		name := d.Name()
+		switch {
+		case strings.HasPrefix(name, "_verify_") && strings.HasSuffix(name, ".json"):
+			var v VerifyRecord
+			if err := readJSON(p, &v); err != nil {
+				return err
+			}
+			v.Path = p
+			r.Verify = append(r.Verify, v)
+		case name == CalibrationFile:
+			var c backend.Calibration
+			if err := readJSON(p, &c); err != nil {
+				return err
+			}
+			r.Calibrations = append(r.Calibrations, c)
+		}
+		return nil
+	})
+}
+
+func readJSON(path string, v any) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("report: read %s: %w", path, err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("report: decode %s: %w", path, err)
+	}
+	return nil
+}
+
+// Result is backend's result on c, if any.
+func (r *Report) Result(backendName string, c result.Config) (result.Result, bool) {
+	res, ok := r.byConfig[compare.ConfigKey(c)][backendName]
+	return res, ok
+}
+
+// Verification is backend's verify verdict that stands for configuration
+// c: a record of the same inner model, dtype, backbone and inner-only
+// setting (verify checks forward outputs, so it stands for the backward
+// phase too), preferring the same model size and sequence length, then the
+// newest run. ok is false when the backend was never verified that way.
+func (r *Report) Verification(backendName string, c result.Config) (verdict string, from result.Config, ok bool) {
+	bestScore, bestRun := -1, ""
+	for _, v := range r.Verify {
+		vc := v.Config
+		if vc.TTTType != c.TTTType || vc.InnerOnly != c.InnerOnly || vc.Backbone != c.Backbone {
+			continue
+		}
+		for _, row := range v.Rows {
+			if row.Backend != backendName || row.Dtype != c.Dtype {
+				continue
+			}
+			score := 0
+			if vc.ModelSize == c.ModelSize {
+				score += 2
+			}
+			if vc.SeqLen == c.SeqLen && vc.Batch == c.Batch {
+				score++
+			}
+			if score > bestScore || score == bestScore && v.RunID > bestRun {
+				bestScore, bestRun, verdict, from, ok = score, v.RunID, row.Verdict, vc, true
+			}
+		}
+	}
+	return verdict, from, ok
+}
+
+// Calibration picks the calibration of the device results ran on: the
+// newest one of the same device name, else the newest of any.
+func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
+	var best backend.Calibration
+	found, sameName := false, false
+	for _, c := range r.Calibrations {
+		same := c.Device.Name == dev.Name && c.Device.Kind == dev.Kind
+		if !found || same && !sameName || same == sameName && c.Timestamp > best.Timestamp {
+			best, found, sameName = c, true, same
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,61 @@
+package report
+
+import "github.com/xbench/xbench/harness/result"
+
+// FastPThresholds are the speedups fast_p is reported at.
+var FastPThresholds = []float64{0, 1, 1.5, 2}
+
+// FastP is one backend's fast_p: for each threshold p, the share of all
+// configurations of the sweep on which the backend is correct and its
+// speedup over the baseline (baseline median / its median) is above p.
+// Correct means status ok and a verify verdict of pass (or, when the
+// folder holds no verify records at all, status ok alone; the page says
+// so). fast_0 is therefore the share that is correct; a configuration the
+// baseline did not finish counts only toward fast_0.
+type FastP struct {
+	Backend string
+	Counts  []int // per threshold
+	Total   int   // configurations in the sweep
+}
+
+// Share is Counts[i] / Total.
+func (f FastP) Share(i int) float64 {
+	if f.Total == 0 {
+		return 0
+	}
+	return float64(f.Counts[i]) / float64(f.Total)
+}
+
+// FastP computes fast_p for every backend.
+func (r *Report) FastP() []FastP {
+	tables := r.Tables()
+	var out []FastP
+	for _, b := range r.Backends {
+		f := FastP{Backend: b, Counts: make([]int, len(FastPThresholds)), Total: len(tables)}
+		for _, t := range tables {
+			var row, base *Row
+			for i := range t.Rows {
+				if t.Rows[i].Backend == b {
+					row = &t.Rows[i]
+				}
+				if t.Rows[i].Backend == r.Baseline {
+					base = &t.Rows[i]
+				}
+			}
+			if row == nil || !row.Correct {
+				continue
+			}
+			for i, p := range FastPThresholds {
+				if p == 0 {
+					f.Counts[i]++
+					continue
+				}
+				if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 && base.MedianMs/row.MedianMs > p {
+					f.Counts[i]++
+				}
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/result"
+)
+
+func TestFastP(t *testing.T) {
+	mk := func(b string, seq int, ms float64) result.Result {
+		c := sweeptest.Config("125m", "linear", false, seq)
+		c.Repeats = 3
+		r := result.Result{SchemaVersion: result.SchemaVersion, RunID: "r", Backend: b, Status: result.StatusOK, Config: c,
+			Device: sweeptest.Device, SamplesMs: []float64{ms, ms, ms}, Env: result.Env{Framework: b, Timing: "wall"}}
+		if ms == 0 {
+			r.Status, r.SamplesMs, r.Message = result.StatusOOM, []float64{}, "oom"
+		}
+		return sweeptest.Finalize(r)
+	}
+	rs := []result.Result{
+		mk("pytorch", 512, 10), mk("x", 512, 4), // 2.5x
+		mk("pytorch", 1024, 10), mk("x", 1024, 8), // 1.25x
+		mk("pytorch", 2048, 0), mk("x", 2048, 5), // no baseline: fast_0 only
+		mk("pytorch", 4096, 10), mk("x", 4096, 0), // x oom: nothing
+		mk("pytorch", 8192, 10), mk("x", 8192, 20), // slower: fast_0 only
+	}
+	verify := func(verdict string) []sweeptest.VerifyRow {
+		return []sweeptest.VerifyRow{{Backend: "pytorch", Dtype: "float32", Verdict: "pass"}, {Backend: "x", Dtype: "float32", Verdict: verdict}}
+	}
+	tests := []struct {
+		name       string
+		verify     []sweeptest.VerifyRow // nil: no verify records
+		x, pytorch []int
+	}{
+		{"no verify records", nil, []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
+		{"x passes", verify("pass"), []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
+		{"x fails", verify("FAIL"), []int{0, 0, 0, 0}, []int{4, 0, 0, 0}},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		if err := sweeptest.Write(dir, rs); err != nil {
+			t.Fatal(err)
+		}
+		if tt.verify != nil {
+			if err := sweeptest.WriteVerify(dir, "r", sweeptest.Config("tiny", "linear", false, 64), tt.verify); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := Load(dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range r.FastP() {
+			want := map[string][]int{"x": tt.x, "pytorch": tt.pytorch}[f.Backend]
+			if f.Total != 5 || !equal(f.Counts, want) {
+				t.Errorf("%s: %s fast_p counts %v of %d, want %v of 5", tt.name, f.Backend, f.Counts, f.Total, want)
+			}
+		}
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestVerificationAndCalibrationChoice(t *testing.T) {
+	tiny := sweeptest.Config("tiny", "linear", false, 64)
+	big := sweeptest.Config("125m", "linear", false, 512)
+	r := &Report{Verify: []VerifyRecord{
+		{RunID: "a", Config: tiny, Rows: []VerifyRow{{Backend: "x", Dtype: "float32", Verdict: "pass"}}},
+		{RunID: "b", Config: big, Rows: []VerifyRow{{Backend: "x", Dtype: "float32", Verdict: "FAIL"}}},
+		{RunID: "c", Config: tiny, Rows: []VerifyRow{{Backend: "x", Dtype: "bfloat16", Verdict: "FAIL"}}},
+	}}
+	tests := []struct {
+		cfg  result.Config
+		want string
+		ok   bool
+	}{
+		{big, "FAIL", true}, // same size and length wins
+		{sweeptest.Config("350m", "linear", true, 512), "FAIL", true}, // same length, newer run
+		{sweeptest.Config("125m", "mlp", false, 512), "", false},      // never verified on mlp
+	}
+	for _, tt := range tests {
+		got, _, ok := r.Verification("x", tt.cfg)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("Verification(%v) = %q %v, want %q %v", tt.cfg, got, ok, tt.want, tt.ok)
+		}
+	}
+	other := sweeptest.Calibration("r1")
+	other.Device.Name, other.Timestamp = "other GPU", "2027-01-01T00:00:00Z"
+	r.Calibrations = []backend.Calibration{other, sweeptest.Calibration("r2")}
+	if c, ok := r.Calibration(sweeptest.Device); !ok || c.RunID != "r2" {
+		t.Errorf("calibration of the results' device: got %q", c.RunID)
+	}
+	if c, ok := r.Calibration(result.Device{Kind: "cpu", Name: "x86"}); !ok || c.RunID != "r1" {
+		t.Errorf("no same-device calibration: want the newest, got %q", c.RunID)
+	}
+}

@@ -1,0 +1,134 @@
+package report
+
+import (
+	"bytes"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// standard writes the two-backend sweep with verify records and a
+// calibration into a temp folder and loads it.
+func standard(t *testing.T) *Report {
+	t.Helper()
+	dir := t.TempDir()
+	if _, err := sweeptest.WriteStandard(dir, "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// external matches anything that would make the page fetch from the
+// network: a src or href to http(s), a CSS url() or @import of one.
+var external = regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?\s*(https?:)?//|url\(\s*["']?\s*(https?:)?//|@import`)
+
+var chartNames = []string{"time-vs-seq-len", "throughput-vs-size", "backward-forward", "ratio-heatmap", "feasibility", "roofline"}
+
+func TestWriteSelfContained(t *testing.T) {
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "sub", "report.html")
+	files, err := r.Write(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 1+2*len(chartNames) {
+		t.Errorf("wrote %d files, want the page and %d charts in two formats: %v", len(files), len(chartNames), files)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := external.Find(page); m != nil {
+		t.Errorf("page refers outside itself: %q", m)
+	}
+	html := string(page)
+	for _, want := range []string{"<svg", "burnstyle-hip", "pytorch", "fast_1.5", "125m linear forward float32 b4 L512 K16", "% of peak", "FAIL"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if n := strings.Count(html, "<svg"); n != len(chartNames) {
+		t.Errorf("page inlines %d SVGs, want %d", n, len(chartNames))
+	}
+	for _, name := range chartNames {
+		svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-"+name+".svg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range r.Backends {
+			if !bytes.Contains(svg, []byte(">"+b+"</text>")) {
+				t.Errorf("%s.svg does not name backend %s", name, b)
+			}
+		}
+		f, err := os.Open(filepath.Join(filepath.Dir(out), "report-"+name+".png"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil || img.Bounds().Dx() < 500 || img.Bounds().Dy() < 300 {
+			t.Errorf("%s.png: %v, size %v", name, err, img.Bounds())
+		}
+	}
+}
+
+func TestTables(t *testing.T) {
+	r := standard(t)
+	tables := r.Tables()
+	if len(tables) != len(sweeptest.Configs()) || r.Baseline != "pytorch" {
+		t.Fatalf("%d tables, baseline %q", len(tables), r.Baseline)
+	}
+	for _, tab := range tables {
+		for _, row := range tab.Rows {
+			switch {
+			case row.Backend == "pytorch" && row.Status == result.StatusOK:
+				if row.Ratio != 1 || !row.IsBaseline {
+					t.Errorf("%s pytorch: ratio %v baseline %v", tab.Label, row.Ratio, row.IsBaseline)
+				}
+			case row.Status == result.StatusOOM:
+				if !math.IsNaN(row.MedianMs) || row.Correct {
+					t.Errorf("%s %s oom: median %v correct %v", tab.Label, row.Backend, row.MedianMs, row.Correct)
+				}
+			}
+			if row.Status == result.StatusOK {
+				// sweeptest times calls at Efficiency * PeakTFLOPs plus an
+				// overhead, so % of peak sits just under the efficiency.
+				eff := 100 * sweeptest.Backends[map[string]int{"burnstyle-hip": 0, "pytorch": 1}[row.Backend]].Efficiency[tab.Config.TTTType]
+				if row.PctPeak > eff || row.PctPeak < 0.8*eff {
+					t.Errorf("%s %s: %.1f%% of peak, want just under %.0f%%", tab.Label, row.Backend, row.PctPeak, eff)
+				}
+				wantVerdict := "pass"
+				if row.Backend == "burnstyle-hip" && tab.Config.TTTType == "mlp" {
+					wantVerdict = "FAIL"
+				}
+				if row.Verified != wantVerdict || row.Correct != (wantVerdict == "pass") {
+					t.Errorf("%s %s: verified %q correct %v", tab.Label, row.Backend, row.Verified, row.Correct)
+				}
+			}
+		}
+	}
+}
+
+func TestLoadBaseline(t *testing.T) {
+	dir := t.TempDir()
+	if err := sweeptest.Write(dir, sweeptest.Sweep("run-1")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := Load(dir, "burnstyle-hip"); err != nil || r.Baseline != "burnstyle-hip" {
+		t.Errorf("--baseline burnstyle-hip: %v", err)
+	}
+	if _, err := Load(dir, "jax"); err == nil || !strings.Contains(err.Error(), "jax") {
+		t.Errorf("unknown baseline: %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package report
+
+import (
+	"math"
+
+	"github.com/xbench/xbench/harness/compare"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// Row is one backend on one configuration in the summary table. Numbers
+// that do not apply are NaN.
+type Row struct {
+	Backend     string
+	Status      result.Status
+	Message     string
+	MedianMs    float64
+	CILo, CIHi  float64
+	TokensPerS  float64
+	PeakMemory  int64
+	Ratio       float64 // median / baseline's median: below 1 is faster
+	Verified    string  // verify verdict, "" when never verified
+	VerifiedOn  string  // the configuration the verdict comes from
+	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
+	PctPeak     float64 // TFLOPs over the calibrated matmul peak of the dtype
+	Correct     bool    // ok and (verified pass, or no verify records at all)
+	IsBaseline  bool
+	Warnings    []string
+	Cost        ttt.Cost
+	Calibration bool
+}
+
+// Table is the summary of one configuration.
+type Table struct {
+	Config result.Config
+	Label  string
+	Rows   []Row
+}
+
+// Tables summarises every configuration, backends in name order.
+func (r *Report) Tables() []Table {
+	var out []Table
+	for _, c := range r.Configs {
+		t := Table{Config: c, Label: compare.Label(c)}
+		base, hasBase := r.Result(r.Baseline, c)
+		for _, b := range r.Backends {
+			res, ok := r.Result(b, c)
+			if !ok {
+				continue
+			}
+			row := r.row(res)
+			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 {
+				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+func (r *Report) row(res result.Result) Row {
+	nan := math.NaN()
+	row := Row{Backend: res.Backend, Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
+		TokensPerS: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
+		IsBaseline: res.Backend == r.Baseline, Warnings: res.Warnings}
+	if v, from, ok := r.Verification(res.Backend, res.Config); ok {
+		row.Verified, row.VerifiedOn = v, compare.Label(from)
+	}
+	row.Correct = res.Status == result.StatusOK && (row.Verified == "pass" || len(r.Verify) == 0)
+	if res.Stats == nil || res.Stats.MedianMs <= 0 {
+		return row
+	}
+	row.MedianMs, row.CILo, row.CIHi, row.TokensPerS = res.Stats.MedianMs, res.Stats.CI95LowMs, res.Stats.CI95HighMs, res.TokensPerS
+	if cost, err := ttt.CostOf(res.Config); err == nil {
+		row.Cost = cost
+		row.TFLOPs = cost.FLOPs / (res.Stats.MedianMs / 1000) / 1e12
+		if cal, ok := r.Calibration(res.Device); ok {
+			if peak := cal.MatmulTFLOPs[res.Config.Dtype]; peak > 0 {
+				row.PctPeak, row.Calibration = 100*row.TFLOPs/peak, true
+			}
+		}
+	}
+	return row
+}
