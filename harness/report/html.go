@@ -161,7 +161,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprintf("%.1f%%", x)
 	},
-	"share": func(f FastP, i int) string { return fmt.Sprintf("%.0f%% (%d/%d)", 100*f.Share(i), f.Counts[i], f.Total) },
+	"share": func(f FastP, i int) string {
+		return fmt.Sprintf("%.0f%% (%d/%d)", 100*f.Share(i), f.Counts[i], f.Total)
+	},
 	"bytes": func(b int64) string {
 		if b <= 0 {
 			return "-"
