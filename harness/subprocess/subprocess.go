@@ -12,8 +12,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strings"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -62,6 +62,8 @@ type reply struct {
 	Info   *backend.Info           `json:"info,omitempty"`
 	Result json.RawMessage         `json:"result,omitempty"`
 	Export *backend.ExportResponse `json:"export,omitempty"`
+	// Calibration answers the optional "calibrate" op (calibrate.go).
+	Calibration *backend.Calibration `json:"calibration,omitempty"`
 }
 
 func (b *Backend) start() error {

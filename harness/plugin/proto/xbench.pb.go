@@ -739,6 +739,130 @@ func (x *ExportReply) GetDevice() *Device {
 	return nil
 }
 
+// Calibrate is optional (harness/backend.Calibrator): a backend without it
+// answers UNIMPLEMENTED, as do plugins built before it existed.
+type CalibrateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Device        string                 `protobuf:"bytes,1,opt,name=device,proto3" json:"device,omitempty"`
+	Dtypes        []string               `protobuf:"bytes,2,rep,name=dtypes,proto3" json:"dtypes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalibrateRequest) Reset() {
+	*x = CalibrateRequest{}
+	mi := &file_xbench_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalibrateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalibrateRequest) ProtoMessage() {}
+
+func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalibrateRequest.ProtoReflect.Descriptor instead.
+func (*CalibrateRequest) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CalibrateRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
+func (x *CalibrateRequest) GetDtypes() []string {
+	if x != nil {
+		return x.Dtypes
+	}
+	return nil
+}
+
+type CalibrateReply struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Device *Device                `protobuf:"bytes,1,opt,name=device,proto3" json:"device,omitempty"`
+	// Best square-matmul rate per dtype, 1e12 FLOP/s.
+	MatmulTflops map[string]float64 `protobuf:"bytes,2,rep,name=matmul_tflops,json=matmulTflops,proto3" json:"matmul_tflops,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"fixed64,2,opt,name=value"`
+	// Device-to-device copy bandwidth, 1e9 bytes/s (read plus written).
+	CopyGbps      float64 `protobuf:"fixed64,3,opt,name=copy_gbps,json=copyGbps,proto3" json:"copy_gbps,omitempty"`
+	Method        string  `protobuf:"bytes,4,opt,name=method,proto3" json:"method,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CalibrateReply) Reset() {
+	*x = CalibrateReply{}
+	mi := &file_xbench_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CalibrateReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CalibrateReply) ProtoMessage() {}
+
+func (x *CalibrateReply) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CalibrateReply.ProtoReflect.Descriptor instead.
+func (*CalibrateReply) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *CalibrateReply) GetDevice() *Device {
+	if x != nil {
+		return x.Device
+	}
+	return nil
+}
+
+func (x *CalibrateReply) GetMatmulTflops() map[string]float64 {
+	if x != nil {
+		return x.MatmulTflops
+	}
+	return nil
+}
+
+func (x *CalibrateReply) GetCopyGbps() float64 {
+	if x != nil {
+		return x.CopyGbps
+	}
+	return 0
+}
+
+func (x *CalibrateReply) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
 var File_xbench_proto protoreflect.FileDescriptor
 
 const file_xbench_proto_rawDesc = "" +
@@ -805,11 +929,23 @@ const file_xbench_proto_rawDesc = "" +
 	"\vExportReply\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x120\n" +
-	"\x06device\x18\x03 \x01(\v2\x18.xbench.plugin.v1.DeviceR\x06device2\xd8\x01\n" +
+	"\x06device\x18\x03 \x01(\v2\x18.xbench.plugin.v1.DeviceR\x06device\"B\n" +
+	"\x10CalibrateRequest\x12\x16\n" +
+	"\x06device\x18\x01 \x01(\tR\x06device\x12\x16\n" +
+	"\x06dtypes\x18\x02 \x03(\tR\x06dtypes\"\x91\x02\n" +
+	"\x0eCalibrateReply\x120\n" +
+	"\x06device\x18\x01 \x01(\v2\x18.xbench.plugin.v1.DeviceR\x06device\x12W\n" +
+	"\rmatmul_tflops\x18\x02 \x03(\v22.xbench.plugin.v1.CalibrateReply.MatmulTflopsEntryR\fmatmulTflops\x12\x1b\n" +
+	"\tcopy_gbps\x18\x03 \x01(\x01R\bcopyGbps\x12\x16\n" +
+	"\x06method\x18\x04 \x01(\tR\x06method\x1a?\n" +
+	"\x11MatmulTflopsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xab\x02\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
 	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12H\n" +
-	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
+	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReply\x12Q\n" +
+	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
 
 var (
 	file_xbench_proto_rawDescOnce sync.Once
@@ -823,37 +959,44 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_xbench_proto_goTypes = []any{
-	(*Capabilities)(nil),  // 0: xbench.plugin.v1.Capabilities
-	(*Variant)(nil),       // 1: xbench.plugin.v1.Variant
-	(*InfoRequest)(nil),   // 2: xbench.plugin.v1.InfoRequest
-	(*InfoReply)(nil),     // 3: xbench.plugin.v1.InfoReply
-	(*Config)(nil),        // 4: xbench.plugin.v1.Config
-	(*RunRequest)(nil),    // 5: xbench.plugin.v1.RunRequest
-	(*RunReply)(nil),      // 6: xbench.plugin.v1.RunReply
-	(*ExportRequest)(nil), // 7: xbench.plugin.v1.ExportRequest
-	(*Device)(nil),        // 8: xbench.plugin.v1.Device
-	(*ExportReply)(nil),   // 9: xbench.plugin.v1.ExportReply
+	(*Capabilities)(nil),     // 0: xbench.plugin.v1.Capabilities
+	(*Variant)(nil),          // 1: xbench.plugin.v1.Variant
+	(*InfoRequest)(nil),      // 2: xbench.plugin.v1.InfoRequest
+	(*InfoReply)(nil),        // 3: xbench.plugin.v1.InfoReply
+	(*Config)(nil),           // 4: xbench.plugin.v1.Config
+	(*RunRequest)(nil),       // 5: xbench.plugin.v1.RunRequest
+	(*RunReply)(nil),         // 6: xbench.plugin.v1.RunReply
+	(*ExportRequest)(nil),    // 7: xbench.plugin.v1.ExportRequest
+	(*Device)(nil),           // 8: xbench.plugin.v1.Device
+	(*ExportReply)(nil),      // 9: xbench.plugin.v1.ExportReply
+	(*CalibrateRequest)(nil), // 10: xbench.plugin.v1.CalibrateRequest
+	(*CalibrateReply)(nil),   // 11: xbench.plugin.v1.CalibrateReply
+	nil,                      // 12: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	0, // 0: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
-	0, // 1: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
-	1, // 2: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	4, // 3: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
-	4, // 4: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
-	8, // 5: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
-	2, // 6: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	5, // 7: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	7, // 8: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	3, // 9: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	6, // 10: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	9, // 11: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	9, // [9:12] is the sub-list for method output_type
-	6, // [6:9] is the sub-list for method input_type
-	6, // [6:6] is the sub-list for extension type_name
-	6, // [6:6] is the sub-list for extension extendee
-	0, // [0:6] is the sub-list for field type_name
+	0,  // 0: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
+	0,  // 1: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
+	1,  // 2: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
+	4,  // 3: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
+	4,  // 4: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
+	8,  // 5: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
+	8,  // 6: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
+	12, // 7: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	2,  // 8: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	5,  // 9: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	7,  // 10: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	10, // 11: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	3,  // 12: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	6,  // 13: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	9,  // 14: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	11, // 15: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	12, // [12:16] is the sub-list for method output_type
+	8,  // [8:12] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -867,7 +1010,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

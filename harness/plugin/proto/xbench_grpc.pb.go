@@ -24,9 +24,10 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Backend_Info_FullMethodName   = "/xbench.plugin.v1.Backend/Info"
-	Backend_Run_FullMethodName    = "/xbench.plugin.v1.Backend/Run"
-	Backend_Export_FullMethodName = "/xbench.plugin.v1.Backend/Export"
+	Backend_Info_FullMethodName      = "/xbench.plugin.v1.Backend/Info"
+	Backend_Run_FullMethodName       = "/xbench.plugin.v1.Backend/Run"
+	Backend_Export_FullMethodName    = "/xbench.plugin.v1.Backend/Export"
+	Backend_Calibrate_FullMethodName = "/xbench.plugin.v1.Backend/Calibrate"
 )
 
 // BackendClient is the client API for Backend service.
@@ -36,6 +37,7 @@ type BackendClient interface {
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error)
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportReply, error)
+	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error)
 }
 
 type backendClient struct {
@@ -76,6 +78,16 @@ func (c *backendClient) Export(ctx context.Context, in *ExportRequest, opts ...g
 	return out, nil
 }
 
+func (c *backendClient) Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CalibrateReply)
+	err := c.cc.Invoke(ctx, Backend_Calibrate_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BackendServer is the server API for Backend service.
 // All implementations must embed UnimplementedBackendServer
 // for forward compatibility.
@@ -83,6 +95,7 @@ type BackendServer interface {
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	Run(context.Context, *RunRequest) (*RunReply, error)
 	Export(context.Context, *ExportRequest) (*ExportReply, error)
+	Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error)
 	mustEmbedUnimplementedBackendServer()
 }
 
@@ -101,6 +114,9 @@ func (UnimplementedBackendServer) Run(context.Context, *RunRequest) (*RunReply, 
 }
 func (UnimplementedBackendServer) Export(context.Context, *ExportRequest) (*ExportReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Export not implemented")
+}
+func (UnimplementedBackendServer) Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Calibrate not implemented")
 }
 func (UnimplementedBackendServer) mustEmbedUnimplementedBackendServer() {}
 func (UnimplementedBackendServer) testEmbeddedByValue()                 {}
@@ -177,6 +193,24 @@ func _Backend_Export_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_Calibrate_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CalibrateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).Calibrate(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_Calibrate_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).Calibrate(ctx, req.(*CalibrateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Backend_ServiceDesc is the grpc.ServiceDesc for Backend service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -195,6 +229,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Export",
 			Handler:    _Backend_Export_Handler,
+		},
+		{
+			MethodName: "Calibrate",
+			Handler:    _Backend_Calibrate_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},
