@@ -66,6 +66,7 @@ func (a *App) commands() []command {
 		{name: "compare", summary: "compare two runs: ratio, interval, test and verdict per backend", run: compareCmd},
 		{name: "report", summary: "write an HTML report with charts from a results folder", run: reportCmd},
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
+		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},
 		{name: "__plugin", hidden: true, run: pluginCmd},
