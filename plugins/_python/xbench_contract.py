@@ -31,7 +31,10 @@ What the Framework subclass defines (name/description come from plugin.json):
                  int32), already checked against the spec's names and shapes;
                  the contract writes the outputs as F32 (F64 for float64)
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
-            is_oom(exc) -> bool, release() (called after every request).
+            is_oom(exc) -> bool, release() (called after every request),
+            calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
+              "copy_gbps": GB/s, "method": str}: the device's ceilings for
+              `xbench calibrate` (op "calibrate"); skip dtypes the device lacks.
   Raise Unsupported anywhere for a combination it cannot run; any other
   exception becomes status failed (or oom when is_oom says so).
 
@@ -300,6 +303,9 @@ class Framework:
 
     def release(self) -> None:
         gc.collect()
+
+    def calibrate(self, device: Device, dtypes: list) -> dict:
+        raise Unsupported(f"backend {self.name} cannot calibrate")
 
     def info(self) -> dict:
         d = {"name": self.name, "description": self.description, "capabilities": self.capabilities.to_json()}

@@ -191,13 +191,36 @@ def export(fw: xc.Framework, cfg: xc.Config, variant: str, device: str,
     return rep
 
 
+def calibrate(fw: xc.Framework, req) -> dict:
+    """The "calibrate" op: the framework's calibrate() on the resolved device.
+    A framework without it, or a device it lacks, is an error reply (the
+    harness turns "cannot calibrate" into one clear message)."""
+    if not isinstance(req, dict):
+        raise xc.ConfigError("op calibrate needs a 'request' object")
+    device, dtypes = req.get("device") or "auto", req.get("dtypes") or ["float32"]
+    bad = [d for d in dtypes if d not in xc.DTYPES]
+    if not isinstance(device, str) or bad:
+        raise xc.ConfigError(f"calibrate: bad device {device!r} or dtypes {bad}; dtypes: {', '.join(xc.DTYPES)}")
+    try:
+        dev = fw.resolve_device(device)
+        out = fw.calibrate(dev, list(dtypes))
+    except xc.Unsupported as e:
+        raise xc.ConfigError(str(e)) from e
+    finally:
+        fw.release()
+    return {"device": dev.to_json(), "matmul_tflops": {k: float(v) for k, v in out.get("matmul_tflops", {}).items()},
+            "copy_gbps": float(out.get("copy_gbps", 0.0)), "method": str(out.get("method", ""))}
+
+
 # ---------------------------------------------------------------- serve loop
 
 def _handle(fw: xc.Framework, op: str, req) -> dict:
     if op == "info":
         return {"info": fw.info()}
+    if op == "calibrate":
+        return {"calibration": calibrate(fw, req)}
     if op not in ("run", "export"):
-        raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, export, shutdown")
+        raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, export, calibrate, shutdown")
     if not isinstance(req, dict):
         raise xc.ConfigError(f"op {op} needs a 'request' object")
     cfg = xc.Config.from_json(req.get("config"))
