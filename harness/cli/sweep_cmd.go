@@ -1,0 +1,393 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/pflag"
+
+	"github.com/xbench/xbench/harness/bench"
+	"github.com/xbench/xbench/harness/registry"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/runner"
+	"github.com/xbench/xbench/harness/sweep"
+)
+
+const sweepHelp = `Run the cross product of comma lists (or a sweep file) into one folder,
+cheapest cells first. A cell that runs out of memory or time stops the
+larger cells of its backend, device and dtype (recorded as skipped). Rerun
+the same command to finish an interrupted sweep; finished cells are kept
+unless --force. Sweep file (--config): a JSON object keyed by these flag
+names, lists allowed, e.g. {"backends": "pytorch", "seq-len": [512, 1024],
+"dtype": ["float32", "bfloat16"], "timeout": "10m"}; flags given on the
+command line win. See docs/sweeps.md.
+
+`
+
+// sweepAxes are the flags that take comma lists.
+var sweepAxes = []string{"backends", "device", "model-size", "ttt-type", "phase", "dtype", "backbone", "batch", "seq-len", "mini-batch"}
+
+// notInFile are the flags a sweep file may not set: actions, and --force,
+// which in a file would make every rerun start over.
+var notInFile = map[string]bool{"config": true, "status": true, "csv": true, "clear-failures": true,
+	"slurm": true, "shard": true, "force": true, "help": true}
+
+type sweepFlags struct {
+	c                                                        commonFlags
+	size, tttType, phase, dtype, backbone, device            string
+	batch, seqLen, miniBatch, config, gpus, shard, slurmArgs string
+	backward, innerOnly, force, status, csv, clear, slurm    bool
+	warmup, repeats, slurmTasks                              int
+}
+
+func sweepCmd(ctx context.Context, a *App, args []string) error {
+	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
+	var f sweepFlags
+	f.c.register(fs)
+	fs.Lookup("results").DefValue, f.c.resultsDir = "results/sweep", "results/sweep"
+	fs.Lookup("results").Usage = "sweep folder: one file per cell, shared by shards and reruns"
+	fs.StringVar(&f.size, "model-size", "125m", "model sizes (comma list)")
+	fs.StringVar(&f.tttType, "ttt-type", "linear", "inner models: "+strings.Join(tttTypes, ", "))
+	fs.StringVar(&f.phase, "phase", "forward", "phases: forward, backward, inner_only")
+	fs.BoolVar(&f.backward, "backward", false, "same as --phase backward")
+	fs.BoolVar(&f.innerOnly, "inner-only", false, "same as --phase inner_only")
+	fs.StringVar(&f.batch, "batch", "1", "sequences per call (comma list)")
+	fs.StringVar(&f.seqLen, "seq-len", "2048", "tokens per sequence (comma list, multiples of --mini-batch)")
+	fs.StringVar(&f.miniBatch, "mini-batch", "16", "TTT mini-batch sizes (comma list)")
+	fs.StringVar(&f.dtype, "dtype", "float32", "precisions: "+strings.Join(dtypes, ", "))
+	fs.StringVar(&f.backbone, "backbone", "transformer", "backbones: "+strings.Join(backbones, ", "))
+	fs.StringVar(&f.device, "device", "auto", "devices: "+strings.Join(devices, ", "))
+	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
+	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
+	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
+	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
+	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")
+	fs.BoolVar(&f.csv, "csv", false, "print one CSV row per finished cell, run nothing")
+	fs.BoolVar(&f.clear, "clear-failures", false, "delete failed, timeout and skipped cells so the next sweep reruns them")
+	fs.StringVar(&f.gpus, "gpus", "", "GPU ids, one worker (and backend processes) per GPU, e.g. 0,1,2,3")
+	fs.StringVar(&f.shard, "shard", "", "run only shard i of N (i/N, 0-based), as SLURM array task i does")
+	fs.BoolVar(&f.slurm, "slurm", false, "submit the sweep as a SLURM job array, one shard per task")
+	fs.StringVar(&f.slurmArgs, "slurm-args", "", "more sbatch arguments, split at spaces (e.g. \"--partition=gpu --time=4:00:00\")")
+	fs.IntVar(&f.slurmTasks, "slurm-tasks", 4, "array tasks (shards) for --slurm")
+	if hasHelp(args) {
+		fmt.Fprint(a.Stdout, sweepHelp)
+	}
+	if help, err := parseFlags(a, fs, args); help || err != nil {
+		return err
+	}
+	if err := f.applyFile(fs); err != nil {
+		return err
+	}
+	actions := 0
+	for _, on := range []bool{f.status, f.csv, f.clear, f.slurm} {
+		if on {
+			actions++
+		}
+	}
+	if actions > 1 {
+		return usagef("--status, --csv, --clear-failures and --slurm were combined (allowed: one of them at a time)")
+	}
+	folder := sweep.NewFolder(f.c.resultsDir)
+	switch {
+	case f.status, f.csv:
+		return f.report(a, folder)
+	case f.clear:
+		return clearFailures(a, folder)
+	}
+	if f.slurm && f.shard != "" {
+		return usagef("--slurm and --shard were combined (--slurm gives each array task its --shard)")
+	}
+	return f.runOrSubmit(ctx, a, fs, folder)
+}
+
+func hasHelp(args []string) bool {
+	for _, a := range args {
+		if a == "-h" || a == "--help" {
+			return true
+		}
+	}
+	return false
+}
+
+// applyFile sets every flag the sweep file names and the command line did not.
+func (f *sweepFlags) applyFile(fs *pflag.FlagSet) error {
+	if f.config == "" {
+		return nil
+	}
+	var allowed []string
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if !notInFile[fl.Name] {
+			allowed = append(allowed, fl.Name)
+		}
+	})
+	values, err := sweep.LoadFile(f.config, allowed)
+	if err != nil {
+		return usagef("--config %s: %v", f.config, err)
+	}
+	for k, v := range values {
+		if fs.Changed(k) {
+			continue
+		}
+		if err := fs.Set(k, v); err != nil {
+			return usagef("--config %s: key %q: value %q: %v", f.config, k, v, err)
+		}
+	}
+	return nil
+}
+
+func (f *sweepFlags) report(a *App, folder *sweep.Folder) error {
+	if _, err := os.Stat(folder.Dir); err != nil {
+		return usagef("--results %s: no sweep folder there (%v)", folder.Dir, err)
+	}
+	snap, err := sweep.Read(folder)
+	if err != nil {
+		return err
+	}
+	if f.csv {
+		for _, e := range snap.Invalid {
+			fmt.Fprintf(a.Stderr, "xbench sweep: left out of the CSV: %v\n", e.Err)
+		}
+		return sweep.WriteCSV(a.Stdout, snap)
+	}
+	return sweep.WriteStatus(a.Stdout, snap)
+}
+
+func clearFailures(a *App, folder *sweep.Folder) error {
+	lock, err := sweep.LockFolder(folder.Dir, 0, 1)
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	removed, err := folder.ClearFailures()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "removed %d failed, timeout, skipped or invalid cells from %s; rerun the sweep to run them again\n", len(removed), folder.Dir)
+	return nil
+}
+
+// cells expands the axes into the ordered plan, checking every combination
+// the way `xbench run` checks its flags.
+func (f *sweepFlags) cells(names []string) ([]sweep.Cell, error) {
+	phases := f.phase
+	if f.backward || f.innerOnly {
+		if f.backward && f.innerOnly {
+			return nil, usagef("--backward and --inner-only were both given (allowed: one of them, or --phase with a list)")
+		}
+		phases = map[bool]string{true: "backward", false: "inner_only"}[f.backward]
+	}
+	texts := []struct{ flag, text string }{{"device", f.device}, {"model-size", f.size}, {"ttt-type", f.tttType},
+		{"phase", phases}, {"dtype", f.dtype}, {"backbone", f.backbone}, {"batch", f.batch}, {"seq-len", f.seqLen}, {"mini-batch", f.miniBatch}}
+	lists := make([][]string, len(texts))
+	for i, t := range texts {
+		l, err := sweep.SplitList(t.flag, t.text)
+		if err != nil {
+			return nil, usagef("%v", err)
+		}
+		lists[i] = l
+	}
+	seen := map[string]bool{}
+	var out []sweep.Cell
+	err := sweep.Product(lists, func(v []string) error {
+		w := workloadFlags{device: v[0], modelSize: v[1], tttType: v[2], dtype: v[4], backbone: v[5], warmup: f.warmup, repeats: f.repeats}
+		switch v[3] {
+		case "forward":
+		case "backward":
+			w.backward = true
+		case "inner_only":
+			w.innerOnly = true
+		default:
+			return usagef("--phase %q is not allowed (allowed: forward, backward, inner_only)", v[3])
+		}
+		for i, dst := range []*int{&w.batch, &w.seqLen, &w.miniBatch} {
+			n, err := strconv.Atoi(v[6+i])
+			if err != nil {
+				return usagef("--%s %q is not an integer", texts[6+i].flag, v[6+i])
+			}
+			*dst = n
+		}
+		cfg, err := w.config()
+		if err != nil {
+			return err
+		}
+		for _, name := range names {
+			c := sweep.Cell{Backend: name, Device: w.device, Config: cfg}
+			if !seen[c.Key()] { // "1b" and "1.3b" are one cell
+				seen[c.Key()] = true
+				out = append(out, c)
+			}
+		}
+		return nil
+	})
+	sweep.Order(out)
+	return out, err
+}
+
+// sweepRegistry opens the backends with a logger of its own: what plugins
+// print goes to tails (for failed cells) and, at --log-level, to out.
+func (a *App) sweepRegistry(c *commonFlags, out io.Writer, tails *sweep.Tails) (*registry.Registry, string, error) {
+	mode, err := runner.ParseMode(c.env)
+	if err != nil {
+		return nil, "", usagef("%s", err)
+	}
+	cwd, _ := os.Getwd()
+	root, err := registry.FindRoot(cwd)
+	if err != nil {
+		return nil, "", err
+	}
+	self, err := selfPath()
+	if err != nil {
+		return nil, "", err
+	}
+	// Trace on the logger itself, so go-plugin passes every line on; each
+	// sink filters for itself.
+	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "xbench", Output: io.Discard, Level: hclog.Trace})
+	logger.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Name: "xbench", Output: out, Level: hclog.LevelFromString(c.logLevel)}))
+	logger.RegisterSink(tails)
+	reg, err := registry.Open(registry.Options{Root: root, ExtraDirs: c.pluginPath, Env: mode, Self: self, Logger: logger}, a.Builtins)
+	return reg, root, err
+}
+
+func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet, folder *sweep.Folder) error {
+	shard, shards := 0, 1
+	if f.shard != "" {
+		var err error
+		if shard, shards, err = sweep.ParseShard(f.shard); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	gpus := []string{""}
+	if f.gpus != "" {
+		var err error
+		if gpus, err = sweep.SplitList("gpus", f.gpus); err != nil {
+			return usagef("%v", err)
+		}
+	}
+	terminal := sweep.IsTerminal(a.Stderr) && !f.slurm
+	progress := sweep.NewProgress(a.Stderr, terminal)
+	runID := newRunID()
+	var workers []sweep.Worker
+	defer func() {
+		for _, w := range workers {
+			w.Exec.Close()
+		}
+	}()
+	var meta bench.Meta
+	var root string
+	var reg0 *registry.Registry
+	for i, gpu := range gpus {
+		tails := sweep.NewTails()
+		reg, r, err := a.sweepRegistry(&f.c, progress, tails)
+		if err != nil {
+			return err
+		}
+		var env []string
+		name := ""
+		if gpu != "" {
+			env, name = sweep.PinEnv(gpu), "gpu "+gpu
+		}
+		if i == 0 {
+			meta, root, reg0 = sessionMeta(r, reg), r, reg
+		}
+		workers = append(workers, sweep.Worker{Name: name, Exec: bench.NewSession(reg, runID, meta, env), Tails: tails})
+	}
+	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends)
+	if err != nil {
+		return err
+	}
+	plan, err := f.cells(names)
+	if err != nil {
+		return err
+	}
+	if f.slurm {
+		return f.submit(a, fs, folder, plan, root)
+	}
+	sum, err := sweep.Run(ctx, folder, plan, workers, sweep.Options{Timeout: f.c.timeout, Force: f.force,
+		Shard: shard, Shards: shards, Progress: progress})
+	if errors.Is(err, context.Canceled) {
+		left := sum.Planned - sum.Existing
+		for _, n := range sum.Written {
+			left -= n
+		}
+		return &ExitError{Code: 130, Msg: fmt.Sprintf("sweep interrupted with %d cells left; rerun the same command to finish them", left)}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stderr, "results in %s (%d already there, %s); see xbench sweep --results %s --status or --csv\n",
+		folder.Dir, sum.Existing, writtenText(sum.Written), folder.Dir)
+	return nil
+}
+
+func writtenText(w map[result.Status]int) string {
+	var parts []string
+	for _, st := range sweep.Statuses {
+		if w[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", w[st], st))
+		}
+	}
+	if len(parts) == 0 {
+		return "nothing new"
+	}
+	return "new: " + strings.Join(parts, ", ")
+}
+
+// submit writes the effective sweep (flags and file, paths made absolute)
+// for the array tasks and hands the job to sbatch.
+func (f *sweepFlags) submit(a *App, fs *pflag.FlagSet, folder *sweep.Folder, plan []sweep.Cell, root string) error {
+	dir, err := filepath.Abs(folder.Dir)
+	if err != nil {
+		return fmt.Errorf("sweep folder %s: %w", folder.Dir, err)
+	}
+	values := map[string]any{}
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed && !notInFile[fl.Name] && !strings.HasPrefix(fl.Name, "slurm") && fl.Name != "results" && fl.Name != "plugin-path" {
+			values[fl.Name] = fl.Value.String()
+		}
+	})
+	var extra []string
+	for _, p := range f.c.pluginPath {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf("--plugin-path %s: %w", p, err)
+		}
+		extra = append(extra, abs)
+	}
+	if len(extra) > 0 {
+		values["plugin-path"] = extra
+	}
+	if err := os.MkdirAll(filepath.Dir(sweep.SweepFilePath(dir)), 0o755); err != nil {
+		return fmt.Errorf("prepare %s: %w", dir, err)
+	}
+	if err := sweep.SaveFile(sweep.SweepFilePath(dir), values); err != nil {
+		return err
+	}
+	if err := sweep.NewFolder(dir).WritePlan(plan); err != nil {
+		return err
+	}
+	self, err := selfPath()
+	if err != nil {
+		return err
+	}
+	cwd, _ := os.Getwd()
+	tasks := min(f.slurmTasks, len(plan))
+	if tasks < 1 {
+		return usagef("--slurm-tasks %d is too small (allowed: 1 or more)", f.slurmTasks)
+	}
+	job := sweep.SlurmJob{Xbench: self, Root: root, WorkDir: cwd, Dir: dir, SweepFile: sweep.SweepFilePath(dir),
+		Tasks: tasks, Force: f.force, Args: strings.Fields(f.slurmArgs)}
+	id, err := job.Submit()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "submitted SLURM job %s: %d array tasks over %d cells into %s\n", id, tasks, len(plan), dir)
+	fmt.Fprintf(a.Stdout, "follow it with: xbench sweep --results %s --status\n", dir)
+	return nil
+}
