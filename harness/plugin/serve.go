@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,6 +29,7 @@ func Serve(impl backend.Backend, logger hclog.Logger) {
 type Process struct {
 	Backend backend.Backend
 	client  *goplugin.Client
+	pgid    int // the plugin's process group: it and every program it runs
 }
 
 // Launch starts argv as a plugin process and connects to its backend. The
@@ -35,6 +37,12 @@ type Process struct {
 func Launch(ctx context.Context, name string, argv, env []string, logger hclog.Logger) (*Process, error) {
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
+	// The plugin leads a process group of its own, and the programs it wraps
+	// stay in it (harness/subprocess), so one kill of the group ends the
+	// whole tree, a hung grandchild included. Pdeathsig ends the plugin if
+	// xbench itself dies (kill -9), which no Close would.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	client := goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		Plugins:          goplugin.PluginSet{PluginName: &GRPCBackendPlugin{}},
@@ -43,26 +51,48 @@ func Launch(ctx context.Context, name string, argv, env []string, logger hclog.L
 		Logger:           logger.Named(name),
 		StartTimeout:     2 * time.Minute,
 	})
+	p := &Process{client: client}
 	rpc, err := client.Client()
+	if cmd.Process != nil {
+		p.pgid = cmd.Process.Pid
+	}
 	if err != nil {
-		client.Kill()
+		p.Close()
 		return nil, fmt.Errorf("start backend %q: %w", name, err)
 	}
 	raw, err := rpc.Dispense(PluginName)
 	if err != nil {
-		client.Kill()
+		p.Close()
 		return nil, fmt.Errorf("connect to backend %q: %w", name, err)
 	}
 	b, ok := raw.(backend.Backend)
 	if !ok {
-		client.Kill()
+		p.Close()
 		return nil, fmt.Errorf("backend %q: plugin does not serve the backend contract", name)
 	}
-	return &Process{Backend: b, client: client}, nil
+	p.Backend = b
+	return p, nil
 }
 
-// Close stops the plugin process (and, through it, its children).
-func (p *Process) Close() { p.client.Kill() }
+// Close stops the plugin process, politely first (go-plugin asks it to
+// exit, then kills it), then kills what is left of its process group: a
+// wrapped program that hangs, or anything it started.
+func (p *Process) Close() {
+	p.client.Kill()
+	if p.pgid > 0 {
+		_ = killGroup(p.pgid)
+	}
+}
+
+// killGroup sends SIGKILL to every process of group pgid. While any member
+// is alive the kernel keeps the id reserved, so it cannot name another group.
+func killGroup(pgid int) error {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	if err == syscall.ESRCH {
+		return nil // nothing left
+	}
+	return err
+}
 
 // Exited reports whether the plugin process has gone away.
 func (p *Process) Exited() bool { return p.client.Exited() }
