@@ -15,6 +15,13 @@ ALL = xc.Capabilities(
     dtypes=("float32", "tf32", "bfloat16", "float16", "float64"), devices=("cpu", "cuda", "rocm"),
     backbones=("transformer",),
 )
+# The compile variant: model.py with torch.compile'd inner steps (compiled.py).
+COMPILE = xc.Variant(
+    "compile", "torch.compile of the per-mini-batch inner step; on a GPU the timed call is one CUDA graph",
+    xc.Capabilities(workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
+                    dtypes=("float32", "tf32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"),
+                    backbones=("transformer",)),
+)
 
 
 def set_precision(dtype: str) -> None:
@@ -43,9 +50,7 @@ def _nvidia_driver() -> str:
 class Backend(xc.Framework):
     framework = "torch"
     capabilities = ALL
-    # Declarative: a later "compile" variant adds Variant("compile", ..., caps)
-    # here and branches on `variant` in prepare().
-    variants = ()
+    variants = (COMPILE,)
 
     def versions(self) -> dict:
         import numpy
@@ -94,8 +99,18 @@ class Backend(xc.Framework):
         set_precision(cfg.dtype)
         return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
 
-    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def _inner(self, cfg: xc.Config, variant: str, inner):
+        """The inner loop for this request: the caller's (the triton backend
+        passes its kernel), the compile variant's, or model.ttt_inner."""
+        if inner is None and variant == "compile":
+            import compiled
+
+            return compiled.inner(cfg.ttt_type)
+        return inner or m.ttt_inner
+
+    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int, inner=None) -> xc.Prepared:
         dtype, dev = self._setup(cfg, device)
+        inner = self._inner(cfg, variant, inner)
         size, warnings = cfg.size, []
         if cfg.dtype == "tf32" and device.kind == "cpu":
             warnings.append("tf32 has no effect on cpu: its float32 matmuls are IEEE either way")
@@ -112,7 +127,7 @@ class Backend(xc.Framework):
 
             @torch.inference_mode()
             def step():
-                return m.ttt_inner(xq, xk, xv, gate, p, cfg.ttt_type, cfg.mini_batch)
+                return inner(xq, xk, xv, gate, p, cfg.ttt_type, cfg.mini_batch)
         else:
             if cfg.backward and cfg.seq_len < 2:
                 raise xc.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
@@ -124,26 +139,32 @@ class Backend(xc.Framework):
                     t.requires_grad_(True)
 
                 def step():
-                    return m.forward_backward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+                    return m.forward_backward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
             else:
                 @torch.inference_mode()
                 def step():
-                    return m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+                    return m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+        if variant == "compile":
+            import compiled
+
+            step = compiled.timed_step(step, device.kind, warnings)
         return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
 
-    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict,
+               inner=None) -> dict:
         dtype, dev = self._setup(cfg, device)
+        inner = self._inner(cfg, variant, inner)
         size = cfg.size
         out_dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
         params = {k: torch.from_numpy(v).to(dev, dtype) for k, v in weights.items()}
         with torch.inference_mode():
             if cfg.inner_only:
                 x = {k: torch.from_numpy(inputs[k]).to(dev, dtype) for k in ("xq", "xk", "xv", "gate")}
-                out = m.ttt_inner(x["xq"], x["xk"], x["xv"], x["gate"], m.inner_params(params, 0),
-                                  cfg.ttt_type, cfg.mini_batch)
+                out = inner(x["xq"], x["xk"], x["xv"], x["gate"], m.inner_params(params, 0),
+                            cfg.ttt_type, cfg.mini_batch)
                 return {"out": out.to(out_dtype).cpu().numpy()}
             tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
-            logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch)
+            logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
             return {"logits": logits.to(out_dtype).cpu().numpy()}
 
 

@@ -71,12 +71,43 @@ def rope(x, mini_batch: int, theta=xc.ROPE_THETA):
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
-def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
+def step_linear(state, xs, ln_w2):
+    """One mini-batch of the linear inner model: (W1, b1) -> updated, out rows.
+    A function of its own so that the compile variant can compile just it."""
+    W1, b1 = state
+    qn, kn, m1n, _, ke_tn, e_rown, cn = xs
+    G = ln_l2_grad(torch.baddbmm(b1, kn, W1), ln_w2, cn)
+    out = torch.baddbmm(torch.baddbmm(b1, qn, W1), m1n, G, alpha=-1)
+    W1 = torch.baddbmm(W1, ke_tn, G, alpha=-1)  # W1 - Kx^T (eta_last * G)
+    b1 = torch.baddbmm(b1, e_rown, G, alpha=-1)  # b1 - sum_j eta_last[j] G[j]
+    return (W1, b1), out
+
+
+def step_mlp(state, xs, ln_w2):
+    """One mini-batch of the mlp inner model (see step_linear)."""
+    W1, b1, W2, b2 = state
+    qn, kn, m1n, etan, ke_tn, e_rown, cn = xs
+    z1 = torch.baddbmm(b1, kn, W1)
+    x2 = F.gelu(z1, approximate="tanh")
+    G2 = ln_l2_grad(torch.baddbmm(b2, x2, W2), ln_w2, cn)
+    G1 = torch.bmm(G2, W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
+    x2bar = F.gelu(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1n, G1, alpha=-1), approximate="tanh")
+    m2 = torch.addcmul(etan, etan, torch.bmm(x2bar, x2.transpose(-1, -2)))
+    out = torch.baddbmm(torch.baddbmm(b2, x2bar, W2), m2, G2, alpha=-1)
+    W1 = torch.baddbmm(W1, ke_tn, G1, alpha=-1)
+    b1 = torch.baddbmm(b1, e_rown, G1, alpha=-1)
+    W2 = torch.baddbmm(W2, (x2 * e_rown.transpose(-1, -2)).transpose(-1, -2), G2, alpha=-1)
+    b2 = torch.baddbmm(b2, e_rown, G2, alpha=-1)
+    return (W1, b1, W2, b2), out
+
+
+def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, step=None):
     """Spec steps 3-5 for every head and sequence at once.
 
     xq/xk/xv [B, nh, L, f] (rotated), gate [B, nh, L] (after the sigmoid);
     p holds W1, b1, (W2, b2), ln_w, ln_b, tok_delta of one layer (no prefix).
-    Returns out [B, nh, L, f] in the accumulation dtype.
+    Returns out [B, nh, L, f] in the accumulation dtype. step, if given,
+    replaces step_linear/step_mlp (the compile variant passes compiled ones).
 
     Batch and heads are flattened into one dimension H = B*nh so every product
     is a (b)addbmm; all terms that do not depend on the inner state are formed
@@ -107,26 +138,12 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     W1, b1 = per_head(p["W1"]), per_head(p["b1"])[:, None, :]
     if ttt_type == "mlp":
         W2, b2 = per_head(p["W2"]), per_head(p["b2"])[:, None, :]
+    state = (W1, b1) if ttt_type == "linear" else (W1, b1, W2, b2)
+    step = step or (step_linear if ttt_type == "linear" else step_mlp)
     outs = []
     for n in range(N):
-        qn, kn = q[n], k[n]
-        if ttt_type == "linear":
-            G = ln_l2_grad(torch.baddbmm(b1, kn, W1), ln_w2, c[n])
-            outs.append(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1[n], G, alpha=-1))
-            W1 = torch.baddbmm(W1, ke_t[n], G, alpha=-1)  # W1 - Kx^T (eta_last * G)
-            b1 = torch.baddbmm(b1, e_row[n], G, alpha=-1)  # b1 - sum_j eta_last[j] G[j]
-        else:
-            z1 = torch.baddbmm(b1, kn, W1)
-            x2 = F.gelu(z1, approximate="tanh")
-            G2 = ln_l2_grad(torch.baddbmm(b2, x2, W2), ln_w2, c[n])
-            G1 = torch.bmm(G2, W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
-            x2bar = F.gelu(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1[n], G1, alpha=-1), approximate="tanh")
-            m2 = torch.addcmul(eta[n], eta[n], torch.bmm(x2bar, x2.transpose(-1, -2)))
-            outs.append(torch.baddbmm(torch.baddbmm(b2, x2bar, W2), m2, G2, alpha=-1))
-            W1 = torch.baddbmm(W1, ke_t[n], G1, alpha=-1)
-            b1 = torch.baddbmm(b1, e_row[n], G1, alpha=-1)
-            W2 = torch.baddbmm(W2, (x2 * e_row[n].transpose(-1, -2)).transpose(-1, -2), G2, alpha=-1)
-            b2 = torch.baddbmm(b2, e_row[n], G2, alpha=-1)
+        state, out = step(state, (q[n], k[n], m1[n], eta[n], ke_t[n], e_row[n], c[n]), ln_w2)
+        outs.append(out)
     zbar = torch.stack(outs, 1).reshape(B, nh, L, f)  # [H, N, K, f] -> [B, nh, L, f]
     return xq.to(a) + _standardize(zbar) * p["ln_w"].to(a)[:, None, :] + p["ln_b"].to(a)[:, None, :]
 
@@ -136,8 +153,9 @@ def inner_params(params: dict, layer: int) -> dict:
     return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
 
 
-def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int):
-    """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C]."""
+def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None):
+    """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C].
+    inner replaces ttt_inner (same signature; the triton backend's kernel)."""
     B, L, C = x.shape
     nh, f = size.heads, size.head_dim
     p = inner_params(params, layer)
@@ -148,18 +166,18 @@ def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mi
     xk = rope(heads(x @ p["wk"]), mini_batch)
     xv = heads(x @ p["wv"])
     gate = torch.sigmoid((x @ p["lr_w"].transpose(0, 1)).to(a) + p["lr_b"].to(a)).transpose(1, 2)
-    out = ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
+    out = (inner or ttt_inner)(xq, xk, xv, gate, p, ttt_type, mini_batch)
     out = out.transpose(1, 2).reshape(B, L, C)
     out = F.layer_norm(out, (C,), p["post_norm_w"].to(a), p["post_norm_b"].to(a), xc.EPS)
     return out.to(x.dtype) @ p["wo"]
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int):
+def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None):
     """tokens [B, L] -> logits [B, L, V] (spec "Model", transformer backbone)."""
     h = F.embedding(tokens, params["embed"])
     for l in range(size.layers):
         pre = f"layers.{l}."
-        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), params, l, size, ttt_type, mini_batch)
+        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), params, l, size, ttt_type, mini_batch, inner)
         x = rms_norm(h, params[pre + "mlp_norm"])
         h = h + (F.silu(x @ params[pre + "mlp.w_gate"]) * (x @ params[pre + "mlp.w_up"])) @ params[pre + "mlp.w_down"]
     return rms_norm(h, params["final_norm"]) @ params["embed"].transpose(0, 1)
@@ -172,10 +190,10 @@ def loss_fn(logits, tokens):
     return F.cross_entropy(logits[:, :-1].to(a).reshape(-1, V), tokens[:, 1:].reshape(-1))
 
 
-def forward_backward(params: dict, tokens, size, ttt_type, mini_batch):
+def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, inner=None):
     """One backward-phase call: forward, loss, gradient w.r.t. every parameter."""
     names = list(params)
-    loss = loss_fn(forward(params, tokens, size, ttt_type, mini_batch), tokens)
+    loss = loss_fn(forward(params, tokens, size, ttt_type, mini_batch, inner), tokens)
     grads = torch.autograd.grad(loss, [params[n] for n in names])
     return loss, dict(zip(names, grads))
 
