@@ -1,0 +1,81 @@
+"""The triton backend's adapter to xbench_contract.
+
+It is the pytorch backend (devices, precision flags, timers, peak memory,
+initialisation, the dense layers) with the inner loop swapped for the fused
+kernel of triton_model.py. The files are named triton_*.py so that the pytorch
+backend's model.py and backend.py import here under their own names.
+
+On cpu the kernel runs in Triton's interpreter. TRITON_INTERPRET must be set
+before triton_model.py is imported (its kernels become compiled or interpreted
+functions then), so benchmark.py sets it when --device cpu is
+asked for, or when no GPU is visible (a serve session on a cpu-only machine);
+one process runs one mode, and resolve_device() refuses the other.
+"""
+
+from __future__ import annotations
+
+import os
+
+import backend as torch_backend  # the pytorch backend's backend.py
+import xbench_contract as xc
+
+CAPS = xc.Capabilities(
+    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "inner_only"),
+    dtypes=("float32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"), backbones=("transformer",),
+)
+
+
+def interpreting() -> bool:
+    return os.environ.get("TRITON_INTERPRET") == "1"
+
+
+class Backend(torch_backend.Backend):
+    framework = "triton"
+    capabilities = CAPS
+    variants = ()
+
+    def versions(self) -> dict:
+        import triton
+
+        v = super().versions()
+        v["triton"] = triton.__version__
+        if interpreting():
+            v["triton_interpreter"] = "TRITON_INTERPRET=1"
+        return v
+
+    def resolve_device(self, requested: str) -> xc.Device:
+        dev = super().resolve_device(requested)
+        # Triton was imported for one mode: the interpreter (cpu) or compiled (gpu).
+        if dev.kind == "cpu" and not interpreting():
+            raise xc.Unsupported("triton on cpu needs its interpreter, but this process imported triton with "
+                                 "TRITON_INTERPRET unset; start it with --device cpu or TRITON_INTERPRET=1")
+        if dev.kind != "cpu" and interpreting():
+            raise xc.Unsupported(f"this process runs triton in its interpreter (TRITON_INTERPRET=1), so it "
+                                 f"cannot use {dev.kind}; start it without TRITON_INTERPRET")
+        return dev
+
+    def timer(self, device: xc.Device) -> xc.Timer:
+        t = super().timer(device)
+        if device.kind == "cpu":
+            t.description = "time.perf_counter on cpu, kernel in the Triton interpreter (not a performance number)"
+        return t
+
+    def _kernel_inner(self):
+        import triton_model  # imports triton, after TRITON_INTERPRET is settled
+
+        return triton_model.ttt_inner
+
+    def _check(self, cfg: xc.Config) -> None:
+        import triton_model
+
+        why = triton_model.check_shapes(cfg.size.head_dim, cfg.mini_batch)
+        if why:
+            raise xc.Unsupported(why)
+
+    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        self._check(cfg)
+        return super().prepare(cfg, variant, device, seed, inner=self._kernel_inner())
+
+    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        self._check(cfg)
+        return super().export(cfg, variant, device, weights, inputs, inner=self._kernel_inner())

@@ -1,0 +1,195 @@
+"""The TTT inner loop (shared/specs/ttt.md steps 3-5) as one fused Triton
+kernel per inner model, and the launcher that replaces the pytorch backend's
+ttt_inner. The dense rest of the model is the pytorch backend's (reused).
+
+One program per (sequence, head) walks every mini-batch in order. The inner
+state (W1, b1; W2, b2 for mlp) is loaded once, kept on chip in registers and
+updated in place; it is never written back, since only `out` leaves the kernel.
+Each mini-batch reads its K rows of XQ/XK/XV and the gate once and writes K
+rows of out, so the kernel moves 4 L f numbers per head and nothing else.
+
+Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
+elementwise math in float32, so the same source builds for NVIDIA and AMD and
+runs in the interpreter (TRITON_INTERPRET=1, set by triton_backend on cpu).
+Precision: the state and every accumulation are float32. In float32 runs
+tl.dot uses input_precision="ieee" (no TF32); in bfloat16/float16 runs the
+dot operands are rounded to that dtype and accumulated in float32.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+import triton
+import triton.language as tl
+
+import xbench_contract as xc
+
+DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
+GELU_C = math.sqrt(2.0 / math.pi)
+
+
+# The interpreter's tl.dot on bfloat16 operands returns garbage (it multiplies
+# the raw bits), so there the operands are rounded to DT and multiplied as
+# float32, which is the same product: bf16/fp16 products are exact in float32.
+EMULATE = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
+
+
+@triton.jit
+def _mm(a, b, DT: tl.constexpr):
+    # a @ b, float32 accumulation; float32 operands stay IEEE float32.
+    if DT == tl.float32:
+        return tl.dot(a, b, input_precision="ieee")
+    elif EMULATE:
+        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), input_precision="ieee")
+    else:
+        return tl.dot(a.to(DT), b.to(DT))
+
+
+@triton.jit
+def _ln_grad(z, tgt, lnw, lnb, F: tl.constexpr):
+    # Spec step 5, per row of z [K, F].
+    mu = tl.sum(z, axis=1) / F
+    zc = z - mu[:, None]
+    rs = 1.0 / tl.sqrt(tl.sum(zc * zc, axis=1) / F + 1e-6)
+    xh = zc * rs[:, None]
+    g = (lnw * xh + lnb - tgt) * lnw
+    return (F * g - tl.sum(g, axis=1)[:, None] - xh * tl.sum(g * xh, axis=1)[:, None]) * (rs / F)[:, None]
+
+
+@triton.jit
+def _ln(z, lnw, lnb, F: tl.constexpr):
+    mu = tl.sum(z, axis=1) / F
+    zc = z - mu[:, None]
+    rs = 1.0 / tl.sqrt(tl.sum(zc * zc, axis=1) / F + 1e-6)
+    return zc * rs[:, None] * lnw + lnb
+
+
+@triton.jit
+def _tanh(u):
+    return 2.0 * tl.sigmoid(2.0 * u) - 1.0  # tl.tanh is not portable across backends/versions
+
+
+@triton.jit
+def _gelu_and_prime(x, C: tl.constexpr):
+    t = _tanh(C * (x + 0.044715 * x * x * x))
+    return 0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C * (1.0 + 3 * 0.044715 * x * x)
+
+
+@triton.jit
+def _load_rows(ptr, base, n, K: tl.constexpr, F: tl.constexpr):
+    rk, rf = tl.arange(0, K), tl.arange(0, F)
+    return tl.load(ptr + base + (n * K + rk)[:, None] * F + rf[None, :]).to(tl.float32)
+
+
+@triton.jit
+def ttt_linear_kernel(XQ, XK, XV, GATE, TOK, W1, B1, LNW, LNB, OUT, NH, L, N,
+                      K: tl.constexpr, F: tl.constexpr, DT: tl.constexpr):
+    pid = tl.program_id(0)
+    h = pid % NH
+    rk, rf = tl.arange(0, K), tl.arange(0, F)
+    xbase, gbase = pid * L * F, pid * L  # [B, nh, L, f] and [B, nh, L], contiguous
+    W = tl.load(W1 + h * F * F + rf[:, None] * F + rf[None, :])
+    b = tl.load(B1 + h * F + rf)[None, :]
+    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
+    tok = tl.load(TOK + rk)  # base_lr / f * max(0, 1/(i+1) + tok_delta[i])
+    tok_last = tl.load(TOK + K - 1)
+    causal = rk[:, None] >= rk[None, :]
+    for n in range(N):
+        q = _load_rows(XQ, xbase, n, K, F)
+        k = _load_rows(XK, xbase, n, K, F)
+        v = _load_rows(XV, xbase, n, K, F)
+        g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
+        G = _ln_grad(_mm(k, W, DT) + b, v - k, lnw, lnb, F)
+        # tril(eta * Q Kx^T) @ G + tril(eta) @ G in one product.
+        m = tl.where(causal, tok[:, None] * g[None, :] * (_mm(q, tl.trans(k), DT) + 1.0), 0.0)
+        zbar = _mm(q, W, DT) + b - _mm(m, G, DT)
+        tl.store(OUT + xbase + (n * K + rk)[:, None] * F + rf[None, :], q + _ln(zbar, lnw, lnb, F))
+        eG = G * (tok_last * g)[:, None]
+        W = W - _mm(tl.trans(k), eG, DT)
+        b = b - tl.sum(eG, axis=0)[None, :]
+
+
+@triton.jit
+def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, NH, L, N,
+                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
+    pid = tl.program_id(0)
+    h = pid % NH
+    rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, H)
+    xbase, gbase = pid * L * F, pid * L
+    W1s = tl.load(W1 + h * F * H + rf[:, None] * H + rh[None, :])  # [F, H]
+    b1 = tl.load(B1 + h * H + rh)[None, :]
+    W2s = tl.load(W2 + h * H * F + rh[:, None] * F + rf[None, :])  # [H, F]
+    b2 = tl.load(B2 + h * F + rf)[None, :]
+    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
+    tok = tl.load(TOK + rk)
+    tok_last = tl.load(TOK + K - 1)
+    causal = rk[:, None] >= rk[None, :]
+    for n in range(N):
+        q = _load_rows(XQ, xbase, n, K, F)
+        k = _load_rows(XK, xbase, n, K, F)
+        v = _load_rows(XV, xbase, n, K, F)
+        g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
+        eta = tok[:, None] * g[None, :]
+        z1 = _mm(k, W1s, DT) + b1
+        x2, dx2 = _gelu_and_prime(z1, C)
+        G2 = _ln_grad(_mm(x2, W2s, DT) + b2, v - k, lnw, lnb, F)
+        G1 = _mm(G2, tl.trans(W2s), DT) * dx2
+        m1 = tl.where(causal, eta * (_mm(q, tl.trans(k), DT) + 1.0), 0.0)
+        x2bar, _ = _gelu_and_prime(_mm(q, W1s, DT) + b1 - _mm(m1, G1, DT), C)
+        m2 = tl.where(causal, eta * (_mm(x2bar, tl.trans(x2), DT) + 1.0), 0.0)
+        zbar = _mm(x2bar, W2s, DT) + b2 - _mm(m2, G2, DT)
+        tl.store(OUT + xbase + (n * K + rk)[:, None] * F + rf[None, :], q + _ln(zbar, lnw, lnb, F))
+        e = (tok_last * g)[:, None]
+        eG1, eG2 = G1 * e, G2 * e
+        W1s = W1s - _mm(tl.trans(k), eG1, DT)
+        b1 = b1 - tl.sum(eG1, axis=0)[None, :]
+        W2s = W2s - _mm(tl.trans(x2), eG2, DT)
+        b2 = b2 - tl.sum(eG2, axis=0)[None, :]
+
+
+def _pow2(n: int) -> bool:
+    return n >= 16 and n & (n - 1) == 0
+
+
+def check_shapes(head_dim: int, mini_batch: int) -> str | None:
+    """Why the kernel cannot run these sizes (tl.arange and tl.dot want powers
+    of two >= 16), or None."""
+    if not _pow2(head_dim):
+        return f"the triton kernel needs head_dim f a power of two >= 16, got {head_dim}"
+    if not _pow2(mini_batch):
+        return f"the triton kernel needs --mini-batch a power of two >= 16, got {mini_batch}"
+    return None
+
+
+def num_warps(ttt_type: str) -> int:
+    # The mlp state (2 x f x 4f floats) needs more threads to stay in registers.
+    env = os.environ.get("XBENCH_TRITON_WARPS")
+    return int(env) if env else (8 if ttt_type == "mlp" else 4)
+
+
+def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
+    """Drop-in for the pytorch backend's model.ttt_inner: xq/xk/xv [B, nh, L, f]
+    (rotated), gate [B, nh, L]; returns out [B, nh, L, f] in float32."""
+    B, nh, L, f = xq.shape
+    K = mini_batch
+    why = check_shapes(f, K)
+    if why:
+        raise xc.Unsupported(why)
+    xq, xk, xv, gate = (t.contiguous() for t in (xq, xk, xv, gate))
+    f32 = {k: v.float().contiguous() for k, v in p.items()}
+    i = torch.arange(1, K + 1, device=xq.device, dtype=torch.float32)
+    tok = (xc.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + f32["tok_delta"])
+    out = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
+    dt = DOT_DTYPES[xq.dtype]
+    grid = (B * nh,)
+    if ttt_type == "linear":
+        ttt_linear_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out,
+                                nh, L, L // K, K=K, F=f, DT=dt, num_warps=num_warps(ttt_type))
+    else:
+        ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
+                             f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
+                             K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, num_warps=num_warps(ttt_type))
+    return out
