@@ -87,7 +87,11 @@ func calibrateThrough(ctx context.Context, b backend.Backend, name string, req b
 		cal, err = cb.Calibrate(ctx, req)
 	}
 	if errors.Is(err, backend.ErrCannotCalibrate) {
-		return "", &ExitError{Code: 1, Msg: fmt.Sprintf("backend %s cannot calibrate (%v); use a backend that implements it, e.g. --backends pytorch", name, err)}
+		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), backend.ErrCannotCalibrate.Error()), ": ")
+		if why != "" {
+			why = " (" + why + ")"
+		}
+		return "", &ExitError{Code: 1, Msg: fmt.Sprintf("backend %s cannot calibrate%s; use a backend that implements it, e.g. --backends pytorch", name, why)}
 	}
 	if err != nil {
 		return "", fmt.Errorf("calibrate through %s: %w", name, err)
