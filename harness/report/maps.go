@@ -1,0 +1,160 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot/vg"
+
+	"github.com/xbench/xbench/harness/compare"
+	"github.com/xbench/xbench/harness/plot"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// The single-panel figures: backward over forward, the two heat maps and
+// the roofline.
+
+func (r *Report) backwardForward() (*Chart, error) {
+	var cats []string
+	vals := make([][]float64, len(r.Backends))
+	for _, c := range r.Configs {
+		if c.Phase() != "forward" {
+			continue
+		}
+		bc := c
+		bc.Backward = true
+		if _, ok := r.byConfig[compare.ConfigKey(bc)]; !ok {
+			continue
+		}
+		cats = append(cats, fmt.Sprintf("%s %s %s L%d", c.ModelSize, c.TTTType, c.Dtype, c.SeqLen))
+		for i, b := range r.Backends {
+			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+		}
+	}
+	if len(cats) == 0 {
+		return nil, nil
+	}
+	var groups []plot.BarGroup
+	for i, b := range r.Backends {
+		groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+	}
+	p, err := plot.Bars(plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}, cats, groups)
+	if err != nil {
+		return nil, err
+	}
+	w := vg.Length(math.Max(7, 1+0.45*float64(len(cats)))) * vg.Inch
+	return &Chart{Figure: plot.Single("backward-forward", "Backward against forward", p, w, 4.5*vg.Inch),
+		Caption: fmt.Sprintf("Median of the backward call (forward plus gradients) over the forward median, per configuration; ttt.CostOf counts %dx the FLOPs. A missing bar: one of the two did not finish.", ttt.BackwardFactor)}, nil
+}
+
+func (r *Report) heatmapSize() (vg.Length, vg.Length) {
+	return vg.Length(math.Max(7, 3.5+1.4*float64(len(r.Backends)))) * vg.Inch,
+		vg.Length(1.4+0.26*float64(len(r.Configs))) * vg.Inch
+}
+
+func (r *Report) ratioHeatmap() (*Chart, error) {
+	g := plot.Grid{Title: "Time ratio to " + r.Baseline + " (green faster, red slower)", Cols: r.Backends}
+	for _, t := range r.Tables() {
+		g.Rows = append(g.Rows, t.Label)
+		row := make([]plot.Cell, len(r.Backends))
+		for _, x := range t.Rows {
+			j := slices.Index(r.Backends, x.Backend)
+			switch {
+			case !math.IsNaN(x.Ratio):
+				row[j] = plot.Cell{Color: plot.Diverging(math.Log2(x.Ratio)), Text: fmt.Sprintf("%.2fx", x.Ratio)}
+			case x.Status != result.StatusOK:
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
+			default:
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: "no baseline"}
+			}
+		}
+		for j := range row {
+			if row[j].Text == "" {
+				row[j] = plot.Cell{Text: "-"}
+			}
+		}
+		g.Cells = append(g.Cells, row)
+	}
+	w, h := r.heatmapSize()
+	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
+		Caption: "Median time over the baseline's median on the same configuration; colour is log2 of the ratio, saturating at 2x either way."}, nil
+}
+
+// statusColors are the feasibility map's fills.
+var statusColors = map[result.Status]color.Color{
+	result.StatusOK:          color.RGBA{166, 219, 160, 255},
+	result.StatusOOM:         color.RGBA{214, 96, 77, 255},
+	result.StatusUnsupported: color.RGBA{186, 186, 186, 255},
+	result.StatusFailed:      color.RGBA{253, 184, 99, 255},
+	result.StatusTimeout:     color.RGBA{253, 184, 99, 255},
+	result.StatusSkipped:     color.RGBA{224, 224, 224, 255},
+}
+
+func (r *Report) feasibility() (*Chart, error) {
+	g := plot.Grid{Title: "Which configurations fit (out of memory in red)", Cols: r.Backends}
+	for _, c := range r.Configs {
+		g.Rows = append(g.Rows, compare.Label(c))
+		row := make([]plot.Cell, len(r.Backends))
+		for j, b := range r.Backends {
+			row[j] = plot.Cell{Text: "-"}
+			if res, ok := r.Result(b, c); ok {
+				row[j] = plot.Cell{Color: statusColors[res.Status], Text: string(res.Status)}
+			}
+		}
+		g.Cells = append(g.Cells, row)
+	}
+	w, h := r.heatmapSize()
+	return &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
+		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}, nil
+}
+
+func (r *Report) roofline() (*Chart, error) {
+	var series []plot.Series
+	var dev result.Device
+	dtypes := map[string]bool{}
+	for _, b := range r.Backends {
+		s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
+		for _, t := range r.Tables() {
+			for _, x := range t.Rows {
+				if x.Backend == b && !math.IsNaN(x.TFLOPs) {
+					s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
+					dtypes[t.Config.Dtype] = true
+					if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
+						dev = res.Device
+					}
+				}
+			}
+		}
+		series = append(series, s)
+	}
+	if len(dtypes) == 0 {
+		return nil, nil
+	}
+	var ceilings []plot.Ceiling
+	caption := "Achieved FLOP/s (ttt.CostOf FLOPs over the median) against arithmetic intensity (FLOPs over compulsory bytes). "
+	cal, ok := r.Calibration(dev)
+	if ok {
+		var names []string
+		for d := range dtypes {
+			names = append(names, d)
+		}
+		slices.Sort(names)
+		for i, d := range names {
+			if peak := cal.MatmulTFLOPs[d]; peak > 0 && cal.CopyGBps > 0 {
+				ceilings = append(ceilings, plot.Ceiling{Name: fmt.Sprintf("%s roof: %.4g TFLOP/s, %.4g GB/s", d, peak, cal.CopyGBps),
+					Color: color.Gray{Y: uint8(40 + 60*i)}, PeakTFLOPs: peak, TBps: cal.CopyGBps / 1000})
+			}
+		}
+		caption += fmt.Sprintf("Ceilings measured by xbench calibrate through %s on %s.", cal.Backend, cal.Device.Name)
+	} else {
+		caption += "No calibration in this folder: run xbench calibrate to draw the device's ceilings."
+	}
+	p, err := plot.Roofline("Roofline", series, ceilings)
+	if err != nil {
+		return nil, err
+	}
+	return &Chart{Figure: plot.Single("roofline", "Roofline", p, 8*vg.Inch, 5.5*vg.Inch), Caption: caption}, nil
+}
