@@ -1,0 +1,133 @@
+"""The jax backend against the pytorch backend (same weights, same inputs,
+through the contract's safetensors export), its gradients against torch's,
+its CLI record against the schema, and its refusals."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import xbench_contract as xc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+ENTRY = os.path.join(os.path.dirname(HERE), "benchmark.py")
+
+
+def perturbed(specs, seed=7):
+    """Weights away from their initial values (norm weights near 1, nonzero
+    biases and tok_delta), so bugs in those terms show."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in specs:
+        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
+        base = 1.0 if s.init == "ones" else 0.0
+        out[s.name] = (base + scale * rng.standard_normal(s.shape)).astype(np.float32)
+    return out
+
+
+@pytest.fixture(scope="module")
+def backends():
+    import backend as torch_backend
+    import jax_backend
+
+    return jax_backend.Backend(), torch_backend.Backend()
+
+
+def rel(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(b))
+
+
+def export_both(backends, tmp_path, cfg):
+    size = cfg.size
+    specs = (xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch) if cfg.inner_only
+             else xc.param_specs(size, cfg.ttt_type, cfg.mini_batch))
+    inputs = (xc.random_inner_inputs(cfg.batch, size, cfg.seq_len, seed=3) if cfg.inner_only
+              else {"tokens": xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed=3)})
+    wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
+    xc.write_safetensors(wp, perturbed(specs))
+    xc.write_safetensors(ip, inputs)
+    outs = []
+    for fw, name in zip(backends, ("jax", "pytorch")):
+        op = str(tmp_path / f"{name}.safetensors")
+        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        assert rep["status"] == "ok", rep
+        outs.append(next(iter(xc.read_safetensors(op).values())))
+    return outs
+
+
+@pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
+@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
+def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
+    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, inner_only=inner_only)
+    got, want = export_both(backends, tmp_path, cfg)
+    assert got.shape == want.shape and np.isfinite(got).all()
+    assert rel(got, want) < 1e-5
+
+
+def test_bfloat16_close_to_pytorch(backends, tmp_path):
+    # Not the same rounding as torch's, only the same model at bf16 accuracy.
+    cfg = xc.Config(model_size="tiny", ttt_type="mlp", seq_len=64, dtype="bfloat16")
+    got, want = export_both(backends, tmp_path, cfg)
+    assert rel(got, want) < 5e-2
+
+
+@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
+def test_backward_matches_torch(ttt_type):
+    import jax
+    import jax.numpy as jnp
+    import jax_model
+    import model as torch_model
+    import torch
+
+    size, K = xc.model_size("tiny"), 16
+    w = perturbed(xc.param_specs(size, ttt_type, K), seed=11)
+    tokens = xc.random_tokens(2, 32, size.vocab, seed=5)
+    with jax.default_matmul_precision("highest"):
+        loss, grads = jax.jit(lambda p, t: jax_model.forward_backward(p, t, size, ttt_type, K))(
+            {k: jnp.asarray(v) for k, v in w.items()}, jnp.asarray(tokens))
+    tp = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in w.items()}
+    tloss, tgrads = torch_model.forward_backward(tp, torch.tensor(tokens, dtype=torch.long), size, ttt_type, K)
+    assert abs(float(loss) - float(tloss.detach())) < 1e-5 * abs(float(tloss.detach()))
+    assert set(grads) == set(w)
+    for name, g in grads.items():
+        g, want = np.asarray(g, np.float64), tgrads[name].numpy()
+        assert np.isfinite(g).all(), name
+        # Every parameter is reached by the loss (a zero gradient would hide a cut graph).
+        assert np.linalg.norm(want) > 0, name
+        assert rel(g, want) < 1e-4, (name, rel(g, want))  # float32 vs float64: ~1e-6 seen
+
+
+def test_cli_json_validates(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(ROOT, "schema", "result.schema.json")) as f:
+        schema = json.load(f)
+    r = subprocess.run([sys.executable, ENTRY, "--model-size", "tiny", "--ttt-type", "linear", "--seq-len", "32",
+                        "--device", "cpu", "--warmup", "1", "--repeats", "3", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    jsonschema.validate(rec, schema)
+    assert rec["backend"] == "jax" and rec["status"] == "ok" and len(rec["samples_ms"]) == 3
+    assert "block_until_ready" in rec["env"]["timing"]
+    assert rec["num_params"] == xc.count_params(xc.param_specs(xc.model_size("tiny"), "linear", 16))
+
+
+@pytest.mark.parametrize("change", [{"dtype": "float64"}, {"backbone": "mamba"}])
+def test_unsupported(backends, change):
+    cfg = xc.Config(model_size="tiny", ttt_type="linear", seq_len=32, warmup=0, repeats=1, **change)
+    rec = xc.run(backends[0], cfg, "", "cpu")
+    assert rec["status"] == "unsupported", rec
+    assert next(iter(change.values())) in rec["message"]
+
+
+def test_unavailable_device_is_unsupported(backends):
+    import jax
+
+    if any(d.platform != "cpu" for d in jax.devices()):
+        pytest.skip("a GPU is present")
+    rec = xc.run(backends[0], xc.Config(model_size="tiny", ttt_type="linear", seq_len=32), "", "cuda")
+    assert rec["status"] == "unsupported" and "cuda" in rec["message"]
