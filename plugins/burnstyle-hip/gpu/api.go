@@ -36,7 +36,7 @@ type drvNames [19]string
 var cudaDrvNames = drvNames{
 	"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemsetD32_v2",
 	"cuModuleLoadData", "cuModuleGetFunction", "cuModuleUnload", "cuLaunchKernel",
-	"cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime", "cuEventDestroy_v2",
+	"cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime|cuEventElapsedTime_v2", "cuEventDestroy_v2",
 	"cuCtxSynchronize", "cuDeviceGetCount", "cuDeviceGetName", "cuDriverGetVersion", "cuMemGetInfo_v2",
 }
 

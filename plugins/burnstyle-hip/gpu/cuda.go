@@ -113,6 +113,7 @@ func openCUDA() (*rt, error) {
 
 	rl, rpath, err := specNVRTC.open()
 	if err == nil {
+		preloadSiblings(rpath, "libnvrtc-builtins.so*")
 		err = bind(rl, rpath, r.rtc.table(nvrtcNames))
 	}
 	if err != nil {

@@ -19,53 +19,38 @@ func (m *Model) enqueueForward() error {
 	N := B * L
 	rows := [3]int{N, 1, 1}
 	blk := [3]int{rowThreads, 1, 1}
-	if err := r.launch("xb_embed", m.fn["xb_embed"], rows, blk, 0, b.tokens, w.embed, b.h, i32(C)); err != nil {
-		return err
+	var err error
+	// step runs one launch group unless an earlier one failed, then marks
+	// its end for Profile.
+	step := func(part string, f func() error) {
+		if err == nil {
+			if err = f(); err == nil {
+				err = m.mark(part)
+			}
+		}
 	}
+	launch := func(name string, grid [3]int, args ...any) func() error {
+		return func() error { return r.launch(name, m.fn[name], grid, blk, 0, args...) }
+	}
+	step("embed", launch("xb_embed", rows, b.tokens, w.embed, b.h, i32(C)))
+	swGrid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
 	for l := range w.layers {
 		lw := &w.layers[l]
-		if err := r.launch("xb_rmsnorm", m.fn["xb_rmsnorm"], rows, blk, 0, b.h, lw.tttNorm, b.x, i32(C)); err != nil {
-			return err
-		}
-		if err := m.gemm(false, false, N, 3*C+nh, C, b.x, C, lw.wqkvg, w.ldp, b.p, w.ldp); err != nil {
-			return err
-		}
-		if err := r.launch("xb_prep", m.fn["xb_prep"], rows, blk, 0, b.p, i32(w.ldp), lw.lrB, w.rope,
-			b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh)); err != nil {
-			return err
-		}
+		step("norm", launch("xb_rmsnorm", rows, b.h, lw.tttNorm, b.x, i32(C)))
+		step("gemm_qkvg", func() error { return m.gemm(false, false, N, 3*C+nh, C, b.x, C, lw.wqkvg, w.ldp, b.p, w.ldp) })
+		step("prep", launch("xb_prep", rows, b.p, i32(w.ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh)))
 		// Inner output goes straight to [B, L, C] (heads concatenated).
-		if err := m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C)); err != nil {
-			return err
-		}
-		if err := r.launch("xb_layernorm", m.fn["xb_layernorm"], rows, blk, 0, b.o, lw.postW, lw.postB, b.y, i32(C)); err != nil {
-			return err
-		}
-		if err := m.gemm(false, true, N, C, C, b.y, C, lw.wo, C, b.h, C); err != nil {
-			return err
-		}
-		if err := r.launch("xb_rmsnorm", m.fn["xb_rmsnorm"], rows, blk, 0, b.h, lw.mlpNorm, b.x, i32(C)); err != nil {
-			return err
-		}
-		if err := m.gemm(false, false, N, 2*I, C, b.x, C, lw.wgu, 2*I, b.gu, 2*I); err != nil {
-			return err
-		}
-		total := int64(N) * int64(I)
-		grid := int((total + rowThreads - 1) / rowThreads)
-		if lim := 32 * max(r.smCount, 1); grid > lim {
-			grid = lim
-		}
-		if err := r.launch("xb_swiglu", m.fn["xb_swiglu"], [3]int{grid, 1, 1}, blk, 0, b.gu, b.a, i32(I), i64(total)); err != nil {
-			return err
-		}
-		if err := m.gemm(false, true, N, C, I, b.a, I, lw.wdown, C, b.h, C); err != nil {
-			return err
-		}
+		step("inner", func() error { return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C)) })
+		step("norm", launch("xb_layernorm", rows, b.o, lw.postW, lw.postB, b.y, i32(C)))
+		step("gemm_o", func() error { return m.gemm(false, true, N, C, C, b.y, C, lw.wo, C, b.h, C) })
+		step("norm", launch("xb_rmsnorm", rows, b.h, lw.mlpNorm, b.x, i32(C)))
+		step("gemm_gate_up", func() error { return m.gemm(false, false, N, 2*I, C, b.x, C, lw.wgu, 2*I, b.gu, 2*I) })
+		step("swiglu", launch("xb_swiglu", swGrid, b.gu, b.a, i32(I), i64(int64(N)*int64(I))))
+		step("gemm_down", func() error { return m.gemm(false, true, N, C, I, b.a, I, lw.wdown, C, b.h, C) })
 	}
-	if err := r.launch("xb_rmsnorm", m.fn["xb_rmsnorm"], rows, blk, 0, b.h, w.finalNorm, b.x, i32(C)); err != nil {
-		return err
-	}
-	return m.gemm(true, false, N, V, C, b.x, C, w.embed, C, b.logits, V)
+	step("norm", launch("xb_rmsnorm", rows, b.h, w.finalNorm, b.x, i32(C)))
+	step("gemm_head", func() error { return m.gemm(true, false, N, V, C, b.x, C, w.embed, C, b.logits, V) })
+	return err
 }
 
 // enqueueInner launches the fused inner loop: one block per (batch, head).

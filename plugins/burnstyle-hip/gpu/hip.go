@@ -72,6 +72,7 @@ func openHIP() (*rt, error) {
 	r.release = func() {}
 	rl, rpath, err := specHIPRTC.open()
 	if err == nil {
+		preloadSiblings(rpath, "libhiprtc-builtins.so*")
 		err = bind(rl, rpath, r.rtc.table(hiprtcNames))
 	}
 	if err != nil {

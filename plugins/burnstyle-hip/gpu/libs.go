@@ -127,13 +127,35 @@ func (s libSpec) open() (handle uintptr, path string, err error) {
 	return 0, "", fmt.Errorf("%s", msg)
 }
 
+// preloadSiblings loads the files matching pattern in lib's folder, so that
+// libraries lib opens by bare name later (NVRTC's and hipRTC's builtins
+// library) are found even when that folder is not in the loader's path: a
+// library whose soname is already loaded is not searched for again.
+func preloadSiblings(lib, pattern string) {
+	if !strings.Contains(lib, "/") {
+		return // found through the system path, which will find its siblings too
+	}
+	m, _ := filepath.Glob(filepath.Join(filepath.Dir(lib), pattern))
+	for _, p := range m {
+		purego.Dlopen(p, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	}
+}
+
 // bind resolves each symbol in table into the Go function its pointer holds.
-// A missing symbol is an error naming it, never a panic.
+// A key may list alternatives, "a|b": the first one the library has wins
+// (drivers keep old names for old programs, new ones may rename). A missing
+// symbol is an error naming it, never a panic.
 func bind(lib uintptr, libPath string, table map[string]any) error {
-	for name, fptr := range table {
-		sym, err := purego.Dlsym(lib, name)
+	for names, fptr := range table {
+		var sym uintptr
+		var err error
+		for _, name := range strings.Split(names, "|") {
+			if sym, err = purego.Dlsym(lib, name); err == nil {
+				break
+			}
+		}
 		if err != nil {
-			return fmt.Errorf("%s: symbol %s not found: %w", libPath, name, err)
+			return fmt.Errorf("%s: symbol %s not found: %w", libPath, names, err)
 		}
 		purego.RegisterFunc(fptr, sym)
 	}

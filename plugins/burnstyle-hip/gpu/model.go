@@ -38,8 +38,9 @@ type Model struct {
 	ev        [2]uintptr
 	haveInput bool
 
-	w   weights
-	buf buffers
+	w    weights
+	buf  buffers
+	prof *profiler // set only inside Profile
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
@@ -72,22 +73,12 @@ func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.T
 	if err := Supports(cfg); err != nil {
 		return nil, err
 	}
-	size, err := ttt.LookupSize(cfg.ModelSize)
+	opt = withEnv(opt)
+	geo, size, err := geometryFor(cfg, opt)
 	if err != nil {
 		return nil, err
 	}
-	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_THREADS")); err == nil && opt.InnerThreads == 0 {
-		opt.InnerThreads = v
-	}
-	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
-		opt.OwnGEMM = true
-	}
-	m := &Model{dev: d, cfg: cfg, size: size, opt: opt, fn: map[string]uintptr{}}
-	m.geo = geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
-		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType)}
-	if m.geo.NT, err = pickThreads(m.geo, opt.InnerThreads); err != nil {
-		return nil, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
-	}
+	m := &Model{dev: d, cfg: cfg, size: size, geo: geo, opt: opt, fn: map[string]uintptr{}}
 	if need := m.geo.smemBytes(); need > d.rt.maxDynSmem {
 		return nil, fmt.Errorf("gpu: the %s inner kernel at f=%d, mini_batch=%d needs %d bytes of shared memory; %s allows %d per block",
 			cfg.TTTType, size.HeadDim, cfg.MiniBatch, need, d.info.Name, d.rt.maxDynSmem)
@@ -106,6 +97,32 @@ func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.T
 		return nil, err
 	}
 	return m, nil
+}
+
+// withEnv applies the XBENCH_GPU_* overrides, for experiments through the
+// harness without a rebuild.
+func withEnv(opt Options) Options {
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_THREADS")); err == nil && opt.InnerThreads == 0 {
+		opt.InnerThreads = v
+	}
+	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
+		opt.OwnGEMM = true
+	}
+	return opt
+}
+
+// geometryFor is the compile-time shape of cfg's program.
+func geometryFor(cfg result.Config, opt Options) (geometry, ttt.Size, error) {
+	size, err := ttt.LookupSize(cfg.ModelSize)
+	if err != nil {
+		return geometry{}, size, err
+	}
+	g := geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
+		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType)}
+	if g.NT, err = pickThreads(g, opt.InnerThreads); err != nil {
+		return g, size, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
+	}
+	return g, size, nil
 }
 
 // compile builds the program for this geometry and fetches every kernel.

@@ -10,7 +10,7 @@
 #define LIN_SMEM_FLOATS                                                                     \
   (XB_F * XB_F + R4(XB_F) + 2 * LIN_STAGE + 4 * XB_KB * SF + R4(XB_KB * XB_KB) + 2 * R4(XB_KB))
 
-XB_KERNEL void __launch_bounds__(XB_NT)
+XB_KERNEL void __launch_bounds__(XB_NT, 1)
     xb_inner_linear(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
                     const act_t* __restrict__ xv, const float* __restrict__ gate,
                     const float* __restrict__ W1, const float* __restrict__ b1,

@@ -39,7 +39,7 @@ __device__ __forceinline__ void xb_rows_x_mat(float* acc, const float* X, int sx
   }
 }
 
-XB_KERNEL void __launch_bounds__(XB_NT)
+XB_KERNEL void __launch_bounds__(XB_NT, 1)
     xb_inner_mlp(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
                  const act_t* __restrict__ xv, const float* __restrict__ gate,
                  const float* __restrict__ W1g, const float* __restrict__ b1g,

@@ -89,6 +89,12 @@ func Verify(d *gpu.Device, cfg result.Config, seed int64, opt gpu.Options) (Outc
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reference: %w", err)
 	}
+	return VerifyWith(d, cfg, w, in, ref, opt)
+}
+
+// VerifyWith is Verify on given weights, inputs and reference, so several
+// dtypes and options can share one float64 reference.
+func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Tensor, ref []float64, opt gpu.Options) (Outcome, error) {
 	m, err := d.NewModelWith(cfg, w, opt)
 	if err != nil {
 		return Outcome{}, err

@@ -1,0 +1,245 @@
+// Command gpucheck verifies the GPU model against the CPU float64 model and
+// times it, in one process, for one device lease: correctness first (tiny
+// and 125m, linear and mlp, float32 and bfloat16, forward and inner-only),
+// then the protocol's timing (first call apart, warmup, repeats, device
+// events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
+)
+
+type vcase struct {
+	size, typ string
+	inner     bool
+	B, L      int
+	dtypes    []string
+	opt       gpu.Options
+	tag       string
+}
+
+type tcase struct {
+	typ, dtype string
+	inner      bool
+	opt        gpu.Options
+	tag        string
+	profile    bool
+}
+
+func main() {
+	device := flag.String("device", "cuda", "cuda, rocm or auto")
+	verify := flag.Bool("verify", true, "check against the CPU float64 model")
+	timing := flag.Bool("time", true, "time 125m at L=2048")
+	variants := flag.Bool("variants", true, "also time alternatives (threads, GEMM engine, math mode)")
+	repeats := flag.Int("repeats", 20, "timed calls per configuration")
+	jsonOut := flag.String("json", "", "write every number here")
+	only := flag.String("only", "", "verify only sizes containing this")
+	tsize := flag.String("tsize", "125m", "model size to time")
+	tlen := flag.Int("tlen", 2048, "sequence length to time")
+	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
+	flag.Parse()
+
+	t0 := time.Now()
+	d, err := gpu.Open(*device)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "open:", err)
+		os.Exit(1)
+	}
+	defer d.Close()
+	info := d.Info()
+	fmt.Printf("device: %s | %s | count %d | dense: %s\n", info.Name, info.Driver, info.Count, d.BLAS())
+	report := map[string]any{"device": info}
+	fails := 0
+
+	if *verify {
+		both := []string{"float32", "bfloat16"}
+		cases := []vcase{
+			{"tiny", "linear", false, 2, 64, both, gpu.Options{}, ""},
+			{"tiny", "mlp", false, 2, 64, both, gpu.Options{}, ""},
+			{"tiny", "linear", true, 2, 64, both, gpu.Options{}, ""},
+			{"tiny", "mlp", true, 2, 64, both, gpu.Options{}, ""},
+			{"tiny", "linear", false, 2, 64, both, gpu.Options{OwnGEMM: true}, "own-gemm"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{}, ""},
+			{"125m", "mlp", false, 1, 128, both, gpu.Options{}, ""},
+			{"125m", "linear", true, 1, 2048, both, gpu.Options{}, ""},
+			{"125m", "mlp", true, 1, 2048, both, gpu.Options{}, ""},
+			{"125m", "linear", false, 1, 128, []string{"float32"}, gpu.Options{OwnGEMM: true}, "own-gemm"},
+			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 512}, "512thr"},
+			{"125m", "mlp", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 512}, "512thr"},
+		}
+		var rows []map[string]any
+		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
+		for _, c := range cases {
+			if !strings.Contains(c.size, *only) {
+				continue
+			}
+			cfg := check.Config(c.size, c.typ, "float32", c.inner, c.B, c.L)
+			s, w, in, err := check.Inputs(cfg, 11)
+			if err != nil {
+				fatal(err)
+			}
+			rt := time.Now()
+			ref, err := check.Reference(cfg, s, w, in)
+			if err != nil {
+				fatal(err)
+			}
+			refMs := time.Since(rt).Seconds() * 1e3
+			for _, dt := range c.dtypes {
+				cfg.Dtype = dt
+				o, err := check.VerifyWith(d, cfg, w, in, ref, c.opt)
+				verdict := "PASS"
+				if err != nil {
+					verdict, fails = "ERROR "+err.Error(), fails+1
+				} else if !o.Pass() {
+					verdict, fails = fmt.Sprintf("FAIL (tol %.g, %d NaN)", o.Tol, o.NaN), fails+1
+				}
+				fmt.Printf("%-5s %-6s %-8s %-9s %-5d %-9s %-10.3g %-10.3g %s\n", c.size, c.typ, dt, cfg.Phase(), c.L, c.tag, o.RelL2, o.MaxAbs, verdict)
+				rows = append(rows, map[string]any{"size": c.size, "type": c.typ, "dtype": dt, "phase": cfg.Phase(),
+					"L": c.L, "B": c.B, "tag": c.tag, "rel_l2": o.RelL2, "max_abs": o.MaxAbs, "nan": o.NaN,
+					"verdict": verdict, "ref_ms": refMs, "describe": o.Describe})
+			}
+		}
+		report["verify"] = rows
+	}
+	if *timing {
+		report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
+	}
+	report["wall_s"] = time.Since(t0).Seconds()
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(report, "", " ")
+		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}
+	fmt.Printf("\ngpucheck done in %.1f s, %d verification failures\n", time.Since(t0).Seconds(), fails)
+	if fails > 0 {
+		os.Exit(2)
+	}
+}
+
+func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int) []map[string]any {
+	var rows []map[string]any
+	if !ceilings {
+	} else if tf, err := d.BenchGEMM(false, 4096, 4096, 4096, 10); err == nil {
+		fmt.Printf("\ncuBLAS ceiling: float32 (pedantic) 4096^3 %.1f TFLOP/s", tf)
+		rows = append(rows, map[string]any{"ceiling": "sgemm 4096^3", "tflops": tf})
+	}
+	if !ceilings {
+	} else if tf, err := d.BenchGEMM(true, 8192, 8192, 8192, 10); err == nil {
+		fmt.Printf(", bf16 8192^3 %.1f TFLOP/s\n", tf)
+		rows = append(rows, map[string]any{"ceiling": "bf16 gemmEx 8192^3", "tflops": tf})
+	}
+	cases := []tcase{
+		{"linear", "float32", false, gpu.Options{}, "", true},
+		{"linear", "bfloat16", false, gpu.Options{}, "", true},
+		{"mlp", "float32", false, gpu.Options{}, "", true},
+		{"mlp", "bfloat16", false, gpu.Options{}, "", false},
+		{"linear", "float32", true, gpu.Options{}, "", false},
+		{"linear", "bfloat16", true, gpu.Options{}, "", false},
+		{"mlp", "float32", true, gpu.Options{}, "", false},
+		{"mlp", "bfloat16", true, gpu.Options{}, "", false},
+	}
+	if variants {
+		cases = append(cases,
+			tcase{"linear", "float32", false, gpu.Options{DefaultMath: true}, "default-math", false},
+			tcase{"linear", "float32", false, gpu.Options{OwnGEMM: true}, "own-gemm", false},
+			tcase{"linear", "bfloat16", false, gpu.Options{OwnGEMM: true}, "own-gemm", false},
+			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 128}, "128thr", false},
+			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
+			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
+			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 1024}, "1024thr", false},
+		)
+	}
+	fmt.Printf("\n%s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)
+	fmt.Printf("%-6s %-8s %-10s %-12s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "tag", "median", "min", "first", "compile", "peak_MiB")
+	for _, c := range cases {
+		cfg := check.Config(size, c.typ, c.dtype, c.inner, 1, L)
+		t, err := check.Time(d, cfg, 3, repeats, c.opt)
+		if err != nil {
+			fmt.Printf("%-6s %-8s %-10s %-12s ERROR %v\n", c.typ, c.dtype, cfg.Phase(), c.tag, err)
+			rows = append(rows, map[string]any{"type": c.typ, "dtype": c.dtype, "phase": cfg.Phase(), "tag": c.tag, "error": err.Error()})
+			continue
+		}
+		fmt.Printf("%-6s %-8s %-10s %-12s %-9.3f %-9.3f %-9.2f %-10.1f %.0f\n", c.typ, c.dtype, cfg.Phase(), c.tag,
+			t.Median, t.Min, t.First, t.CompileMs, float64(t.PeakBytes)/(1<<20))
+		row := map[string]any{"type": c.typ, "dtype": c.dtype, "phase": cfg.Phase(), "tag": c.tag, "median_ms": t.Median,
+			"min_ms": t.Min, "first_ms": t.First, "compile_ms": t.CompileMs, "peak_bytes": t.PeakBytes,
+			"samples_ms": t.Samples, "describe": t.Describe}
+		if c.profile {
+			parts, err := profile(d, cfg, c.opt)
+			if err != nil {
+				fmt.Println("   profile:", err)
+			} else {
+				row["profile_ms"] = parts
+				fmt.Println("   parts:", formatParts(parts))
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]float64, error) {
+	s, w, in, err := check.Inputs(cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	_ = s
+	m, err := d.NewModelWith(cfg, w, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	if err := setInputs(m, cfg, in); err != nil {
+		return nil, err
+	}
+	for i := 0; i < 3; i++ {
+		if _, err := m.Run(); err != nil {
+			return nil, err
+		}
+	}
+	return m.Profile()
+}
+
+func setInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
+	if cfg.InnerOnly {
+		return m.SetInnerInputs(in)
+	}
+	tok, err := in["tokens"].Int32s()
+	if err != nil {
+		return err
+	}
+	return m.SetTokens(tok)
+}
+
+func formatParts(p map[string]float64) string {
+	keys := make([]string, 0, len(p))
+	total := 0.0
+	for k, v := range p {
+		keys = append(keys, k)
+		total += v
+	}
+	sort.Slice(keys, func(i, j int) bool { return p[keys[i]] > p[keys[j]] })
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s %.3f, ", k, p[k])
+	}
+	fmt.Fprintf(&b, "total %.3f ms", total)
+	return b.String()
+}
+
+func fatal(err error) {
+	fmt.Fprintln(os.Stderr, "gpucheck:", err)
+	os.Exit(1)
+}
