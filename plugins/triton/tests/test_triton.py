@@ -1,0 +1,106 @@
+"""The fused kernels under Triton's interpreter against the pytorch backend's
+inner loop (float64), the backend's exports against the pytorch backend's,
+its CLI record against the schema, and its refusals."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import xbench_contract as xc
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+ENTRY = os.path.join(os.path.dirname(HERE), "benchmark.py")
+
+
+def perturbed(specs, seed=7):
+    """Weights away from their initial values (norm weights near 1, nonzero
+    biases and tok_delta), so bugs in those terms show."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in specs:
+        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
+        base = 1.0 if s.init == "ones" else 0.0
+        out[s.name] = (base + scale * rng.standard_normal(s.shape)).astype(np.float32)
+    return out
+
+
+def rel(a, b):
+    return float(np.linalg.norm(np.asarray(a, np.float64) - b) / np.linalg.norm(b))
+
+
+@pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)], ids=["float32", "bfloat16"])
+@pytest.mark.parametrize("f", [16, 64], ids=["f16_tiny", "f64_125m"])
+@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
+def test_kernel_matches_reference(ttt_type, f, dtype, tol):
+    import model as torch_model
+    import triton_model
+
+    nh, B, L = 2, 2, 48  # three mini-batches of 16, so the state carries over twice
+    size = xc.ModelSize("t", nh * f, 1, nh, f, 4, 8)
+    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v) for k, v in perturbed(xc.inner_param_specs(size, ttt_type, 16)).items()}
+    gen = torch.Generator().manual_seed(0)
+    xq, xk, xv = (0.5 * torch.randn(B, nh, L, f, generator=gen) for _ in range(3))
+    gate = torch.rand(B, nh, L, generator=gen)
+    want = torch_model.ttt_inner(xq.double(), xk.double(), xv.double(), gate.double(),
+                                 {k: v.double() for k, v in p.items()}, ttt_type, 16).numpy()
+    got = triton_model.ttt_inner(xq.to(dtype), xk.to(dtype), xv.to(dtype), gate.to(dtype), p, ttt_type, 16)
+    assert got.dtype == torch.float32 and got.shape == xq.shape
+    assert rel(got.numpy(), want) < tol
+
+
+@pytest.fixture(scope="module")
+def backends():
+    import backend as torch_backend
+    import triton_backend
+
+    return triton_backend.Backend(), torch_backend.Backend()
+
+
+@pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
+@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
+def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
+    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, inner_only=inner_only)
+    size = cfg.size
+    specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16)
+    inputs = (xc.random_inner_inputs(2, size, 64, seed=3) if inner_only
+              else {"tokens": xc.random_tokens(2, 64, size.vocab, seed=3)})
+    wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
+    xc.write_safetensors(wp, perturbed(specs))
+    xc.write_safetensors(ip, inputs)
+    outs = []
+    for fw, name in zip(backends, ("triton", "pytorch")):
+        op = str(tmp_path / f"{name}.safetensors")
+        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        assert rep["status"] == "ok", rep
+        outs.append(next(iter(xc.read_safetensors(op).values())))
+    assert outs[0].shape == outs[1].shape
+    assert rel(outs[0], outs[1].astype(np.float64)) < 1e-5
+
+
+def test_cli_json_validates():
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.path.join(ROOT, "schema", "result.schema.json")) as f:
+        schema = json.load(f)
+    r = subprocess.run([sys.executable, ENTRY, "--model-size", "tiny", "--ttt-type", "mlp", "--inner-only",
+                        "--seq-len", "32", "--device", "cpu", "--warmup", "0", "--repeats", "2", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    jsonschema.validate(rec, schema)
+    assert rec["backend"] == "triton" and rec["status"] == "ok" and rec["device"]["kind"] == "cpu"
+    assert "interpreter" in rec["env"]["timing"]
+
+
+@pytest.mark.parametrize("change,word", [({"backward": True}, "backward"), ({"dtype": "tf32"}, "tf32"),
+                                         ({"mini_batch": 8, "seq_len": 32}, "mini-batch")])
+def test_unsupported(backends, change, word):
+    cfg = xc.Config(model_size="tiny", ttt_type="linear", warmup=0, repeats=1, **{"seq_len": 32, **change})
+    rec = xc.run(backends[0], cfg, "", "cpu")
+    assert rec["status"] == "unsupported", rec
+    assert word in rec["message"]
