@@ -1,0 +1,65 @@
+"""The pytorch/compile variant: declared in Info, its exports equal the eager
+backend's (the compiled step is the same math), and its record is its own row.
+On cpu torch.compile builds C++ kernels, so this needs a C++ compiler."""
+
+import shutil
+
+import numpy as np
+import pytest
+
+import xbench_contract as xc
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
+                                reason="torch.compile on cpu needs a C++ compiler")
+
+
+def perturbed(specs, seed=7):
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in specs:
+        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
+        out[s.name] = ((1.0 if s.init == "ones" else 0.0) + scale * rng.standard_normal(s.shape)).astype(np.float32)
+    return out
+
+
+@pytest.fixture(scope="module")
+def fw():
+    import backend
+
+    b = backend.Backend()
+    b.name = "pytorch"  # main() fills it from plugin.json
+    return b
+
+
+def test_info_declares_compile(fw):
+    variants = {v["name"]: v for v in fw.info()["variants"]}
+    assert "compile" in variants
+    assert "forward" in variants["compile"]["capabilities"]["phases"]
+
+
+@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
+def test_export_matches_eager(fw, tmp_path, ttt_type):
+    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2)
+    wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
+    xc.write_safetensors(wp, perturbed(xc.param_specs(cfg.size, ttt_type, 16)))
+    xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 64, cfg.size.vocab, seed=3)})
+    outs = []
+    for variant in ("compile", ""):
+        op = str(tmp_path / f"{variant or 'eager'}.safetensors")
+        rep = xc.export(fw, cfg, variant, "cpu", wp, ip, op)
+        assert rep["status"] == "ok", rep
+        outs.append(xc.read_safetensors(op)["logits"].astype(np.float64))
+    assert np.linalg.norm(outs[0] - outs[1]) / np.linalg.norm(outs[1]) < 1e-5
+
+
+def test_run_is_its_own_row(fw):
+    # Same shapes as the export above for linear: the compiled step is reused.
+    cfg = xc.Config(model_size="tiny", ttt_type="linear", seq_len=64, batch=2, inner_only=True, warmup=0, repeats=2)
+    rec = xc.run(fw, cfg, "compile", "cpu")
+    assert rec["status"] == "ok", rec
+    assert rec["backend"] == "pytorch/compile" and len(rec["samples_ms"]) == 2
+
+
+def test_float64_is_unsupported(fw):
+    rec = xc.run(fw, xc.Config(model_size="tiny", ttt_type="linear", seq_len=32, dtype="float64"), "compile", "cpu")
+    assert rec["status"] == "unsupported" and "float64" in rec["message"]
