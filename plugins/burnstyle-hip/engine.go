@@ -43,6 +43,15 @@ type job interface {
 	Close() error
 }
 
+// deviceTimedJob is a job that times its own steps on the device (GPU
+// events, per docs/protocol.md rule 3). timeSteps then takes StepMs's
+// milliseconds instead of the wall clock, and env.timing becomes Timing().
+type deviceTimedJob interface {
+	job
+	StepMs() (float64, error)
+	Timing() string
+}
+
 // engineFactory makes an engine; it fails when the device is absent.
 type engineFactory func() (engine, error)
 

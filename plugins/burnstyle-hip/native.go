@@ -86,21 +86,31 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		return res, nil
 	}
 	res.Status, res.SamplesMs, res.CompileMs = result.StatusOK, samples, compileMs
+	if dt, ok := j.(deviceTimedJob); ok {
+		res.Env.Timing = dt.Timing()
+	}
 	res.PeakMemoryBytes = j.MemoryBytes()
 	return res, nil
 }
 
 // timeSteps runs the protocol's timing sequence on a prepared job.
 func timeSteps(ctx context.Context, j job, warmup, repeats int) (samples []float64, compileMs float64, err error) {
-	step := func(what string, i int) (float64, error) {
+	timed, byDevice := j.(deviceTimedJob)
+	step := func(what string, i int) (ms float64, err error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
 		start := time.Now()
-		if err := safely(j.Step); err != nil {
+		if byDevice {
+			err = safely(func() (err error) { ms, err = timed.StepMs(); return err })
+		} else {
+			err = safely(j.Step)
+			ms = float64(time.Since(start).Nanoseconds()) / 1e6
+		}
+		if err != nil {
 			return 0, fmt.Errorf("%s call %d: %w", what, i, err)
 		}
-		return float64(time.Since(start).Nanoseconds()) / 1e6, nil
+		return ms, nil
 	}
 	if compileMs, err = step("first", 0); err != nil {
 		return nil, 0, err
@@ -167,20 +177,21 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 }
 
 // admit checks a request against the declared capabilities, picks the
-// engine for its device and lets the engine check its own limits.
+// engine for its device and lets the engine check its own limits; for
+// "auto" the first engine (GPU before CPU) that accepts cfg wins.
 func (n *Native) admit(workload, variant, device string, cfg result.Config) (ttt.Size, engine, result.Status, string) {
 	if msg := n.unsupported(workload, variant, cfg); msg != "" {
 		return ttt.Size{}, nil, result.StatusUnsupported, msg
 	}
 	s, _ := ttt.LookupSize(cfg.ModelSize) // unsupported has checked the name
-	e, msg := n.pickEngine(device)
-	if e == nil {
-		return s, nil, result.StatusUnsupported, msg
+	engines, msg := n.candidates(device)
+	status := result.StatusUnsupported
+	for _, e := range engines { // "auto" falls through to the next device
+		if status, msg = e.Check(cfg, s); status == result.StatusOK {
+			return s, e, status, ""
+		}
 	}
-	if status, msg := e.Check(cfg, s); status != result.StatusOK {
-		return s, nil, status, msg
-	}
-	return s, e, result.StatusOK, ""
+	return s, nil, status, msg
 }
 
 // workloadOf prefers the request's workload and falls back to the config's.

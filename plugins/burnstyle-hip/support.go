@@ -91,20 +91,24 @@ func invalid(cfg result.Config) error {
 	return nil
 }
 
-// pickEngine resolves the requested device to a registered engine. "auto"
-// (or empty) takes the first engine in devicePreference that starts. The
-// message is non-empty when the device is not available.
-func (n *Native) pickEngine(device string) (engine, string) {
+// candidates resolves the requested device to the engines that may run it:
+// one for a named device, every registered one in devicePreference order
+// for "auto" (or empty). The message is non-empty when none starts.
+func (n *Native) candidates(device string) ([]engine, string) {
 	allowed := strings.Join(append(n.capabilities().Devices, "auto"), ", ")
 	if device == "" || device == "auto" {
+		var out []engine
 		for _, d := range devicePreference {
 			if mk, ok := n.engines[d]; ok {
 				if e, err := mk(); err == nil {
-					return e, ""
+					out = append(out, e)
 				}
 			}
 		}
-		return nil, "no device is available (allowed: " + allowed + ")"
+		if len(out) == 0 {
+			return nil, "no device is available (allowed: " + allowed + ")"
+		}
+		return out, ""
 	}
 	mk, ok := n.engines[device]
 	if !ok {
@@ -114,5 +118,5 @@ func (n *Native) pickEngine(device string) (engine, string) {
 	if err != nil {
 		return nil, fmt.Sprintf("device %q is not available: %v", device, err)
 	}
-	return e, ""
+	return []engine{e}, ""
 }

@@ -1,0 +1,74 @@
+package burnstylehip
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// fakeGPU stands in for a GPU engine: it proves that registering one more
+// engine is all a device needs, and that device-timed steps are used as is.
+type fakeGPU struct{ only string }
+
+func (fakeGPU) Device() result.Device { return result.Device{Kind: "cuda", Name: "fake", Count: 1} }
+
+func (g fakeGPU) Check(cfg result.Config, _ ttt.Size) (result.Status, string) {
+	if cfg.Dtype != g.only {
+		return result.StatusUnsupported, "dtype " + cfg.Dtype + " is not supported on fake (allowed: " + g.only + ")"
+	}
+	return result.StatusOK, ""
+}
+
+func (fakeGPU) Prepare(result.Config, ttt.Size, map[string]tensorfile.Tensor, map[string]tensorfile.Tensor) (job, error) {
+	return &fakeJob{}, nil
+}
+
+type fakeJob struct{ steps int }
+
+func (j *fakeJob) Step() error              { j.steps++; return nil }
+func (j *fakeJob) StepMs() (float64, error) { j.steps++; return float64(j.steps), nil }
+func (j *fakeJob) Timing() string           { return "device events" }
+func (j *fakeJob) MemoryBytes() int64       { return 42 }
+func (j *fakeJob) Close() error             { return nil }
+func (j *fakeJob) Output() (string, tensorfile.Tensor, error) {
+	return "", tensorfile.Tensor{}, errors.New("not used")
+}
+
+func TestEngineSeam(t *testing.T) {
+	n := New()
+	n.engines["cuda"] = func() (engine, error) { return fakeGPU{only: "float32"}, nil }
+	info, _ := n.Info(context.Background())
+	if !slices.Equal(info.Capabilities.Devices, []string{"cpu", "cuda"}) {
+		t.Fatalf("devices %v", info.Capabilities.Devices)
+	}
+	tests := []struct {
+		device, dtype string
+		wantStatus    result.Status
+		wantKind      string
+		wantSamples   []float64
+	}{
+		{"cuda", "float32", result.StatusOK, "cuda", []float64{3, 4, 5}}, // steps 1 and 2: compile, warmup
+		{"auto", "float32", result.StatusOK, "cuda", []float64{3, 4, 5}},
+		{"cuda", "float64", result.StatusUnsupported, "cuda", nil},
+		{"auto", "float64", result.StatusOK, "cpu", nil}, // the GPU declines, the CPU runs it
+		{"cpu", "float32", result.StatusOK, "cpu", nil},
+	}
+	for _, tc := range tests {
+		cfg := tinyConfig()
+		cfg.Dtype = tc.dtype
+		res, err := n.Run(context.Background(), backend.RunRequest{Device: tc.device, Config: cfg})
+		if err != nil || res.Status != tc.wantStatus || res.Device.Kind != tc.wantKind {
+			t.Errorf("%s/%s: status %q (%s), device %+v, err %v", tc.device, tc.dtype, res.Status, res.Message, res.Device, err)
+			continue
+		}
+		if tc.wantSamples != nil && (!slices.Equal(res.SamplesMs, tc.wantSamples) || res.CompileMs != 1 || res.Env.Timing != "device events" || res.PeakMemoryBytes != 42) {
+			t.Errorf("%s: samples %v, compile %g, timing %q, peak %d", tc.device, res.SamplesMs, res.CompileMs, res.Env.Timing, res.PeakMemoryBytes)
+		}
+	}
+}
