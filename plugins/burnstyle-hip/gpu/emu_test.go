@@ -99,12 +99,20 @@ func TestEmuPortableGEMM(t *testing.T) {
 	}
 }
 
+// The first linear layout stays selectable (InnerVariant 1) as the baseline.
+func TestEmuLinearVariant1(t *testing.T) {
+	d := openEmu(t)
+	verify(t, d, "tiny", "linear", "float32", true, 64, gpu.Options{InnerVariant: 1})
+	verify(t, d, "125m", "linear", "bfloat16", true, 32, gpu.Options{InnerVariant: 1})
+}
+
 // f = 64 takes other branches than tiny's f = 16 (two elements per lane,
 // several row groups per thread), so 125m runs too, on short sequences.
 // The default set keeps CI near a minute; XBENCH_EMU_FULL=1 adds the rest.
 func TestEmu125m(t *testing.T) {
 	d := openEmu(t)
 	verify(t, d, "125m", "linear", "float32", true, 48, gpu.Options{})
+	verify(t, d, "125m", "linear", "float32", true, 32, gpu.Options{InnerThreads: 512})
 	verify(t, d, "125m", "mlp", "bfloat16", true, 32, gpu.Options{})
 	verify(t, d, "125m", "linear", "float32", false, 16, gpu.Options{})
 	if os.Getenv("XBENCH_EMU_FULL") != "1" {

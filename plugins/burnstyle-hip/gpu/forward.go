@@ -37,10 +37,10 @@ func (m *Model) enqueueForward() error {
 	for l := range w.layers {
 		lw := &w.layers[l]
 		step("norm", launch("xb_rmsnorm", rows, b.h, lw.tttNorm, b.x, i32(C)))
-		step("gemm_qkvg", func() error { return m.gemm(false, false, N, 3*C+nh, C, b.x, C, lw.wqkvg, w.ldp, b.p, w.ldp) })
+		step("gemm_qkvg", func() error { return m.gemm(false, false, N, w.ldp, C, b.x, C, lw.wqkvg, w.ldp, b.p, w.ldp) })
 		step("prep", launch("xb_prep", rows, b.p, i32(w.ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh)))
 		// Inner output goes straight to [B, L, C] (heads concatenated).
-		step("inner", func() error { return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C)) })
+		step("inner", func() error { return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C), 0) })
 		step("norm", launch("xb_layernorm", rows, b.o, lw.postW, lw.postB, b.y, i32(C)))
 		step("gemm_o", func() error { return m.gemm(false, true, N, C, C, b.y, C, lw.wo, C, b.h, C) })
 		step("norm", launch("xb_rmsnorm", rows, b.h, lw.mlpNorm, b.x, i32(C)))
@@ -56,18 +56,19 @@ func (m *Model) enqueueForward() error {
 // enqueueInner launches the fused inner loop: one block per (batch, head).
 // The output strides place row t of head h of batch b at
 // out + b*osb + h*osh + t*ost.
-func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64) error {
+// prof, when set, receives 8 phase cycle counts per block.
+func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
 	r, cfg, s, b := m.dev.rt, m.cfg, m.size, &m.buf
-	name := innerName(m.geo.MLP)
+	name := m.geo.innerName()
 	grid := [3]int{cfg.Batch * s.Heads, 1, 1}
 	blk := [3]int{m.geo.NT, 1, 1}
 	smem := m.geo.smemBytes()
 	if m.geo.MLP {
 		return r.launch(name, m.fn[name], grid, blk, smem, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
-			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen))
+			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
 	}
 	return r.launch(name, m.fn[name], grid, blk, smem, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1,
-		iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen))
+		iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
 }
 
 // gemm is Y[M,N] = X[M,K] @ W (W [K,N], or [N,K] when transW) into an act

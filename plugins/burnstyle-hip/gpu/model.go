@@ -14,6 +14,7 @@ import (
 // Options tune a model; the zero value is the measured default.
 type Options struct {
 	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
+	InnerVariant int  // linear kernel layout: 0 or 2 row groups (default), 1 phase per barrier
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
 	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
 }
@@ -105,6 +106,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_THREADS")); err == nil && opt.InnerThreads == 0 {
 		opt.InnerThreads = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_VARIANT")); err == nil && opt.InnerVariant == 0 {
+		opt.InnerVariant = v
+	}
 	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
 		opt.OwnGEMM = true
 	}
@@ -118,7 +122,7 @@ func geometryFor(cfg result.Config, opt Options) (geometry, ttt.Size, error) {
 		return geometry{}, size, err
 	}
 	g := geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
-		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType)}
+		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType), Variant: opt.InnerVariant}
 	if g.NT, err = pickThreads(g, opt.InnerThreads); err != nil {
 		return g, size, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
 	}
@@ -135,7 +139,7 @@ func (m *Model) compile() error {
 	}
 	m.mod = mod
 	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", innerName(m.geo.MLP)}
+		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName()}
 	for _, n := range names {
 		f, err := r.function(mod, n)
 		if err != nil {
@@ -143,7 +147,7 @@ func (m *Model) compile() error {
 		}
 		m.fn[n] = f
 	}
-	inner := m.fn[innerName(m.geo.MLP)]
+	inner := m.fn[m.geo.innerName()]
 	if r.setDynSmem != nil {
 		if err := r.setDynSmem(inner, m.geo.smemBytes()); err != nil {
 			return err
@@ -169,7 +173,7 @@ func (m *Model) Describe() string {
 		dense = "cuBLAS"
 	}
 	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; compile %.1f ms",
-		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, innerName(m.geo.MLP), m.geo.NT, m.geo.smemBytes(),
+		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),
 		m.innerRegs, m.innerLocal, dense, m.compileMs)
 }
 

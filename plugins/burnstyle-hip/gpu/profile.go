@@ -1,6 +1,9 @@
 package gpu
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // profiler puts an event after each launch group of one forward, so device
 // time can be split by part. Only Profile enables it; timed runs have none.
@@ -52,7 +55,7 @@ func (m *Model) Profile() (map[string]float64, error) {
 		if m.cfg.InnerOnly {
 			s := m.size
 			L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
-			if err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f); err == nil {
+			if err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0); err == nil {
 				err = m.mark("inner")
 			}
 		} else {
@@ -145,4 +148,48 @@ func median(v []float64) float64 {
 		}
 	}
 	return s[len(s)/2]
+}
+
+// InnerTicks runs an inner-only model's kernel once with its phase counters
+// on and returns, per phase slot, the clock cycles of one mini-batch step
+// averaged over blocks (thread 0 reads clock64 after each barrier). Slots
+// follow the kernel's barriers: variant 2 has S1, S2; variant 1 has P4+P1,
+// P2, P3; mlp has P8+P1, P2 ... P7.
+func (m *Model) InnerTicks() ([8]float64, error) {
+	var out [8]float64
+	if !m.cfg.InnerOnly || !m.haveInput {
+		return out, fmt.Errorf("gpu: InnerTicks needs an inner-only model with inputs")
+	}
+	s, cfg := m.size, m.cfg
+	blocks := cfg.Batch * s.Heads
+	err := m.dev.w.do(func() error {
+		r := m.dev.rt
+		p, err := r.alloc(int64(blocks) * 64)
+		if err != nil {
+			return err
+		}
+		defer r.free(p)
+		if err := r.fill32(p, 0, int64(blocks)*16); err != nil {
+			return err
+		}
+		L, f := int64(cfg.SeqLen), int64(s.HeadDim)
+		if err := m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, p); err != nil {
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return err
+		}
+		raw := make([]byte, blocks*64)
+		if err := r.dtoh(raw, p); err != nil {
+			return err
+		}
+		steps := float64(blocks * cfg.SeqLen / cfg.MiniBatch)
+		for b := 0; b < blocks; b++ {
+			for k := 0; k < 8; k++ {
+				out[k] += float64(binary.LittleEndian.Uint64(raw[(b*8+k)*8:])) / steps
+			}
+		}
+		return nil
+	})
+	return out, err
 }

@@ -100,7 +100,7 @@ func (m *Model) Run() (float64, error) {
 		if m.cfg.InnerOnly {
 			s := m.size
 			L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
-			err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f)
+			err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0)
 		} else {
 			err = m.enqueueForward()
 		}

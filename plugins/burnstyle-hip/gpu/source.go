@@ -16,7 +16,22 @@ type geometry struct {
 	F, KB, NT int
 	MLP, BF16 bool
 	BaseLR    float64
+	// Variant picks the linear kernel: 2 (default) is inner_linear2.cu, lane
+	// groups owning rows; 1 is inner_linear.cu, phase per barrier. mlp has one.
+	Variant int
 }
+
+// lanes is XB_LG, the lanes of one row group in the variant-2 kernel: f/2
+// (two columns a lane) up to a warp; f = 96 keeps 32 lanes of 3 columns.
+func (g geometry) lanes() int {
+	if h := g.F / 2; h <= 32 && h&(h-1) == 0 && h > 0 {
+		return h
+	}
+	return 32
+}
+
+// v2 says whether the variant-2 linear kernel runs.
+func (g geometry) v2() bool { return !g.MLP && g.Variant != 1 }
 
 // hidden is the inner model's width: F for linear, 4F for mlp.
 func (g geometry) hidden() int {
@@ -30,8 +45,11 @@ func (g geometry) hidden() int {
 // and the inner kernel of the model's type.
 func (g geometry) source() string {
 	files := []string{"prelude.cuh", "dense.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
-	if g.MLP {
+	switch {
+	case g.MLP:
 		files[4] = "inner_mlp.cu"
+	case g.v2():
+		files[4] = "inner_linear2.cu"
 	}
 	var b strings.Builder
 	for _, f := range files {
@@ -52,12 +70,16 @@ func (g geometry) defines() []string {
 	return []string{
 		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
+		fmt.Sprintf("-DXB_LG=%d", g.lanes()),
 	}
 }
 
-func innerName(mlp bool) string {
-	if mlp {
+func (g geometry) innerName() string {
+	switch {
+	case g.MLP:
 		return "xb_inner_mlp"
+	case g.v2():
+		return "xb_inner_linear2"
 	}
 	return "xb_inner_linear"
 }
@@ -71,7 +93,11 @@ func (g geometry) smemBytes() int {
 	SF, SKT := F+4, KB+4
 	if !g.MLP {
 		stage := 3*KB*SF + F*SKT + r4(KB)
-		return 4 * (F*F + r4(F) + 2*stage + 4*KB*SF + r4(KB*KB) + 2*r4(KB))
+		tiles := 4 // Z, QW, G, Zbar
+		if g.v2() {
+			tiles = 1 // G only: the rest stays in registers
+		}
+		return 4 * (F*F + r4(F) + 2*stage + tiles*KB*SF + r4(KB*KB) + 2*r4(KB))
 	}
 	H := 4 * F
 	SH, SW2 := H+4, F+1
@@ -83,6 +109,19 @@ func (g geometry) smemBytes() int {
 // error before anything is compiled rather than a wrong answer after.
 func (g geometry) check() error {
 	F, KB, NT, H := g.F, g.KB, g.NT, g.hidden()
+	if g.v2() {
+		switch lg := g.lanes(); {
+		case F%4 != 0 || KB%4 != 0:
+			return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
+		case F%lg != 0:
+			return fmt.Errorf("head dim %d is not a multiple of %d lanes", F, lg)
+		case NT%32 != 0 || NT > 1024 || NT < KB:
+			return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least the mini-batch", NT)
+		case lg >= KB && (lg%KB != 0 || F%(lg/KB*4) != 0):
+			return fmt.Errorf("%d lanes cannot split %d rows of length %d", lg, KB, F)
+		}
+		return nil
+	}
 	switch {
 	case F%4 != 0 || KB%4 != 0:
 		return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
@@ -104,6 +143,9 @@ func (g geometry) check() error {
 // preference list that does.
 func pickThreads(g geometry, want int) (int, error) {
 	cands := []int{256, 512, 384, 128, 192, 768, 1024, 64, 32}
+	if g.MLP {
+		cands = []int{512, 256, 384, 768, 1024, 128, 192, 64, 32} // 512: 8% faster than 256 on the H100 (run 1)
+	}
 	if want > 0 {
 		cands = []int{want}
 	}

@@ -6,13 +6,13 @@ import (
 )
 
 func TestSourceHasEveryKernel(t *testing.T) {
-	for _, mlp := range []bool{false, true} {
-		g := geometry{F: 64, KB: 16, NT: 256, MLP: mlp}
+	for _, g := range []geometry{{F: 64, KB: 16, NT: 256}, {F: 64, KB: 16, NT: 256, Variant: 1},
+		{F: 64, KB: 16, NT: 256, MLP: true}} {
 		src := g.source()
 		for _, k := range []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-			"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", innerName(mlp)} {
+			"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", g.innerName()} {
 			if !strings.Contains(src, "XB_EXPORT("+k+")") {
-				t.Errorf("mlp=%v: kernel %s missing from the program", mlp, k)
+				t.Errorf("%+v: kernel %s missing from the program", g, k)
 			}
 		}
 		if strings.Contains(src, "#include") {
@@ -30,10 +30,14 @@ func TestSourceHasEveryKernel(t *testing.T) {
 // The shared-memory sizes at 125m decide whether the kernels fit an H100
 // (227 KB per block); they are worked out by hand in FLOOR.md.
 func TestSharedMemoryAt125m(t *testing.T) {
-	lin := geometry{F: 64, KB: 16, NT: 256}
+	lin := geometry{F: 64, KB: 16, NT: 256, Variant: 1}
+	lin2 := geometry{F: 64, KB: 16, NT: 256}
 	mlp := geometry{F: 64, KB: 16, NT: 256, MLP: true}
 	if got := lin.smemBytes(); got != 71680 {
 		t.Errorf("linear smem = %d, want 71680", got)
+	}
+	if got := lin2.smemBytes(); got != 58624 {
+		t.Errorf("linear (variant 2) smem = %d, want 58624", got)
 	}
 	if got := mlp.smemBytes(); got != 221888 || got > 232448 {
 		t.Errorf("mlp smem = %d, want 221888 (H100 limit 232448)", got)
@@ -47,9 +51,11 @@ func TestPickThreads(t *testing.T) {
 	}{
 		{geometry{F: 64, KB: 16}, 256},
 		{geometry{F: 16, KB: 16}, 256},
-		{geometry{F: 64, KB: 16, MLP: true}, 256},
+		{geometry{F: 64, KB: 16, MLP: true}, 512},
 		{geometry{F: 16, KB: 16, MLP: true}, 256},
-		{geometry{F: 96, KB: 16}, 384},
+		{geometry{F: 16, KB: 16, Variant: 1}, 256},
+		{geometry{F: 96, KB: 16, Variant: 1}, 384},
+		{geometry{F: 96, KB: 16}, 256},
 		{geometry{F: 96, KB: 16, MLP: true}, 384},
 		{geometry{F: 64, KB: 8}, 256},
 	} {
@@ -58,7 +64,7 @@ func TestPickThreads(t *testing.T) {
 			t.Errorf("%+v: %d, %v; want %d", tc.g, got, err, tc.want)
 		}
 	}
-	if _, err := pickThreads(geometry{F: 64, KB: 16}, 100); err == nil {
+	if _, err := pickThreads(geometry{F: 64, KB: 16, Variant: 1}, 100); err == nil {
 		t.Error("100 threads accepted")
 	}
 	if _, err := pickThreads(geometry{F: 64, KB: 6}, 0); err == nil {

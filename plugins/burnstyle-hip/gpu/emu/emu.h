@@ -18,6 +18,7 @@
 #define __align__(n) alignas(n)
 
 struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(8) float2 { float x, y; };
 struct emu_dim3 { unsigned x, y, z; };
 struct emu_thread { emu_dim3 tid, bid, bdim, gdim; };
 
@@ -35,6 +36,8 @@ extern "C" void emu_check_smem(long bytes);
 #define XB_SHFL_XOR(v, m) emu_shfl_xor_f((v), (m))
 #define XB_DYN_SMEM(name) float* name = (float*)emu_dyn_smem()
 
+inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
+inline long long clock64() { static long long c; return c += 100; }
 inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 

@@ -16,7 +16,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                     const float* __restrict__ W1, const float* __restrict__ b1,
                     const float* __restrict__ lnw, const float* __restrict__ lnb,
                     const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
-                    long ost, int nh, int L) {
+                    long ost, int nh, int L,
+                    unsigned long long* __restrict__ prof) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(LIN_SMEM_FLOATS * 4);
@@ -55,6 +56,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   xb_put(pf, st, st + XB_KB * SF, st + 2 * XB_KB * SF, st + 3 * XB_KB * SF,
          st + 3 * XB_KB * SF + XB_F * SKT);
   __syncthreads();
+  long long tick = prof ? clock64() : 0, ticks[8] = {};
 
   const int c = tid % XB_F, rg = tid / XB_F;
   for (int n = 0; n < nmb; ++n) {
@@ -95,6 +97,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (tid < XB_KB) etl[tid] = tokc[XB_KB - 1] * gs[tid];
     }
     __syncthreads();
+    XB_TICK(0)
 
     for (int i0 = 0; i0 < XB_KB; i0 += NGRP) {  // P2
       const int i = i0 + grp;
@@ -102,6 +105,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       xb_ln_grad_row(Z + ii * SF, T + ii * SF, G + ii * SF, 0, 0.f, ii, lw, lb, lane, i < XB_KB);
     }
     __syncthreads();
+    XB_TICK(1)
 
     {  // P3
 #pragma unroll
@@ -134,6 +138,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                Qn + 3 * XB_KB * SF + XB_F * SKT);
     }
     __syncthreads();
+    XB_TICK(2)
 
     for (int i0 = 0; i0 < XB_KB; i0 += NGRP) {  // P4
       const int i = i0 + grp;
@@ -142,5 +147,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                     i < XB_KB);
     }
   }
+  if (prof && tid == 0)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) prof[bh * 8 + k] = ticks[k];
 }
 XB_EXPORT(xb_inner_linear)

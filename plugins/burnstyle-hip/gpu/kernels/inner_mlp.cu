@@ -46,7 +46,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                  const float* __restrict__ W2g, const float* __restrict__ b2g,
                  const float* __restrict__ lnw, const float* __restrict__ lnb,
                  const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
-                 long ost, int nh, int L) {
+                 long ost, int nh, int L,
+                    unsigned long long* __restrict__ prof) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(MLP_SMEM_FLOATS * 4);
@@ -95,6 +96,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   xb_fetch(pf, q0, k0, v0, g0, 0);
   xb_put(pf, Qb, K, T, Kt, gs);
   __syncthreads();
+  long long tick = prof ? clock64() : 0, ticks[8] = {};
 
   const int ch = tid % XB_H, rh = tid / XB_H;  // [KB][H] mapping
   const int cf = tid % XB_F, rf = tid / XB_F;  // [KB][F] mapping
@@ -121,6 +123,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (tid < XB_KB) etl[tid] = tokc[XB_KB - 1] * gs[tid];
     }
     __syncthreads();
+    XB_TICK(0)
 
     {  // P2
       float z[RF];
@@ -131,6 +134,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       for (int r = 0; r < RF; ++r) Z2[(rf + RGF * r) * SF + cf] = z[r];
     }
     __syncthreads();
+    XB_TICK(1)
 
     for (int i0 = 0; i0 < XB_KB; i0 += NGRP) {  // P3
       const int i = i0 + grp;
@@ -139,6 +143,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                      i < XB_KB);
     }
     __syncthreads();
+    XB_TICK(2)
 
     {  // P4: lanes walk h, so W2 is read down a column (odd stride, no conflicts)
       float a[RH];
@@ -159,6 +164,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       for (int r = 0; r < RH; ++r) D1[(rh + RGH * r) * SH + ch] *= a[r];
     }
     __syncthreads();
+    XB_TICK(3)
 
     {  // P5
 #pragma unroll
@@ -188,6 +194,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (rh == 0) b1[ch] -= bs;
     }
     __syncthreads();
+    XB_TICK(4)
 
     {  // P6
       float z[RF];
@@ -199,6 +206,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       xb_coef(QW1, X2, XB_H, SH, tokc, gs, Cc2);
     }
     __syncthreads();
+    XB_TICK(5)
 
     {  // P7
 #pragma unroll
@@ -230,6 +238,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (n + 1 < nmb) xb_put(pf, Qn, K, T, Kt, gs);
     }
     __syncthreads();
+    XB_TICK(6)
 
     for (int i0 = 0; i0 < XB_KB; i0 += NGRP) {  // P8
       const int i = i0 + grp;
@@ -238,5 +247,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                     i < XB_KB);
     }
   }
+  if (prof && tid == 0)
+#pragma unroll
+    for (int k = 0; k < 8; ++k) prof[bh * 8 + k] = ticks[k];
 }
 XB_EXPORT(xb_inner_mlp)
