@@ -95,6 +95,12 @@ class Backend(xc.Framework):
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
 
+    def calibrate(self, device: xc.Device, dtypes: list) -> dict:
+        """Ceilings for `xbench calibrate` (calibrate.py)."""
+        import calibrate
+
+        return calibrate.measure(device.kind, dtypes, set_precision)
+
     def _setup(self, cfg: xc.Config, device: xc.Device):
         set_precision(cfg.dtype)
         return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
