@@ -174,9 +174,12 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
         const int i = row[r];
         const bool ok = gi + NG2 * r < XB_KB;
         if constexpr (LG2 >= XB_KB) {
-          const int j = l % XB_KB, parts = LG2 / XB_KB, span = XB_F / parts, k0s = (l / XB_KB) * span;
+          constexpr int span = XB_F / (LG2 >= XB_KB ? LG2 / XB_KB : 1);
+          const int j = l % XB_KB, k0s = (l / XB_KB) * span;
           float a = 0.f;
-          for (int k = k0s; k < k0s + span; k += 4) {
+#pragma unroll
+          for (int kk = 0; kk < span; kk += 4) {
+            const int k = k0s + kk;
             const float4 x = *(const float4*)(Q + i * SF + k);
             const float4 y = *(const float4*)(K + j * SF + k);
             a = fmaf(x.x, y.x, a); a = fmaf(x.y, y.y, a);
@@ -203,14 +206,16 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     __syncthreads();
     if (prof && tid == 0) { const long long t = clock64(); acc1 += t - tick; tick = t; }
 
-    {  // S2: Zbar and the output rows, then the state update.
+    {  // S2. The state update comes between Zbar and Zbar's LayerNorm: it
+       // does not depend on them, so its FMAs fill the shuffles' latency.
       float zb[RW2][EP2], m2[RW2], r2[RW2];
 #pragma unroll
       for (int r = 0; r < RW2; ++r) {
         const int i = row[r];
 #pragma unroll
         for (int e = 0; e < EP2; ++e) zb[r][e] = q[r][e];
-        for (int j = 0; j <= i; ++j) {
+#pragma unroll
+        for (int j = 0; j < XB_KB; ++j) {  // c[i][j] is stored as 0 for j > i
           const float c = Cc[i * XB_KB + j];
           float gj[EP2];
           xb_ldv(G + j * SF + c0, gj);
@@ -222,6 +227,43 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
         for (int e = 0; e < EP2; ++e) s += zb[r][e];
         m2[r] = s;
       }
+
+      float eg[XB_KB][EP2], bs[EP2];
+#pragma unroll
+      for (int e = 0; e < EP2; ++e) bs[e] = 0.f;
+#pragma unroll
+      for (int j = 0; j < XB_KB; ++j) {
+        xb_ldv(G + j * SF + c0, eg[j]);
+        const float s = etl[j];
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) {
+          eg[j][e] *= s;
+          bs[e] += eg[j][e];
+        }
+      }
+#pragma unroll
+      for (int sa = 0; sa < (XB_F + NG2 - 1) / NG2; ++sa) {
+        const int a = gi + NG2 * sa;
+        if ((XB_F % NG2) != 0 && a >= XB_F) break;
+        float d[EP2];
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) d[e] = 0.f;
+#pragma unroll
+        for (int j = 0; j < XB_KB; j += 4) {
+          const float4 kt = *(const float4*)(Kt + a * SKT + j);
+#pragma unroll
+          for (int e = 0; e < EP2; ++e) {
+            d[e] = fmaf(kt.x, eg[j][e], d[e]); d[e] = fmaf(kt.y, eg[j + 1][e], d[e]);
+            d[e] = fmaf(kt.z, eg[j + 2][e], d[e]); d[e] = fmaf(kt.w, eg[j + 3][e], d[e]);
+          }
+        }
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) W[a * XB_F + c0 + e] -= d[e];
+      }
+      if (gi == 0)
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) bv[c0 + e] -= bs[e];
+
 #pragma unroll
       for (int r = 0; r < RW2; ++r) m2[r] = xb_g2sum(m2[r]) * (1.f / (float)XB_F);
 #pragma unroll
@@ -243,39 +285,6 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #pragma unroll
         for (int e = 0; e < EP2; ++e) orow[e] = stf(qr[e] + lw[e] * (zb[r][e] - m2[r]) * r2[r] + lb[e]);
       }
-
-      float eg[XB_KB][EP2], bs[EP2];
-#pragma unroll
-      for (int e = 0; e < EP2; ++e) bs[e] = 0.f;
-#pragma unroll
-      for (int j = 0; j < XB_KB; ++j) {
-        xb_ldv(G + j * SF + c0, eg[j]);
-        const float s = etl[j];
-#pragma unroll
-        for (int e = 0; e < EP2; ++e) {
-          eg[j][e] *= s;
-          bs[e] += eg[j][e];
-        }
-      }
-      for (int a = gi; a < XB_F; a += NG2) {
-        float d[EP2];
-#pragma unroll
-        for (int e = 0; e < EP2; ++e) d[e] = 0.f;
-#pragma unroll
-        for (int j = 0; j < XB_KB; j += 4) {
-          const float4 kt = *(const float4*)(Kt + a * SKT + j);
-#pragma unroll
-          for (int e = 0; e < EP2; ++e) {
-            d[e] = fmaf(kt.x, eg[j][e], d[e]); d[e] = fmaf(kt.y, eg[j + 1][e], d[e]);
-            d[e] = fmaf(kt.z, eg[j + 2][e], d[e]); d[e] = fmaf(kt.w, eg[j + 3][e], d[e]);
-          }
-        }
-#pragma unroll
-        for (int e = 0; e < EP2; ++e) W[a * XB_F + c0 + e] -= d[e];
-      }
-      if (gi == 0)
-#pragma unroll
-        for (int e = 0; e < EP2; ++e) bv[c0 + e] -= bs[e];
       if (n + 1 < nmb)
         xb_put(pf, Qn, Qn + XB_KB * SF, Qn + 2 * XB_KB * SF, Qn + 3 * XB_KB * SF,
                Qn + 3 * XB_KB * SF + XB_F * SKT);

@@ -74,9 +74,9 @@ func main() {
 			{"125m", "mlp", false, 1, 128, both, gpu.Options{}, ""},
 			{"125m", "linear", true, 1, 2048, both, gpu.Options{}, ""},
 			{"125m", "mlp", true, 1, 2048, both, gpu.Options{}, ""},
-			{"125m", "linear", false, 1, 128, []string{"float32"}, gpu.Options{OwnGEMM: true}, "own-gemm"},
-			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 512}, "512thr"},
-			{"125m", "mlp", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 512}, "512thr"},
+			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerThreads: 512}, "512thr"},
+			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerVariant: 1}, "v1"},
+			{"125m", "mlp", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 256}, "256thr"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -152,13 +152,12 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 	}
 	if variants {
 		cases = append(cases,
-			tcase{"linear", "float32", false, gpu.Options{DefaultMath: true}, "default-math", false},
-			tcase{"linear", "float32", false, gpu.Options{OwnGEMM: true}, "own-gemm", false},
-			tcase{"linear", "bfloat16", false, gpu.Options{OwnGEMM: true}, "own-gemm", false},
-			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 128}, "128thr", false},
 			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
-			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
-			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 1024}, "1024thr", false},
+			tcase{"linear", "bfloat16", true, gpu.Options{InnerThreads: 512}, "512thr", false},
+			tcase{"linear", "float32", true, gpu.Options{InnerVariant: 1, InnerThreads: 512}, "v1-512thr", false},
+			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 256}, "256thr", false},
+			tcase{"linear", "float32", false, gpu.Options{InnerThreads: 512}, "512thr", false},
+			tcase{"linear", "bfloat16", false, gpu.Options{InnerThreads: 512}, "512thr", true},
 		)
 	}
 	fmt.Printf("\n%s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)
@@ -176,6 +175,14 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 		row := map[string]any{"type": c.typ, "dtype": c.dtype, "phase": cfg.Phase(), "tag": c.tag, "median_ms": t.Median,
 			"min_ms": t.Min, "first_ms": t.First, "compile_ms": t.CompileMs, "peak_bytes": t.PeakBytes,
 			"samples_ms": t.Samples, "describe": t.Describe}
+		if c.inner {
+			if tk, err := ticks(d, cfg, c.opt); err != nil {
+				fmt.Println("   ticks:", err)
+			} else {
+				row["ticks_per_step"] = tk
+				fmt.Printf("   cycles/step by phase: %v\n", tk)
+			}
+		}
 		if c.profile {
 			parts, err := profile(d, cfg, c.opt)
 			if err != nil {
@@ -191,11 +198,10 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 }
 
 func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]float64, error) {
-	s, w, in, err := check.Inputs(cfg, 0)
+	_, w, in, err := check.Inputs(cfg, 0)
 	if err != nil {
 		return nil, err
 	}
-	_ = s
 	m, err := d.NewModelWith(cfg, w, opt)
 	if err != nil {
 		return nil, err
@@ -210,6 +216,32 @@ func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]floa
 		}
 	}
 	return m.Profile()
+}
+
+func ticks(d *gpu.Device, cfg result.Config, opt gpu.Options) ([]float64, error) {
+	_, w, in, err := check.Inputs(cfg, 0)
+	if err != nil {
+		return nil, err
+	}
+	m, err := d.NewModelWith(cfg, w, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
+	if err := setInputs(m, cfg, in); err != nil {
+		return nil, err
+	}
+	if _, err := m.Run(); err != nil {
+		return nil, err
+	}
+	t, err := m.InnerTicks()
+	var out []float64
+	for _, v := range t {
+		if v > 0 {
+			out = append(out, float64(int(v)))
+		}
+	}
+	return out, err
 }
 
 func setInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
