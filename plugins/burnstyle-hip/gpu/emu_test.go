@@ -124,3 +124,59 @@ func TestEmu125m(t *testing.T) {
 	verify(t, d, "125m", "mlp", "bfloat16", false, 16, gpu.Options{})
 	verify(t, d, "125m", "mlp", "float32", true, 32, gpu.Options{InnerThreads: 512})
 }
+
+// The engine adapter the Native backend plugs in: checks, prepare, device-
+// timed steps and the output tensor, end to end on the emulator.
+func TestEmuEngine(t *testing.T) {
+	useEmulator(t)
+	e, err := gpu.NewEngine("cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := check.Config("tiny", "linear", "float32", false, 1, 32)
+	s, w, in, err := check.Inputs(cfg, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []struct{ field, value string }{{"dtype", "float64"}, {"backbone", "mamba"}} {
+		c := cfg
+		if bad.field == "dtype" {
+			c.Dtype = bad.value
+		} else {
+			c.Backbone = bad.value
+		}
+		if st, msg := e.Check(c, s); st != "unsupported" || msg == "" {
+			t.Errorf("%s %s: status %q %q, want unsupported with a reason", bad.field, bad.value, st, msg)
+		}
+	}
+	if st, msg := e.Check(cfg, s); st != "ok" {
+		t.Fatalf("check: %s %s", st, msg)
+	}
+	j, err := e.Prepare(cfg, s, w, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	for i := 0; i < 2; i++ {
+		if ms, err := j.StepMs(); err != nil || ms <= 0 {
+			t.Fatalf("step %d: %v ms, %v", i, ms, err)
+		}
+	}
+	name, out, err := j.Output()
+	if err != nil || name != "logits" || len(out.Shape) != 3 || out.Shape[2] != s.Vocab {
+		t.Fatalf("output %q %v: %v", name, out.Shape, err)
+	}
+	ref, err := check.Reference(cfg, s, w, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := out.Float64s()
+	var num, den float64
+	for i := range ref {
+		num += (got[i] - ref[i]) * (got[i] - ref[i])
+		den += ref[i] * ref[i]
+	}
+	if num/den > 1e-8 || j.MemoryBytes() <= 0 || e.Device().Kind != "cuda" {
+		t.Errorf("rel L2^2 %.3g, memory %d, device %+v", num/den, j.MemoryBytes(), e.Device())
+	}
+}

@@ -1,0 +1,169 @@
+package gpu
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// Engine and Job have the method sets of the Native backend's engine and
+// deviceTimedJob (plugins/burnstyle-hip/engine.go), so that backend plugs
+// the GPU in with a small wrapper and this package need not import it.
+type Engine struct{ d *Device }
+
+// Job is one prepared configuration: a Model with its inputs set.
+type Job struct {
+	m      *Model
+	first  bool
+	timing string
+}
+
+var shared struct {
+	sync.Mutex
+	devs map[string]*Device
+	errs map[string]error
+}
+
+// Shared opens kind once per process and keeps it open: a context costs
+// about a second to create, and the backend asks for an engine per request.
+func Shared(kind string) (*Device, error) {
+	shared.Lock()
+	defer shared.Unlock()
+	if shared.devs == nil {
+		shared.devs, shared.errs = map[string]*Device{}, map[string]error{}
+	}
+	if d, ok := shared.devs[kind]; ok {
+		return d, shared.errs[kind]
+	}
+	d, err := Open(kind)
+	shared.devs[kind], shared.errs[kind] = d, err
+	return d, err
+}
+
+// NewEngine is the engine for the shared device of kind ("cuda", "rocm").
+func NewEngine(kind string) (*Engine, error) {
+	d, err := Shared(kind)
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{d: d}, nil
+}
+
+func (e *Engine) Device() result.Device { return e.d.Info() }
+
+// Check declines what the GPU path does not build (backward, mamba, dtypes
+// other than float32 and bfloat16), shapes whose inner kernel would not fit
+// the device's shared memory, and runs that would not fit its free memory.
+func (e *Engine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
+	if err := Supports(cfg); err != nil {
+		return result.StatusUnsupported, fmt.Sprintf("%s (on %s)", err, e.d.info.Name)
+	}
+	g, _, err := geometryFor(cfg, withEnv(Options{}))
+	if err != nil {
+		return result.StatusUnsupported, err.Error()
+	}
+	if need := g.smemBytes(); need > e.d.rt.maxDynSmem {
+		return result.StatusUnsupported, fmt.Sprintf("the %s inner kernel at f=%d needs %d bytes of shared memory per block; %s allows %d",
+			cfg.TTTType, s.HeadDim, need, e.d.info.Name, e.d.rt.maxDynSmem)
+	}
+	free, err := e.d.FreeBytes()
+	if need := estimateBytes(cfg, s); err == nil && need > free*9/10 {
+		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of device memory, %.1f GiB free on %s",
+			float64(need)/(1<<30), float64(free)/(1<<30), e.d.info.Name)
+	}
+	return result.StatusOK, ""
+}
+
+// estimateBytes bounds a model's device memory: weights, activations and the
+// cuBLAS workspace (the allocations NewModel makes, counted the same way).
+func estimateBytes(cfg result.Config, s ttt.Size) int64 {
+	a := int64(4)
+	if cfg.Dtype == "bfloat16" {
+		a = 2
+	}
+	N, C, I, V := int64(cfg.Batch)*int64(cfg.SeqLen), int64(s.Hidden), int64(s.MLP), int64(s.Vocab)
+	if cfg.InnerOnly {
+		return ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)*4 + N*C*(4*a+4) + cublasWorkspace
+	}
+	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, "transformer") * a
+	acts := N*C*4 + N*a*(7*C+3*C+int64(s.Heads)+3*I+V) + N*int64(s.Heads)*4
+	return params + acts + cublasWorkspace
+}
+
+// FreeBytes is the device memory the driver reports free.
+func (d *Device) FreeBytes() (int64, error) {
+	var free, total uint64
+	err := d.w.do(func() error { return d.rt.check("memory info", d.rt.drv.memGetInfo(&free, &total)) })
+	return int64(free), err
+}
+
+// Prepare compiles the kernels, uploads weights and inputs.
+func (e *Engine) Prepare(cfg result.Config, _ ttt.Size, w, in map[string]tensorfile.Tensor) (*Job, error) {
+	m, err := e.d.NewModel(cfg, w)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.InnerOnly {
+		err = m.SetInnerInputs(in)
+	} else if tok, ok := in["tokens"]; !ok {
+		err = fmt.Errorf("prepare inputs: missing tensor \"tokens\"")
+	} else if ids, e := tok.Int32s(); e != nil {
+		err = fmt.Errorf("prepare inputs: tensor \"tokens\": %w", e)
+	} else {
+		err = m.SetTokens(ids)
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	dense := "cuBLAS (float32 pedantic, bf16 GemmEx with float32 accumulation)"
+	if !m.useBLAS() {
+		dense = "portable GEMM kernels"
+	}
+	timing := fmt.Sprintf("device events around each call (%s); the first call adds NVRTC compile and module load; dense %s",
+		e.d.info.Kind, dense)
+	return &Job{m: m, first: true, timing: timing}, nil
+}
+
+// StepMs runs one call and returns its device-event time. The first call
+// also counts the run-time compilation done in Prepare, so the protocol's
+// compile_ms holds the NVRTC time as the frameworks' hold their JIT time.
+func (j *Job) StepMs() (float64, error) {
+	ms, err := j.m.Run()
+	if j.first {
+		ms += j.m.CompileMs()
+		j.first = false
+	}
+	return ms, err
+}
+
+// Step runs one call and waits for it.
+func (j *Job) Step() error { _, err := j.StepMs(); return err }
+
+// Timing says how StepMs measures.
+func (j *Job) Timing() string { return j.timing }
+
+// Output is the last call's "logits" [B, L, V] or "out" [B, nh, L, f], F32.
+func (j *Job) Output() (string, tensorfile.Tensor, error) {
+	data, shape, err := j.m.Output()
+	if err != nil {
+		return "", tensorfile.Tensor{}, err
+	}
+	name := "logits"
+	if j.m.cfg.InnerOnly {
+		name = "out"
+	}
+	return name, tensorfile.F32(shape, data), nil
+}
+
+// MemoryBytes is the model's own count of device bytes (PeakBytes).
+func (j *Job) MemoryBytes() int64 { return j.m.PeakBytes() }
+
+// Close frees the model's device memory; the shared device stays open.
+func (j *Job) Close() error {
+	j.m.Close()
+	return nil
+}
