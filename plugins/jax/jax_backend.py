@@ -50,7 +50,7 @@ class Backend(xc.Framework):
 
         v = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "numpy": np.__version__}
         for d in _devices("cuda") + _devices("rocm"):
-            v[d.platform + "_platform"] = d.client.platform_version
+            v["gpu_platform"] = str(getattr(d.client, "platform_version", ""))
             break
         return v
 
@@ -64,7 +64,7 @@ class Backend(xc.Framework):
                                  f"(no {requested} plugin or device); available: {', '.join(have)}")
         d = devs[0]
         name = xc.cpu_name() if requested == "cpu" else d.device_kind
-        driver = "" if requested == "cpu" else d.client.platform_version
+        driver = "" if requested == "cpu" else str(getattr(d.client, "platform_version", ""))
         self._jax_device = d
         return xc.Device(requested, name, driver=driver, count=1)
 
@@ -78,7 +78,8 @@ class Backend(xc.Framework):
         return int((stats or {}).get("peak_bytes_in_use", 0))
 
     def release(self) -> None:
-        jax.clear_caches()  # every prepare() jits fresh functions; drop the old executables
+        # Every prepare() jits fresh functions; their executables go with them
+        # (jax caches per function object), while jax.random's stay cached.
         gc.collect()
 
     def _put(self, arrays: dict, dtype) -> dict:
