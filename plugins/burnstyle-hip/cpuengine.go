@@ -25,6 +25,9 @@ func (e *cpuEngine) Device() result.Device { return e.dev }
 // whole capability set) as long as it fits in memory: a run that would push
 // the machine into swap or the OOM killer is answered with status oom.
 func (e *cpuEngine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
+	if cfg.Dtype != "float32" && cfg.Dtype != "float64" {
+		return result.StatusUnsupported, fmt.Sprintf("dtype %q is not supported on the CPU path (allowed: float32, float64)", cfg.Dtype)
+	}
 	need := estimateCPUBytes(cfg, s)
 	if avail := memAvailable(); avail > 0 && need > avail*9/10 {
 		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of host memory, %.1f GiB available",

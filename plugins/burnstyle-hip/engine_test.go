@@ -44,7 +44,7 @@ func TestEngineSeam(t *testing.T) {
 	n := New()
 	n.engines["cuda"] = func() (engine, error) { return fakeGPU{only: "float32"}, nil }
 	info, _ := n.Info(context.Background())
-	if !slices.Equal(info.Capabilities.Devices, []string{"cpu", "cuda"}) {
+	if !slices.Equal(info.Capabilities.Devices, []string{"cpu", "cuda", "rocm"}) {
 		t.Fatalf("devices %v", info.Capabilities.Devices)
 	}
 	tests := []struct {

@@ -26,17 +26,18 @@ type Native struct {
 
 var _ backend.Backend = (*Native)(nil)
 
-// New returns the backend with its CPU engine. A GPU engine is added here
-// as one more entry, e.g. "cuda": func() (engine, error) { ... }.
+// New returns the backend with its CPU engine and the GPU engines (package
+// gpu), which fail to start, and so decline, where no GPU library is found.
 func New() *Native {
-	return &Native{engines: map[string]engineFactory{"cpu": newCPUEngine}}
+	return &Native{engines: map[string]engineFactory{"cpu": newCPUEngine,
+		"cuda": gpuFactory("cuda"), "rocm": gpuFactory("rocm")}}
 }
 
 // Info names the backend and declares what it can run.
 func (n *Native) Info(context.Context) (backend.Info, error) {
 	return backend.Info{
 		Name:         Name,
-		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64)",
+		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64) and a no-cgo CUDA/HIP path with fused inner-loop kernels (float32/bfloat16)",
 		Capabilities: n.capabilities(),
 	}, nil
 }

@@ -25,8 +25,8 @@ func TestInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := info.Capabilities
-	if info.Name != "burnstyle-hip" || !slices.Equal(c.Devices, []string{"cpu"}) ||
-		!slices.Equal(c.Phases, []string{"forward", "inner_only"}) || !slices.Equal(c.Dtypes, []string{"float32", "float64"}) ||
+	if info.Name != "burnstyle-hip" || !slices.Equal(c.Devices, []string{"cpu", "cuda", "rocm"}) ||
+		!slices.Equal(c.Phases, []string{"forward", "inner_only"}) || !slices.Equal(c.Dtypes, []string{"float32", "bfloat16", "float64"}) ||
 		!slices.Equal(c.TTTTypes, []string{"linear", "mlp"}) || !slices.Equal(c.Backbones, []string{"transformer"}) {
 		t.Errorf("info = %+v", info)
 	}
@@ -42,7 +42,7 @@ func TestRunUnsupported(t *testing.T) {
 	}{
 		{"backward", "cpu", "", func(c *result.Config) { c.Backward = true }, []string{`phase "backward"`, "forward, inner_only"}},
 		{"bfloat16", "cpu", "", func(c *result.Config) { c.Dtype = "bfloat16" }, []string{`dtype "bfloat16"`, "float32, float64"}},
-		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "cpu, auto"}},
+		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "not available", "libcuda.so.1"}},
 		{"rocm", "rocm", "", func(*result.Config) {}, []string{`device "rocm"`}},
 		{"mamba", "cpu", "", func(c *result.Config) { c.Backbone = "mamba" }, []string{`backbone "mamba"`, "transformer"}},
 		{"variant", "cpu", "compile", func(*result.Config) {}, []string{`variant "compile"`}},

@@ -24,7 +24,7 @@ func (n *Native) capabilities() backend.Capabilities {
 		Workloads: []string{"ttt"},
 		TTTTypes:  []string{"linear", "mlp"},
 		Phases:    []string{backend.PhaseForward, backend.PhaseInnerOnly},
-		Dtypes:    []string{"float32", "float64"},
+		Dtypes:    []string{"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
 		Devices:   devices,
 		Backbones: []string{"transformer"},
 	}

@@ -1,0 +1,36 @@
+package burnstylehip
+
+import (
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// gpuEngine plugs package gpu (CUDA or HIP from plain Go, fused inner-loop
+// kernels) into the seam; only Prepare needs wrapping, for its job type.
+type gpuEngine struct{ *gpu.Engine }
+
+var (
+	_ engine         = gpuEngine{}
+	_ deviceTimedJob = (*gpu.Job)(nil)
+)
+
+func (e gpuEngine) Prepare(cfg result.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+	j, err := e.Engine.Prepare(cfg, s, w, in)
+	if err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// gpuFactory opens the device of kind once per process (gpu.Shared).
+func gpuFactory(kind string) engineFactory {
+	return func() (engine, error) {
+		e, err := gpu.NewEngine(kind)
+		if err != nil {
+			return nil, err
+		}
+		return gpuEngine{e}, nil
+	}
+}
