@@ -249,7 +249,7 @@ func (a *App) sweepRegistry(c *commonFlags, out io.Writer, tails *sweep.Tails) (
 	// Trace on the logger itself, so go-plugin passes every line on; each
 	// sink filters for itself.
 	logger := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "xbench", Output: io.Discard, Level: hclog.Trace})
-	logger.RegisterSink(hclog.NewSinkAdapter(&hclog.LoggerOptions{Name: "xbench", Output: out, Level: hclog.LevelFromString(c.logLevel)}))
+	logger.RegisterSink(sweep.Quiet(hclog.NewSinkAdapter(&hclog.LoggerOptions{Name: "xbench", Output: out, Level: hclog.LevelFromString(c.logLevel)})))
 	logger.RegisterSink(tails)
 	reg, err := registry.Open(registry.Options{Root: root, ExtraDirs: c.pluginPath, Env: mode, Self: self, Logger: logger}, a.Builtins)
 	return reg, root, err

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -190,5 +192,23 @@ func TestSlurmScript(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+type recordSink struct{ levels map[string]hclog.Level }
+
+func (r *recordSink) Accept(_ string, level hclog.Level, msg string, _ ...interface{}) {
+	r.levels[msg] = level
+}
+
+func TestQuietDemotesOnlyPluginExits(t *testing.T) {
+	rec := &recordSink{levels: map[string]hclog.Level{}}
+	q := Quiet(rec)
+	q.Accept("xbench.b", hclog.Error, "plugin process exited")
+	q.Accept("xbench.b", hclog.Warn, "plugin failed to exit gracefully")
+	q.Accept("xbench.b.xbench", hclog.Error, "panic: boom")
+	want := map[string]hclog.Level{"plugin process exited": hclog.Debug, "plugin failed to exit gracefully": hclog.Debug, "panic: boom": hclog.Error}
+	if !reflect.DeepEqual(rec.levels, want) {
+		t.Errorf("levels %v, want %v", rec.levels, want)
 	}
 }

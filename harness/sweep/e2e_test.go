@@ -24,7 +24,10 @@ import (
 )
 
 var (
-	repoRoot  = func() string { _, f, _, _ := runtime.Caller(0); return filepath.Clean(filepath.Join(filepath.Dir(f), "../..")) }()
+	repoRoot = func() string {
+		_, f, _, _ := runtime.Caller(0)
+		return filepath.Clean(filepath.Join(filepath.Dir(f), "../.."))
+	}()
 	faultDir  = filepath.Join(repoRoot, "harness", "testdata", "faultbackend")
 	buildOnce sync.Once
 	xbenchBin string
@@ -362,5 +365,31 @@ func TestSweepFileAndFlagsCombine(t *testing.T) {
 	again := runXbench(t, nil, "sweep", "--config", file, "--ttt-type", "mlp", "--results", dir)
 	if !strings.Contains(again.stderr, "2 already there, nothing new") {
 		t.Errorf("rerun of a finished sweep:\n%s", again.stderr)
+	}
+}
+
+func TestGPUsPinOneWorkerEach(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	o := runXbench(t, nil, "sweep", "--env", "venv", "--plugin-path", faultDir, "--backends", "faulty", "--device", "cpu",
+		"--model-size", "tiny", "--seq-len", "16,144,160,176", "--warmup", "0", "--repeats", "3", "--gpus", "0,1", "--results", dir)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	rows := readCSV(t, dir)
+	seen := map[string]bool{}
+	for file, row := range rows {
+		pin := strings.TrimPrefix(row["device_name"], "fault injector ")
+		switch pin {
+		case "CUDA_VISIBLE_DEVICES=0 ROCR_VISIBLE_DEVICES=0 HIP_VISIBLE_DEVICES=0",
+			"CUDA_VISIBLE_DEVICES=1 ROCR_VISIBLE_DEVICES=1 HIP_VISIBLE_DEVICES=0":
+			seen[pin] = true
+		default:
+			t.Errorf("%s ran with pinning %q", file, pin)
+		}
+	}
+	// Both workers ask for a cell as they start, long before a backend is
+	// up, so each gets one at least.
+	if len(rows) != 4 || len(seen) != 2 {
+		t.Errorf("%d cells over %d GPUs, want 4 over 2:\n%s", len(rows), len(seen), o.stderr)
 	}
 }

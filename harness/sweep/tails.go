@@ -54,3 +54,26 @@ func (t *Tails) Last(backend string) string {
 	defer t.mu.Unlock()
 	return strings.Join(t.lines[backend], "\n")
 }
+
+// lifecycle are go-plugin's reports of a plugin process ending. A sweep
+// ends backends on purpose (timeouts, restarts after a failure, an
+// interrupt) and says so in the cell's line, so at the default level these
+// would only repeat it as errors.
+var lifecycle = map[string]bool{
+	"plugin process exited":            true,
+	"plugin failed to exit gracefully": true,
+	"error closing client during Kill": true,
+}
+
+type quietSink struct{ hclog.SinkAdapter }
+
+// Quiet passes every entry to sink, go-plugin's process lifecycle reports
+// demoted to debug.
+func Quiet(sink hclog.SinkAdapter) hclog.SinkAdapter { return quietSink{sink} }
+
+func (q quietSink) Accept(name string, level hclog.Level, msg string, args ...interface{}) {
+	if lifecycle[msg] && level > hclog.Debug {
+		level = hclog.Debug
+	}
+	q.SinkAdapter.Accept(name, level, msg, args...)
+}

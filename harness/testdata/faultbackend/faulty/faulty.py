@@ -40,11 +40,17 @@ def result(cfg, status="ok", samples=None, message=""):
         # samples first, so a truncated copy of the line still shows them
         "samples_ms": [1.0 + 0.01 * i for i in range(repeats)] if samples is None else samples,
         "backend": "faulty", "status": status, "message": message, "config": cfg,
-        "device": {"kind": "cpu", "name": "fault injector", "count": 1},
+        # The GPU pinning the harness gave this process, for --gpus tests.
+        "device": {"kind": "cpu", "name": "fault injector " + pinning(), "count": 1},
         "compile_ms": 0.5, "peak_memory_bytes": 0, "num_params": 0, "tokens_per_s": 0,
         "env": {"framework": "none", "timing": "host-clock"},
         "run_id": "", "schema_version": 1,
     }
+
+
+def pinning():
+    names = ("CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES")
+    return " ".join(f"{n}={os.environ[n]}" for n in names if n in os.environ)
 
 
 def hang():
