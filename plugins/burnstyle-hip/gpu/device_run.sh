@@ -16,3 +16,13 @@ XBENCH_REQUIRE_GPU=1 timeout 120 bin/gpu/gputest -test.v -test.count=1 \
   | tee "$OUT/gputest.log" | grep -E '^(---|ok|FAIL|PASS)|gpu_test' 
 echo "== gpucheck $*"
 timeout 250 bin/gpu/gpucheck -json "$OUT/gpucheck.json" "$@" 2>&1 | tee "$OUT/gpucheck.log"
+if [ -x bin/gpu/xbench ]; then
+  echo "== the backend through the harness CLI (bin/gpu/xbench)"
+  for t in linear mlp; do for dt in float32 bfloat16; do
+    timeout 60 bin/gpu/xbench verify --device cuda --backends burnstyle-hip --ttt-type $t --dtype $dt --results "$OUT/results" 2>&1 | tail -4
+  done; done
+  for args in "--dtype float32" "--dtype bfloat16" "--dtype float32 --inner-only" "--dtype bfloat16 --inner-only"; do
+    timeout 60 bin/gpu/xbench run --backends burnstyle-hip --device cuda --model-size 125m $args --repeats 20 \
+      --results "$OUT/results" 2>&1 | tail -3
+  done
+fi

@@ -76,7 +76,6 @@ func main() {
 			{"125m", "mlp", true, 1, 2048, both, gpu.Options{}, ""},
 			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerThreads: 512}, "512thr"},
 			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerVariant: 1}, "v1"},
-			{"125m", "mlp", true, 2, 256, []string{"float32"}, gpu.Options{InnerThreads: 256}, "256thr"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -154,8 +153,6 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 		cases = append(cases,
 			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
 			tcase{"linear", "bfloat16", true, gpu.Options{InnerThreads: 512}, "512thr", false},
-			tcase{"linear", "float32", true, gpu.Options{InnerVariant: 1, InnerThreads: 512}, "v1-512thr", false},
-			tcase{"mlp", "float32", true, gpu.Options{InnerThreads: 256}, "256thr", false},
 			tcase{"linear", "float32", false, gpu.Options{InnerThreads: 512}, "512thr", false},
 			tcase{"linear", "bfloat16", false, gpu.Options{InnerThreads: 512}, "512thr", true},
 		)
