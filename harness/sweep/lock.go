@@ -18,7 +18,8 @@ import (
 // (shards of one sweep write disjoint cells and may run together) and
 // .lock-shard-i-of-n exclusively (one process per shard).
 type Lock struct {
-	files []*os.File
+	files    []*os.File
+	recorded []*os.File // files holding this process's name, emptied on Release
 }
 
 // LockFolder takes the lock of dir for a whole sweep (count <= 1) or for one
@@ -61,6 +62,7 @@ func (l *Lock) take(path string, how int, record bool) error {
 		host, _ := os.Hostname()
 		_ = f.Truncate(0)
 		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d on %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))), 0)
+		l.recorded = append(l.recorded, f)
 	}
 	l.files = append(l.files, f)
 	return nil
@@ -78,13 +80,17 @@ func holder(dir string) string {
 	return strings.Join(out, "; ")
 }
 
-// Release drops the lock; the files stay, holding the last holder's name.
+// Release drops the lock. The files stay, emptied, so a later busy message
+// names only live holders (or one that was killed before it could release).
 func (l *Lock) Release() {
+	for _, f := range l.recorded {
+		_ = f.Truncate(0)
+	}
 	for _, f := range l.files {
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}
-	l.files = nil
+	l.files, l.recorded = nil, nil
 }
 
 // BusyError is a folder another sweep is writing.
