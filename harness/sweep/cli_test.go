@@ -1,0 +1,111 @@
+package sweep_test
+
+// The command line of xbench sweep, end to end: flags, sweep files, locks
+// and GPU workers (helpers in e2e_test.go).
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/sweep"
+)
+
+func TestSecondSweepOnOneFolderIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	lock, err := sweep.LockFolder(dir, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	o := runXbench(t, nil, "sweep", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny",
+		"--seq-len", "64", "--results", dir)
+	if o.code != 1 || !strings.Contains(o.stderr, "another sweep is writing this folder") {
+		t.Errorf("exit %d, stderr %q; want 1 and the lock's message", o.code, o.stderr)
+	}
+}
+
+func TestSweepUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"bad seq-len", []string{"--seq-len", "64,100"}, "--seq-len 100 is not a multiple of --mini-batch 16"},
+		{"empty item", []string{"--seq-len", "64,,128"}, "empty item"},
+		{"bad dtype", []string{"--dtype", "float32,int8"}, `--dtype "int8" is not allowed`},
+		{"bad phase", []string{"--phase", "sideways"}, `--phase "sideways" is not allowed`},
+		{"two actions", []string{"--status", "--csv"}, "allowed: one of them"},
+		{"slurm and shard", []string{"--slurm", "--shard", "0/2"}, "--slurm and --shard"},
+		{"bad shard", []string{"--shard", "4/4"}, "0 <= i < N"},
+		{"unknown backend", []string{"--backends", "nosuch"}, "unknown backend"},
+		{"missing config", []string{"--config", "/nonexistent/sweep.json"}, "read sweep file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"sweep", "--backends", "burnstyle-hip", "--model-size", "tiny", "--results", t.TempDir()}, tt.args...)
+			o := runXbench(t, nil, args...)
+			if o.code != 2 || !strings.Contains(o.stderr, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and %q", o.code, o.stderr, tt.want)
+			}
+		})
+	}
+}
+
+func TestSweepFileAndFlagsCombine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	file := filepath.Join(t.TempDir(), "sweep.json")
+	body := `{"backends": "burnstyle-hip", "device": "cpu", "model-size": "tiny", "seq-len": [16, 32], "ttt-type": ["linear", "mlp"], "repeats": 2, "warmup": 0}`
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// --ttt-type on the command line wins over the file's list.
+	o := runXbench(t, nil, "sweep", "--config", file, "--ttt-type", "mlp", "--results", dir)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	rows := readCSV(t, dir)
+	if len(rows) != 2 {
+		t.Fatalf("%d cells, want 2 (seq-len 16, 32 from the file; mlp from the flag)", len(rows))
+	}
+	for file, row := range rows {
+		if row["ttt_type"] != "mlp" || row["status"] != "ok" || row["n"] != "2" {
+			t.Errorf("%s: ttt_type %s, status %s, n %s", file, row["ttt_type"], row["status"], row["n"])
+		}
+	}
+	status := runXbench(t, nil, "sweep", "--results", dir, "--status")
+	if !strings.Contains(status.stdout, "burnstyle-hip") || status.code != 0 {
+		t.Errorf("--status: exit %d\n%s", status.code, status.stdout)
+	}
+	again := runXbench(t, nil, "sweep", "--config", file, "--ttt-type", "mlp", "--results", dir)
+	if !strings.Contains(again.stderr, "2 already there, nothing new") {
+		t.Errorf("rerun of a finished sweep:\n%s", again.stderr)
+	}
+}
+
+func TestGPUsPinOneWorkerEach(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sweep")
+	o := runXbench(t, nil, "sweep", "--env", "venv", "--plugin-path", faultDir, "--backends", "faulty", "--device", "cpu",
+		"--model-size", "tiny", "--seq-len", "16,144,160,176", "--warmup", "0", "--repeats", "3", "--gpus", "0,1", "--results", dir)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	rows := readCSV(t, dir)
+	seen := map[string]bool{}
+	for file, row := range rows {
+		pin := strings.TrimPrefix(row["device_name"], "fault injector ")
+		switch pin {
+		case "CUDA_VISIBLE_DEVICES=0 ROCR_VISIBLE_DEVICES=0 HIP_VISIBLE_DEVICES=0",
+			"CUDA_VISIBLE_DEVICES=1 ROCR_VISIBLE_DEVICES=1 HIP_VISIBLE_DEVICES=0":
+			seen[pin] = true
+		default:
+			t.Errorf("%s ran with pinning %q", file, pin)
+		}
+	}
+	// Both workers ask for a cell as they start, long before a backend is
+	// up, so each gets one at least.
+	if len(rows) != 4 || len(seen) != 2 {
+		t.Errorf("%d cells over %d GPUs, want 4 over 2:\n%s", len(rows), len(seen), o.stderr)
+	}
+}
