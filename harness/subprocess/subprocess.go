@@ -266,7 +266,9 @@ func (b *Backend) Export(ctx context.Context, req backend.ExportRequest) (backen
 	return *rep.Export, nil
 }
 
-// Close asks the backend to exit and kills it if it does not within 5 s.
+// Close asks the backend to exit and kills it if it does not within 1.5 s:
+// go-plugin gives this whole plugin process 2 s before it kills it, and a
+// framework's interpreter teardown must not turn a clean stop into a kill.
 func (b *Backend) Close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -279,7 +281,7 @@ func (b *Backend) Close() error {
 	select {
 	case <-b.exited:
 		b.cmd = nil
-	case <-time.After(5 * time.Second):
+	case <-time.After(1500 * time.Millisecond):
 		b.killLocked()
 	}
 	return nil
