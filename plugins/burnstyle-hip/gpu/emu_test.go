@@ -180,3 +180,9 @@ func TestEmuEngine(t *testing.T) {
 		t.Errorf("rel L2^2 %.3g, memory %d, device %+v", num/den, j.MemoryBytes(), e.Device())
 	}
 }
+
+func TestEmuOnePass(t *testing.T) {
+	d := openEmu(t)
+	verify(t, d, "tiny", "linear", "float32", true, 64, gpu.Options{OnePassStats: true})
+	verify(t, d, "125m", "linear", "float32", true, 32, gpu.Options{OnePassStats: true})
+}

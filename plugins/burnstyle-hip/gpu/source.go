@@ -19,6 +19,8 @@ type geometry struct {
 	// Variant picks the linear kernel: 2 (default) is inner_linear2.cu, lane
 	// groups owning rows; 1 is inner_linear.cu, phase per barrier. mlp has one.
 	Variant int
+	// OnePass takes row mean and mean square in one reduction (variant 2).
+	OnePass bool
 }
 
 // lanes is XB_LG, the lanes of one row group in the variant-2 kernel: f/2
@@ -70,7 +72,7 @@ func (g geometry) defines() []string {
 	return []string{
 		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
-		fmt.Sprintf("-DXB_LG=%d", g.lanes()),
+		fmt.Sprintf("-DXB_LG=%d", g.lanes()), fmt.Sprintf("-DXB_ONEPASS=%d", b2i(g.OnePass)),
 	}
 }
 
@@ -82,6 +84,13 @@ func (g geometry) innerName() string {
 		return "xb_inner_linear2"
 	}
 	return "xb_inner_linear"
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func r4(x int) int { return (x + 3) / 4 * 4 }

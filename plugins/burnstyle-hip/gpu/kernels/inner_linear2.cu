@@ -130,6 +130,17 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
         for (int e = 0; e < EP2; ++e) s += z[r][e];
         mu[r] = s;
       }
+#if XB_ONEPASS  // mean and mean square in one round of shuffles (half the chain)
+#pragma unroll
+      for (int r = 0; r < RW2; ++r) {
+        float v = 0.f;
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) v += z[r][e] * z[r][e];
+        mu[r] = xb_g2sum(mu[r]) * (1.f / (float)XB_F);
+        v = xb_g2sum(v) * (1.f / (float)XB_F);
+        rs[r] = rsqrtf(fmaxf(v - mu[r] * mu[r], 0.f) + XB_EPS);
+      }
+#else
 #pragma unroll
       for (int r = 0; r < RW2; ++r) mu[r] = xb_g2sum(mu[r]) * (1.f / (float)XB_F);
 #pragma unroll
@@ -141,6 +152,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       }
 #pragma unroll
       for (int r = 0; r < RW2; ++r) rs[r] = rsqrtf(xb_g2sum(rs[r]) * (1.f / (float)XB_F) + XB_EPS);
+#endif
 #pragma unroll
       for (int r = 0; r < RW2; ++r) {
         float t[EP2];
@@ -264,6 +276,17 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #pragma unroll
         for (int e = 0; e < EP2; ++e) bv[c0 + e] -= bs[e];
 
+#if XB_ONEPASS
+#pragma unroll
+      for (int r = 0; r < RW2; ++r) {
+        float v = 0.f;
+#pragma unroll
+        for (int e = 0; e < EP2; ++e) v += zb[r][e] * zb[r][e];
+        m2[r] = xb_g2sum(m2[r]) * (1.f / (float)XB_F);
+        v = xb_g2sum(v) * (1.f / (float)XB_F);
+        r2[r] = rsqrtf(fmaxf(v - m2[r] * m2[r], 0.f) + XB_EPS);
+      }
+#else
 #pragma unroll
       for (int r = 0; r < RW2; ++r) m2[r] = xb_g2sum(m2[r]) * (1.f / (float)XB_F);
 #pragma unroll
@@ -275,6 +298,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       }
 #pragma unroll
       for (int r = 0; r < RW2; ++r) r2[r] = rsqrtf(xb_g2sum(r2[r]) * (1.f / (float)XB_F) + XB_EPS);
+#endif
 #pragma unroll
       for (int r = 0; r < RW2; ++r) {
         if (gi + NG2 * r >= XB_KB) continue;

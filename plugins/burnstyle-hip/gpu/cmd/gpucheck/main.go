@@ -76,6 +76,8 @@ func main() {
 			{"125m", "mlp", true, 1, 2048, both, gpu.Options{}, ""},
 			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerThreads: 512}, "512thr"},
 			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerVariant: 1}, "v1"},
+			{"125m", "linear", true, 1, 2048, both, gpu.Options{OnePassStats: true}, "onepass"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{OnePassStats: true}, "onepass"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -154,6 +156,9 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 			tcase{"linear", "float32", true, gpu.Options{InnerThreads: 512}, "512thr", false},
 			tcase{"linear", "bfloat16", true, gpu.Options{InnerThreads: 512}, "512thr", false},
 			tcase{"linear", "float32", false, gpu.Options{InnerThreads: 512}, "512thr", false},
+			tcase{"linear", "float32", true, gpu.Options{OnePassStats: true}, "onepass", false},
+			tcase{"linear", "float32", true, gpu.Options{OnePassStats: true, InnerThreads: 512}, "onepass512", false},
+			tcase{"linear", "bfloat16", false, gpu.Options{OnePassStats: true}, "onepass", false},
 			tcase{"linear", "bfloat16", false, gpu.Options{InnerThreads: 512}, "512thr", true},
 		)
 	}
