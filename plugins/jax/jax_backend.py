@@ -115,7 +115,8 @@ class Backend(xc.Framework):
             with jax.default_device(self._jax_device):
                 x = [(0.5 * jax.random.normal(ks[i], shape)).astype(dtype) for i in range(3)]
                 gate = jax.nn.sigmoid(jax.random.normal(ks[3], shape[:3])).astype(dtype)
-            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch), cfg)
+            unroll = m.scan_unroll(device.kind)
+            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
 
             def step():
                 return fn(*x, gate, p)
@@ -126,8 +127,8 @@ class Backend(xc.Framework):
             params = self._init(specs, dtype, key)
             tokens = jax.device_put(jnp.asarray(xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed)),
                                     self._jax_device)
-            phase = m.forward_backward if cfg.backward else m.forward
-            fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch), cfg)
+            phase, unroll = (m.forward_backward if cfg.backward else m.forward), m.scan_unroll(device.kind)
+            fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
 
             def step():
                 return fn(params, tokens)
@@ -147,14 +148,14 @@ class Backend(xc.Framework):
         return out
 
     def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
-        dtype = m.DTYPES[cfg.dtype]
+        dtype, unroll = m.DTYPES[cfg.dtype], m.scan_unroll(device.kind)
         params = self._put(weights, dtype)
         if cfg.inner_only:
             pre = "layers.0.ttt."
             p = {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
             x = self._put({k: inputs[k] for k in ("xq", "xk", "xv", "gate")}, dtype)
-            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch), cfg)
+            fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
             return {"out": np.asarray(fn(x["xq"], x["xk"], x["xv"], x["gate"], p), np.float32)}
         tokens = jax.device_put(jnp.asarray(inputs["tokens"], jnp.int32), self._jax_device)
-        fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch), cfg)
+        fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
         return {"logits": np.asarray(fn(params, tokens).astype(jnp.float32))}

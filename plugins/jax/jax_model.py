@@ -32,10 +32,15 @@ import xbench_contract as xc
 F32 = jnp.float32
 DTYPES = {"float32": jnp.float32, "tf32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
 PRECISION = {"float32": "highest", "tf32": "default", "bfloat16": "default", "float16": "default"}
-# Iterations of the scan body XLA unrolls; a knob for tuning on a GPU (the body
-# is a handful of small kernels, so unrolling trades compile time for fewer
-# loop-control round trips).
-UNROLL = int(os.environ.get("XBENCH_JAX_UNROLL", "1"))
+
+
+def scan_unroll(device_kind: str) -> int:
+    """Mini-batches per scan iteration. On a GPU the body is a handful of tiny
+    kernels and every iteration of an XLA while loop also pays its loop
+    control, so unrolling a few steps trades compile time for fewer of those;
+    on cpu it matters little. XBENCH_JAX_UNROLL overrides (for tuning)."""
+    env = os.environ.get("XBENCH_JAX_UNROLL")
+    return int(env) if env else (1 if device_kind == "cpu" else 8)
 
 
 def mm(a, b):
@@ -94,12 +99,12 @@ def rope(x, mini_batch: int):
     return jnp.concatenate((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1)
 
 
-def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
+def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, unroll: int = 1):
     """Spec steps 3-5 for every head and sequence at once.
 
     xq/xk/xv [B, nh, L, f] (rotated), gate [B, nh, L] (after the sigmoid); p
     holds W1, b1, (W2, b2), ln_w, ln_b, tok_delta of one layer (no prefix).
-    Returns out [B, nh, L, f] in float32."""
+    Returns out [B, nh, L, f] in float32. unroll: see scan_unroll."""
     B, nh, L, f = xq.shape
     K, N = mini_batch, L // mini_batch
 
@@ -135,7 +140,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
             b1 = b1 - jnp.sum(eG, -2, keepdims=True)
             return (W1, b1), (z[..., :K, :], G)
 
-        _, (qw, G) = lax.scan(step, (state("W1"), state("b1")), (qk, k, target, eta_last), unroll=UNROLL)
+        _, (qw, G) = lax.scan(step, (state("W1"), state("b1")), (qk, k, target, eta_last), unroll=unroll)
         zbar = qw - m1 @ G  # the causal in-batch term for every mini-batch at once
     else:
         def step(carry, xs):
@@ -156,7 +161,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
             return (W1, b1, W2, b2), (zw, x2bar, x2, G2)
 
         carry = (state("W1"), state("b1"), state("W2"), state("b2"))
-        _, (zw, x2bar, x2, G2) = lax.scan(step, carry, (qk, k, target, eta_last, m1), unroll=UNROLL)
+        _, (zw, x2bar, x2, G2) = lax.scan(step, carry, (qk, k, target, eta_last, m1), unroll=unroll)
         # The second layer's in-batch term does not feed the next step: off the serial chain.
         m2 = jnp.where(causal, eta * (bmm_t(x2bar, x2) + 1.0), 0.0)
         zbar = zw - m2 @ G2
@@ -164,7 +169,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     return xq.astype(F32) + standardize(zbar) * ln_w + ln_b
 
 
-def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int):
+def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1):
     """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C]."""
     B, L, C = x.shape
     nh, f = size.heads, size.head_dim
@@ -179,35 +184,35 @@ def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int):
     xk = rope(heads(y[..., C:2 * C]), mini_batch)
     xv = heads(y[..., 2 * C:3 * C])
     gate = jnp.swapaxes(jax.nn.sigmoid(y[..., 3 * C:].astype(F32) + p["lr_b"].astype(F32)), 1, 2)
-    out = ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
+    out = ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch, unroll)
     out = jnp.swapaxes(out, 1, 2).reshape(B, L, C)
     out = standardize(out) * p["post_norm_w"].astype(F32) + p["post_norm_b"].astype(F32)
     return mm(out.astype(x.dtype), p["wo"])
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int):
+def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1):
     """tokens [B, L] -> logits [B, L, V] (spec "Model", transformer backbone)."""
     h = params["embed"][tokens]
     for l in range(size.layers):
         pre = f"layers.{l}."
         p = {k[len(pre) + 4:]: v for k, v in params.items() if k.startswith(pre + "ttt.")}
-        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), p, size, ttt_type, mini_batch)
+        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), p, size, ttt_type, mini_batch, unroll)
         x = rms_norm(h, params[pre + "mlp_norm"])
         up = jax.nn.silu(mm(x, params[pre + "mlp.w_gate"])) * mm(x, params[pre + "mlp.w_up"])
         h = h + mm(up, params[pre + "mlp.w_down"])
     return mm(rms_norm(h, params["final_norm"]), params["embed"].T)
 
 
-def loss_fn(params: dict, tokens, size, ttt_type, mini_batch):
+def loss_fn(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
     """Mean next-token cross-entropy in float32; the last position has no label."""
-    logits = forward(params, tokens, size, ttt_type, mini_batch)[:, :-1].astype(F32)
+    logits = forward(params, tokens, size, ttt_type, mini_batch, unroll)[:, :-1].astype(F32)
     logp = jax.nn.log_softmax(logits, -1)
     return -jnp.mean(jnp.take_along_axis(logp, tokens[:, 1:, None], -1))
 
 
-def forward_backward(params: dict, tokens, size, ttt_type, mini_batch):
+def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
     """One backward-phase call: forward, loss and its gradient w.r.t. every parameter."""
-    return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch)
+    return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch, unroll)
 
 
 class BlockTimer(xc.Timer):

@@ -164,10 +164,17 @@ def check_shapes(head_dim: int, mini_batch: int) -> str | None:
     return None
 
 
-def num_warps(ttt_type: str) -> int:
-    # The mlp state (2 x f x 4f floats) needs more threads to stay in registers.
+def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
+    """Warps per program. The state must fit in registers across the warps:
+    the mlp's is 8x the linear's, and IEEE float32 tl.dot (FMA-based, operands
+    replicated per thread) needs about twice the registers of a bf16/fp16 MMA.
+    From ptxas's register/spill report for sm_90 at f=64 (fewest spills);
+    XBENCH_TRITON_WARPS overrides (for tuning)."""
     env = os.environ.get("XBENCH_TRITON_WARPS")
-    return int(env) if env else (8 if ttt_type == "mlp" else 4)
+    if env:
+        return int(env)
+    wide = dtype == torch.float32
+    return (16 if wide else 8) if ttt_type == "mlp" else (8 if wide else 4)
 
 
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
@@ -187,9 +194,9 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     grid = (B * nh,)
     if ttt_type == "linear":
         ttt_linear_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out,
-                                nh, L, L // K, K=K, F=f, DT=dt, num_warps=num_warps(ttt_type))
+                                nh, L, L // K, K=K, F=f, DT=dt, num_warps=num_warps(ttt_type, xq.dtype))
     else:
         ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
                              f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
-                             K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, num_warps=num_warps(ttt_type))
+                             K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, num_warps=num_warps(ttt_type, xq.dtype))
     return out
