@@ -88,8 +88,10 @@ func calibrateThrough(ctx context.Context, b backend.Backend, name string, req b
 	}
 	if errors.Is(err, backend.ErrCannotCalibrate) {
 		why := strings.TrimPrefix(strings.TrimPrefix(err.Error(), backend.ErrCannotCalibrate.Error()), ": ")
-		if why != "" {
+		if why != "" && !strings.Contains(why, "cannot calibrate") {
 			why = " (" + why + ")"
+		} else {
+			why = ""
 		}
 		return "", &ExitError{Code: 1, Msg: fmt.Sprintf("backend %s cannot calibrate%s; use a backend that implements it, e.g. --backends pytorch", name, why)}
 	}

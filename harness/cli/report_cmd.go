@@ -28,10 +28,9 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 		return err
 	}
 	if baseline != "" {
-		if !contains(r.Backends, baseline) {
+		if err := r.SetBaseline(baseline); err != nil {
 			return usagef("--baseline %q has no results in %s (backends: %s)", baseline, resultsDir, strings.Join(r.Backends, ", "))
 		}
-		r.Baseline = baseline
 	}
 	files, err := r.Write(out)
 	if err != nil {

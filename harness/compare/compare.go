@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -30,6 +31,7 @@ const (
 // Row is one backend on one configuration, A against B.
 type Row struct {
 	Backend          string
+	DeviceKind       string // cpu, cuda, rocm
 	Config           result.Config
 	StatusA, StatusB result.Status // "" when that side has no result
 	NA, NB           int
@@ -77,7 +79,7 @@ func Compare(a, b *Set) *Table {
 		if c := CompareConfigs(x.Config, y.Config); c != 0 {
 			return c
 		}
-		return strings.Compare(x.Backend, y.Backend)
+		return cmp.Or(strings.Compare(x.Backend, y.Backend), strings.Compare(x.DeviceKind, y.DeviceKind))
 	})
 	t.GeomeanA, t.GeomeanB, t.GeomeanRatio, t.GeomeanN = Geomean(medA), Geomean(medB), Geomean(ratios), len(ratios)
 	return t
@@ -88,10 +90,10 @@ func hasSamples(r result.Result) bool { return r.Status == result.StatusOK && le
 func compareOne(ra result.Result, inA bool, rb result.Result, inB bool) Row {
 	row := Row{}
 	if inA {
-		row.Backend, row.Config, row.StatusA, row.NA = ra.Backend, ra.Config, ra.Status, len(ra.SamplesMs)
+		row.Backend, row.DeviceKind, row.Config, row.StatusA, row.NA = ra.Backend, ra.Device.Kind, ra.Config, ra.Status, len(ra.SamplesMs)
 	}
 	if inB {
-		row.Backend, row.Config, row.StatusB, row.NB = rb.Backend, rb.Config, rb.Status, len(rb.SamplesMs)
+		row.Backend, row.DeviceKind, row.Config, row.StatusB, row.NB = rb.Backend, rb.Device.Kind, rb.Config, rb.Status, len(rb.SamplesMs)
 	}
 	okA, okB := inA && hasSamples(ra), inB && hasSamples(rb)
 	if okA {

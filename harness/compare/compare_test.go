@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/harness/compare/sweeptest"
@@ -68,5 +69,23 @@ func TestNewSetKeepsNewest(t *testing.T) {
 		if r.RunID != "b" || s.Superseded != 1 {
 			t.Errorf("kept run %q, superseded %d; want b, 1", r.RunID, s.Superseded)
 		}
+	}
+}
+
+func TestCompareSeparatesDevices(t *testing.T) {
+	c := sweeptest.Config("125m", "linear", false, 512)
+	gpu := sweeptest.Run("a", sweeptest.Backends[1], c, 1)
+	host := sweeptest.Run("a", sweeptest.Backends[1], c, 2)
+	host.Device = result.Device{Kind: "cpu", Name: "x86", Count: 1}
+	host.SamplesMs = scale(host.SamplesMs, 50)
+	host = sweeptest.Finalize(host)
+	a := NewSet("A", []result.Result{gpu, host})
+	tab := Compare(a, NewSet("B", sweeptest.Scaled([]result.Result{gpu, host}, 1, "b")))
+	if a.Superseded != 0 || len(tab.Rows) != 2 || tab.Rows[0].DeviceKind != "cpu" || tab.Rows[1].DeviceKind != "cuda" {
+		t.Fatalf("superseded %d, rows %+v: want one row per device", a.Superseded, tab.Rows)
+	}
+	var out strings.Builder
+	if err := tab.Write(&out, 0.05); err != nil || !strings.Contains(out.String(), "pytorch (cpu)") || !strings.Contains(out.String(), "pytorch (cuda)") {
+		t.Errorf("mixed devices should name them:\n%s", out.String())
 	}
 }

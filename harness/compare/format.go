@@ -15,7 +15,12 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 	fmt.Fprintf(w, "A: %s (%d results)\nB: %s (%d results)\n\n", t.A.Dir, len(t.A.Results), t.B.Dir, len(t.B.Results))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "configuration\tbackend\tmedian A\tmedian B\tB/A\t95% CI of B/A\tp\tn\tverdict")
+	mixed := t.mixedDevices()
 	for _, r := range t.Rows {
+		name := r.Backend
+		if mixed {
+			name += " (" + r.DeviceKind + ")"
+		}
 		verdict := string(r.Verdict)
 		if r.Verdict == Broken || r.Verdict == Fixed || r.Verdict == NoData {
 			verdict += fmt.Sprintf(": A %s, B %s", orDash(string(r.StatusA)), orDash(string(r.StatusB)))
@@ -33,7 +38,7 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 		if r.HasP {
 			p = fmtP(r.P)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", Label(r.Config), r.Backend,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d+%d\t%s\n", Label(r.Config), name,
 			fmtMs(r.MedianA), fmtMs(r.MedianB), ratio, ci, p, r.NA, r.NB, verdict)
 	}
 	if t.GeomeanN > 0 {
@@ -58,6 +63,17 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 		fmt.Fprintf(w, "warnings:\n  %s\n", strings.Join(warned, "\n  "))
 	}
 	return nil
+}
+
+// mixedDevices says whether rows ran on more than one kind of device, so
+// the backend column must say which.
+func (t *Table) mixedDevices() bool {
+	for _, r := range t.Rows {
+		if r.DeviceKind != t.Rows[0].DeviceKind {
+			return true
+		}
+	}
+	return false
 }
 
 func orDash(s string) string {

@@ -18,7 +18,7 @@ import (
 // configuration.
 type Set struct {
 	Dir     string
-	Results map[string]result.Result // by store.Key(backend, config)
+	Results map[string]result.Result // by Key
 	// Superseded counts results dropped because a later result (by
 	// timestamp) had the same key: a folder holding several runs of one
 	// configuration compares its newest.
@@ -58,11 +58,18 @@ func NewSet(dir string, rs []result.Result) *Set {
 	sorted := append([]result.Result(nil), rs...)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Timestamp < sorted[j].Timestamp })
 	for _, r := range sorted {
-		k := store.Key(r.Backend, r.Config)
+		k := Key(r)
 		if _, dup := s.Results[k]; dup {
 			s.Superseded++
 		}
 		s.Results[k] = r
 	}
 	return s
+}
+
+// Key pairs results across runs: backend and configuration (store.Key)
+// plus the device kind, because one sweep folder may hold the same backend
+// on cpu and on cuda, and those are different measurements.
+func Key(r result.Result) string {
+	return store.Key(r.Backend, r.Config) + "@" + r.Device.Kind
 }

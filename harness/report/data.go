@@ -7,6 +7,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -50,30 +51,37 @@ type Report struct {
 	Verify       []VerifyRecord
 	Calibrations []backend.Calibration
 	Superseded   int
+	multiDevice  bool
 	byConfig     map[string]map[string]result.Result // config key -> backend -> result
 }
 
 // Load reads dir recursively. baseline names the backend ratios and fast_p
-// are measured against; "" picks pytorch when present (the eager reference
-// implementation) and otherwise the first backend by name.
+// are measured against (see SetBaseline); "" picks pytorch when present
+// (the eager reference implementation) and otherwise the first by name.
 func Load(dir, baseline string) (*Report, error) {
 	set, err := compare.Load(dir)
 	if err != nil {
 		return nil, err
 	}
 	r := &Report{Dir: dir, Superseded: set.Superseded, byConfig: map[string]map[string]result.Result{}}
-	backends := map[string]bool{}
+	kinds := map[string]bool{}
+	for _, res := range set.Results {
+		kinds[res.Device.Kind] = true
+	}
+	r.multiDevice = len(kinds) > 1
+	series := map[string]bool{}
 	for _, res := range set.Results {
 		r.Results = append(r.Results, res)
-		backends[res.Backend] = true
+		name := r.Series(res)
+		series[name] = true
 		k := compare.ConfigKey(res.Config)
 		if r.byConfig[k] == nil {
 			r.byConfig[k] = map[string]result.Result{}
 			r.Configs = append(r.Configs, res.Config)
 		}
-		r.byConfig[k][res.Backend] = res
+		r.byConfig[k][name] = res
 	}
-	for b := range backends {
+	for b := range series {
 		r.Backends = append(r.Backends, b)
 	}
 	sort.Strings(r.Backends)
@@ -82,22 +90,46 @@ func Load(dir, baseline string) (*Report, error) {
 		if c := compare.CompareConfigs(a.Config, b.Config); c != 0 {
 			return c
 		}
-		return strings.Compare(a.Backend, b.Backend)
+		return strings.Compare(r.Series(a), r.Series(b))
 	})
-	switch {
-	case baseline != "" && !backends[baseline]:
-		return nil, fmt.Errorf("report: --baseline %q has no results in %s (backends: %s)", baseline, dir, strings.Join(r.Backends, ", "))
-	case baseline != "":
-		r.Baseline = baseline
-	case backends["pytorch"]:
-		r.Baseline = "pytorch"
-	default:
-		r.Baseline = r.Backends[0]
+	if baseline == "" {
+		baseline = r.Backends[0]
+		if r.SetBaseline("pytorch") == nil {
+			baseline = r.Baseline
+		}
+	}
+	if err := r.SetBaseline(baseline); err != nil {
+		return nil, err
 	}
 	if err := r.loadSidecars(dir); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// Series is the name a result is drawn and tabulated under: its backend,
+// plus the device kind when the folder holds more than one kind of device
+// (a sweep over cpu and cuda), since those are different lines.
+func (r *Report) Series(res result.Result) string {
+	if r.multiDevice {
+		return res.Backend + " (" + res.Device.Kind + ")"
+	}
+	return res.Backend
+}
+
+// ErrNoBaseline is SetBaseline's answer for a backend without results.
+var ErrNoBaseline = errors.New("baseline has no results")
+
+// SetBaseline picks the series ratios and fast_p compare against: a series
+// name, or a backend name, which means its first series.
+func (r *Report) SetBaseline(name string) error {
+	for _, b := range r.Backends {
+		if b == name || strings.HasPrefix(b, name+" (") {
+			r.Baseline = b
+			return nil
+		}
+	}
+	return fmt.Errorf("report: %w: %q is not among %s (in %s)", ErrNoBaseline, name, strings.Join(r.Backends, ", "), r.Dir)
 }
 
 // loadSidecars reads the verify records and calibrations stored beside
@@ -145,11 +177,11 @@ func (r *Report) Result(backendName string, c result.Config) (result.Result, boo
 }
 
 // Verification is backend's verify verdict that stands for configuration
-// c: a record of the same inner model, dtype, backbone and inner-only
+// c on a device of deviceKind: a record of the same inner model, dtype, backbone and inner-only
 // setting (verify checks forward outputs, so it stands for the backward
 // phase too), preferring the same model size and sequence length, then the
 // newest run. ok is false when the backend was never verified that way.
-func (r *Report) Verification(backendName string, c result.Config) (verdict string, from result.Config, ok bool) {
+func (r *Report) Verification(backendName, deviceKind string, c result.Config) (verdict string, from result.Config, ok bool) {
 	bestScore, bestRun := -1, ""
 	for _, v := range r.Verify {
 		vc := v.Config
@@ -157,7 +189,8 @@ func (r *Report) Verification(backendName string, c result.Config) (verdict stri
 			continue
 		}
 		for _, row := range v.Rows {
-			if row.Backend != backendName || row.Dtype != c.Dtype {
+			// row.Device is "cuda (NVIDIA H100 ...)" or "cpu".
+			if row.Backend != backendName || row.Dtype != c.Dtype || row.Device != "" && !strings.HasPrefix(row.Device, deviceKind) {
 				continue
 			}
 			score := 0

@@ -91,7 +91,7 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 		{sweeptest.Config("125m", "mlp", false, 512), "", false},      // never verified on mlp
 	}
 	for _, tt := range tests {
-		got, _, ok := r.Verification("x", tt.cfg)
+		got, _, ok := r.Verification("x", "cuda", tt.cfg)
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("Verification(%v) = %q %v, want %q %v", tt.cfg, got, ok, tt.want, tt.ok)
 		}

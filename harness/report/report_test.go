@@ -132,3 +132,33 @@ func TestLoadBaseline(t *testing.T) {
 		t.Errorf("unknown baseline: %v", err)
 	}
 }
+
+// TestSeriesPerDevice: a folder with one backend on two kinds of device
+// draws two series, and --baseline may name the backend alone.
+func TestSeriesPerDevice(t *testing.T) {
+	dir := t.TempDir()
+	gpu := sweeptest.Sweep("run-1")[:4]
+	var host []result.Result
+	for _, r := range gpu {
+		r.Device, r.RunID = result.Device{Kind: "cpu", Name: "x86", Count: 1}, "run-2" // a run folder names files by backend and configuration only
+		host = append(host, r)
+	}
+	if err := sweeptest.Write(dir, append(gpu, host...)); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "burnstyle-hip")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(r.Backends, ",") != "burnstyle-hip (cpu),burnstyle-hip (cuda)" || r.Baseline != "burnstyle-hip (cpu)" || r.Superseded != 0 {
+		t.Errorf("series %v, baseline %q, superseded %d", r.Backends, r.Baseline, r.Superseded)
+	}
+	if err := r.SetBaseline("burnstyle-hip (cuda)"); err != nil || r.Baseline != "burnstyle-hip (cuda)" {
+		t.Errorf("SetBaseline: %v", err)
+	}
+	for _, tab := range r.Tables() {
+		if len(tab.Rows) != 2 {
+			t.Errorf("%s: %d rows, want one per device", tab.Label, len(tab.Rows))
+		}
+	}
+}

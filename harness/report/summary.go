@@ -61,10 +61,10 @@ func (r *Report) Tables() []Table {
 
 func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
-	row := Row{Backend: res.Backend, Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
+	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
 		TokensPerS: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
-		IsBaseline: res.Backend == r.Baseline, Warnings: res.Warnings}
-	if v, from, ok := r.Verification(res.Backend, res.Config); ok {
+		IsBaseline: r.Series(res) == r.Baseline, Warnings: res.Warnings}
+	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
 	row.Correct = res.Status == result.StatusOK && (row.Verified == "pass" || len(r.Verify) == 0)
