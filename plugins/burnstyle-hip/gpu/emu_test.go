@@ -185,4 +185,5 @@ func TestEmuOnePass(t *testing.T) {
 	d := openEmu(t)
 	verify(t, d, "tiny", "linear", "float32", true, 64, gpu.Options{OnePassStats: true})
 	verify(t, d, "125m", "linear", "float32", true, 32, gpu.Options{OnePassStats: true})
+	verify(t, d, "125m", "linear", "bfloat16", true, 32, gpu.Options{Unroll: 8})
 }

@@ -16,6 +16,7 @@ type Options struct {
 	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
 	InnerVariant int  // linear kernel layout: 0 or 2 row groups (default), 1 phase per barrier
 	OnePassStats bool // row statistics in one reduction round (variant 2; XBENCH_GPU_ONEPASS=1)
+	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
 	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
 }
@@ -110,6 +111,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_VARIANT")); err == nil && opt.InnerVariant == 0 {
 		opt.InnerVariant = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_UNROLL")); err == nil && opt.Unroll == 0 {
+		opt.Unroll = v
+	}
 	if os.Getenv("XBENCH_GPU_ONEPASS") == "1" {
 		opt.OnePassStats = true
 	}
@@ -127,7 +131,7 @@ func geometryFor(cfg result.Config, opt Options) (geometry, ttt.Size, error) {
 	}
 	g := geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
 		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType), Variant: opt.InnerVariant,
-		OnePass: opt.OnePassStats}
+		OnePass: opt.OnePassStats, Unroll: opt.Unroll}
 	if g.NT, err = pickThreads(g, opt.InnerThreads); err != nil {
 		return g, size, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
 	}

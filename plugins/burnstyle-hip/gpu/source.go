@@ -21,6 +21,8 @@ type geometry struct {
 	Variant int
 	// OnePass takes row mean and mean square in one reduction (variant 2).
 	OnePass bool
+	// Unroll is the unroll depth of variant 2's product loop (0: 2).
+	Unroll int
 }
 
 // lanes is XB_LG, the lanes of one row group in the variant-2 kernel: f/2
@@ -69,10 +71,15 @@ func (g geometry) defines() []string {
 	if g.BF16 {
 		bf = 1
 	}
+	unroll := g.Unroll
+	if unroll <= 0 {
+		unroll = 2
+	}
 	return []string{
 		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
 		fmt.Sprintf("-DXB_LG=%d", g.lanes()), fmt.Sprintf("-DXB_ONEPASS=%d", b2i(g.OnePass)),
+		fmt.Sprintf("-DXB_UNROLL=%d", unroll),
 	}
 }
 

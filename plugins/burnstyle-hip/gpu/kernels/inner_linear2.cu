@@ -103,7 +103,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #pragma unroll
         for (int e = 0; e < EP2; ++e) z[r][e] = q[r][e] = bc[e];
       }
-#pragma unroll 2
+#pragma unroll XB_UNROLL
       for (int k = 0; k < XB_F; k += 4) {
         float w[4][EP2];
 #pragma unroll

@@ -17,6 +17,9 @@
 #ifndef XB_EXPORT
 #define XB_EXPORT(name)
 #endif
+#ifndef XB_UNROLL
+#define XB_UNROLL 2
+#endif
 #ifndef XB_ONEPASS
 #define XB_ONEPASS 0
 #endif
