@@ -2,11 +2,14 @@
 calibrate() answers a calibration; one without it answers an error that says
 it cannot calibrate (the harness maps that to one clear message)."""
 import json
+import os
 import subprocess
 import sys
 import textwrap
 
-from conftest import PYDIR
+# plugins/_python; computed here, not imported from conftest, because pytest
+# loads several test folders' conftest.py files under one module name.
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 FRAMEWORK = textwrap.dedent('''
     import sys
