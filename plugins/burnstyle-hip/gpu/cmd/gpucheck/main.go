@@ -154,7 +154,6 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 	}
 	if variants {
 		cases = append(cases,
-
 			tcase{"linear", "float32", true, gpu.Options{Unroll: 4}, "unroll4", false},
 			tcase{"linear", "float32", true, gpu.Options{Unroll: 8}, "unroll8", false},
 			tcase{"linear", "bfloat16", true, gpu.Options{Unroll: 8}, "unroll8", false},
