@@ -21,8 +21,10 @@ start=$(date +%s)
 log="$out/h100.log"
 
 # step NAME SECONDS CMD...: run CMD if time is left, for at most SECONDS.
+# STEPS="word,word" runs only the steps whose name contains one of the words.
 step() {
   local name=$1 want=$2; shift 2
+  if [ -n "${STEPS:-}" ] && ! echo ",$STEPS," | tr ',' '\n' | grep -v '^$' | grep -qF -f - <(echo "$name"); then return; fi
   local left=$(( deadline - ($(date +%s) - start) - 15 ))
   if [ "$left" -lt 30 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; return; fi
   [ "$want" -gt "$left" ] && want=$left
@@ -39,5 +41,6 @@ step "inner-only 125m linear float32" 60 $X run $gpu --inner-only --ttt-type lin
 step "burnstyle-hip on this machine's CPU, 125m linear forward float32" 60 $X run --device cpu --model-size 125m --seq-len 2048 --warmup 0 --repeats 2 --timeout 55s --backends burnstyle-hip --results "$R/cpu"
 step "run 125m mlp forward float32" 150 $X run $gpu --ttt-type mlp --dtype float32 --backends "$all" --results "$R"
 step "run 125m linear backward float32" 120 $X run $gpu --backward --ttt-type linear --dtype float32 --backends pytorch,jax --results "$R"
+step "calibrate the device through pytorch" 60 $X calibrate --backends pytorch --device cuda --dtypes float32,tf32,bfloat16,float16 --results "$R"
 tar czf "$out/results.tgz" results/h100
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
