@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/bench"
@@ -33,8 +34,13 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take for one configuration")
 }
 
-// openRegistry finds the checkout and its backends.
+// openRegistry finds the checkout and its backends, logging to stderr.
 func (a *App) openRegistry(c *commonFlags) (*registry.Registry, string, error) {
+	return a.openRegistryWith(c, a.logger(c.logLevel))
+}
+
+// openRegistryWith is openRegistry with the caller's logger for plugin output.
+func (a *App) openRegistryWith(c *commonFlags, logger hclog.Logger) (*registry.Registry, string, error) {
 	mode, err := runner.ParseMode(c.env)
 	if err != nil {
 		return nil, "", usagef("%s", err)
@@ -48,7 +54,7 @@ func (a *App) openRegistry(c *commonFlags) (*registry.Registry, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	reg, err := registry.Open(registry.Options{Root: root, ExtraDirs: c.pluginPath, Env: mode, Self: self, Logger: a.logger(c.logLevel)}, a.Builtins)
+	reg, err := registry.Open(registry.Options{Root: root, ExtraDirs: c.pluginPath, Env: mode, Self: self, Logger: logger}, a.Builtins)
 	return reg, root, err
 }
 
