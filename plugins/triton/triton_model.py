@@ -85,31 +85,70 @@ def _load_rows(ptr, base, n, K: tl.constexpr, F: tl.constexpr):
 
 
 @triton.jit
-def ttt_linear_kernel(XQ, XK, XV, GATE, TOK, W1, B1, LNW, LNB, OUT, NH, L, N,
-                      K: tl.constexpr, F: tl.constexpr, DT: tl.constexpr):
+def _mma(a, b, acc, DT: tl.constexpr):
+    # acc + a @ b (see _mm).
+    if DT == tl.float32:
+        return tl.dot(a, b, acc, input_precision="ieee")
+    elif EMULATE:
+        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), acc, input_precision="ieee")
+    else:
+        return tl.dot(a.to(DT), b.to(DT), acc)
+
+
+@triton.jit
+def ttt_linear_kernel(XQ, XK, XV, GATE, TOK, W1, B1, LNW, LNB, OUT, WS, NH, L, N,
+                      K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+    # The state W [F, F] lives in this program's slice of the scratch WS
+    # (L1/L2-resident, 16 KiB at f=64), not in registers: every product with it
+    # is taken BC rows of W at a time, so a tl.dot's operands stay small. A
+    # whole-W operand (64x64) made the float32 (FMA) dot replicate W's columns
+    # in every thread, hundreds of registers, and spill on every mini-batch.
     pid = tl.program_id(0)
     h = pid % NH
-    rk, rf = tl.arange(0, K), tl.arange(0, F)
+    rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
     xbase, gbase = pid * L * F, pid * L  # [B, nh, L, f] and [B, nh, L], contiguous
-    W = tl.load(W1 + h * F * F + rf[:, None] * F + rf[None, :])
+    ws = WS + pid * F * F
+    wofs = rf[:, None] * F + rf[None, :]
+    tl.store(ws + wofs, tl.load(W1 + h * F * F + wofs))
     b = tl.load(B1 + h * F + rf)[None, :]
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
     tok = tl.load(TOK + rk)  # base_lr / f * max(0, 1/(i+1) + tok_delta[i])
     tok_last = tl.load(TOK + K - 1)
     causal = rk[:, None] >= rk[None, :]
+    tl.debug_barrier()
     for n in range(N):
-        q = _load_rows(XQ, xbase, n, K, F)
-        k = _load_rows(XK, xbase, n, K, F)
-        v = _load_rows(XV, xbase, n, K, F)
+        row = xbase + (n * K + rk) * F  # [K] offsets of this mini-batch's rows
+        zk = tl.zeros([K, F], tl.float32) + b
+        zq = tl.zeros([K, F], tl.float32) + b
+        s = tl.zeros([K, K], tl.float32)
+        for c in tl.static_range(F // BC):
+            col = c * BC + rc
+            qc = tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
+            kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
+            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = kc^T
+            wc = tl.load(ws + col[:, None] * F + rf[None, :])  # [BC, F]
+            zk = _mma(kc, wc, zk, DT)
+            zq = _mma(qc, wc, zq, DT)
+            s = _mma(qc, kt, s, DT)
+        xo = row[:, None] + rf[None, :]
+        q = tl.load(XQ + xo).to(tl.float32)
+        k = tl.load(XK + xo).to(tl.float32)
+        v = tl.load(XV + xo).to(tl.float32)
         g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
-        G = _ln_grad(_mm(k, W, DT) + b, v - k, lnw, lnb, F)
+        G = _ln_grad(zk, v - k, lnw, lnb, F)
         # tril(eta * Q Kx^T) @ G + tril(eta) @ G in one product.
-        m = tl.where(causal, tok[:, None] * g[None, :] * (_mm(q, tl.trans(k), DT) + 1.0), 0.0)
-        zbar = _mm(q, W, DT) + b - _mm(m, G, DT)
-        tl.store(OUT + xbase + (n * K + rk)[:, None] * F + rf[None, :], q + _ln(zbar, lnw, lnb, F))
+        m = tl.where(causal, tok[:, None] * g[None, :] * (s + 1.0), 0.0)
+        zbar = zq - _mm(m, G, DT)
+        tl.store(OUT + xo, q + _ln(zbar, lnw, lnb, F))
         eG = G * (tok_last * g)[:, None]
-        W = W - _mm(tl.trans(k), eG, DT)
         b = b - tl.sum(eG, axis=0)[None, :]
+        tl.debug_barrier()  # every read of W above is done before it is overwritten
+        for c in tl.static_range(F // BC):
+            col = c * BC + rc
+            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K]
+            wp = ws + col[:, None] * F + rf[None, :]
+            tl.store(wp, tl.load(wp) - _mm(kt, eG, DT))
+        tl.debug_barrier()  # the new W is visible to every thread of the program
 
 
 @triton.jit
@@ -177,6 +216,17 @@ def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
     return (16 if wide else 8) if ttt_type == "mlp" else (8 if wide else 4)
 
 
+def chunk(f: int) -> int:
+    """Rows of W per product in the linear kernel (XBENCH_TRITON_BC overrides)."""
+    env = os.environ.get("XBENCH_TRITON_BC")
+    return min(int(env) if env else 16, f)
+
+
+def num_stages() -> int:
+    env = os.environ.get("XBENCH_TRITON_STAGES")
+    return int(env) if env else 1
+
+
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     """Drop-in for the pytorch backend's model.ttt_inner: xq/xk/xv [B, nh, L, f]
     (rotated), gate [B, nh, L]; returns out [B, nh, L, f] in float32."""
@@ -193,8 +243,10 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     dt = DOT_DTYPES[xq.dtype]
     grid = (B * nh,)
     if ttt_type == "linear":
-        ttt_linear_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out,
-                                nh, L, L // K, K=K, F=f, DT=dt, num_warps=num_warps(ttt_type, xq.dtype))
+        ws = torch.empty((B * nh, f, f), device=xq.device, dtype=torch.float32)
+        ttt_linear_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, ws,
+                                nh, L, L // K, K=K, F=f, BC=chunk(f), DT=dt,
+                                num_warps=num_warps(ttt_type, xq.dtype), num_stages=num_stages())
     else:
         ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
                              f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
