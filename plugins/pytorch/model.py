@@ -71,34 +71,44 @@ def rope(x, mini_batch: int, theta=xc.ROPE_THETA):
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
+def _ones_col(x):
+    """[..., d] -> [..., d + 1] with a trailing 1: x @ [W; b] = x @ W + b."""
+    return F.pad(x, (0, 1), value=1.0)
+
+
 def step_linear(state, xs, ln_w2):
-    """One mini-batch of the linear inner model: (W1, b1) -> updated, out rows.
-    A function of its own so that the compile variant can compile just it."""
-    W1, b1 = state
-    qn, kn, m1n, _, ke_tn, e_rown, cn = xs
-    G = ln_l2_grad(torch.baddbmm(b1, kn, W1), ln_w2, cn)
-    out = torch.baddbmm(torch.baddbmm(b1, qn, W1), m1n, G, alpha=-1)
-    W1 = torch.baddbmm(W1, ke_tn, G, alpha=-1)  # W1 - Kx^T (eta_last * G)
-    b1 = torch.baddbmm(b1, e_rown, G, alpha=-1)  # b1 - sum_j eta_last[j] G[j]
-    return (W1, b1), out
+    """One mini-batch of the linear inner model, only its serial chain: the
+    state Wb = [W1; b1] [H, f+1, f] -> updated, and the rows the output needs
+    (Q @ W1 + b1 and G). A function of its own so that the compile variant can
+    compile just it; three kernels: one product for Q and Kx, the fused
+    LN-L2 gradient, one product for the update of W1 and b1 together."""
+    (Wb,) = state
+    qk1, ke1_t, cn = xs[:3]  # [H, 2K, f+1]: [Q; Kx] with a ones column; [H, f+1, K]; [H, K, f]
+    K = cn.shape[-2]
+    z = torch.bmm(qk1, Wb)  # rows :K are Q @ W1 + b1, rows K: are Z = Kx @ W1 + b1
+    G = ln_l2_grad(z[:, K:], ln_w2, cn)
+    Wb = torch.baddbmm(Wb, ke1_t, G, alpha=-1)  # [W1; b1] - [Kx, 1]^T (eta_last * G)
+    return (Wb,), (z[:, :K], G)
 
 
 def step_mlp(state, xs, ln_w2):
-    """One mini-batch of the mlp inner model (see step_linear)."""
-    W1, b1, W2, b2 = state
-    qn, kn, m1n, etan, ke_tn, e_rown, cn = xs
-    z1 = torch.baddbmm(b1, kn, W1)
+    """One mini-batch of the mlp inner model (see step_linear): W1b = [W1; b1]
+    [H, f+1, 4f], W2b = [W2; b2] [H, 4f+1, f]. The second layer's in-batch
+    term does not feed the next mini-batch, so it is left to after the loop."""
+    W1b, W2b = state
+    qk1, ke1_t, cn, m1n, e_coln = xs
+    K, hid = cn.shape[-2], W1b.shape[-1]
+    z = torch.bmm(qk1, W1b)
+    z1 = z[:, K:]
     x2 = F.gelu(z1, approximate="tanh")
-    G2 = ln_l2_grad(torch.baddbmm(b2, x2, W2), ln_w2, cn)
-    G1 = torch.bmm(G2, W2.transpose(-1, -2)) * gelu_tanh_prime(z1)
-    x2bar = F.gelu(torch.baddbmm(torch.baddbmm(b1, qn, W1), m1n, G1, alpha=-1), approximate="tanh")
-    m2 = torch.addcmul(etan, etan, torch.bmm(x2bar, x2.transpose(-1, -2)))
-    out = torch.baddbmm(torch.baddbmm(b2, x2bar, W2), m2, G2, alpha=-1)
-    W1 = torch.baddbmm(W1, ke_tn, G1, alpha=-1)
-    b1 = torch.baddbmm(b1, e_rown, G1, alpha=-1)
-    W2 = torch.baddbmm(W2, (x2 * e_rown.transpose(-1, -2)).transpose(-1, -2), G2, alpha=-1)
-    b2 = torch.baddbmm(b2, e_rown, G2, alpha=-1)
-    return (W1, b1, W2, b2), out
+    x21 = _ones_col(x2)
+    G2 = ln_l2_grad(torch.bmm(x21, W2b), ln_w2, cn)
+    G1 = torch.bmm(G2, W2b[:, :hid].transpose(-1, -2)) * gelu_tanh_prime(z1)
+    x2bar = F.gelu(torch.baddbmm(z[:, :K], m1n, G1, alpha=-1), approximate="tanh")
+    zw = torch.bmm(_ones_col(x2bar), W2b)
+    W1b = torch.baddbmm(W1b, ke1_t, G1, alpha=-1)
+    W2b = torch.baddbmm(W2b, (x21 * e_coln).transpose(-1, -2), G2, alpha=-1)
+    return (W1b, W2b), (zw, x2bar, x2, G2)
 
 
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, step=None):
@@ -110,8 +120,10 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, step=No
     replaces step_linear/step_mlp (the compile variant passes compiled ones).
 
     Batch and heads are flattened into one dimension H = B*nh so every product
-    is a (b)addbmm; all terms that do not depend on the inner state are formed
-    for all mini-batches before the sequential loop."""
+    is a (b)addbmm. The sequential loop holds only the serial chain through
+    the inner state; every term that does not depend on it is formed for all
+    mini-batches before the loop, and the in-batch (causal) terms of the
+    output after it, as a few large batched ops."""
     a = acc_dtype(xq.dtype)
     B, nh, L, f = xq.shape
     K, N, H = mini_batch, L // mini_batch, B * nh
@@ -128,23 +140,33 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, step=No
     causal = torch.ones(K, K, dtype=torch.bool, device=xq.device).tril()
     # eta[n, h, i, j] = base_lr * tok[i] * gate[nK + j] / f, kept lower-triangular
     eta = torch.where(causal, (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :], 0.0)
-    e_row = eta[..., -1:, :]  # [N, H, 1, K]: the last row weights the end-of-batch update
+    e_col = eta[..., -1, :, None]  # [N, H, K, 1]: the last row weights the end-of-batch update
     # tril(eta * Q Kx^T) + tril(eta) in one tensor (both are state-independent)
     m1 = torch.addcmul(eta, eta, q @ k.transpose(-1, -2))
-    ke_t = (k * e_row.transpose(-1, -2)).transpose(-1, -2)  # [N, H, f, K]: (eta_last * Kx)^T
+    qk1 = _ones_col(torch.cat((q, k), -2))  # [N, H, 2K, f+1]
+    ke1_t = (_ones_col(k) * e_col).transpose(-1, -2).contiguous()  # [N, H, f+1, K]: ([Kx, 1] eta_last)^T
     ln_w = per_head(p["ln_w"])[:, None, :]  # [H, 1, f]
     ln_w2 = ln_w * ln_w
     c = ln_w * (per_head(p["ln_b"])[:, None, :] - (v - k))  # [N, H, K, f]
-    W1, b1 = per_head(p["W1"]), per_head(p["b1"])[:, None, :]
-    if ttt_type == "mlp":
-        W2, b2 = per_head(p["W2"]), per_head(p["b2"])[:, None, :]
-    state = (W1, b1) if ttt_type == "linear" else (W1, b1, W2, b2)
+    W1b = torch.cat((per_head(p["W1"]), per_head(p["b1"])[:, None, :]), 1)
+    if ttt_type == "linear":
+        state = (W1b,)
+    else:
+        state = (W1b, torch.cat((per_head(p["W2"]), per_head(p["b2"])[:, None, :]), 1))
     step = step or (step_linear if ttt_type == "linear" else step_mlp)
     outs = []
     for n in range(N):
-        state, out = step(state, (q[n], k[n], m1[n], eta[n], ke_t[n], e_row[n], c[n]), ln_w2)
+        state, out = step(state, (qk1[n], ke1_t[n], c[n], m1[n], e_col[n]), ln_w2)
         outs.append(out)
-    zbar = torch.stack(outs, 1).reshape(B, nh, L, f)  # [H, N, K, f] -> [B, nh, L, f]
+    outs = [torch.stack(o) for o in zip(*outs)]  # each [N, H, K, .]
+    if ttt_type == "linear":
+        zq, G = outs
+        zbar = torch.baddbmm(zq.flatten(0, 1), m1.flatten(0, 1), G.flatten(0, 1), alpha=-1)
+    else:
+        zw, x2bar, x2, G2 = outs
+        m2 = torch.addcmul(eta, eta, x2bar @ x2.transpose(-1, -2))
+        zbar = torch.baddbmm(zw.flatten(0, 1), m2.flatten(0, 1), G2.flatten(0, 1), alpha=-1)
+    zbar = zbar.reshape(N, H, K, f).transpose(0, 1).reshape(B, nh, L, f)
     return xq.to(a) + _standardize(zbar) * p["ln_w"].to(a)[:, None, :] + p["ln_b"].to(a)[:, None, :]
 
 
