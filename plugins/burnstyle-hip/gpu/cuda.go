@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"unsafe"
 )
 
 // CUDA driver attributes and function attributes used here (cuda.h values).
@@ -100,6 +101,12 @@ func openCUDA() (*rt, error) {
 	var ver int32
 	r.drv.driverVersion(&ver)
 	r.driver = fmt.Sprintf("CUDA %d.%d, sm_%d%d", ver/1000, ver%1000/10, major, minor)
+	if major >= 9 { // clusters: optional, an older driver simply has none
+		var ex func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
+		if bind(lib, path, map[string]any{"cuLaunchKernelEx": &ex}) == nil {
+			r.launchEx = ex
+		}
+	}
 	r.archOpts = []string{fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor), "-std=c++17"}
 	r.setDynSmem = func(fn uintptr, bytes int) error {
 		return r.check(fmt.Sprintf("allow %d bytes of shared memory", bytes), x.funcSetAttr(fn, cuFuncMaxDynSmem, int32(bytes)))

@@ -187,3 +187,17 @@ func TestEmuOnePass(t *testing.T) {
 	verify(t, d, "125m", "linear", "float32", true, 32, gpu.Options{OnePassStats: true})
 	verify(t, d, "125m", "linear", "bfloat16", true, 32, gpu.Options{Unroll: 8})
 }
+
+// The cluster kernel (variant 3, the default where clusters launch) at other
+// cluster sizes, including 1 (no cluster: the portable fallback), and the
+// row-group kernel it replaced as the default.
+func TestEmuLinearCluster(t *testing.T) {
+	d := openEmu(t)
+	verify(t, d, "tiny", "linear", "float32", true, 64, gpu.Options{InnerVariant: 3, ClusterSize: 1})
+	verify(t, d, "tiny", "linear", "float32", true, 48, gpu.Options{InnerVariant: 3, ClusterSize: 2})
+	verify(t, d, "tiny", "linear", "bfloat16", false, 32, gpu.Options{InnerVariant: 3, ClusterSize: 2})
+	verify(t, d, "125m", "linear", "float32", true, 32, gpu.Options{InnerVariant: 3, ClusterSize: 4})
+	verify(t, d, "125m", "linear", "bfloat16", true, 32, gpu.Options{InnerVariant: 3, ClusterSize: 8})
+	verify(t, d, "tiny", "linear", "float32", true, 64, gpu.Options{InnerVariant: 2})
+	verify(t, d, "tiny", "linear", "bfloat16", false, 64, gpu.Options{InnerVariant: 2})
+}

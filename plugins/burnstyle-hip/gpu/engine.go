@@ -61,7 +61,7 @@ func (e *Engine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
 	if err := Supports(cfg); err != nil {
 		return result.StatusUnsupported, fmt.Sprintf("%s (on %s)", err, e.d.info.Name)
 	}
-	g, _, err := geometryFor(cfg, withEnv(Options{}))
+	g, _, err := geometryFor(cfg, withEnv(Options{}), e.d.rt.clusters())
 	if err != nil {
 		return result.StatusUnsupported, err.Error()
 	}

@@ -60,14 +60,15 @@ func (m *Model) enqueueForward() error {
 func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
 	r, cfg, s, b := m.dev.rt, m.cfg, m.size, &m.buf
 	name := m.geo.innerName()
-	grid := [3]int{cfg.Batch * s.Heads, 1, 1}
+	cs := m.geo.clusterSize()
+	grid := [3]int{cfg.Batch * s.Heads * cs, 1, 1}
 	blk := [3]int{m.geo.NT, 1, 1}
 	smem := m.geo.smemBytes()
 	if m.geo.MLP {
 		return r.launch(name, m.fn[name], grid, blk, smem, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
 			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
 	}
-	return r.launch(name, m.fn[name], grid, blk, smem, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1,
+	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1,
 		iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
 }
 

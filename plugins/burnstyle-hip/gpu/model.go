@@ -14,7 +14,8 @@ import (
 // Options tune a model; the zero value is the measured default.
 type Options struct {
 	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
-	InnerVariant int  // linear kernel layout: 0 or 2 row groups (default), 1 phase per barrier
+	InnerVariant int  // linear kernel layout: 0 picks, 2 row groups, 1 phase per barrier, 3 cluster (XBENCH_GPU_INNER_VARIANT)
+	ClusterSize  int  // variant 3: CTAs per head; 0 is 4 (XBENCH_GPU_CLUSTER)
 	OnePassStats bool // row statistics in one reduction round (variant 2; XBENCH_GPU_ONEPASS=1)
 	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
@@ -77,7 +78,7 @@ func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.T
 		return nil, err
 	}
 	opt = withEnv(opt)
-	geo, size, err := geometryFor(cfg, opt)
+	geo, size, err := geometryFor(cfg, opt, d.rt.clusters())
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +112,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_INNER_VARIANT")); err == nil && opt.InnerVariant == 0 {
 		opt.InnerVariant = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_CLUSTER")); err == nil && opt.ClusterSize == 0 {
+		opt.ClusterSize = v
+	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_UNROLL")); err == nil && opt.Unroll == 0 {
 		opt.Unroll = v
 	}
@@ -124,14 +128,30 @@ func withEnv(opt Options) Options {
 }
 
 // geometryFor is the compile-time shape of cfg's program.
-func geometryFor(cfg result.Config, opt Options) (geometry, ttt.Size, error) {
+// With variant 0, the linear model takes the cluster kernel where the device
+// launches clusters and the shape allows it, else variant 2.
+func geometryFor(cfg result.Config, opt Options, clusters bool) (geometry, ttt.Size, error) {
 	size, err := ttt.LookupSize(cfg.ModelSize)
 	if err != nil {
 		return geometry{}, size, err
 	}
 	g := geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
 		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType), Variant: opt.InnerVariant,
-		OnePass: opt.OnePassStats, Unroll: opt.Unroll}
+		OnePass: opt.OnePassStats, Unroll: opt.Unroll, CS: opt.ClusterSize}
+	if g.CS <= 0 {
+		g.CS = 4
+	}
+	if g.Variant == 3 && g.CS > 1 && !clusters {
+		return g, size, fmt.Errorf("gpu: the cluster kernel with %d CTAs per head needs thread-block clusters (CUDA sm_90+)", g.CS)
+	}
+	if g.Variant == 0 && !g.MLP && clusters {
+		c := g
+		c.Variant = 3
+		if nt, err := pickThreads(c, 0); err == nil {
+			c.NT = nt
+			return c, size, nil
+		}
+	}
 	if g.NT, err = pickThreads(g, opt.InnerThreads); err != nil {
 		return g, size, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
 	}

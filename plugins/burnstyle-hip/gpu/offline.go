@@ -15,7 +15,7 @@ func CompileReport(cfg result.Config, opt Options, arch string) (string, error) 
 	if err := Supports(cfg); err != nil {
 		return "", err
 	}
-	geo, _, err := geometryFor(cfg, withEnv(opt))
+	geo, _, err := geometryFor(cfg, withEnv(opt), arch >= "sm_90" && len(arch) == 5)
 	if err != nil {
 		return "", err
 	}

@@ -28,7 +28,33 @@ type rt struct {
 	smCount    int
 	blas       *cublas // nil: the portable GEMM kernels do the dense work
 	blasErr    error   // why blas is nil
+	// launchEx is cuLaunchKernelEx, set on CUDA devices of compute
+	// capability 9.0 or newer whose driver has it: thread-block clusters.
+	launchEx func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
 }
+
+// cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and
+// CUlaunchAttribute (value: a 64-byte union; cluster dims are its first
+// three uint32).
+type cuLaunchAttr struct {
+	id  uint32
+	_   uint32
+	val [16]uint32
+}
+
+type cuLaunchConfig struct {
+	gx, gy, gz, bx, by, bz, smem uint32
+	_                            uint32
+	stream                       uintptr
+	attrs                        *cuLaunchAttr
+	nattrs                       uint32
+	_                            uint32
+}
+
+const cuLaunchAttrClusterDim = 4
+
+// clusters says whether thread-block clusters can be launched.
+func (r *rt) clusters() bool { return r.launchEx != nil }
 
 func (r *rt) check(op string, code int32) error {
 	if code == 0 {
@@ -99,6 +125,12 @@ func (r *rt) function(mod uintptr, name string) (uintptr, error) {
 // launch starts fn on the default stream. Each argument gets its own 8-byte
 // slot; the kernel reads as many bytes as its parameter's C type has.
 func (r *rt) launch(name string, fn uintptr, grid, block [3]int, smem int, args ...any) error {
+	return r.launchCluster(name, fn, grid, block, smem, 1, args...)
+}
+
+// launchCluster is launch with clusters of cs blocks along x (cs > 1 needs
+// clusters()).
+func (r *rt) launchCluster(name string, fn uintptr, grid, block [3]int, smem, cs int, args ...any) error {
 	vals := make([]uint64, len(args))
 	ptrs := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
@@ -120,12 +152,27 @@ func (r *rt) launch(name string, fn uintptr, grid, block [3]int, smem int, args 
 	if len(ptrs) > 0 {
 		pp = unsafe.Pointer(&ptrs[0])
 	}
-	code := r.drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
-		uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), 0, pp, nil)
+	var code int32
+	if cs > 1 {
+		if r.launchEx == nil {
+			return fmt.Errorf("launch %s: clusters of %d blocks need cuLaunchKernelEx on sm_90 or newer", name, cs)
+		}
+		attr := cuLaunchAttr{id: cuLaunchAttrClusterDim}
+		attr.val[0], attr.val[1], attr.val[2] = uint32(cs), 1, 1
+		cfg := cuLaunchConfig{gx: uint32(grid[0]), gy: uint32(grid[1]), gz: uint32(grid[2]),
+			bx: uint32(block[0]), by: uint32(block[1]), bz: uint32(block[2]), smem: uint32(smem),
+			attrs: &attr, nattrs: 1}
+		code = r.launchEx(&cfg, fn, pp, nil)
+		runtime.KeepAlive(&attr)
+		runtime.KeepAlive(&cfg)
+	} else {
+		code = r.drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
+			uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), 0, pp, nil)
+	}
 	runtime.KeepAlive(vals)
 	runtime.KeepAlive(ptrs)
 	if code != 0 {
-		return r.check(fmt.Sprintf("launch %s grid %v block %v smem %d", name, grid, block, smem), code)
+		return r.check(fmt.Sprintf("launch %s grid %v block %v smem %d cluster %d", name, grid, block, smem, cs), code)
 	}
 	return nil
 }

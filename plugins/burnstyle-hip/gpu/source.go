@@ -23,6 +23,20 @@ type geometry struct {
 	OnePass bool
 	// Unroll is the unroll depth of variant 2's product loop (0: 2).
 	Unroll int
+	// CS is variant 3's cluster size: CTAs per (batch, head), each owning
+	// F/CS columns of W1 (inner_linear_cl.cu). 1 runs it without clusters.
+	CS int
+}
+
+// cl says whether the variant-3 (cluster) linear kernel runs.
+func (g geometry) cl() bool { return !g.MLP && g.Variant == 3 }
+
+// clusterSize is the CTAs per (batch, head) of the inner launch.
+func (g geometry) clusterSize() int {
+	if g.cl() && g.CS > 1 {
+		return g.CS
+	}
+	return 1
 }
 
 // lanes is XB_LG, the lanes of one row group in the variant-2 kernel: f/2
@@ -35,7 +49,7 @@ func (g geometry) lanes() int {
 }
 
 // v2 says whether the variant-2 linear kernel runs.
-func (g geometry) v2() bool { return !g.MLP && g.Variant != 1 }
+func (g geometry) v2() bool { return !g.MLP && g.Variant != 1 && g.Variant != 3 }
 
 // hidden is the inner model's width: F for linear, 4F for mlp.
 func (g geometry) hidden() int {
@@ -54,6 +68,8 @@ func (g geometry) source() string {
 		files[4] = "inner_mlp.cu"
 	case g.v2():
 		files[4] = "inner_linear2.cu"
+	case g.cl():
+		files[4] = "inner_linear_cl.cu"
 	}
 	var b strings.Builder
 	for _, f := range files {
@@ -79,7 +95,7 @@ func (g geometry) defines() []string {
 		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
 		fmt.Sprintf("-DXB_LG=%d", g.lanes()), fmt.Sprintf("-DXB_ONEPASS=%d", b2i(g.OnePass)),
-		fmt.Sprintf("-DXB_UNROLL=%d", unroll),
+		fmt.Sprintf("-DXB_UNROLL=%d", unroll), fmt.Sprintf("-DXB_CS=%d", g.clusterSize()),
 	}
 }
 
@@ -89,6 +105,8 @@ func (g geometry) innerName() string {
 		return "xb_inner_mlp"
 	case g.v2():
 		return "xb_inner_linear2"
+	case g.cl():
+		return "xb_inner_linear_cl"
 	}
 	return "xb_inner_linear"
 }
@@ -107,6 +125,11 @@ func r4(x int) int { return (x + 3) / 4 * 4 }
 func (g geometry) smemBytes() int {
 	F, KB := g.F, g.KB
 	SF, SKT := F+4, KB+4
+	if g.cl() {
+		cs := g.clusterSize()
+		fc := F / cs
+		return 4 * (fc*(F+4) + r4(fc) + 2*(2*KB*SF+r4(KB)) + KB*fc + r4(KB*KB) + r4(KB) + cs*KB*4 + cs*KB*2)
+	}
 	if !g.MLP {
 		stage := 3*KB*SF + F*SKT + r4(KB)
 		tiles := 4 // Z, QW, G, Zbar
@@ -125,6 +148,21 @@ func (g geometry) smemBytes() int {
 // error before anything is compiled rather than a wrong answer after.
 func (g geometry) check() error {
 	F, KB, NT, H := g.F, g.KB, g.NT, g.hidden()
+	if g.cl() {
+		cs := g.clusterSize()
+		fc := F / max(cs, 1)
+		switch {
+		case cs < 1 || cs > 8 || F%cs != 0:
+			return fmt.Errorf("cluster of %d CTAs cannot split head dim %d (1 to 8, dividing it)", cs, F)
+		case fc > 32 || fc&(fc-1) != 0 || fc < cs:
+			return fmt.Errorf("head dim %d over %d CTAs: %d columns each, need a power of 2, at most 32, at least the cluster size", F, cs, fc)
+		case F%8 != 0 || F%KB != 0:
+			return fmt.Errorf("head dim %d must be a multiple of 8 and of the mini-batch %d", F, KB)
+		case NT != KB*fc || NT%32 != 0 || NT > 1024:
+			return fmt.Errorf("%d threads: the cluster kernel runs mini-batch x columns = %d, a multiple of 32 up to 1024", NT, KB*fc)
+		}
+		return nil
+	}
 	if g.v2() {
 		switch lg := g.lanes(); {
 		case F%4 != 0 || KB%4 != 0:
@@ -159,6 +197,10 @@ func (g geometry) check() error {
 // preference list that does.
 func pickThreads(g geometry, want int) (int, error) {
 	cands := []int{256, 512, 384, 128, 192, 768, 1024, 64, 32}
+	if g.cl() { // one thread per owned element of the mini-batch
+		cands = []int{g.KB * g.F / g.clusterSize()}
+		want = 0
+	}
 	if g.MLP {
 		cands = []int{512, 256, 384, 768, 1024, 128, 192, 64, 32} // 512: 8% faster than 256 on the H100 (run 1)
 	}

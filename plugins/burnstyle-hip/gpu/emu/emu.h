@@ -27,6 +27,11 @@ extern "C" void emu_syncthreads(void);
 extern "C" float emu_shfl_xor_f(float v, int m);
 extern "C" void* emu_dyn_smem(void);
 extern "C" void emu_check_smem(long bytes);
+// Thread-block clusters (cuLaunchKernelEx): the CTAs of one cluster run
+// together; each has its own shared memory, reachable through emu_cluster_map.
+extern "C" int emu_cluster_rank(int cs);
+extern "C" void emu_cluster_sync(void);
+extern "C" void* emu_cluster_map(void* p, int rank);
 
 #define threadIdx (emu_cur()->tid)
 #define blockIdx (emu_cur()->bid)

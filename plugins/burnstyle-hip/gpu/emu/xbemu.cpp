@@ -44,11 +44,13 @@ static CUresult check_guards() {
 }
 
 // ---- fibers --------------------------------------------------------------
-enum { RUN, BAR, WARP, DONE };
+// One launch group is one cluster of g_cs blocks (1 without clusters), each of
+// g_nt threads; fiber flat = block-in-cluster * g_nt + thread.
+enum { RUN, BAR, WARP, CLBAR, DONE };
 struct Fiber {
   ucontext_t ctx;
   emu_thread t;
-  int state, flat;
+  int state, flat, blk;
 };
 static std::vector<Fiber> g_fib;
 static std::vector<char*> g_stacks;
@@ -57,12 +59,13 @@ static ucontext_t g_sched;
 static Fiber* g_cur;
 static void (*g_entry)(void**);
 static void** g_args;
-static std::vector<char> g_dyn;
+static std::vector<std::vector<char>> g_dyn;
 static size_t g_dyn_bytes;
-static float g_warpbuf[32][32];
+static int g_cs = 1, g_nt = 1;
+static float g_warpbuf[256][32];
 
 extern "C" emu_thread* emu_cur(void) { return &g_cur->t; }
-extern "C" void* emu_dyn_smem(void) { return g_dyn.data(); }
+extern "C" void* emu_dyn_smem(void) { return g_dyn[g_cur->blk].data(); }
 extern "C" void emu_check_smem(long bytes) {
   if ((size_t)bytes > g_dyn_bytes && g_fault.empty())
     g_fault = "kernel needs " + std::to_string(bytes) + " bytes of dynamic shared memory, launch gave " +
@@ -73,6 +76,20 @@ static void yield_as(int st) {
   swapcontext(&g_cur->ctx, &g_sched);
 }
 extern "C" void emu_syncthreads(void) { yield_as(BAR); }
+extern "C" int emu_cluster_rank(int cs) {
+  if (cs != g_cs && g_fault.empty())
+    g_fault = "kernel built for clusters of " + std::to_string(cs) + " launched with " + std::to_string(g_cs);
+  return g_cur->blk;
+}
+extern "C" void emu_cluster_sync(void) { yield_as(CLBAR); }
+extern "C" void* emu_cluster_map(void* p, int rank) {
+  const size_t off = (char*)p - g_dyn[g_cur->blk].data();
+  if (rank < 0 || rank >= g_cs || off > g_dyn_bytes) {
+    if (g_fault.empty()) g_fault = "cluster map outside shared memory or cluster";
+    return p;
+  }
+  return g_dyn[rank].data() + off;
+}
 extern "C" float emu_shfl_xor_f(float v, int m) {
   const int w = g_cur->flat / 32, l = g_cur->flat % 32;
   g_warpbuf[w][l] = v;
@@ -102,8 +119,8 @@ static bool run_block(int n) {
         g_cur = &g_fib[i];
         swapcontext(&g_sched, &g_fib[i].ctx);
       }
-    int done = 0, bar = 0, released = 0;
-    for (int i = 0; i < n; ++i) done += g_fib[i].state == DONE, bar += g_fib[i].state == BAR;
+    int done = 0, clbar = 0, released = 0;
+    for (int i = 0; i < n; ++i) done += g_fib[i].state == DONE, clbar += g_fib[i].state == CLBAR;
     if (done == n) return true;
     for (int w = 0; w * 32 < n; ++w) {  // a warp moves on when all its lanes shuffle
       int lanes = n - w * 32 < 32 ? n - w * 32 : 32, at = 0;
@@ -113,9 +130,20 @@ static bool run_block(int n) {
         released++;
       }
     }
-    if (!released && bar == n - done && bar > 0) {
+    if (!released)  // a block moves on when all its live threads wait at its barrier
+      for (int b = 0; b < g_cs; ++b) {
+        int bar = 0, live = 0;
+        for (int i = b * g_nt; i < (b + 1) * g_nt && i < n; ++i)
+          live += g_fib[i].state != DONE, bar += g_fib[i].state == BAR;
+        if (bar > 0 && bar == live) {
+          for (int i = b * g_nt; i < (b + 1) * g_nt && i < n; ++i)
+            if (g_fib[i].state == BAR) g_fib[i].state = RUN;
+          released++;
+        }
+      }
+    if (!released && clbar > 0 && clbar == n - done) {  // the cluster barrier
       for (int i = 0; i < n; ++i)
-        if (g_fib[i].state == BAR) g_fib[i].state = RUN;
+        if (g_fib[i].state == CLBAR) g_fib[i].state = RUN;
       released++;
     }
     if (!released) {
@@ -203,36 +231,65 @@ CUresult cuFuncSetAttribute(Func* f, int attr, int v) {
   return OK;
 }
 CUresult cuFuncGetAttribute(int* v, int, Func*) { *v = 0; return OK; }
-CUresult cuLaunchKernel(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+static CUresult launch(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                       unsigned bz, unsigned smem, void** params, unsigned cs) {
   NEED_CTX();
   const int n = bx * by * bz;
-  if (n <= 0 || n > 1024 || gx == 0 || gy == 0 || gz == 0) return E_VALUE;
+  if (n <= 0 || n > 1024 || gx == 0 || gy == 0 || gz == 0 || cs == 0 || cs > 8 || gx % cs) return E_VALUE;
+  if (cs > 1 && n % 32) return E_VALUE;  // the emulator's warps must not straddle blocks
   if ((int)smem > f->maxdyn) return E_VALUE;  // as CUDA: > 48 KB needs the attribute first
   if (!g_fault.empty()) return E_LAUNCH;
-  while ((int)g_stacks.size() < n) g_stacks.push_back((char*)malloc(kStack));
-  g_fib.resize(n);
-  g_dyn.assign(smem + 16, 0x7F);  // garbage, like real shared memory
+  const int tot = n * cs;
+  while ((int)g_stacks.size() < tot) g_stacks.push_back((char*)malloc(kStack));
+  g_fib.resize(tot);
+  g_dyn.assign(cs, std::vector<char>(smem + 16, 0x7F));  // garbage, like real shared memory
   g_dyn_bytes = smem;
+  g_cs = cs;
+  g_nt = n;
   g_entry = f->entry;
   g_args = params;
   for (unsigned z = 0; z < gz; ++z)
     for (unsigned y = 0; y < gy; ++y)
-      for (unsigned x = 0; x < gx; ++x) {
-        for (int i = 0; i < n; ++i) {
+      for (unsigned x = 0; x < gx; x += cs) {
+        for (int i = 0; i < tot; ++i) {
+          const int bi = i / n, ti = i % n;
           emu_thread& t = g_fib[i].t;
-          t.tid = {(unsigned)i % bx, ((unsigned)i / bx) % by, (unsigned)i / (bx * by)};
-          t.bid = {x, y, z};
+          t.tid = {(unsigned)ti % bx, ((unsigned)ti / bx) % by, (unsigned)ti / (bx * by)};
+          t.bid = {x + bi, y, z};
           t.bdim = {bx, by, bz};
           t.gdim = {gx, gy, gz};
           g_fib[i].flat = i;
+          g_fib[i].blk = bi;
         }
-        if (!run_block(n) || !g_fault.empty()) {
+        for (auto& d : g_dyn) memset(d.data(), 0x7F, d.size());
+        if (!run_block(tot) || !g_fault.empty()) {
           fprintf(stderr, "xbemu: launch failed: %s\n", g_fault.c_str());
           return E_LAUNCH;
         }
       }
   return OK;
+}
+CUresult cuLaunchKernel(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
+  return launch(f, gx, gy, gz, bx, by, bz, smem, params, 1);
+}
+// cuda.h's CUlaunchConfig and CUlaunchAttribute, as far as used here.
+struct EmuLaunchAttr { unsigned id, pad; unsigned v[16]; };
+struct EmuLaunchConfig {
+  unsigned gx, gy, gz, bx, by, bz, smem;
+  void* stream;
+  EmuLaunchAttr* attrs;
+  unsigned nattrs;
+};
+static_assert(sizeof(EmuLaunchAttr) == 72 && sizeof(EmuLaunchConfig) == 56, "cuda.h layout");
+CUresult cuLaunchKernelEx(const EmuLaunchConfig* c, Func* f, void** params, void** extra) {
+  unsigned cs = 1;
+  for (unsigned i = 0; i < c->nattrs; ++i)
+    if (c->attrs[i].id == 4) {  // CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+      if (c->attrs[i].v[1] != 1 || c->attrs[i].v[2] != 1) return E_VALUE;
+      cs = c->attrs[i].v[0];
+    }
+  return launch(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, params, cs);
 }
 static double now_ms() {
   timespec ts;

@@ -75,10 +75,11 @@ func main() {
 			{"125m", "linear", true, 1, 2048, both, gpu.Options{}, ""},
 			{"125m", "mlp", true, 1, 2048, both, gpu.Options{}, ""},
 			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerThreads: 512}, "512thr"},
-			{"125m", "linear", true, 2, 256, []string{"float32"}, gpu.Options{InnerVariant: 1}, "v1"},
-			{"125m", "linear", true, 1, 2048, both, gpu.Options{Unroll: 4}, "unroll4"},
-			{"125m", "linear", true, 1, 2048, both, gpu.Options{Unroll: 8}, "unroll8"},
-			{"125m", "linear", false, 1, 128, both, gpu.Options{Unroll: 8}, "unroll8"},
+			{"125m", "linear", true, 1, 2048, both, gpu.Options{InnerVariant: 2}, "v2"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{InnerVariant: 2}, "v2"},
+			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
+			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
+			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -153,12 +154,15 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 		{"mlp", "bfloat16", true, gpu.Options{}, "", false},
 	}
 	if variants {
+		v2 := gpu.Options{InnerVariant: 2}
 		cases = append(cases,
-			tcase{"linear", "float32", true, gpu.Options{Unroll: 4}, "unroll4", false},
-			tcase{"linear", "float32", true, gpu.Options{Unroll: 8}, "unroll8", false},
-			tcase{"linear", "bfloat16", true, gpu.Options{Unroll: 8}, "unroll8", false},
-			tcase{"linear", "float32", false, gpu.Options{Unroll: 8}, "unroll8", false},
-			tcase{"linear", "bfloat16", false, gpu.Options{Unroll: 8}, "unroll8", false},
+			tcase{"linear", "float32", true, v2, "v2", false},
+			tcase{"linear", "bfloat16", true, v2, "v2", false},
+			tcase{"linear", "float32", false, v2, "v2", true},
+			tcase{"linear", "bfloat16", false, v2, "v2", true},
+			tcase{"linear", "float32", true, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2", false},
+			tcase{"linear", "bfloat16", true, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2", false},
+			tcase{"linear", "float32", true, gpu.Options{InnerVariant: 3, ClusterSize: 8}, "cl8", false},
 		)
 	}
 	fmt.Printf("\n%s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)

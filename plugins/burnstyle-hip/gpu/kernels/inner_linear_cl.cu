@@ -1,0 +1,281 @@
+// The linear inner model, third layout: a thread-block cluster of XB_CS CTAs
+// per (batch, head), each owning FC = F/XB_CS columns of W1 (stored
+// transposed, Wt[c][k]) and b1. Every CTA stages the whole mini-batch (Q and
+// K rows are needed in full for Z = K W and for Q K^T); the column slices of
+// Z, QW, G, Zbar and of the update stay local. Only per-row LayerNorm
+// statistics cross CTAs, written into every CTA's shared memory (distributed
+// shared memory) and read back after a cluster barrier:
+//   (a) Z, QW of the owned columns (old W)
+//   (b) partial sum/sum-of-squares of Z rows and of the previous step's Zbar
+//       rows to every CTA; arrive; coefficients c[i][j] meanwhile; wait
+//   (c) row statistics; previous step's output rows; partial sum(g),
+//       sum(g*xh) to every CTA; arrive; wait
+//   (d) G of the owned columns; block barrier
+//   (e) Zbar (registers, its LayerNorm waits for the next step's exchange),
+//       W and b update, next mini-batch staged; block barrier
+// Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
+// consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
+// block per head, cluster barriers become block barriers).
+#ifndef XB_CS
+#define XB_CS 1
+#endif
+#define FC (XB_F / XB_CS)
+#define SWT (XB_F + 4)                       // row stride of Wt
+#define AP (XB_F / XB_KB)                    // W columns updated per thread
+#define CL_STAGE (2 * XB_KB * SF + R4(XB_KB))  // Q, K, gate
+#define PVC ((XB_KB * XB_F + XB_NT - 1) / XB_NT)
+#define LINCL_SMEM_FLOATS                                                                  \
+  (FC * SWT + R4(FC) + 2 * CL_STAGE + XB_KB * FC + R4(XB_KB * XB_KB) + R4(XB_KB) + \
+   XB_CS * XB_KB * 4 + XB_CS * XB_KB * 2)
+
+#if XB_CS > 1 && defined(XB_EMU)
+#define XB_CL_RANK() emu_cluster_rank(XB_CS)
+#define XB_CL_ARRIVE()
+#define XB_CL_WAIT() emu_cluster_sync()
+#define XB_CL_MAP(p, r) ((float*)emu_cluster_map((void*)(p), (r)))
+#elif XB_CS > 1 && !defined(__HIPCC_RTC__) && !defined(__HIPCC__) && defined(__CUDA_ARCH__) && \
+    __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned xb_cl_rank() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ float* xb_cl_map(float* p, unsigned r) {
+  unsigned long long o;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(o) : "l"(p), "r"(r));
+  return (float*)o;
+}
+#define XB_CL_RANK() ((int)xb_cl_rank())
+#define XB_CL_ARRIVE() asm volatile("barrier.cluster.arrive.release.aligned;" ::: "memory")
+#define XB_CL_WAIT() asm volatile("barrier.cluster.wait.acquire.aligned;" ::: "memory")
+#define XB_CL_MAP(p, r) xb_cl_map((p), (unsigned)(r))
+#elif XB_CS > 1
+#error "XB_CS > 1 needs thread-block clusters (CUDA sm_90 or newer); build with XB_CS=1"
+#else
+#define XB_CL_RANK() 0
+#define XB_CL_ARRIVE()
+#define XB_CL_WAIT() __syncthreads()
+#define XB_CL_MAP(p, r) (p)
+#endif
+
+__device__ __forceinline__ float xb_csum(float v) {
+#pragma unroll
+  for (int o = FC / 2; o > 0; o >>= 1) v += XB_SHFL_XOR(v, o);
+  return v;
+}
+
+XB_KERNEL void __launch_bounds__(XB_NT, 1)
+    xb_inner_linear_cl(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
+                       const act_t* __restrict__ xv, const float* __restrict__ gate,
+                       const float* __restrict__ W1, const float* __restrict__ b1,
+                       const float* __restrict__ lnw, const float* __restrict__ lnb,
+                       const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
+                       long ost, int nh, int L, unsigned long long* __restrict__ prof) {
+  XB_DYN_SMEM(sm);
+#ifdef XB_EMU
+  emu_check_smem(LINCL_SMEM_FLOATS * 4);
+#endif
+  const int tid = threadIdx.x, rk = XB_CL_RANK(), bh = blockIdx.x / XB_CS, b = bh / nh,
+            hd = bh % nh;
+  const int i = tid / FC, c = tid % FC, cg = rk * FC + c;  // owned row, local and global column
+  float* Wt = sm;
+  float* bv = Wt + FC * SWT;
+  float* st = bv + R4(FC);
+  float* G = st + 2 * CL_STAGE;
+  float* Cc = G + XB_KB * FC;
+  float* tokc = Cc + R4(XB_KB * XB_KB);
+  float* xa = tokc + R4(XB_KB);           // [CS][KB] float4: sum z, sum z^2, sum zb, sum zb^2
+  float* xg = xa + XB_CS * XB_KB * 4;     // [CS][KB] float2: sum g, sum g*xh
+
+  for (int e = tid; e < FC * XB_F; e += XB_NT) {
+    const int cc = e % FC, k = e / FC;
+    Wt[cc * SWT + k] = W1[(long)hd * XB_F * XB_F + (long)k * XB_F + rk * FC + cc];
+  }
+  for (int e = tid; e < FC; e += XB_NT) bv[e] = b1[hd * XB_F + rk * FC + e];
+  for (int e = tid; e < XB_KB; e += XB_NT)
+    tokc[e] = (float)XB_BASE_LR * fmaxf(0.f, 1.f / (float)(e + 1) + tokd[e]) / (float)XB_F;
+  const float lw = lnw[hd * XB_F + cg], lb = lnb[hd * XB_F + cg];
+  const long in0 = (long)bh * L * XB_F;
+  const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
+  const float* g0 = gate + (long)bh * L;
+  act_t* o0 = out + b * osb + hd * osh;
+  const int nmb = L / XB_KB;
+
+  // Lane c < XB_CS of each row writes this CTA's slot in CTA c.
+  float* xar = XB_CL_MAP(xa + (rk * XB_KB + i) * 4, c < XB_CS ? c : 0);
+  float* xgr = XB_CL_MAP(xg + (rk * XB_KB + i) * 2, c < XB_CS ? c : 0);
+
+  float pq[PVC], pk[PVC], pv = 0.f, pg = 0.f;
+  auto fetch = [&](int n) {
+    const long base = (long)n * XB_KB * XB_F;
+#pragma unroll
+    for (int r = 0; r < PVC; ++r) {
+      const int e = tid + XB_NT * r;
+      if (e < XB_KB * XB_F) {
+        pq[r] = ldf(q0[base + e]);
+        pk[r] = ldf(k0[base + e]);
+      }
+    }
+    pv = ldf(v0[base + i * XB_F + cg]);
+    if (tid < XB_KB) pg = g0[(long)n * XB_KB + tid];
+  };
+  auto put = [&](float* S) {
+#pragma unroll
+    for (int r = 0; r < PVC; ++r) {
+      const int e = tid + XB_NT * r;
+      if (e < XB_KB * XB_F) {
+        const int ii = e / XB_F, cc = e % XB_F;
+        S[ii * SF + cc] = pq[r];
+        S[XB_KB * SF + ii * SF + cc] = pk[r];
+      }
+    }
+    if (tid < XB_KB) S[2 * XB_KB * SF + tid] = pg;
+  };
+  fetch(0);
+  put(st);
+  float tv = pv;  // V of the owned element; T = V - K once K is staged
+  // Every CTA of the cluster must be running before any remote write.
+  XB_CL_ARRIVE();
+  XB_CL_WAIT();
+  long long tick = prof ? clock64() : 0, acc1 = 0, acc2 = 0;
+
+  float zbp = 0.f, qp = 0.f;  // previous step's Zbar and Q of the owned element
+  for (int n = 0; n <= nmb; ++n) {
+    const bool last = n == nmb;  // one more exchange for the last step's output
+    const float* Q = st + (n & 1) * CL_STAGE;
+    const float* K = Q + XB_KB * SF;
+    const float* gs = K + XB_KB * SF;
+    float z = 0.f, qw = 0.f;
+    if (!last) {
+      if (n + 1 < nmb) fetch(n + 1);
+      // (a) Z and QW of the owned element.
+      float z1 = 0.f, q1 = 0.f;
+      z = qw = bv[c];
+      const float* kr = K + i * SF;
+      const float* qr = Q + i * SF;
+      const float* wr = Wt + c * SWT;
+#pragma unroll 4
+      for (int k = 0; k < XB_F; k += 8) {
+        const float4 w0 = *(const float4*)(wr + k), w1 = *(const float4*)(wr + k + 4);
+        const float4 a0 = *(const float4*)(kr + k), a1 = *(const float4*)(kr + k + 4);
+        const float4 b0 = *(const float4*)(qr + k), b1v = *(const float4*)(qr + k + 4);
+        z = fmaf(a0.x, w0.x, z); z = fmaf(a0.y, w0.y, z); z = fmaf(a0.z, w0.z, z); z = fmaf(a0.w, w0.w, z);
+        z1 = fmaf(a1.x, w1.x, z1); z1 = fmaf(a1.y, w1.y, z1); z1 = fmaf(a1.z, w1.z, z1); z1 = fmaf(a1.w, w1.w, z1);
+        qw = fmaf(b0.x, w0.x, qw); qw = fmaf(b0.y, w0.y, qw); qw = fmaf(b0.z, w0.z, qw); qw = fmaf(b0.w, w0.w, qw);
+        q1 = fmaf(b1v.x, w1.x, q1); q1 = fmaf(b1v.y, w1.y, q1); q1 = fmaf(b1v.z, w1.z, q1); q1 = fmaf(b1v.w, w1.w, q1);
+      }
+      z += z1;
+      qw += q1;
+    }
+    // (b) Partial row statistics to every CTA.
+    {
+      float4 s;
+      s.x = xb_csum(z);
+      s.y = xb_csum(z * z);
+      s.z = xb_csum(zbp);
+      s.w = xb_csum(zbp * zbp);
+      if (c < XB_CS) *(float4*)xar = s;
+    }
+    XB_CL_ARRIVE();
+    if (!last) {  // coefficients of this step, read after barrier (d)
+      for (int e = tid; e < XB_KB * XB_KB; e += XB_NT) {
+        const int ii = e / XB_KB, j = e % XB_KB;
+        float v = 0.f;
+        if (j <= ii) {
+          float a = 0.f, a1 = 0.f;
+#pragma unroll 4
+          for (int k = 0; k < XB_F; k += 8) {
+            const float4 x0 = *(const float4*)(Q + ii * SF + k), x1 = *(const float4*)(Q + ii * SF + k + 4);
+            const float4 y0 = *(const float4*)(K + j * SF + k), y1 = *(const float4*)(K + j * SF + k + 4);
+            a = fmaf(x0.x, y0.x, a); a = fmaf(x0.y, y0.y, a); a = fmaf(x0.z, y0.z, a); a = fmaf(x0.w, y0.w, a);
+            a1 = fmaf(x1.x, y1.x, a1); a1 = fmaf(x1.y, y1.y, a1); a1 = fmaf(x1.z, y1.z, a1); a1 = fmaf(x1.w, y1.w, a1);
+          }
+          v = tokc[ii] * gs[j] * (a + a1 + 1.f);
+        }
+        Cc[e] = v;
+      }
+    }
+    XB_CL_WAIT();
+    // (c) Row statistics; the previous step's output.
+    float mu = 0.f, ms = 0.f, m2 = 0.f, s2 = 0.f;
+#pragma unroll
+    for (int r = 0; r < XB_CS; ++r) {
+      const float4 s = *(const float4*)(xa + (r * XB_KB + i) * 4);
+      mu += s.x; ms += s.y; m2 += s.z; s2 += s.w;
+    }
+    if (n > 0) {
+      m2 *= 1.f / (float)XB_F;
+      const float r2 = rsqrtf(fmaxf(s2 * (1.f / (float)XB_F) - m2 * m2, 0.f) + XB_EPS);
+      o0[(long)((n - 1) * XB_KB + i) * ost + cg] = stf(qp + lw * (zbp - m2) * r2 + lb);
+    }
+    if (last) break;
+    mu *= 1.f / (float)XB_F;
+    const float rs = rsqrtf(fmaxf(ms * (1.f / (float)XB_F) - mu * mu, 0.f) + XB_EPS);
+    const float xh = (z - mu) * rs;
+    const float kt = K[i * SF + cg];
+    const float g = (lw * xh + lb - (tv - kt)) * lw;
+    {
+      float2 s;
+      s.x = xb_csum(g);
+      s.y = xb_csum(g * xh);
+      if (c < XB_CS) *(float2*)xgr = s;
+    }
+    XB_CL_ARRIVE();
+    qp = Q[i * SF + cg];
+    if (n + 1 < nmb) tv = pv;
+    XB_CL_WAIT();
+    if (prof && tid == 0) { const long long t = clock64(); acc1 += t - tick; tick = t; }
+    // (d) G of the owned element.
+    float sg = 0.f, sgx = 0.f;
+#pragma unroll
+    for (int r = 0; r < XB_CS; ++r) {
+      const float2 s = *(const float2*)(xg + (r * XB_KB + i) * 2);
+      sg += s.x; sgx += s.y;
+    }
+    G[i * FC + c] = ((float)XB_F * g - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
+    __syncthreads();
+    // (e) Zbar (its LayerNorm comes with the next exchange), the update, the
+    // next mini-batch staged.
+    {
+      float zb = qw;
+#pragma unroll
+      for (int j = 0; j < XB_KB; ++j) zb = fmaf(-Cc[i * XB_KB + j], G[j * FC + c], zb);
+      zbp = zb;
+    }
+    {
+      const float el = tokc[XB_KB - 1];
+      float d[AP], bs = 0.f;
+#pragma unroll
+      for (int r = 0; r < AP; ++r) d[r] = 0.f;
+#pragma unroll
+      for (int j = 0; j < XB_KB; ++j) {
+        const float eg = el * gs[j] * G[j * FC + c];
+        bs += eg;
+        if constexpr (AP % 4 == 0) {
+#pragma unroll
+          for (int r = 0; r < AP; r += 4) {
+            const float4 kk = *(const float4*)(K + j * SF + i * AP + r);
+            d[r] = fmaf(kk.x, eg, d[r]); d[r + 1] = fmaf(kk.y, eg, d[r + 1]);
+            d[r + 2] = fmaf(kk.z, eg, d[r + 2]); d[r + 3] = fmaf(kk.w, eg, d[r + 3]);
+          }
+        } else {
+#pragma unroll
+          for (int r = 0; r < AP; ++r) d[r] = fmaf(K[j * SF + i * AP + r], eg, d[r]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < AP; ++r) Wt[c * SWT + i * AP + r] -= d[r];
+      if (i == 0) bv[c] -= bs;
+    }
+    if (n + 1 < nmb) put(st + ((n + 1) & 1) * CL_STAGE);
+    __syncthreads();
+    if (prof && tid == 0) { const long long t = clock64(); acc2 += t - tick; tick = t; }
+  }
+  // No CTA leaves while another may still write into its shared memory: the
+  // last remote writes came before the last cluster barrier.
+  if (prof && tid == 0 && rk == 0) {
+    prof[bh * 8 + 0] = acc1;
+    prof[bh * 8 + 1] = acc2;
+  }
+}
+XB_EXPORT(xb_inner_linear_cl)
