@@ -2,11 +2,13 @@
 kernel per inner model, and the launcher that replaces the pytorch backend's
 ttt_inner. The dense rest of the model is the pytorch backend's (reused).
 
-One program per (sequence, head) walks every mini-batch in order. The inner
-state (W1, b1; W2, b2 for mlp) is loaded once, kept on chip in registers and
-updated in place; it is never written back, since only `out` leaves the kernel.
-Each mini-batch reads its K rows of XQ/XK/XV and the gate once and writes K
-rows of out, so the kernel moves 4 L f numbers per head and nothing else.
+One program per (sequence, head) walks every mini-batch in order. In the mlp
+kernel the inner state (W1, b1, W2, b2) is kept in registers; in the linear
+kernel b1 is, and W1 lives in a per-program scratch slice (L1/L2-resident)
+that is read and updated BC rows at a time, which keeps every tl.dot operand
+small: a whole 64x64 W as an IEEE float32 (FMA) dot operand is replicated
+across each thread's columns and spilled (3.99 ms -> 0.89 ms per layer on an
+H100 at 125m). Only `out` leaves the kernel.
 
 Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
 elementwise math in float32, so the same source builds for NVIDIA and AMD and
@@ -96,8 +98,12 @@ def _mma(a, b, acc, DT: tl.constexpr):
 
 
 @triton.jit
-def ttt_linear_kernel(XQ, XK, XV, GATE, TOK, W1, B1, LNW, LNB, OUT, WS, NH, L, N,
+def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, NH, L, N,
                       K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+    # The serial chain only: per mini-batch, Z = Kx W + b, its gradient G and
+    # the update of (W, b), plus Q W + b, which needs this mini-batch's state.
+    # Q W + b goes to ZQ and G to GS; ttt_linear_out_kernel forms the output
+    # from them for all mini-batches in parallel.
     # The state W [F, F] lives in this program's slice of the scratch WS
     # (L1/L2-resident, 16 KiB at f=64), not in registers: every product with it
     # is taken BC rows of W at a time, so a tl.dot's operands stay small. A
@@ -112,43 +118,58 @@ def ttt_linear_kernel(XQ, XK, XV, GATE, TOK, W1, B1, LNW, LNB, OUT, WS, NH, L, N
     tl.store(ws + wofs, tl.load(W1 + h * F * F + wofs))
     b = tl.load(B1 + h * F + rf)[None, :]
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
-    tok = tl.load(TOK + rk)  # base_lr / f * max(0, 1/(i+1) + tok_delta[i])
-    tok_last = tl.load(TOK + K - 1)
-    causal = rk[:, None] >= rk[None, :]
+    tok_last = tl.load(TOK + K - 1)  # base_lr / f * max(0, 1/K + tok_delta[K-1])
     tl.debug_barrier()
     for n in range(N):
         row = xbase + (n * K + rk) * F  # [K] offsets of this mini-batch's rows
         zk = tl.zeros([K, F], tl.float32) + b
         zq = tl.zeros([K, F], tl.float32) + b
-        s = tl.zeros([K, K], tl.float32)
         for c in tl.static_range(F // BC):
             col = c * BC + rc
             qc = tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
             kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
-            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = kc^T
             wc = tl.load(ws + col[:, None] * F + rf[None, :])  # [BC, F]
             zk = _mma(kc, wc, zk, DT)
             zq = _mma(qc, wc, zq, DT)
-            s = _mma(qc, kt, s, DT)
         xo = row[:, None] + rf[None, :]
-        q = tl.load(XQ + xo).to(tl.float32)
         k = tl.load(XK + xo).to(tl.float32)
         v = tl.load(XV + xo).to(tl.float32)
         g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
         G = _ln_grad(zk, v - k, lnw, lnb, F)
-        # tril(eta * Q Kx^T) @ G + tril(eta) @ G in one product.
-        m = tl.where(causal, tok[:, None] * g[None, :] * (s + 1.0), 0.0)
-        zbar = zq - _mm(m, G, DT)
-        tl.store(OUT + xo, q + _ln(zbar, lnw, lnb, F))
+        tl.store(ZQ + xo, zq)
+        tl.store(GS + xo, G)
         eG = G * (tok_last * g)[:, None]
         b = b - tl.sum(eG, axis=0)[None, :]
         tl.debug_barrier()  # every read of W above is done before it is overwritten
         for c in tl.static_range(F // BC):
             col = c * BC + rc
-            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K]
+            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = Kx^T rows
             wp = ws + col[:, None] * F + rf[None, :]
             tl.store(wp, tl.load(wp) - _mm(kt, eG, DT))
         tl.debug_barrier()  # the new W is visible to every thread of the program
+
+
+@triton.jit
+def ttt_linear_out_kernel(XQ, XK, TOK, GATE, LNW, LNB, ZQ, GS, OUT, NH, L,
+                          K: tl.constexpr, F: tl.constexpr, DT: tl.constexpr):
+    # One program per (sequence, head, mini-batch): the output rows from the
+    # chain's Q W + b (ZQ) and G (GS). OUT may be ZQ (each element is read,
+    # then written, by this program only).
+    pid, n = tl.program_id(0), tl.program_id(1)
+    h = pid % NH
+    rk, rf = tl.arange(0, K), tl.arange(0, F)
+    row = pid * L * F + (n * K + rk) * F
+    xo = row[:, None] + rf[None, :]
+    q = tl.load(XQ + xo).to(tl.float32)
+    kt = tl.load(XK + row[None, :] + rf[:, None]).to(tl.float32)  # [F, K] = Kx^T
+    g = tl.load(GATE + pid * L + n * K + rk).to(tl.float32)
+    tok = tl.load(TOK + rk)
+    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
+    G = tl.load(GS + xo)
+    # tril(eta * Q Kx^T) @ G + tril(eta) @ G in one product.
+    m = tl.where(rk[:, None] >= rk[None, :], tok[:, None] * g[None, :] * (_mm(q, kt, DT) + 1.0), 0.0)
+    zbar = tl.load(ZQ + xo) - _mm(m, G, DT)
+    tl.store(OUT + xo, q + _ln(zbar, lnw, lnb, F))
 
 
 @triton.jit
@@ -204,7 +225,7 @@ def check_shapes(head_dim: int, mini_batch: int) -> str | None:
 
 
 def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
-    """Warps per program. The state must fit in registers across the warps:
+    """Warps per program of the mlp kernel. The state must fit in registers across the warps:
     the mlp's is 8x the linear's, and IEEE float32 tl.dot (FMA-based, operands
     replicated per thread) needs about twice the registers of a bf16/fp16 MMA.
     From ptxas's register/spill report for sm_90 at f=64 (fewest spills);
@@ -212,19 +233,25 @@ def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
     env = os.environ.get("XBENCH_TRITON_WARPS")
     if env:
         return int(env)
-    wide = dtype == torch.float32
-    return (16 if wide else 8) if ttt_type == "mlp" else (8 if wide else 4)
+    return 16 if dtype == torch.float32 else 8
 
 
-def chunk(f: int) -> int:
-    """Rows of W per product in the linear kernel (XBENCH_TRITON_BC overrides)."""
-    env = os.environ.get("XBENCH_TRITON_BC")
-    return min(int(env) if env else 16, f)
+# Linear kernel launch settings per dtype of the products: (num_warps, BC rows
+# of W per product, num_stages), the fastest of a sweep on an H100 at 125m
+# (f=64, K=16): float32 0.89 ms/layer (warps 2: 1.15, 8: 1.00; BC 32: 0.91),
+# bfloat16 0.67 ms (BC 16: 0.85-0.89). XBENCH_TRITON_WARPS/_BC/_STAGES override.
+LINEAR_LAUNCH = {torch.float32: (4, 16, 2), torch.bfloat16: (4, 32, 1), torch.float16: (4, 32, 1)}
 
 
-def num_stages() -> int:
-    env = os.environ.get("XBENCH_TRITON_STAGES")
-    return int(env) if env else 1
+def _env_int(name: str, default: int) -> int:
+    env = os.environ.get(name)
+    return int(env) if env else default
+
+
+def linear_launch(dtype: torch.dtype, f: int) -> tuple:
+    nw, bc, st = LINEAR_LAUNCH[dtype]
+    return (_env_int("XBENCH_TRITON_WARPS", nw), min(_env_int("XBENCH_TRITON_BC", bc), f),
+            _env_int("XBENCH_TRITON_STAGES", st))
 
 
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
@@ -244,9 +271,13 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     grid = (B * nh,)
     if ttt_type == "linear":
         ws = torch.empty((B * nh, f, f), device=xq.device, dtype=torch.float32)
-        ttt_linear_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, ws,
-                                nh, L, L // K, K=K, F=f, BC=chunk(f), DT=dt,
-                                num_warps=num_warps(ttt_type, xq.dtype), num_stages=num_stages())
+        gs = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
+        nw, bc, st = linear_launch(xq.dtype, f)
+        # out holds Q W + b between the two kernels
+        ttt_linear_kernel[grid](xq, xk, xv, tok, gate, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, gs, ws,
+                                nh, L, L // K, K=K, F=f, BC=bc, DT=dt, num_warps=nw, num_stages=st)
+        ttt_linear_out_kernel[(B * nh, L // K)](xq, xk, tok, gate, f32["ln_w"], f32["ln_b"], out, gs, out, nh, L,
+                                                K=K, F=f, DT=dt, num_warps=4)
     else:
         ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
                              f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
