@@ -4,8 +4,11 @@ by torch.compile, and (on a GPU) the whole timed call replayed as one CUDA graph
 Why the step and not the model: dynamo unrolls Python loops, so compiling a
 layer or the forward traces L/K mini-batches per layer (128 x 12 at 125m) and
 took minutes. The step is one small graph, compiled once per (ttt_type, dtype,
-shape) and called L/K times per layer; inductor fuses its elementwise work
-(the LN-L2 gradient, gelu, the updates' epilogues) into a few kernels.
+shape) and called L/K times per layer. model.ttt_inner keeps only the serial
+chain in it (linear: one product for Q and Kx against [W1; b1], the fused LN-L2
+gradient, one product for the update: three kernels) and forms everything else
+for all mini-batches before or after the loop; at 125m that took the forward
+from 64.5 to 33.3 ms (float32) and 55.8 to 24.9 ms (bfloat16) on an H100.
 
 Why a CUDA graph around the whole call: the step's kernels are tiny, so a
 forward is bound by launches (thousands per call). Capturing the complete
