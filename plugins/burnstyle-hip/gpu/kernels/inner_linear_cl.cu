@@ -131,9 +131,18 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
     if (tid < XB_KB) S[2 * XB_KB * SF + tid] = pg;
   };
+  // Global loads run only between barrier (c) and the next step's (b): a
+  // cluster arrive has release semantics and would wait for them. So the
+  // rows of step n+2 are loaded during (d) of step n and stored at the start
+  // of step n+1; the prologue stages steps 0 and 1.
   fetch(0);
   put(st);
-  float tv = pv;  // V of the owned element; T = V - K once K is staged
+  float tv = pv, tvn = 0.f;  // V of the owned element this step and the next
+  if (nmb > 1) {
+    fetch(1);
+    put(st + CL_STAGE);
+    tvn = pv;
+  }
   // Every CTA of the cluster must be running before any remote write.
   XB_CL_ARRIVE();
   XB_CL_WAIT();
@@ -147,7 +156,10 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     const float* gs = K + XB_KB * SF;
     float z = 0.f, qw = 0.f;
     if (!last) {
-      if (n + 1 < nmb) fetch(n + 1);
+      if (n >= 1 && n + 1 < nmb) {
+        put(st + ((n + 1) & 1) * CL_STAGE);
+        tvn = pv;
+      }
       // (a) Z and QW of the owned element.
       float z1 = 0.f, q1 = 0.f;
       z = qw = bv[c];
@@ -222,8 +234,9 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
     XB_CL_ARRIVE();
     qp = Q[i * SF + cg];
-    if (n + 1 < nmb) tv = pv;
+    tv = tvn;
     XB_CL_WAIT();
+    if (n + 2 < nmb) fetch(n + 2);
     if (prof && tid == 0) { const long long t = clock64(); acc1 += t - tick; tick = t; }
     // (d) G of the owned element.
     float sg = 0.f, sgx = 0.f;
@@ -267,7 +280,6 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       for (int r = 0; r < AP; ++r) Wt[c * SWT + i * AP + r] -= d[r];
       if (i == 0) bv[c] -= bs;
     }
-    if (n + 1 < nmb) put(st + ((n + 1) & 1) * CL_STAGE);
     __syncthreads();
     if (prof && tid == 0) { const long long t = clock64(); acc2 += t - tick; tick = t; }
   }
