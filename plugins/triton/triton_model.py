@@ -7,8 +7,8 @@ kernel the inner state (W1, b1, W2, b2) is kept in registers; in the linear
 kernel b1 is, and W1 lives in a per-program scratch slice (L1/L2-resident)
 that is read and updated BC rows at a time, which keeps every tl.dot operand
 small: a whole 64x64 W as an IEEE float32 (FMA) dot operand is replicated
-across each thread's columns and spilled (3.99 ms -> 0.89 ms per layer on an
-H100 at 125m). Only `out` leaves the kernel.
+across each thread's columns and spilled (3.99 ms -> 0.71 ms per layer on an
+H100 at 125m, with the output rows in a second, parallel kernel). Only `out` leaves the kernel.
 
 Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
 elementwise math in float32, so the same source builds for NVIDIA and AMD and
@@ -237,10 +237,12 @@ def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
 
 
 # Linear kernel launch settings per dtype of the products: (num_warps, BC rows
-# of W per product, num_stages), the fastest of a sweep on an H100 at 125m
-# (f=64, K=16): float32 0.89 ms/layer (warps 2: 1.15, 8: 1.00; BC 32: 0.91),
-# bfloat16 0.67 ms (BC 16: 0.85-0.89). XBENCH_TRITON_WARPS/_BC/_STAGES override.
-LINEAR_LAUNCH = {torch.float32: (4, 16, 2), torch.bfloat16: (4, 32, 1), torch.float16: (4, 32, 1)}
+# of W per product, num_stages), the fastest of a sweep of ttt_inner on an H100
+# at 125m (f=64, K=16, one layer, median of 9): float32 0.71 ms with (4, 32, 2)
+# vs 0.94 (4, 16, 2), 0.98 (4, 16, 1), 0.89 (8, 16, 2), 1.13 (2, 16, 2);
+# bfloat16 0.51 ms with (4, 32, 2) vs 0.55 (4, 32, 1), 0.52 (8, 32, 1),
+# 0.61 (4, 16, 2). XBENCH_TRITON_WARPS/_BC/_STAGES override.
+LINEAR_LAUNCH = {torch.float32: (4, 32, 2), torch.bfloat16: (4, 32, 2), torch.float16: (4, 32, 2)}
 
 
 def _env_int(name: str, default: int) -> int:
