@@ -29,6 +29,9 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
 
+INTERPRETER_WARNING = "ran in the Triton interpreter on cpu: a correctness check, not a performance number"
+
+
 class Backend(torch_backend.Backend):
     framework = "triton"
     capabilities = CAPS
@@ -74,7 +77,12 @@ class Backend(torch_backend.Backend):
 
     def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         self._check(cfg)
-        return super().prepare(cfg, variant, device, seed, inner=self._kernel_inner())
+        prepared = super().prepare(cfg, variant, device, seed, inner=self._kernel_inner())
+        if device.kind == "cpu":
+            # Said in the result's warnings too, because that is what a
+            # side-by-side table shows next to the number.
+            prepared.warnings.append(INTERPRETER_WARNING)
+        return prepared
 
     def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         self._check(cfg)

@@ -104,3 +104,16 @@ def test_unsupported(backends, change, word):
     rec = xc.run(backends[0], cfg, "", "cpu")
     assert rec["status"] == "unsupported", rec
     assert word in rec["message"]
+
+
+def test_cpu_run_warns_it_is_the_interpreter(tmp_path):
+    """A CPU timing of the interpreter must say so where tables show it."""
+    import json
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, os.path.join(ROOT, "plugins", "triton", "benchmark.py"), "--model-size", "tiny", "--ttt-type", "linear", "--seq-len", "32",
+                          "--warmup", "0", "--repeats", "1", "--device", "cpu", "--json"],
+                         capture_output=True, text=True, check=True)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    assert r["status"] == "ok"
+    assert any("Triton interpreter" in w for w in r["warnings"]), r["warnings"]
