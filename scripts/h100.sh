@@ -33,6 +33,7 @@ step() {
 }
 
 step machine 20 sh -c 'nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc'
+step "calibrate the device through pytorch" 45 $X calibrate --backends pytorch --device cuda --dtypes float32,tf32,bfloat16,float16 --results "$R"
 step "run 125m linear forward float32, every backend" 200 $X run $gpu --ttt-type linear --dtype float32 --backends "$all" --results "$R"
 step "run 125m linear forward bfloat16, every backend" 170 $X run $gpu --ttt-type linear --dtype bfloat16 --backends "$all" --results "$R"
 step "verify 125m linear float32" 70 $X verify --device cuda --model-size 125m --ttt-type linear --dtype float32 --seq-len 128 --backends burnstyle-hip,pytorch,jax,triton --results "$R/verify"
@@ -41,6 +42,5 @@ step "inner-only 125m linear float32" 60 $X run $gpu --inner-only --ttt-type lin
 step "burnstyle-hip on this machine's CPU, 125m linear forward float32" 60 $X run --device cpu --model-size 125m --seq-len 2048 --warmup 0 --repeats 2 --timeout 55s --backends burnstyle-hip --results "$R/cpu"
 step "run 125m mlp forward float32" 150 $X run $gpu --ttt-type mlp --dtype float32 --backends "$all" --results "$R"
 step "run 125m linear backward float32" 120 $X run $gpu --backward --ttt-type linear --dtype float32 --backends pytorch,jax --results "$R"
-step "calibrate the device through pytorch" 60 $X calibrate --backends pytorch --device cuda --dtypes float32,tf32,bfloat16,float16 --results "$R"
 tar czf "$out/results.tgz" results/h100
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
