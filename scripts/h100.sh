@@ -39,7 +39,7 @@ step "run 125m linear forward bfloat16, every backend" 170 $X run $gpu --ttt-typ
 step "verify 125m linear float32" 70 $X verify --device cuda --model-size 125m --ttt-type linear --dtype float32 --seq-len 128 --backends burnstyle-hip,pytorch,jax,triton --results "$R/verify"
 step "verify 125m linear bfloat16" 60 $X verify --device cuda --model-size 125m --ttt-type linear --dtype bfloat16 --seq-len 128 --backends burnstyle-hip,pytorch,jax,triton --results "$R/verify"
 step "inner-only 125m linear float32" 60 $X run $gpu --inner-only --ttt-type linear --dtype float32 --backends burnstyle-hip,pytorch,jax,triton --results "$R"
-step "burnstyle-hip on this machine's CPU, 125m linear forward float32" 60 $X run --device cpu --model-size 125m --seq-len 2048 --warmup 0 --repeats 2 --timeout 55s --backends burnstyle-hip --results "$R/cpu"
+step "burnstyle-hip on the host CPU, 125m linear forward float32" 60 $X run --device cpu --model-size 125m --seq-len 2048 --warmup 0 --repeats 2 --timeout 55s --backends burnstyle-hip --results "$R/cpu"
 step "run 125m mlp forward float32" 150 $X run $gpu --ttt-type mlp --dtype float32 --backends "$all" --results "$R"
 step "run 125m linear backward float32" 120 $X run $gpu --backward --ttt-type linear --dtype float32 --backends pytorch,jax --results "$R"
 tar czf "$out/results.tgz" results/h100
