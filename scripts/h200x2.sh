@@ -9,11 +9,11 @@ out=${1:-/tmp/x2-out}
 X=bin/xbench
 mkdir -p "$out"
 nvidia-smi -L
-cells="--backends burnstyle-hip --device cuda --model-size 125m,350m --seq-len 512,1024,2048 --ttt-type linear,mlp --dtype float32,bfloat16 --warmup 2 --repeats 5"
+cells="--backends burnstyle-hip --device cuda --model-size 125m,350m --seq-len 1024,2048 --ttt-type linear,mlp --dtype float32,bfloat16 --warmup 1 --repeats 5"
 for gpus in 0 0,1; do
   dir="results/h200x2/gpus-${gpus/,/-}"
   t0=$(date +%s.%N)
-  timeout -k 5 120 $X sweep $cells --gpus "$gpus" --results "$dir" 2>&1 | tail -3
+  timeout -k 5 70 $X sweep $cells --gpus "$gpus" --results "$dir" 2>&1 | tail -3
   t1=$(date +%s.%N)
   echo "gpus=$gpus wall_s=$(echo "$t1 - $t0" | bc)" | tee -a "$out/x2.txt"
   $X sweep --results "$dir" --status 2>&1 | tee -a "$out/x2.txt"
