@@ -15,7 +15,7 @@ for gpus in 0 0,1; do
   t0=$(date +%s.%N)
   timeout -k 5 70 $X sweep $cells --gpus "$gpus" --results "$dir" 2>&1 | tail -3
   t1=$(date +%s.%N)
-  echo "gpus=$gpus wall_s=$(echo "$t1 - $t0" | bc)" | tee -a "$out/x2.txt"
+  echo "gpus=$gpus wall_s=$(awk "BEGIN{print $t1 - $t0}")" | tee -a "$out/x2.txt"
   $X sweep --results "$dir" --status 2>&1 | tee -a "$out/x2.txt"
 done
 $X sweep --results results/h200x2/gpus-0-1 --csv | cut -d, -f1-13 > "$out/x2.csv"
