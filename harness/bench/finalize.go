@@ -34,6 +34,9 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	if r.Env.NixRev == "" {
 		r.Env.NixRev = s.Meta.NixRev
 	}
+	if r.Env.VisibleDevices == "" {
+		r.Env.VisibleDevices = s.Meta.VisibleDevices
+	}
 	r.Stats, r.TokensPerS = nil, 0
 	if r.Status != result.StatusOK {
 		return r

@@ -14,7 +14,7 @@ func TestFinalize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewSession(reg, "run-1", Meta{GitCommit: "abc"}, nil)
+	s := NewSession(reg, "run-1", Meta{GitCommit: "abc"}, []string{"CUDA_VISIBLE_DEVICES=1"})
 	cfg := result.Config{Batch: 2, SeqLen: 100, Repeats: 3}
 	tests := []struct {
 		name       string
@@ -39,7 +39,7 @@ func TestFinalize(t *testing.T) {
 			if r.Status != tt.wantStatus || !strings.Contains(r.Message, tt.wantMsg) {
 				t.Fatalf("status %s message %q; want %s containing %q", r.Status, r.Message, tt.wantStatus, tt.wantMsg)
 			}
-			if r.RunID != "run-1" || r.Env.GitCommit != "abc" || r.SamplesMs == nil || r.SchemaVersion != result.SchemaVersion {
+			if r.RunID != "run-1" || r.Env.GitCommit != "abc" || r.Env.VisibleDevices != "1" || r.SamplesMs == nil || r.SchemaVersion != result.SchemaVersion {
 				t.Errorf("not stamped: %+v", r)
 			}
 			if (r.Stats != nil) != (tt.wantStatus == result.StatusOK) {

@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,10 +20,10 @@ import (
 
 // Session owns the backend processes of one invocation.
 type Session struct {
-	reg     *registry.Registry
-	env     []string // extra environment for plugin processes (GPU pinning)
-	RunID   string
-	Meta    Meta
+	reg   *registry.Registry
+	env   []string // extra environment for plugin processes (GPU pinning)
+	RunID string
+	Meta  Meta
 	// OnStart, when set, hears how long each backend process took to start
 	// and answer Info: the fixed cost a long-lived process pays only once.
 	OnStart func(name string, took time.Duration)
@@ -36,14 +38,34 @@ type started struct {
 
 // Meta is what the harness adds to every result.
 type Meta struct {
-	GitCommit string
-	Host      string
-	NixRev    string
+	GitCommit      string
+	Host           string
+	NixRev         string
+	VisibleDevices string
 }
 
 // NewSession prepares a session; backends start on first use.
 func NewSession(reg *registry.Registry, runID string, meta Meta, extraEnv []string) *Session {
+	if meta.VisibleDevices == "" {
+		meta.VisibleDevices = visibleDevices(extraEnv)
+	}
 	return &Session{reg: reg, env: extraEnv, RunID: runID, Meta: meta, started: map[string]*started{}}
+}
+
+// visibleDevices is the GPU pinning the backends get: the session's own
+// (sweep --gpus) before the process's.
+func visibleDevices(extraEnv []string) string {
+	for _, key := range []string{"CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
+		for _, kv := range extraEnv {
+			if v, ok := strings.CutPrefix(kv, key+"="); ok {
+				return v
+			}
+		}
+		if v := os.Getenv(key); v != "" {
+			return v
+		}
+	}
+	return ""
 }
 
 // Backend returns the running backend (starting it if needed) and its info.

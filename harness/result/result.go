@@ -83,7 +83,10 @@ type Env struct {
 	Timing    string            `json:"timing"`
 	Runner    string            `json:"runner,omitempty"`
 	NixRev    string            `json:"nix_rev,omitempty"`
-	Python    string            `json:"python,omitempty"`
+	// VisibleDevices is CUDA_VISIBLE_DEVICES (or HIP's) as the backend saw
+	// it: with `sweep --gpus`, the GPU a cell ran on.
+	VisibleDevices string `json:"visible_devices,omitempty"`
+	Python         string `json:"python,omitempty"`
 }
 
 // Result is one backend on one configuration.
