@@ -69,6 +69,9 @@ func visibleDevices(extraEnv []string) string {
 }
 
 // Backend returns the running backend (starting it if needed) and its info.
+// ctx bounds the start and the Info call (a backend that hangs while
+// importing its framework is killed when ctx ends); the process itself
+// lives until Restart or Close, not until ctx ends.
 func (s *Session) Backend(ctx context.Context, name string) (backend.Backend, backend.Info, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -76,7 +79,7 @@ func (s *Session) Backend(ctx context.Context, name string) (backend.Backend, ba
 		return st.proc.Backend, st.info, nil
 	}
 	t0 := time.Now()
-	proc, err := s.reg.Start(ctx, name, s.env)
+	proc, err := s.reg.Start(context.WithoutCancel(ctx), name, s.env)
 	if err != nil {
 		return nil, backend.Info{}, err
 	}
@@ -118,9 +121,18 @@ func (s *Session) Close() {
 func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
 	name, variant := backend.SplitName(fullName)
 	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}}
-	b, info, err := s.Backend(ctx, name)
+	// One deadline for the whole cell, starting the backend included.
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if timeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, timeout)
+	}
+	defer cancel()
+	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
 		base.Status, base.Message = result.StatusFailed, err.Error()
+		if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+			base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --timeout %s: %v", timeout, err)
+		}
 		return s.Finalize(base)
 	}
 	caps, err := info.CapabilitiesOf(variant)
@@ -132,11 +144,6 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = result.StatusUnsupported, fullName+": "+why
 		return s.Finalize(base)
 	}
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, timeout)
-	}
-	defer cancel()
 	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg})
 	switch {
 	case err == nil:

@@ -102,3 +102,28 @@ func TestVerifyNativeAndPyTorch(t *testing.T) {
 		})
 	}
 }
+
+// A backend that hangs before it can answer (a framework import that never
+// returns) is bounded by --timeout like any cell, and killed.
+func TestHangAtStartIsATimeout(t *testing.T) {
+	dir := throwaway(t, nil)
+	script := filepath.Join(dir, "example", "backend.py")
+	raw, _ := os.ReadFile(script)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	hang := "import os, time\nopen(" + strconvQuote(pidFile) + ", 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--timeout", "3s", "--results", t.TempDir()}, tinyRun...)...)
+	rs := jsonResults(t, o.stdout)
+	if len(rs) != 1 || rs[0].Status != result.StatusTimeout {
+		t.Fatalf("want one timeout result, got exit %d %+v\n%s", o.code, rs, o.stderr)
+	}
+	pid, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatalf("the hanging backend never started: %v", err)
+	}
+	if alive(strings.TrimSpace(string(pid))) {
+		t.Errorf("hung backend %s survived its timeout", pid)
+	}
+}
