@@ -12,6 +12,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/plugin"
 	"github.com/xbench/xbench/harness/registry"
@@ -130,7 +133,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
 		base.Status, base.Message = result.StatusFailed, err.Error()
-		if errors.Is(runCtx.Err(), context.DeadlineExceeded) {
+		if timedOut(runCtx, err) {
 			base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --timeout %s: %v", timeout, err)
 		}
 		return s.Finalize(base)
@@ -147,7 +150,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg})
 	switch {
 	case err == nil:
-	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+	case timedOut(runCtx, err):
 		s.Restart(name)
 		base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("no result within --timeout %s; the backend process was killed and will be restarted", timeout)
 		return s.Finalize(base)
@@ -162,6 +165,15 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		res.Device.Kind = base.Device.Kind
 	}
 	return s.Finalize(res)
+}
+
+// timedOut says whether a call failed because the cell's deadline passed.
+// The deadline travels to the plugin with the gRPC call, and the plugin's
+// side can expire a moment before ours, so its DeadlineExceeded status
+// counts even while ctx.Err() is still nil.
+func timedOut(ctx context.Context, err error) bool {
+	return errors.Is(ctx.Err(), context.DeadlineExceeded) ||
+		errors.Is(err, context.DeadlineExceeded) || status.Code(err) == codes.DeadlineExceeded
 }
 
 func deviceKind(device string) string {
