@@ -52,7 +52,7 @@ Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
 
 Re-exported helpers: xbench_stats (summarize, tokens_per_s), xbench_spec (SIZES,
 model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
-count_params, init_params, random_tokens, random_inner_inputs) and, loaded on
+count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.
 """
 
@@ -65,7 +65,7 @@ from typing import Any, Callable
 
 from xbench_spec import (  # noqa: F401  (re-exported for framework files)
     BASE_LR, EPS, INIT_STD, ROPE_THETA, SIZES, SIZE_ALIASES, ModelSize, ParamSpec,
-    count_params, init_params, inner_param_specs, model_size, param_specs,
+    count_params, init_params, inner_param_specs, perturbed_params, model_size, param_specs,
     random_inner_inputs, random_tokens,
 )
 from xbench_stats import CV_WARN_THRESHOLD, CV_WARNING, summarize, tokens_per_s  # noqa: F401
@@ -78,7 +78,7 @@ __all__ = [
     "main", "run", "export", "serve",
     # spec facts
     "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "INIT_STD", "ROPE_THETA",
-    "param_specs", "inner_param_specs", "count_params", "init_params", "random_tokens", "random_inner_inputs",
+    "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
     # statistics and tensors
     "summarize", "tokens_per_s", "CV_WARN_THRESHOLD", "CV_WARNING", "read_safetensors", "write_safetensors",
     "SCHEMA_VERSION", "WORKLOADS", "TTT_TYPES", "PHASES", "DTYPES", "BACKBONES", "DEVICES",

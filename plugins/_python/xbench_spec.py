@@ -145,6 +145,22 @@ def init_params(specs: list[ParamSpec], seed: int = 0) -> dict:
     return out
 
 
+def perturbed_params(specs: list[ParamSpec], seed: int = 7) -> dict:
+    """Weights away from their initial values (norm weights near 1, nonzero
+    biases and tok_delta), as float32 numpy arrays: the spec asks verification
+    to use such weights, or bugs in those terms hide. For tests that compare
+    backends on shared weights; `xbench verify` writes its own from Go."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in specs:
+        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
+        base = 1.0 if s.init == "ones" else 0.0
+        out[s.name] = (base + scale * rng.standard_normal(s.shape)).astype(np.float32)
+    return out
+
+
 def random_tokens(batch: int, seq_len: int, vocab: int, seed: int = 0):
     """Uniform token ids [B, L] as int32."""
     import numpy as np

@@ -13,13 +13,7 @@ pytestmark = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c+
                                 reason="torch.compile on cpu needs a C++ compiler")
 
 
-def perturbed(specs, seed=7):
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in specs:
-        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
-        out[s.name] = ((1.0 if s.init == "ones" else 0.0) + scale * rng.standard_normal(s.shape)).astype(np.float32)
-    return out
+perturbed = xc.perturbed_params
 
 
 @pytest.fixture(scope="module")

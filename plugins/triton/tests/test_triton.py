@@ -18,16 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 ENTRY = os.path.join(os.path.dirname(HERE), "benchmark.py")
 
 
-def perturbed(specs, seed=7):
-    """Weights away from their initial values (norm weights near 1, nonzero
-    biases and tok_delta), so bugs in those terms show."""
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in specs:
-        scale = {"normal": 0.3 if ".W" in s.name else 0.05, "ones": 0.1, "zeros": 0.1}[s.init]
-        base = 1.0 if s.init == "ones" else 0.0
-        out[s.name] = (base + scale * rng.standard_normal(s.shape)).astype(np.float32)
-    return out
+perturbed = xc.perturbed_params
 
 
 def rel(a, b):
