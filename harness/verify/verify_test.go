@@ -1,0 +1,55 @@
+package verify
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/tensorfile"
+)
+
+func TestCompare(t *testing.T) {
+	rel, maxAbs := Compare([]float64{1, 2, 2}, []float64{1, 2, 3})
+	if want := 1 / math.Sqrt(14); math.Abs(rel-want) > 1e-15 || maxAbs != 1 {
+		t.Errorf("Compare = %v, %v; want %v, 1", rel, maxAbs, want)
+	}
+	if rel, _ := Compare([]float64{1, math.NaN()}, []float64{1, 1}); !math.IsNaN(rel) {
+		t.Errorf("NaN output gave rel %v, want NaN", rel)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	dir := t.TempDir()
+	want := tensorfile.F64([]int{2, 2}, []float64{1, 2, 3, 4})
+	write := func(name string, m map[string]tensorfile.Tensor) string {
+		p := filepath.Join(dir, name)
+		if err := tensorfile.Write(p, m); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name, dtype, path, tensor string
+		wantVerdict, wantMsg      string
+	}{
+		{"float32 close", "float32", write("a", map[string]tensorfile.Tensor{"logits": tensorfile.F32([]int{2, 2}, []float32{1, 2, 3, 4.0001})}), "logits", Pass, ""},
+		{"float32 too far", "float32", write("b", map[string]tensorfile.Tensor{"logits": tensorfile.F32([]int{2, 2}, []float32{1, 2, 3, 4.1})}), "logits", Fail, ""},
+		{"bfloat16 looser", "bfloat16", write("c", map[string]tensorfile.Tensor{"logits": tensorfile.F32([]int{2, 2}, []float32{1, 2, 3, 4.1})}), "logits", Pass, ""},
+		{"NaN never passes", "bfloat16", write("d", map[string]tensorfile.Tensor{"logits": tensorfile.F32([]int{2, 2}, []float32{1, 2, 3, float32(math.NaN())})}), "logits", Fail, ""},
+		{"wrong shape", "float32", write("e", map[string]tensorfile.Tensor{"logits": tensorfile.F32([]int{4}, []float32{1, 2, 3, 4})}), "logits", Fail, "shape"},
+		{"missing tensor", "float32", write("f", map[string]tensorfile.Tensor{"out": tensorfile.F32([]int{2, 2}, []float32{1, 2, 3, 4})}), "logits", Error, `no tensor "logits"`},
+		{"missing file", "float32", filepath.Join(dir, "none"), "logits", Error, "none"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			row := Check(Row{Backend: "b", Dtype: tt.dtype}, tt.path, tt.tensor, want)
+			if row.Verdict != tt.wantVerdict || !strings.Contains(row.Message, tt.wantMsg) {
+				t.Fatalf("verdict %s (%q), want %s containing %q", row.Verdict, row.Message, tt.wantVerdict, tt.wantMsg)
+			}
+			if row.Tolerance != Tolerance(tt.dtype) {
+				t.Errorf("tolerance %v, want %v", row.Tolerance, Tolerance(tt.dtype))
+			}
+		})
+	}
+}
