@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -15,7 +14,6 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload/ttt"
@@ -85,8 +83,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 		rows = append(rows, verifyOne(ctx, sess, name, w.device, cfg, fx, dir, want))
 	}
 	writeVerifyTable(a.Stdout, rows, cfg)
-	raw, _ := json.MarshalIndent(map[string]any{"run_id": sess.RunID, "config": cfg, "rows": rows}, "", "  ")
-	if err := store.WriteFileAtomic(filepath.Join(c.resultsDir, sess.RunID, "_verify_"+store.Key("all", cfg)+".json"), raw); err != nil {
+	if err := verify.WriteRecord(c.resultsDir, verify.Record{RunID: sess.RunID, Config: cfg, Rows: rows}); err != nil {
 		return err
 	}
 	var failed []string

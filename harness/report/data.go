@@ -18,27 +18,17 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
 )
 
 // CalibrationFile is the name xbench calibrate stores its measurement
 // under, in the run's folder beside the results.
 const CalibrationFile = "_calibration.json"
 
-// VerifyRow is the part of a row of an xbench verify record the report uses.
-type VerifyRow struct {
-	Backend string  `json:"backend"`
-	Device  string  `json:"device"`
-	Dtype   string  `json:"dtype"`
-	Verdict string  `json:"verdict"`
-	RelL2   float64 `json:"rel_l2"`
-}
-
-// VerifyRecord is one _verify_*.json file.
+// VerifyRecord is one _verify_*.json file and where it was found.
 type VerifyRecord struct {
-	RunID  string        `json:"run_id"`
-	Config result.Config `json:"config"`
-	Rows   []VerifyRow   `json:"rows"`
-	Path   string        `json:"-"`
+	verify.Record
+	Path string `json:"-"`
 }
 
 // Report is a results folder, indexed.
@@ -141,7 +131,7 @@ func (r *Report) loadSidecars(dir string) error {
 		}
 		name := d.Name()
 		switch {
-		case strings.HasPrefix(name, "_verify_") && strings.HasSuffix(name, ".json"):
+		case strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json"):
 			var v VerifyRecord
 			if err := readJSON(p, &v); err != nil {
 				return err

@@ -6,6 +6,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/compare/sweeptest"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
 )
 
 func TestFastP(t *testing.T) {
@@ -26,17 +27,17 @@ func TestFastP(t *testing.T) {
 		mk("pytorch", 4096, 10), mk("x", 4096, 0), // x oom: nothing
 		mk("pytorch", 8192, 10), mk("x", 8192, 20), // slower: fast_0 only
 	}
-	verify := func(verdict string) []sweeptest.VerifyRow {
-		return []sweeptest.VerifyRow{{Backend: "pytorch", Dtype: "float32", Verdict: "pass"}, {Backend: "x", Dtype: "float32", Verdict: verdict}}
+	verifyRows := func(verdict string) []verify.Row {
+		return []verify.Row{{Backend: "pytorch", Dtype: "float32", Verdict: "pass"}, {Backend: "x", Dtype: "float32", Verdict: verdict}}
 	}
 	tests := []struct {
 		name       string
-		verify     []sweeptest.VerifyRow // nil: no verify records
+		verify     []verify.Row // nil: no verify records
 		x, pytorch []int
 	}{
 		{"no verify records", nil, []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
-		{"x passes", verify("pass"), []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
-		{"x fails", verify("FAIL"), []int{0, 0, 0, 0}, []int{4, 0, 0, 0}},
+		{"x passes", verifyRows("pass"), []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
+		{"x fails", verifyRows("FAIL"), []int{0, 0, 0, 0}, []int{4, 0, 0, 0}},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
@@ -77,9 +78,9 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 	tiny := sweeptest.Config("tiny", "linear", false, 64)
 	big := sweeptest.Config("125m", "linear", false, 512)
 	r := &Report{Verify: []VerifyRecord{
-		{RunID: "a", Config: tiny, Rows: []VerifyRow{{Backend: "x", Dtype: "float32", Verdict: "pass"}}},
-		{RunID: "b", Config: big, Rows: []VerifyRow{{Backend: "x", Dtype: "float32", Verdict: "FAIL"}}},
-		{RunID: "c", Config: tiny, Rows: []VerifyRow{{Backend: "x", Dtype: "bfloat16", Verdict: "FAIL"}}},
+		{Record: verify.Record{RunID: "a", Config: tiny, Rows: []verify.Row{{Backend: "x", Dtype: "float32", Verdict: "pass"}}}},
+		{Record: verify.Record{RunID: "b", Config: big, Rows: []verify.Row{{Backend: "x", Dtype: "float32", Verdict: "FAIL"}}}},
+		{Record: verify.Record{RunID: "c", Config: tiny, Rows: []verify.Row{{Backend: "x", Dtype: "bfloat16", Verdict: "FAIL"}}}},
 	}}
 	tests := []struct {
 		cfg  result.Config

@@ -5,6 +5,7 @@ import (
 
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -67,7 +68,7 @@ func (r *Report) row(res result.Result) Row {
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
-	row.Correct = res.Status == result.StatusOK && (row.Verified == "pass" || len(r.Verify) == 0)
+	row.Correct = res.Status == result.StatusOK && (row.Verified == verify.Pass || len(r.Verify) == 0)
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/store"
+	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -141,22 +142,9 @@ func Write(dir string, rs []result.Result) error {
 	return nil
 }
 
-// VerifyRow is the part of an xbench verify row the report reads.
-type VerifyRow struct {
-	Backend string  `json:"backend"`
-	Device  string  `json:"device"`
-	Dtype   string  `json:"dtype"`
-	Verdict string  `json:"verdict"`
-	RelL2   float64 `json:"rel_l2"`
-}
-
 // WriteVerify stores a verify record for cfg the way xbench verify does.
-func WriteVerify(dir, runID string, cfg result.Config, rows []VerifyRow) error {
-	raw, err := json.MarshalIndent(map[string]any{"run_id": runID, "config": cfg, "rows": rows}, "", "  ")
-	if err != nil {
-		return err
-	}
-	return store.WriteFileAtomic(filepath.Join(dir, runID, "_verify_"+store.Key("all", cfg)+".json"), raw)
+func WriteVerify(dir, runID string, cfg result.Config, rows []verify.Row) error {
+	return verify.WriteRecord(dir, verify.Record{RunID: runID, Config: cfg, Rows: rows})
 }
 
 // Calibration is the synthetic device's ceilings.
@@ -186,12 +174,12 @@ func WriteStandard(dir, runID string) ([]result.Result, error) {
 	for _, typ := range []string{"linear", "mlp"} {
 		cfg := result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: typ, Batch: 1, SeqLen: 64, MiniBatch: 16,
 			Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}
-		verdict := "pass"
+		verdict := verify.Pass
 		if typ == "mlp" {
-			verdict = "FAIL"
+			verdict = verify.Fail
 		}
-		rows := []VerifyRow{{Backend: "burnstyle-hip", Device: "cuda", Dtype: "float32", Verdict: verdict, RelL2: 1e-7},
-			{Backend: "pytorch", Device: "cuda", Dtype: "float32", Verdict: "pass", RelL2: 2e-7}}
+		rows := []verify.Row{{Backend: "burnstyle-hip", Device: "cuda", Dtype: "float32", Verdict: verdict, RelL2: 1e-7},
+			{Backend: "pytorch", Device: "cuda", Dtype: "float32", Verdict: verify.Pass, RelL2: 2e-7}}
 		if err := WriteVerify(dir, runID, cfg, rows); err != nil {
 			return nil, err
 		}
