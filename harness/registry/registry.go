@@ -24,11 +24,11 @@ type Builtin func() backend.Backend
 
 // Options say where backends live and how to launch them.
 type Options struct {
-	Root       string      // repository root (holds plugins/ and flake.nix)
-	ExtraDirs  []string    // more folders of backends, besides Root/plugins
-	Env        runner.Mode // auto, nix, venv
-	Self       string      // path of the xbench binary, for plugin children
-	Logger     hclog.Logger
+	Root      string      // repository root (holds plugins/ and flake.nix)
+	ExtraDirs []string    // more folders of backends, besides Root/plugins
+	Env       runner.Mode // auto, nix, venv
+	Self      string      // path of the xbench binary, for plugin children
+	Logger    hclog.Logger
 }
 
 // Registry is the set of known backends.

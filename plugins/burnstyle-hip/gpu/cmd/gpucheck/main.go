@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
 )
@@ -202,7 +201,8 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 	return rows
 }
 
-func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]float64, error) {
+// loaded is a model for cfg on d with check's seed-0 weights and inputs set.
+func loaded(d *gpu.Device, cfg result.Config, opt gpu.Options) (*gpu.Model, error) {
 	_, w, in, err := check.Inputs(cfg, 0)
 	if err != nil {
 		return nil, err
@@ -211,10 +211,19 @@ func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]floa
 	if err != nil {
 		return nil, err
 	}
-	defer m.Close()
-	if err := setInputs(m, cfg, in); err != nil {
+	if err := check.SetInputs(m, cfg, in); err != nil {
+		m.Close()
 		return nil, err
 	}
+	return m, nil
+}
+
+func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]float64, error) {
+	m, err := loaded(d, cfg, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer m.Close()
 	for i := 0; i < 3; i++ {
 		if _, err := m.Run(); err != nil {
 			return nil, err
@@ -224,18 +233,11 @@ func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]floa
 }
 
 func ticks(d *gpu.Device, cfg result.Config, opt gpu.Options) ([]float64, error) {
-	_, w, in, err := check.Inputs(cfg, 0)
-	if err != nil {
-		return nil, err
-	}
-	m, err := d.NewModelWith(cfg, w, opt)
+	m, err := loaded(d, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer m.Close()
-	if err := setInputs(m, cfg, in); err != nil {
-		return nil, err
-	}
 	if _, err := m.Run(); err != nil {
 		return nil, err
 	}
@@ -247,17 +249,6 @@ func ticks(d *gpu.Device, cfg result.Config, opt gpu.Options) ([]float64, error)
 		}
 	}
 	return out, err
-}
-
-func setInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
-	if cfg.InnerOnly {
-		return m.SetInnerInputs(in)
-	}
-	tok, err := in["tokens"].Int32s()
-	if err != nil {
-		return err
-	}
-	return m.SetTokens(tok)
 }
 
 func formatParts(p map[string]float64) string {

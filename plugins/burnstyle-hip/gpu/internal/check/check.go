@@ -9,6 +9,7 @@ import (
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
@@ -18,14 +19,6 @@ import (
 func Config(size, tttType, dtype string, innerOnly bool, batch, seqLen int) result.Config {
 	return result.Config{Workload: "ttt", ModelSize: size, TTTType: tttType, InnerOnly: innerOnly,
 		Batch: batch, SeqLen: seqLen, MiniBatch: 16, Dtype: dtype, Backbone: "transformer", Warmup: 1, Repeats: 1}
-}
-
-// Tolerance is the relative L2 error allowed against float64 per dtype.
-func Tolerance(dtype string) float64 {
-	if dtype == "bfloat16" {
-		return 5e-2
-	}
-	return 1e-4
 }
 
 // Inputs are perturbed weights (no parameter at its initial value) and
@@ -100,7 +93,7 @@ func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Te
 		return Outcome{}, err
 	}
 	defer m.Close()
-	if err := setInputs(m, cfg, in); err != nil {
+	if err := SetInputs(m, cfg, in); err != nil {
 		return Outcome{}, err
 	}
 	if err := m.Poison(); err != nil {
@@ -116,7 +109,7 @@ func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Te
 	if len(got) != len(ref) {
 		return Outcome{}, fmt.Errorf("output has %d elements, reference %d", len(got), len(ref))
 	}
-	o := Outcome{Tol: Tolerance(cfg.Dtype), Describe: m.Describe()}
+	o := Outcome{Tol: verify.Tolerance(cfg.Dtype), Describe: m.Describe()}
 	var num, den float64
 	for i, g := range got {
 		if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
@@ -132,7 +125,8 @@ func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Te
 	return o, nil
 }
 
-func setInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
+// SetInputs gives m the tokens (forward) or the inner-loop inputs of in.
+func SetInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
 	if cfg.InnerOnly {
 		return m.SetInnerInputs(in)
 	}
@@ -172,7 +166,7 @@ func Time(d *gpu.Device, cfg result.Config, warmup, repeats int, opt gpu.Options
 		return Timing{}, err
 	}
 	defer m.Close()
-	if err := setInputs(m, cfg, in); err != nil {
+	if err := SetInputs(m, cfg, in); err != nil {
 		return Timing{}, err
 	}
 	t := Timing{CompileMs: m.CompileMs(), PeakBytes: m.PeakBytes(), Describe: m.Describe()}
