@@ -7,6 +7,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/xbench/xbench/harness/report"
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -40,7 +41,7 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 			notes = append(notes, firstLine(r.Message))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, r.Status, median, ci, tps,
-			bytesHuman(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
+			report.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
 	}
 	tw.Flush()
 	if refName != "" {
@@ -66,19 +67,6 @@ func reference(results []result.Result, baseline string) (string, float64) {
 		return "", 0
 	}
 	return name, best
-}
-
-func bytesHuman(b int64) string {
-	if b <= 0 {
-		return "-"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(b), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
 }
 
 func firstLine(s string) string {

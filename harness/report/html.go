@@ -164,18 +164,7 @@ var funcs = template.FuncMap{
 	"share": func(f FastP, i int) string {
 		return fmt.Sprintf("%.0f%% (%d/%d)", 100*f.Share(i), f.Counts[i], f.Total)
 	},
-	"bytes": func(b int64) string {
-		if b <= 0 {
-			return "-"
-		}
-		units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-		v, i := float64(b), 0
-		for v >= 1024 && i < len(units)-1 {
-			v /= 1024
-			i++
-		}
-		return fmt.Sprintf("%.1f %s", v, units[i])
-	},
+	"bytes":  Bytes,
 	"slower": func(x float64) bool { return x > 1.05 },
 	"faster": func(x float64) bool { return x < 0.95 },
 	"join":   strings.Join,
@@ -187,4 +176,19 @@ var funcs = template.FuncMap{
 		slices.Sort(parts)
 		return strings.Join(parts, ", ")
 	},
+}
+
+// Bytes prints a byte count in binary units ("811.0 MiB"), "-" when unknown;
+// the run table and the report print memory alike.
+func Bytes(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v, i := float64(b), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
 }
