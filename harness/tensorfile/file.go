@@ -157,7 +157,14 @@ func parse(raw []byte) (map[string]Tensor, error) {
 		spans = append(spans, span{name, b, end})
 		out[name] = Tensor{DType: e.DType, Shape: e.Shape, Data: data[b:end:end]}
 	}
-	slices.SortFunc(spans, func(a, b span) int { return a.begin - b.begin })
+	// An empty tensor starts where the next one does; ordering by end as well
+	// keeps it first, whatever order the header map was read in.
+	slices.SortFunc(spans, func(a, b span) int {
+		if a.begin != b.begin {
+			return a.begin - b.begin
+		}
+		return a.end - b.end
+	})
 	pos := 0
 	for _, s := range spans {
 		if s.begin != pos {
