@@ -28,16 +28,22 @@ type drvAPI struct {
 	deviceName    func(buf *byte, n int32, dev int32) int32
 	driverVersion func(v *int32) int32
 	memGetInfo    func(free, total *uint64) int32
+	// Streams, for the chunked forward (wavefront.go).
+	streamCreate  func(s *uintptr, flags uint32, priority int32) int32
+	streamDestroy func(s uintptr) int32
+	streamWait    func(s uintptr, e uintptr, flags uint32) int32
+	priorities    func(least, greatest *int32) int32
 }
 
 // drvNames is one vendor's symbol for each drvAPI field, in field order.
-type drvNames [19]string
+type drvNames [23]string
 
 var cudaDrvNames = drvNames{
 	"cuMemAlloc_v2", "cuMemFree_v2", "cuMemcpyHtoD_v2", "cuMemcpyDtoH_v2", "cuMemsetD32_v2",
 	"cuModuleLoadData", "cuModuleGetFunction", "cuModuleUnload", "cuLaunchKernel",
 	"cuEventCreate", "cuEventRecord", "cuEventSynchronize", "cuEventElapsedTime|cuEventElapsedTime_v2", "cuEventDestroy_v2",
 	"cuCtxSynchronize", "cuDeviceGetCount", "cuDeviceGetName", "cuDriverGetVersion", "cuMemGetInfo_v2",
+	"cuStreamCreateWithPriority", "cuStreamDestroy_v2", "cuStreamWaitEvent", "cuCtxGetStreamPriorityRange",
 }
 
 var hipDrvNames = drvNames{
@@ -45,13 +51,15 @@ var hipDrvNames = drvNames{
 	"hipModuleLoadData", "hipModuleGetFunction", "hipModuleUnload", "hipModuleLaunchKernel",
 	"hipEventCreateWithFlags", "hipEventRecord", "hipEventSynchronize", "hipEventElapsedTime", "hipEventDestroy",
 	"hipDeviceSynchronize", "hipGetDeviceCount", "hipDeviceGetName", "hipDriverGetVersion", "hipMemGetInfo",
+	"hipStreamCreateWithPriority", "hipStreamDestroy", "hipStreamWaitEvent", "hipDeviceGetStreamPriorityRange",
 }
 
 func (a *drvAPI) table(n drvNames) map[string]any {
 	ptrs := []any{&a.memAlloc, &a.memFree, &a.htod, &a.dtoh, &a.memsetD32,
 		&a.moduleLoad, &a.moduleFunc, &a.moduleUnload, &a.launch,
 		&a.eventCreate, &a.eventRecord, &a.eventSync, &a.eventElapsed, &a.eventDestroy,
-		&a.sync, &a.deviceCount, &a.deviceName, &a.driverVersion, &a.memGetInfo}
+		&a.sync, &a.deviceCount, &a.deviceName, &a.driverVersion, &a.memGetInfo,
+		&a.streamCreate, &a.streamDestroy, &a.streamWait, &a.priorities}
 	t := make(map[string]any, len(n))
 	for i, name := range n {
 		t[name] = ptrs[i]

@@ -29,6 +29,7 @@ type cublas struct {
 	destroy      func(h uintptr) int32
 	setMathMode  func(h uintptr, mode int32) int32
 	setWorkspace func(h uintptr, ws uint64, bytes uint64) int32
+	setStream    func(h uintptr, stream uintptr) int32
 	version      func(h uintptr, v *int32) int32
 	sgemm        func(h uintptr, ta, tb, m, n, k int32, alpha *float32, A uint64, lda int32,
 		B uint64, ldb int32, beta *float32, C uint64, ldc int32) int32
@@ -38,10 +39,10 @@ type cublas struct {
 }
 
 var cublasNames = []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetMathMode",
-	"cublasSetWorkspace_v2", "cublasGetVersion_v2", "cublasSgemm_v2", "cublasGemmEx"}
+	"cublasSetWorkspace_v2", "cublasGetVersion_v2", "cublasSgemm_v2", "cublasGemmEx", "cublasSetStream_v2"}
 
 func (b *cublas) table() map[string]any {
-	ptrs := []any{&b.create, &b.destroy, &b.setMathMode, &b.setWorkspace, &b.version, &b.sgemm, &b.gemmEx}
+	ptrs := []any{&b.create, &b.destroy, &b.setMathMode, &b.setWorkspace, &b.version, &b.sgemm, &b.gemmEx, &b.setStream}
 	t := map[string]any{}
 	for i, n := range cublasNames {
 		t[n] = ptrs[i]
@@ -87,7 +88,9 @@ func (b *cublas) check(op string, c int32) error {
 // transW) plus beta*Y, through cuBLAS's column-major view: Y^T = W^T X^T.
 // bf16 operands go through GemmEx with float32 accumulation on tensor cores;
 // yF32 says Y is float32 (the residual stream) rather than the act type.
-func (b *cublas) gemm(bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int,
+// h is the handle to run on: the device's, or a chunk lane's (one per
+// stream, each with its own workspace, so concurrent GEMMs never share one).
+func (b *cublas) gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int,
 	Y devPtr, ldy int, beta float32) error {
 	alpha := float32(1)
 	ta := int32(cublasOpN)
@@ -96,14 +99,14 @@ func (b *cublas) gemm(bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W
 	}
 	op := fmt.Sprintf("gemm M=%d N=%d K=%d transW=%v bf16=%v", M, N, K, transW, bf16)
 	if !bf16 {
-		return b.check(op, b.sgemm(b.h, ta, cublasOpN, int32(N), int32(M), int32(K), &alpha,
+		return b.check(op, b.sgemm(h, ta, cublasOpN, int32(N), int32(M), int32(K), &alpha,
 			uint64(W), int32(ldw), uint64(X), int32(ldx), &beta, uint64(Y), int32(ldy)))
 	}
 	ct := int32(cudaR16BF)
 	if yF32 {
 		ct = cudaR32F
 	}
-	return b.check(op, b.gemmEx(b.h, ta, cublasOpN, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
+	return b.check(op, b.gemmEx(h, ta, cublasOpN, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
 		uint64(W), cudaR16BF, int32(ldw), uint64(X), cudaR16BF, int32(ldx), unsafe.Pointer(&beta),
 		uint64(Y), ct, int32(ldy), cublasCompute32F, cublasGemmDefault))
 }

@@ -1,6 +1,6 @@
 package gpu
 
-// The forward pass as a launch sequence on the default stream. Per layer:
+// The forward pass as launch sequences over spans of token rows. Per layer:
 //
 //	x = rmsnorm(h)            p = x @ [wq|wk|wv|lr_w^T]    prep: RoPE, gate, head-major
 //	o = inner(q, k, v, gate)  y = layernorm(o)              h += y @ wo
@@ -8,68 +8,145 @@ package gpu
 //	h += a @ w_down
 //
 // then logits = rmsnorm(h) @ embed^T. Residual adds ride on the GEMMs (beta 1
-// into the float32 stream), so no separate add kernel runs.
+// into the float32 stream), so no separate add kernel runs. Every part but
+// the inner loop is per token, so the same sequence runs on all B·L rows at
+// once (the flat forward, here) or on one chunk of one sequence at a time
+// (the chunked forward, wavefront.go).
 
 const rowThreads = 256
 
+// span is the token rows [r0, r0+n) of the [B·L] rows. A whole span covers
+// every row; otherwise its rows are tokens [t0, t0+n) of sequence b, chunk c
+// of that sequence and item idx of the chunked forward.
+type span struct {
+	r0, n         int
+	b, t0, c, idx int
+	whole         bool
+}
+
+// off is p advanced by elems elements of esz bytes.
+func (p devPtr) off(elems int, esz int64) devPtr { return p + devPtr(int64(elems)*esz) }
+
+// enqueueForward runs one forward: chunked where the model was set up for it
+// and no profile is being taken (a profile's events need one stream).
 func (m *Model) enqueueForward() error {
-	r, cfg, s := m.dev.rt, m.cfg, m.size
-	b, w := &m.buf, &m.w
-	B, L, C, I, V, nh := cfg.Batch, cfg.SeqLen, s.Hidden, s.MLP, s.Vocab, s.Heads
-	N := B * L
-	rows := [3]int{N, 1, 1}
-	blk := [3]int{rowThreads, 1, 1}
-	var err error
-	// step runs one launch group unless an earlier one failed, then marks
-	// its end for Profile.
-	step := func(part string, f func() error) {
-		if err == nil {
-			if err = f(); err == nil {
-				err = m.mark(part)
-			}
+	if m.chunks != nil && m.prof == nil {
+		return m.enqueueChunked()
+	}
+	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
+	if err := m.enqueueEmbed(sp); err != nil {
+		return err
+	}
+	for l := range m.w.layers {
+		if err := m.enqueueLayer(l, sp); err != nil {
+			return err
 		}
 	}
-	launch := func(name string, grid [3]int, args ...any) func() error {
-		return func() error { return r.launch(name, m.fn[name], grid, blk, 0, args...) }
+	return m.enqueueHead(sp)
+}
+
+// step runs f unless an earlier step failed, then marks the end of part
+// for Profile.
+func (m *Model) step(err *error, part string, f func() error) {
+	if *err == nil {
+		if *err = f(); *err == nil {
+			*err = m.mark(part)
+		}
 	}
-	step("embed", launch("xb_embed", rows, b.tokens, w.embed, b.h, i32(C)))
-	swGrid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
-	for l := range w.layers {
-		lw := &w.layers[l]
-		step("norm", launch("xb_rmsnorm", rows, b.h, lw.tttNorm, b.x, i32(C)))
-		step("gemm_qkvg", func() error { return m.gemm(false, false, N, w.ldp, C, b.x, C, lw.wqkvg, w.ldp, b.p, w.ldp) })
-		step("prep", launch("xb_prep", rows, b.p, i32(w.ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh)))
-		// Inner output goes straight to [B, L, C] (heads concatenated).
-		step("inner", func() error { return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C), 0) })
-		step("norm", launch("xb_layernorm", rows, b.o, lw.postW, lw.postB, b.y, i32(C)))
-		step("gemm_o", func() error { return m.gemm(false, true, N, C, C, b.y, C, lw.wo, C, b.h, C) })
-		step("norm", launch("xb_rmsnorm", rows, b.h, lw.mlpNorm, b.x, i32(C)))
-		step("gemm_gate_up", func() error { return m.gemm(false, false, N, 2*I, C, b.x, C, lw.wgu, 2*I, b.gu, 2*I) })
-		step("swiglu", launch("xb_swiglu", swGrid, b.gu, b.a, i32(I), i64(int64(N)*int64(I))))
-		step("gemm_down", func() error { return m.gemm(false, true, N, C, I, b.a, I, lw.wdown, C, b.h, C) })
+}
+
+// rowLaunch launches a one-block-per-row kernel over the span's rows.
+func (m *Model) rowLaunch(name string, sp span, args ...any) func() error {
+	return func() error {
+		return m.dev.rt.launch(name, m.fn[name], [3]int{sp.n, 1, 1}, [3]int{rowThreads, 1, 1}, 0, args...)
 	}
-	step("norm", launch("xb_rmsnorm", rows, b.h, w.finalNorm, b.x, i32(C)))
-	step("gemm_head", func() error { return m.gemm(true, false, N, V, C, b.x, C, w.embed, C, b.logits, V) })
+}
+
+func (m *Model) enqueueEmbed(sp span) error {
+	var err error
+	C := m.size.Hidden
+	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, m.buf.tokens.off(sp.r0, 4), m.w.embed, m.buf.h.off(sp.r0*C, 4), i32(C)))
 	return err
 }
 
-// enqueueInner launches the fused inner loop: one block per (batch, head).
-// The output strides place row t of head h of batch b at
-// out + b*osb + h*osh + t*ost.
+func (m *Model) enqueueHead(sp span) error {
+	var err error
+	b, w, s, A := &m.buf, &m.w, m.size, m.actBytes()
+	C, V := s.Hidden, s.Vocab
+	x := b.x.off(sp.r0*C, A)
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, b.h.off(sp.r0*C, 4), w.finalNorm, x, i32(C)))
+	m.step(&err, "gemm_head", func() error { return m.gemm(true, false, sp.n, V, C, x, C, w.embed, C, b.logits.off(sp.r0*V, A), V) })
+	return err
+}
+
+// enqueueLayer runs layer l on the span's rows.
+func (m *Model) enqueueLayer(l int, sp span) error {
+	r, cfg, s, A := m.dev.rt, m.cfg, m.size, m.actBytes()
+	b, w := &m.buf, &m.w
+	lw := &w.layers[l]
+	L, C, I, nh, ldp := cfg.SeqLen, s.Hidden, s.MLP, s.Heads, w.ldp
+	h, x, y := b.h.off(sp.r0*C, 4), b.x.off(sp.r0*C, A), b.y.off(sp.r0*C, A)
+	o, p := b.o.off(sp.r0*C, A), b.p.off(sp.r0*ldp, A)
+	gu, a := b.gu.off(sp.r0*2*I, A), b.a.off(sp.r0*I, A)
+	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
+	var err error
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.tttNorm, x, i32(C)))
+	m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, sp.n, ldp, C, x, C, lw.wqkvg, ldp, p, ldp) })
+	// prep writes head-major rows, so it takes the whole buffers and the span's first row.
+	m.step(&err, "prep", m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)))
+	m.step(&err, "inner", func() error {
+		if sp.whole { // output straight to [B, L, C] (heads concatenated)
+			return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C), 0)
+		}
+		return m.enqueueInnerChunk(l, sp)
+	})
+	m.step(&err, "norm", m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C)))
+	m.step(&err, "gemm_o", func() error { return m.gemm(false, true, sp.n, C, C, y, C, lw.wo, C, h, C) })
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.mlpNorm, x, i32(C)))
+	m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, sp.n, 2*I, C, x, C, lw.wgu, 2*I, gu, 2*I) })
+	m.step(&err, "swiglu", func() error {
+		return r.launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, gu, a, i32(I), i64(int64(sp.n)*int64(I)))
+	})
+	m.step(&err, "gemm_down", func() error { return m.gemm(false, true, sp.n, C, I, a, I, lw.wdown, C, h, C) })
+	return err
+}
+
+// enqueueInner launches the fused inner loop over the whole sequence: one
+// block (or cluster) per (batch, head). The output strides place row t of
+// head h of batch b at out + b*osb + h*osh + t*ost.
 // prof, when set, receives 8 phase cycle counts per block.
 func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
-	r, cfg, s, b := m.dev.rt, m.cfg, m.size, &m.buf
-	name := m.geo.innerName()
-	cs := m.geo.clusterSize()
-	grid := [3]int{cfg.Batch * s.Heads * cs, 1, 1}
-	blk := [3]int{m.geo.NT, 1, 1}
-	smem := m.geo.smemBytes()
+	b := &m.buf
 	if m.geo.MLP {
-		return r.launch(name, m.fn[name], grid, blk, smem, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
+		r, cfg, s := m.dev.rt, m.cfg, m.size
+		name := m.geo.innerName()
+		return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
+			b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
 			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
 	}
-	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1,
-		iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
+	return m.launchLinearInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
+		0, 0, m.cfg.SeqLen/m.cfg.MiniBatch)
+}
+
+// launchLinearInner launches the linear inner kernel for batches sequences
+// from the given (possibly mid-sequence) input and output pointers, starting
+// from W1/b1 and walking nmb mini-batches. Only the cluster kernel carries
+// state out (Wsave/bsave) and starts mid-sequence; the others take the
+// whole sequence and must get nil Wsave.
+func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, iw *innerW, out devPtr,
+	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int) error {
+	r, s := m.dev.rt, m.size
+	name := m.geo.innerName()
+	cs := m.geo.clusterSize()
+	grid := [3]int{batches * s.Heads * cs, 1, 1}
+	blk := [3]int{m.geo.NT, 1, 1}
+	smem := m.geo.smemBytes()
+	args := []any{xq, xk, xv, gate, W1, b1, iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost),
+		i32(s.Heads), i32(m.cfg.SeqLen), prof}
+	if m.geo.cl() {
+		args = append(args, Wsave, bsave, i32(nmb))
+	}
+	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, args...)
 }
 
 // gemm is Y[M,N] = X[M,K] @ W (W [K,N], or [N,K] when transW) into an act
@@ -81,7 +158,11 @@ func (m *Model) gemm(transW, acc bool, M, N, K int, X devPtr, ldx int, W devPtr,
 		if acc {
 			beta = 1
 		}
-		return r.blas.gemm(m.geo.BF16, transW, acc, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
+		h := r.blas.h
+		if m.laneBLAS != 0 {
+			h = m.laneBLAS
+		}
+		return r.blas.gemm(h, m.geo.BF16, transW, acc, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
 	}
 	name := "xb_gemm_nn"
 	switch {

@@ -20,6 +20,8 @@ type Options struct {
 	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
 	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
+	Chunks       int  // forward: chunks per sequence of the wavefront; 0 picks, 1 is flat (XBENCH_GPU_CHUNKS)
+	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 }
 
 // Model is one configuration's weights, buffers and compiled kernels on one
@@ -45,6 +47,9 @@ type Model struct {
 	w    weights
 	buf  buffers
 	prof *profiler // set only inside Profile
+
+	chunks   *chunked // nil: the flat forward
+	laneBLAS uintptr  // cuBLAS handle of the lane being enqueued; 0 is the device's
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
@@ -94,7 +99,10 @@ func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.T
 		if cfg.InnerOnly {
 			return m.loadInner(weights)
 		}
-		return m.loadFull(weights)
+		if err := m.loadFull(weights); err != nil {
+			return err
+		}
+		return m.setupChunks()
 	})
 	if err != nil {
 		m.Close()
@@ -124,7 +132,7 @@ func withEnv(opt Options) Options {
 	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
 		opt.OwnGEMM = true
 	}
-	return opt
+	return chunksFromEnv(opt)
 }
 
 // geometryFor is the compile-time shape of cfg's program.
@@ -195,15 +203,28 @@ func (m *Model) compile() error {
 // useBLAS says whether cuBLAS does the dense products.
 func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
 
+// blasMathMode is pedantic for float32 (IEEE products, never TF32) unless
+// DefaultMath asks otherwise; bfloat16 runs in default math.
+func (m *Model) blasMathMode() int32 {
+	if !m.geo.BF16 && !m.opt.DefaultMath {
+		return cublasPedanticMath
+	}
+	return cublasDefaultMath
+}
+
 // Describe is one line on how this model runs, for logs.
 func (m *Model) Describe() string {
 	dense := "portable GEMM kernels"
 	if m.useBLAS() {
 		dense = "cuBLAS"
 	}
-	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; compile %.1f ms",
+	forward := "flat"
+	if m.chunks != nil {
+		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
+	}
+	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; forward %s; compile %.1f ms",
 		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),
-		m.innerRegs, m.innerLocal, dense, m.compileMs)
+		m.innerRegs, m.innerLocal, dense, forward, m.compileMs)
 }
 
 // CompileMs is the run-time compile and module load time of NewModel.
@@ -241,6 +262,7 @@ func (m *Model) Close() {
 	}
 	m.dev.w.do(func() error {
 		r := m.dev.rt
+		m.closeChunks() // handles and streams before the workspaces they use
 		for _, p := range m.allocs {
 			r.free(p)
 		}

@@ -122,7 +122,7 @@ func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
 		var best []float64
 		for i := 0; i < reps+2; i++ {
 			r.record(e0)
-			if err := b.gemm(bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0); err != nil {
+			if err := b.gemm(b.h, bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0); err != nil {
 				return err
 			}
 			r.record(e1)

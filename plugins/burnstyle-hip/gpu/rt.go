@@ -31,6 +31,9 @@ type rt struct {
 	// launchEx is cuLaunchKernelEx, set on CUDA devices of compute
 	// capability 9.0 or newer whose driver has it: thread-block clusters.
 	launchEx func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
+	// stream is where launches and event records go: 0, the default
+	// stream, except while a chunked forward enqueues a lane's work.
+	stream uintptr
 }
 
 // cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and
@@ -122,7 +125,7 @@ func (r *rt) function(mod uintptr, name string) (uintptr, error) {
 	return f, r.check("get function "+name, r.drv.moduleFunc(&f, mod, cString(name)))
 }
 
-// launch starts fn on the default stream. Each argument gets its own 8-byte
+// launch starts fn on the current stream (r.stream). Each argument gets its own 8-byte
 // slot; the kernel reads as many bytes as its parameter's C type has.
 func (r *rt) launch(name string, fn uintptr, grid, block [3]int, smem int, args ...any) error {
 	return r.launchCluster(name, fn, grid, block, smem, 1, args...)
@@ -161,13 +164,13 @@ func (r *rt) launchCluster(name string, fn uintptr, grid, block [3]int, smem, cs
 		attr.val[0], attr.val[1], attr.val[2] = uint32(cs), 1, 1
 		cfg := cuLaunchConfig{gx: uint32(grid[0]), gy: uint32(grid[1]), gz: uint32(grid[2]),
 			bx: uint32(block[0]), by: uint32(block[1]), bz: uint32(block[2]), smem: uint32(smem),
-			attrs: &attr, nattrs: 1}
+			stream: r.stream, attrs: &attr, nattrs: 1}
 		code = r.launchEx(&cfg, fn, pp, nil)
 		runtime.KeepAlive(&attr)
 		runtime.KeepAlive(&cfg)
 	} else {
 		code = r.drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
-			uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), 0, pp, nil)
+			uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), r.stream, pp, nil)
 	}
 	runtime.KeepAlive(vals)
 	runtime.KeepAlive(ptrs)
@@ -182,7 +185,39 @@ func (r *rt) newEvent() (uintptr, error) {
 	return e, r.check("event create", r.drv.eventCreate(&e, 0))
 }
 
-func (r *rt) record(e uintptr) error { return r.check("event record", r.drv.eventRecord(e, 0)) }
+func (r *rt) record(e uintptr) error { return r.check("event record", r.drv.eventRecord(e, r.stream)) }
+
+// newSyncEvent is an event used only for ordering between streams; with
+// timing off it is cheaper to record and to wait on.
+func (r *rt) newSyncEvent() (uintptr, error) {
+	var e uintptr
+	return e, r.check("event create", r.drv.eventCreate(&e, eventDisableTiming))
+}
+
+// eventDisableTiming is CU_EVENT_DISABLE_TIMING and hipEventDisableTiming.
+const eventDisableTiming = 2
+
+// waitEvent makes later work on the current stream wait for e.
+func (r *rt) waitEvent(e uintptr) error {
+	return r.check("stream wait event", r.drv.streamWait(r.stream, e, 0))
+}
+
+// newStream creates a stream that synchronises with the default stream (so
+// nothing outside a chunked forward can overtake it) at a priority from 0,
+// the highest the device has, down; rank past the device's range clamps to
+// its lowest.
+func (r *rt) newStream(rank int) (uintptr, error) {
+	var least, greatest int32
+	if err := r.check("stream priority range", r.drv.priorities(&least, &greatest)); err != nil {
+		return 0, err
+	}
+	prio := greatest + int32(rank) // greater priority is a smaller number
+	if prio > least {
+		prio = least
+	}
+	var s uintptr
+	return s, r.check(fmt.Sprintf("create stream (priority %d)", prio), r.drv.streamCreate(&s, 0, prio))
+}
 
 // elapsedMs waits for b and returns the device time from a to b.
 func (r *rt) elapsedMs(a, b uintptr) (float64, error) {

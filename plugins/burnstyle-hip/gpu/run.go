@@ -85,11 +85,7 @@ func (m *Model) Run() (float64, error) {
 	err := m.dev.w.do(func() error {
 		r := m.dev.rt
 		if m.useBLAS() {
-			mode := int32(cublasDefaultMath)
-			if !m.geo.BF16 && !m.opt.DefaultMath {
-				mode = cublasPedanticMath
-			}
-			if err := r.blas.check("set math mode", r.blas.setMathMode(r.blas.h, mode)); err != nil {
+			if err := r.blas.check("set math mode", r.blas.setMathMode(r.blas.h, m.blasMathMode())); err != nil {
 				return err
 			}
 		}

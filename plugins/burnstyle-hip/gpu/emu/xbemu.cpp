@@ -301,6 +301,22 @@ CUresult cuEventRecord(double* e, void*) { NEED_CTX(); *e = now_ms(); return OK;
 CUresult cuEventSynchronize(double*) { NEED_CTX(); return check_guards(); }
 CUresult cuEventElapsedTime(float* ms, double* a, double* b) { *ms = (float)(*b - *a); return OK; }
 CUresult cuEventDestroy_v2(double* e) { delete e; return OK; }
+// Streams: every launch runs to completion when it is made, so work on any
+// stream is already ordered by the host's calls. What can still be checked
+// is the host's order itself: a wait for an event that was never recorded
+// means a dependency would be lost on a real device.
+CUresult cuCtxGetStreamPriorityRange(int* least, int* greatest) { *least = 0; *greatest = -5; return OK; }
+CUresult cuStreamCreateWithPriority(void** s, unsigned, int prio) {
+  NEED_CTX();
+  if (prio < -5 || prio > 0) return E_VALUE;
+  *s = new int(prio);
+  return OK;
+}
+CUresult cuStreamDestroy_v2(int* s) { delete s; return OK; }
+CUresult cuStreamWaitEvent(void*, double* e, unsigned) {
+  NEED_CTX();
+  return *e == 0 ? E_VALUE : OK;
+}
 CUresult cuGetErrorName(int r, const char** s) {
   static std::string buf;
   buf = "EMU_ERROR_" + std::to_string(r);

@@ -58,6 +58,7 @@ int cublasDestroy_v2(void*) { return 0; }
 int cublasSetMathMode(void*, int) { return 0; }
 int cublasSetWorkspace_v2(void*, void*, size_t) { return 0; }
 int cublasGetVersion_v2(void*, int* v) { *v = 130000; return 0; }
+int cublasSetStream_v2(void*, void*) { return 0; }
 
 static float bf(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 static uint16_t tobf(float x) {

@@ -49,13 +49,14 @@ XB_EXPORT(xb_layernorm)
 // From the fused projection P = X @ [wq | wk | wv | lr_w^T] (row stride ldp):
 // RoPE on q and k at position t mod KB, v copied, gate = sigmoid(logit + lr_b),
 // all written head-major [B, nh, L, f] / [B, nh, L] for the inner kernel.
+// Block i handles row n0 + i, so a launch can cover one chunk of rows.
 // rope holds cos and sin of p * theta^(-2i/f), [KB][f/2][2], made on the host in
 // float64.
 XB_KERNEL void xb_prep(const act_t* __restrict__ P, int ldp, const float* __restrict__ lr_b,
                        const float* __restrict__ rope, act_t* __restrict__ xq,
                        act_t* __restrict__ xk, act_t* __restrict__ xv,
-                       float* __restrict__ gate, int L, int nh) {
-  const int n = blockIdx.x, b = n / L, t = n % L, p = t % XB_KB;
+                       float* __restrict__ gate, int L, int nh, int n0) {
+  const int n = n0 + blockIdx.x, b = n / L, t = n % L, p = t % XB_KB;
   const int half = XB_F / 2, C = nh * XB_F;
   const act_t* row = P + (long)n * ldp;
   for (int e = threadIdx.x; e < nh * half; e += blockDim.x) {

@@ -13,6 +13,9 @@
 //   (d) G of the owned columns; block barrier
 //   (e) Zbar (registers, its LayerNorm waits for the next step's exchange),
 //       W and b update, next mini-batch staged; block barrier
+// Chunks: xq, xk, xv, gate and out may point into the sequence (L stays the
+// head stride) and nmb mini-batches are walked; W1/b1 are the weights or the
+// state a previous chunk left in Wsave/bsave (per head, [F][F] and [F]).
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
@@ -67,10 +70,11 @@ __device__ __forceinline__ float xb_csum(float v) {
 XB_KERNEL void __launch_bounds__(XB_NT, 1)
     xb_inner_linear_cl(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
                        const act_t* __restrict__ xv, const float* __restrict__ gate,
-                       const float* __restrict__ W1, const float* __restrict__ b1,
+                       const float* W1, const float* b1,
                        const float* __restrict__ lnw, const float* __restrict__ lnb,
                        const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
-                       long ost, int nh, int L, unsigned long long* __restrict__ prof) {
+                       long ost, int nh, int L, unsigned long long* __restrict__ prof,
+                       float* Wsave, float* bsave, int nmb) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(LINCL_SMEM_FLOATS * 4);
@@ -99,7 +103,6 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
   const float* g0 = gate + (long)bh * L;
   act_t* o0 = out + b * osb + hd * osh;
-  const int nmb = L / XB_KB;
 
   // Lane c < XB_CS of each row writes this CTA's slot in CTA c.
   float* xar = XB_CL_MAP(xa + (rk * XB_KB + i) * 4, c < XB_CS ? c : 0);
@@ -282,6 +285,15 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
     __syncthreads();
     if (prof && tid == 0) { const long long t = clock64(); acc2 += t - tick; tick = t; }
+  }
+  // A chunked forward carries the inner state to the launch of the next
+  // chunk. Each CTA reads and writes only its own columns, so Wsave may be W1.
+  if (Wsave) {
+    for (int e = tid; e < FC * XB_F; e += XB_NT) {
+      const int cc = e % FC, k = e / FC;
+      Wsave[(long)hd * XB_F * XB_F + (long)k * XB_F + rk * FC + cc] = Wt[cc * SWT + k];
+    }
+    for (int e = tid; e < FC; e += XB_NT) bsave[hd * XB_F + rk * FC + e] = bv[e];
   }
   // No CTA leaves while another may still write into its shared memory: the
   // last remote writes came before the last cluster barrier.

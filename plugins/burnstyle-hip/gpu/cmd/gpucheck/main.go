@@ -47,6 +47,7 @@ func main() {
 	tsize := flag.String("tsize", "125m", "model size to time")
 	tlen := flag.Int("tlen", 2048, "sequence length to time")
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
+	chunks := flag.String("chunks", "", "time only the linear forward at these chunk counts (e.g. 1,2,4,8)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -77,6 +78,9 @@ func main() {
 			{"125m", "linear", true, 1, 2048, both, gpu.Options{InnerVariant: 2}, "v2"},
 			{"125m", "linear", false, 1, 128, both, gpu.Options{InnerVariant: 2}, "v2"},
 			{"125m", "linear", true, 2, 256, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{Chunks: 1}, "flat"},
+			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
+			{"125m", "linear", false, 1, 256, both, gpu.Options{Chunks: 16}, "ch16"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
 		}
@@ -114,7 +118,9 @@ func main() {
 		}
 		report["verify"] = rows
 	}
-	if *timing {
+	if *chunks != "" {
+		report["chunks"] = timeChunks(d, *chunks, *tsize, *tlen, *repeats)
+	} else if *timing {
 		report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
 	}
 	report["wall_s"] = time.Since(t0).Seconds()
@@ -270,4 +276,40 @@ func formatParts(p map[string]float64) string {
 func fatal(err error) {
 	fmt.Fprintln(os.Stderr, "gpucheck:", err)
 	os.Exit(1)
+}
+
+// timeChunks times the linear forward, float32 and bfloat16, at each chunk
+// count of list, and the largest with every lane at one priority.
+func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]any {
+	var rows []map[string]any
+	var opts []gpu.Options
+	for _, f := range strings.Split(list, ",") {
+		var n int
+		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
+			fatal(fmt.Errorf("-chunks %q: %q is not a positive count", list, f))
+		}
+		opts = append(opts, gpu.Options{Chunks: n})
+	}
+	last := opts[len(opts)-1]
+	last.FlatPriority = true
+	opts = append(opts, last)
+	fmt.Printf("\n%s linear forward B=1 L=%d, %d timed calls after 3 warmup\n", size, L, repeats)
+	for _, dt := range []string{"float32", "bfloat16"} {
+		for _, o := range opts {
+			cfg := check.Config(size, "linear", dt, false, 1, L)
+			tag := fmt.Sprintf("ch%d", o.Chunks)
+			if o.FlatPriority {
+				tag += "-flatprio"
+			}
+			t, err := check.Time(d, cfg, 3, repeats, o)
+			if err != nil {
+				fmt.Printf("%-8s %-14s ERROR %v\n", dt, tag, err)
+				continue
+			}
+			fmt.Printf("%-8s %-14s median %8.3f  min %8.3f  peak %5.0f MiB\n", dt, tag, t.Median, t.Min, float64(t.PeakBytes)/(1<<20))
+			rows = append(rows, map[string]any{"dtype": dt, "tag": tag, "median_ms": t.Median, "min_ms": t.Min,
+				"samples_ms": t.Samples, "peak_bytes": t.PeakBytes, "describe": t.Describe})
+		}
+	}
+	return rows
 }
