@@ -42,5 +42,8 @@ step "inner-only 125m linear float32" 60 $X run $gpu --inner-only --ttt-type lin
 step "burnstyle-hip on the host CPU, 125m linear forward float32" 60 $X run --device cpu --model-size 125m --seq-len 2048 --warmup 0 --repeats 2 --timeout 55s --backends burnstyle-hip --results "$R/cpu"
 step "run 125m mlp forward float32" 150 $X run $gpu --ttt-type mlp --dtype float32 --backends "$all" --results "$R"
 step "run 125m linear backward float32" 120 $X run $gpu --backward --ttt-type linear --dtype float32 --backends pytorch,jax --results "$R"
+# The chunked (wavefront) forward of burnstyle-hip against the flat one; needs
+# bin/gpucheck (CGO_ENABLED=0 go build -o bin/gpucheck ./plugins/burnstyle-hip/gpu/cmd/gpucheck).
+[ -x bin/gpucheck ] && step "chunks: burnstyle-hip chunked forward sweep" 120 bin/gpucheck -verify=false -chunks 1,2,4,8,16 -repeats 20 -json "$out/chunks.json"
 tar czf "$out/results.tgz" results/h100
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"

@@ -18,9 +18,12 @@ import (
 // the device in the order it can run, and earlier chunks get higher stream
 // priority: they gate every later one.
 
-// defaultChunks is the chunk count when Options.Chunks is 0, picked by
-// measurement on the H100 (FLOOR.md, run 7).
-const defaultChunks = 4
+// defaultChunks is the chunk count when Options.Chunks is 0: 1, the flat
+// forward, because the chunked one is verified (emulator) but not yet timed
+// on a GPU; results/h100 measured the flat forward. `gpucheck -chunks` is
+// the measurement that would pick a count (FLOOR.md, "What would close the
+// gap").
+const defaultChunks = 1
 
 type lane struct {
 	stream uintptr
