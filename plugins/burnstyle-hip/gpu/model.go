@@ -132,7 +132,13 @@ func withEnv(opt Options) Options {
 	if os.Getenv("XBENCH_GPU_GEMM") == "own" {
 		opt.OwnGEMM = true
 	}
-	return chunksFromEnv(opt)
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_CHUNKS")); err == nil && opt.Chunks == 0 {
+		opt.Chunks = v
+	}
+	if os.Getenv("XBENCH_GPU_PRIORITY") == "flat" {
+		opt.FlatPriority = true
+	}
+	return opt
 }
 
 // geometryFor is the compile-time shape of cfg's program.

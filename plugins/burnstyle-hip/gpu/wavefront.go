@@ -1,10 +1,6 @@
 package gpu
 
-import (
-	"fmt"
-	"os"
-	"strconv"
-)
+import "fmt"
 
 // The chunked forward. A layer's inner loop is a chain of L/K dependent
 // mini-batch steps on 12 (B·nh) clusters: 48 of 132 SMs busy for ~0.4 ms
@@ -75,8 +71,9 @@ func (m *Model) setupChunks() error {
 	if ch.start, err = r.newSyncEvent(); err != nil {
 		return err
 	}
-	for c := 0; c < n; c++ {
-		var ln lane
+	ch.lanes = make([]lane, n) // zero handles are skipped by closeChunks on failure
+	for c := range ch.lanes {
+		ln := &ch.lanes[c]
 		rank := c
 		if m.opt.FlatPriority {
 			rank = 0
@@ -84,13 +81,11 @@ func (m *Model) setupChunks() error {
 		if ln.stream, err = r.newStream(rank); err != nil {
 			return err
 		}
-		ch.lanes = append(ch.lanes, ln) // appended first so Close frees what was made
 		if ln.done, err = r.newSyncEvent(); err != nil {
 			return err
 		}
-		ch.lanes[c] = ln
 		if m.useBLAS() {
-			if ch.lanes[c].blas, err = m.laneHandle(ln.stream); err != nil {
+			if ln.blas, err = m.laneHandle(ln.stream); err != nil {
 				return err
 			}
 		}
@@ -142,12 +137,12 @@ func (m *Model) laneHandle(stream uintptr) (uintptr, error) {
 // waits for every lane.
 func (m *Model) enqueueChunked() error {
 	r, ch := m.dev.rt, m.chunks
-	defer func() { r.stream, m.laneBLAS = 0, 0 }()
+	defer m.useLane(lane{})
 	if err := r.record(ch.start); err != nil {
 		return err
 	}
 	for _, ln := range ch.lanes {
-		r.stream = ln.stream
+		m.useLane(ln)
 		if err := r.waitEvent(ch.start); err != nil {
 			return err
 		}
@@ -160,7 +155,7 @@ func (m *Model) enqueueChunked() error {
 				continue
 			}
 			ln := ch.lanes[sp.c]
-			r.stream, m.laneBLAS = ln.stream, ln.blas
+			m.useLane(ln)
 			var err error
 			switch st {
 			case 0:
@@ -177,7 +172,7 @@ func (m *Model) enqueueChunked() error {
 			}
 		}
 	}
-	r.stream, m.laneBLAS = 0, 0
+	m.useLane(lane{}) // the default stream waits for every lane
 	for _, ln := range ch.lanes {
 		if err := r.waitEvent(ln.done); err != nil {
 			return err
@@ -185,6 +180,10 @@ func (m *Model) enqueueChunked() error {
 	}
 	return nil
 }
+
+// useLane sends the launches and GEMMs that follow to ln's stream and cuBLAS
+// handle; the zero lane is the default stream and the device's handle.
+func (m *Model) useLane(ln lane) { m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas }
 
 // enqueueInnerChunk runs layer l's inner loop over one chunk: from the
 // layer's weights for the first chunk, else from the state the previous
@@ -247,16 +246,4 @@ func (m *Model) closeChunks() {
 		r.drv.eventDestroy(ch.start)
 	}
 	m.chunks = nil
-}
-
-// chunksFromEnv reads XBENCH_GPU_CHUNKS (1 is the flat forward) and
-// XBENCH_GPU_PRIORITY=flat, for experiments through the harness.
-func chunksFromEnv(opt Options) Options {
-	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_CHUNKS")); err == nil && opt.Chunks == 0 {
-		opt.Chunks = v
-	}
-	if os.Getenv("XBENCH_GPU_PRIORITY") == "flat" {
-		opt.FlatPriority = true
-	}
-	return opt
 }
