@@ -72,6 +72,23 @@ __device__ __forceinline__ void xb_put(const XbFetch& p, float* Q, float* K, flo
   if (threadIdx.x < XB_KB) G[threadIdx.x] = p.g;
 }
 
+// Loads row zr's lane columns (lane + LG*e) into z and returns the row's
+// mean and 1/sqrt(population variance + eps), two passes as the spec's LN.
+__device__ __forceinline__ void xb_row_stats(const float* zr, int lane, float (&z)[EPL], float& mu,
+                                             float& rs) {
+  float s = 0.f;
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) {
+    z[e] = zr[lane + LG * e];
+    s += z[e];
+  }
+  mu = xb_grp_sum(s) / (float)XB_F;
+  float v = 0.f;
+#pragma unroll
+  for (int e = 0; e < EPL; ++e) v += (z[e] - mu) * (z[e] - mu);
+  rs = rsqrtf(xb_grp_sum(v) / (float)XB_F + XB_EPS);
+}
+
 // LayerNorm-fused L2 gradient of one row (spec step 5). Lane handles columns
 // lane + LG*e. egt, when set, also gets scale * G transposed ([F][KB], row i).
 // Rows past the tile (ok false) still run so every lane joins the shuffles.
@@ -79,17 +96,8 @@ __device__ __forceinline__ void xb_ln_grad_row(const float* zr, const float* tr,
                                                float* egt, float scale, int i, const float* lw,
                                                const float* lb, int lane, bool ok) {
   float z[EPL], xh[EPL], g[EPL];
-  float s = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) {
-    z[e] = zr[lane + LG * e];
-    s += z[e];
-  }
-  const float mu = xb_grp_sum(s) / (float)XB_F;
-  float v = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) v += (z[e] - mu) * (z[e] - mu);
-  const float rs = rsqrtf(xb_grp_sum(v) / (float)XB_F + XB_EPS);
+  float mu, rs;
+  xb_row_stats(zr, lane, z, mu, rs);
   float sg = 0.f, sgx = 0.f;
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
@@ -114,17 +122,8 @@ __device__ __forceinline__ void xb_ln_out_row(const float* zr, const float* qr, 
                                               const float* lw, const float* lb, int lane,
                                               bool ok) {
   float z[EPL];
-  float s = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) {
-    z[e] = zr[lane + LG * e];
-    s += z[e];
-  }
-  const float mu = xb_grp_sum(s) / (float)XB_F;
-  float v = 0.f;
-#pragma unroll
-  for (int e = 0; e < EPL; ++e) v += (z[e] - mu) * (z[e] - mu);
-  const float rs = rsqrtf(xb_grp_sum(v) / (float)XB_F + XB_EPS);
+  float mu, rs;
+  xb_row_stats(zr, lane, z, mu, rs);
   if (!ok) return;
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
