@@ -54,39 +54,24 @@ func (t Tensor) NumElements() int {
 }
 
 // F32 packs v as an F32 tensor of the given shape.
-func F32(shape []int, v []float32) Tensor {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return Tensor{DType: DTypeF32, Shape: cloneShape(shape), Data: b}
-}
+func F32(shape []int, v []float32) Tensor { return pack(DTypeF32, shape, v) }
 
 // F64 packs v as an F64 tensor of the given shape.
-func F64(shape []int, v []float64) Tensor {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(x))
-	}
-	return Tensor{DType: DTypeF64, Shape: cloneShape(shape), Data: b}
-}
+func F64(shape []int, v []float64) Tensor { return pack(DTypeF64, shape, v) }
 
 // I32 packs v as an I32 tensor of the given shape.
-func I32(shape []int, v []int32) Tensor {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], uint32(x))
-	}
-	return Tensor{DType: DTypeI32, Shape: cloneShape(shape), Data: b}
-}
+func I32(shape []int, v []int32) Tensor { return pack(DTypeI32, shape, v) }
 
 // I64 packs v as an I64 tensor of the given shape.
-func I64(shape []int, v []int64) Tensor {
-	b := make([]byte, 8*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint64(b[8*i:], uint64(x))
+func I64(shape []int, v []int64) Tensor { return pack(DTypeI64, shape, v) }
+
+// pack is v's little-endian bytes (floats as their IEEE bits) as a tensor.
+func pack[T float32 | float64 | int32 | int64](dt DType, shape []int, v []T) Tensor {
+	b, err := binary.Append(make([]byte, 0, dt.Size()*len(v)), binary.LittleEndian, v)
+	if err != nil {
+		panic(err) // fixed-size element types never fail to encode
 	}
-	return Tensor{DType: DTypeI64, Shape: cloneShape(shape), Data: b}
+	return Tensor{DType: dt, Shape: cloneShape(shape), Data: b}
 }
 
 // BF16 packs v as a BF16 tensor, rounding each value to nearest even.
