@@ -22,21 +22,24 @@ type Backend interface {
 	Export(ctx context.Context, req ExportRequest) (ExportResponse, error)
 }
 
-// Phases a backend can time.
-const (
-	PhaseForward   = "forward"
-	PhaseBackward  = "backward"
-	PhaseInnerOnly = "inner_only"
-)
-
-// Capabilities declares what a backend (or one of its variants) supports.
+// Capabilities declares what a backend (or one of its variants) supports:
+// one entry per workload it implements. Anything outside them is answered
+// with status unsupported and the reason, never attempted.
 type Capabilities struct {
-	Workloads []string `json:"workloads"`
-	TTTTypes  []string `json:"ttt_types"`
-	Phases    []string `json:"phases"`
-	Dtypes    []string `json:"dtypes"`
-	Devices   []string `json:"devices"`
-	Backbones []string `json:"backbones"`
+	Workloads []WorkloadCaps `json:"workloads"`
+}
+
+// WorkloadCaps is what a backend supports of one workload.
+type WorkloadCaps struct {
+	Workload string   `json:"workload"`
+	Phases   []string `json:"phases"`
+	Devices  []string `json:"devices"`
+	// Values restricts enumerated parameters (dtype always; ttt_type,
+	// layout, ...) to the listed values. A parameter it does not name is
+	// supported at every value the workload allows.
+	Values map[string][]string `json:"values,omitempty"`
+	// Max bounds integer parameters (e.g. seq_len) the backend cannot exceed.
+	Max map[string]int64 `json:"max,omitempty"`
 }
 
 // Variant is a second way a backend runs the same model (pytorch/compile).

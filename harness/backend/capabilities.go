@@ -2,6 +2,7 @@ package backend
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -44,30 +45,46 @@ func (i Info) CapabilitiesOf(variant string) (Capabilities, error) {
 	return Capabilities{}, fmt.Errorf("backend %q has no variant %q (variants: %s)", i.Name, variant, strings.Join(i.Names(), ", "))
 }
 
+// For returns the capabilities of one workload.
+func (c Capabilities) For(workload string) (WorkloadCaps, bool) {
+	for _, w := range c.Workloads {
+		if w.Workload == workload {
+			return w, true
+		}
+	}
+	return WorkloadCaps{}, false
+}
+
+// WorkloadNames lists the workloads declared, in declaration order.
+func (c Capabilities) WorkloadNames() []string {
+	var out []string
+	for _, w := range c.Workloads {
+		out = append(out, w.Workload)
+	}
+	return out
+}
+
 // Unsupported returns why a request falls outside the capabilities, or ""
 // when it is inside them. Device "auto" is inside whenever any device is.
-func (c Capabilities) Unsupported(workload, device string, cfg result.Config) string {
-	checks := []struct {
-		what    string
-		value   string
-		allowed []string
-	}{
-		{"workload", workload, c.Workloads},
-		{"ttt-type", cfg.TTTType, c.TTTTypes},
-		{"phase", cfg.Phase(), c.Phases},
-		{"dtype", cfg.Dtype, c.Dtypes},
-		{"backbone", cfg.Backbone, c.Backbones},
+func (c Capabilities) Unsupported(device string, cfg result.Config) string {
+	w, ok := c.For(cfg.Workload)
+	if !ok {
+		return fmt.Sprintf("workload %s is not supported (supported: %s)", cfg.Workload, orNone(c.WorkloadNames()))
 	}
-	if device != "auto" && device != "" {
-		checks = append(checks, struct {
-			what    string
-			value   string
-			allowed []string
-		}{"device", device, c.Devices})
+	if !slices.Contains(w.Phases, cfg.Phase) {
+		return fmt.Sprintf("phase %s is not supported (supported: %s)", cfg.Phase, orNone(w.Phases))
 	}
-	for _, ch := range checks {
-		if !slices.Contains(ch.allowed, ch.value) {
-			return fmt.Sprintf("%s %s is not supported (supported: %s)", ch.what, ch.value, orNone(ch.allowed))
+	if device != "auto" && device != "" && !slices.Contains(w.Devices, device) {
+		return fmt.Sprintf("device %s is not supported (supported: %s)", device, orNone(w.Devices))
+	}
+	for _, k := range slices.Sorted(maps.Keys(w.Values)) {
+		if v, ok := cfg.Params[k]; ok && !slices.Contains(w.Values[k], v) {
+			return fmt.Sprintf("%s %s is not supported (supported: %s)", k, v, orNone(w.Values[k]))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(w.Max)) {
+		if _, ok := cfg.Params[k]; ok && int64(cfg.Int(k)) > w.Max[k] {
+			return fmt.Sprintf("%s %s is above what this backend supports (at most %d)", k, cfg.Params[k], w.Max[k])
 		}
 	}
 	return ""

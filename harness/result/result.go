@@ -3,8 +3,13 @@
 // Go structs are the single source of truth for the format.
 package result
 
+import (
+	"maps"
+	"strconv"
+)
+
 // SchemaVersion changes whenever a field changes meaning or is removed.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Status says how a run ended.
 type Status string
@@ -18,36 +23,55 @@ const (
 	StatusSkipped     Status = "skipped"
 )
 
-// Config is the workload configuration; every backend of one run gets the same.
+// Config is one configuration of one workload; every backend of one run gets
+// the same. Params holds the workload's parameters as key/value pairs in
+// their canonical spelling (the way benchfmt keys a benchmark), so the
+// harness core never names a workload's parameters; harness/workload
+// declares and validates them. Integers travel as decimal strings, so no
+// layer can cut them to 32 bits.
 type Config struct {
-	Workload  string `json:"workload" jsonschema:"enum=ttt"`
-	ModelSize string `json:"model_size" jsonschema:"enum=tiny,enum=125m,enum=350m,enum=760m,enum=1b"`
-	TTTType   string `json:"ttt_type" jsonschema:"enum=linear,enum=mlp"`
-	Backward  bool   `json:"backward"`
-	InnerOnly bool   `json:"inner_only"`
-	Batch     int    `json:"batch" jsonschema:"minimum=1"`
-	SeqLen    int    `json:"seq_len" jsonschema:"minimum=1"`
-	MiniBatch int    `json:"mini_batch" jsonschema:"minimum=1"`
-	Dtype     string `json:"dtype" jsonschema:"enum=float32,enum=tf32,enum=bfloat16,enum=float16,enum=float64"`
-	Backbone  string `json:"backbone" jsonschema:"enum=transformer,enum=mamba"`
-	Warmup    int    `json:"warmup" jsonschema:"minimum=0"`
-	Repeats   int    `json:"repeats" jsonschema:"minimum=1"`
+	Workload string            `json:"workload" jsonschema:"minLength=1"`
+	Phase    string            `json:"phase" jsonschema:"enum=forward,enum=backward,enum=both,enum=inner_only"`
+	Params   map[string]string `json:"params"`
+	Warmup   int               `json:"warmup" jsonschema:"minimum=0"`
+	Repeats  int               `json:"repeats" jsonschema:"minimum=1"`
 }
 
-// Phase names the part of the model a configuration times.
-func (c Config) Phase() string {
-	switch {
-	case c.InnerOnly:
-		return "inner_only"
-	case c.Backward:
-		return "backward"
-	default:
-		return "forward"
+// Get returns one parameter ("" when absent).
+func (c Config) Get(key string) string { return c.Params[key] }
+
+// Int returns an integer parameter (0 when absent or not an integer: the
+// harness validated it at the boundary).
+func (c Config) Int(key string) int {
+	n, _ := strconv.ParseInt(c.Params[key], 10, 64)
+	return int(n)
+}
+
+// Dtype is the "dtype" parameter every workload declares.
+func (c Config) Dtype() string { return c.Params["dtype"] }
+
+// With returns a copy of c with one parameter set (the map is copied, so
+// configurations never share it).
+func (c Config) With(key, value string) Config {
+	out := c.Clone()
+	if out.Params == nil {
+		out.Params = map[string]string{}
 	}
+	out.Params[key] = value
+	return out
 }
 
-// Tokens is the number of tokens one timed call processes.
-func (c Config) Tokens() int { return c.Batch * c.SeqLen }
+// Clone returns a copy that shares no map with c.
+func (c Config) Clone() Config {
+	out := c
+	out.Params = maps.Clone(c.Params)
+	return out
+}
+
+// SameParams says whether two configurations have the same parameters.
+func (c Config) SameParams(o Config) bool {
+	return maps.Equal(c.Params, o.Params)
+}
 
 // Device describes where a backend actually ran (not what was asked for).
 type Device struct {
@@ -91,22 +115,25 @@ type Env struct {
 
 // Result is one backend on one configuration.
 type Result struct {
-	SchemaVersion   int       `json:"schema_version"`
-	RunID           string    `json:"run_id"`
-	Backend         string    `json:"backend"`
-	Status          Status    `json:"status" jsonschema:"enum=ok,enum=unsupported,enum=oom,enum=failed,enum=timeout,enum=skipped"`
-	Message         string    `json:"message,omitempty"`
-	Config          Config    `json:"config"`
-	Device          Device    `json:"device"`
-	SamplesMs       []float64 `json:"samples_ms"`
-	CompileMs       float64   `json:"compile_ms" jsonschema:"minimum=0"`
-	Stats           *Stats    `json:"stats,omitempty"`
-	TokensPerS      float64   `json:"tokens_per_s" jsonschema:"minimum=0"`
-	PeakMemoryBytes int64     `json:"peak_memory_bytes" jsonschema:"minimum=0"`
-	NumParams       int64     `json:"num_params" jsonschema:"minimum=0"`
-	Env             Env       `json:"env"`
-	Warnings        []string  `json:"warnings,omitempty"`
-	Timestamp       string    `json:"timestamp,omitempty"`
+	SchemaVersion int       `json:"schema_version"`
+	RunID         string    `json:"run_id"`
+	Backend       string    `json:"backend"`
+	Status        Status    `json:"status" jsonschema:"enum=ok,enum=unsupported,enum=oom,enum=failed,enum=timeout,enum=skipped"`
+	Message       string    `json:"message,omitempty"`
+	Config        Config    `json:"config"`
+	Device        Device    `json:"device"`
+	SamplesMs     []float64 `json:"samples_ms"`
+	CompileMs     float64   `json:"compile_ms" jsonschema:"minimum=0"`
+	Stats         *Stats    `json:"stats,omitempty"`
+	// Throughput is the workload's headline rate at the median (tokens/s,
+	// TFLOP/s, ...), in ThroughputUnit; only the harness fills it.
+	Throughput      float64  `json:"throughput" jsonschema:"minimum=0"`
+	ThroughputUnit  string   `json:"throughput_unit,omitempty"`
+	PeakMemoryBytes int64    `json:"peak_memory_bytes" jsonschema:"minimum=0"`
+	NumParams       int64    `json:"num_params" jsonschema:"minimum=0"`
+	Env             Env      `json:"env"`
+	Warnings        []string `json:"warnings,omitempty"`
+	Timestamp       string   `json:"timestamp,omitempty"`
 	// Tail keeps the last lines a failing backend printed, for diagnosis.
 	Tail string `json:"tail,omitempty"`
 }

@@ -1,0 +1,110 @@
+package workload
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Kind is a parameter's type.
+type Kind string
+
+const (
+	Int  Kind = "int"
+	Enum Kind = "enum"
+	Bool Kind = "bool"
+)
+
+// Param declares one parameter. Its key in result.Config.Params is Name
+// ("seq_len"); its flag is Flag() ("--seq-len").
+type Param struct {
+	Name    string
+	Kind    Kind
+	Default string
+	Help    string
+	// Allowed lists an Enum's values; Aliases maps other accepted spellings
+	// to one of them ("1.3b" -> "1b").
+	Allowed []string
+	Aliases map[string]string
+	// Min and Max bound an Int (inclusive); Max 0 means 1<<40, a bound every
+	// parameter needs so derived numbers cannot overflow.
+	Min, Max int64
+}
+
+// DefaultMax bounds an Int parameter whose declaration names no Max.
+const DefaultMax = int64(1) << 40
+
+// Flag is the command-line flag of the parameter.
+func (p Param) Flag() string { return "--" + strings.ReplaceAll(p.Name, "_", "-") }
+
+// FlagName is Flag without the dashes, as pflag wants it.
+func (p Param) FlagName() string { return strings.ReplaceAll(p.Name, "_", "-") }
+
+// Upper is the effective Max.
+func (p Param) Upper() int64 {
+	if p.Max == 0 {
+		return DefaultMax
+	}
+	return p.Max
+}
+
+// AllowedText says what values are allowed, for help and errors.
+func (p Param) AllowedText() string {
+	switch p.Kind {
+	case Enum:
+		return strings.Join(p.Allowed, ", ")
+	case Bool:
+		return "true, false"
+	default:
+		return fmt.Sprintf("integers %d to %d", p.Min, p.Upper())
+	}
+}
+
+// Canonical checks one value and returns its canonical spelling; the error
+// names the flag, the value (cut to 80 characters) and what is allowed.
+func (p Param) Canonical(v string) (string, error) {
+	bad := func() error {
+		return &ValueError{Flag: p.Flag(), Value: v, Allowed: p.AllowedText()}
+	}
+	switch p.Kind {
+	case Enum:
+		if a, ok := p.Aliases[v]; ok {
+			v = a
+		}
+		if !slices.Contains(p.Allowed, v) {
+			return "", bad()
+		}
+		return v, nil
+	case Bool:
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return "", bad()
+		}
+		return strconv.FormatBool(b), nil
+	default:
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < p.Min || n > p.Upper() {
+			return "", bad()
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+}
+
+// ValueError is a bad value for a flag: exit 2 at the CLI.
+type ValueError struct {
+	Flag, Value, Allowed string
+}
+
+func (e *ValueError) Error() string {
+	return fmt.Sprintf("%s %q is not allowed (allowed: %s)", e.Flag, Cut(e.Value, 80), e.Allowed)
+}
+
+// Cut shortens s to n bytes plus an ellipsis, so hostile input is never
+// echoed whole.
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,103 @@
+// Package workload is the second plugin axis beside the backend: what is
+// computed. A workload declares its parameters, phases, cost model, size
+// rank and verification rule; the CLI flags, validation, sweep axes, keys,
+// labels and report columns are all derived from that declaration, so a new
+// workload is one folder under harness/workload and one registration line in
+// harness/workload/all.
+package workload
+
+import (
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+)
+
+// Phases a configuration can time. Which ones a workload has is its own
+// declaration (Workload.Phases); "both" is forward and backward in one call.
+const (
+	PhaseForward   = "forward"
+	PhaseBackward  = "backward"
+	PhaseBoth      = "both"
+	PhaseInnerOnly = "inner_only"
+)
+
+// Cost is the work of one timed call: floating-point operations and the
+// memory traffic it cannot avoid. FLOPs / Bytes is the roofline's intensity.
+type Cost struct {
+	FLOPs float64
+	Bytes float64
+}
+
+// Intensity is FLOPs per byte (0 when there is no traffic).
+func (c Cost) Intensity() float64 {
+	if c.Bytes == 0 {
+		return 0
+	}
+	return c.FLOPs / c.Bytes
+}
+
+// Throughput is the workload's own headline rate of one result, e.g. tokens/s
+// for a model or TFLOP/s for a kernel.
+type Throughput struct {
+	Value float64
+	Unit  string
+}
+
+// Fixtures are the tensors every backend of a verification loads: weights
+// (may be empty) and inputs, written to safetensors files by the harness.
+type Fixtures struct {
+	Weights map[string]tensorfile.Tensor
+	Inputs  map[string]tensorfile.Tensor
+}
+
+// Workload is one computation that backends implement from its spec
+// (docs/workloads/<name>.md). Every method takes a configuration that
+// Resolve has already validated.
+type Workload interface {
+	// Name is the --workload value and result.Config.Workload.
+	Name() string
+	// Description is one line for `xbench workloads`.
+	Description() string
+	// Params declares the parameters in display order; "dtype" is one of them.
+	Params() []Param
+	// Phases lists the phases it defines; the first is the default.
+	Phases() []string
+	// Check enforces rules between parameters (the per-parameter ones are
+	// already enforced); its error names the flags, the values and what is
+	// allowed.
+	Check(cfg result.Config) error
+	// Label is a short human label of the parameters (no workload, no phase),
+	// e.g. "125m linear L=2048" or "4096x4096x4096 nn".
+	Label(cfg result.Config) string
+	// Cost counts one timed call.
+	Cost(cfg result.Config) (Cost, error)
+	// Rank orders configurations by size: a progressive sweep runs smaller
+	// ranks first and skips larger ones after an out-of-memory cell.
+	Rank(cfg result.Config) float64
+	// Throughput converts a median time into the workload's headline rate.
+	Throughput(cfg result.Config, medianMs float64) Throughput
+
+	// Fixtures makes deterministic weights and inputs for verification.
+	Fixtures(cfg result.Config, seed int64) (Fixtures, error)
+	// Output names the tensor a backend's Export writes and verify compares.
+	Output(cfg result.Config) string
+	// ReferenceBackend names the backend whose float64 Export is the
+	// reference, or "" when Reference computes it in-process.
+	ReferenceBackend() string
+	// Reference computes the float64 reference output in-process (only
+	// called when ReferenceBackend is "").
+	Reference(cfg result.Config, fx Fixtures) (tensorfile.Tensor, error)
+	// Tolerance is the largest relative L2 error accepted for cfg.
+	Tolerance(cfg result.Config) float64
+}
+
+// Suiter is implemented by a workload that has named sets of
+// configurations (GEMM's shape suites). `--shapes SPEC` expands SPEC into
+// parameter sets, each overriding the flags' values for one configuration.
+type Suiter interface {
+	// SuiteHelp says which SPECs are accepted, for --help and errors.
+	SuiteHelp() string
+	// Suite expands SPEC: a suite name, a generated suite with arguments
+	// (random:N:SEED) or a CSV file path. Each map holds parameter values
+	// by name in canonical spelling; the harness validates each one.
+	Suite(spec string) ([]map[string]string, error)
+}
