@@ -22,6 +22,14 @@ const (
 	cublasWorkspace    = 32 << 20 // what NVIDIA recommends for Hopper
 )
 
+// More cuBLAS constants, for the standalone GEMM (gemm.go).
+const (
+	cudaR16F = 2 // CUDA_R_16F
+	// cublasCompute32FFastTF32 is CUBLAS_COMPUTE_32F_FAST_TF32: float32
+	// storage, inputs rounded to TF32 on tensor cores, float32 accumulation.
+	cublasCompute32FFastTF32 = 77
+)
+
 type cublas struct {
 	h            uintptr
 	path         string
@@ -36,6 +44,11 @@ type cublas struct {
 	gemmEx func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32,
 		B uint64, bt, ldb int32, beta unsafe.Pointer, C uint64, ct, ldc int32, compute, algo int32) int32
 	ws devPtr
+	// gemmSB is cublasGemmStridedBatchedEx; nil where the library lacks it
+	// (bound apart from the table: the CPU emulator does not export it).
+	gemmSB func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32, strideA int64,
+		B uint64, bt, ldb int32, strideB int64, beta unsafe.Pointer, C uint64, ct, ldc int32, strideC int64,
+		batch, compute, algo int32) int32
 }
 
 var cublasNames = []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetMathMode",
@@ -70,6 +83,9 @@ func openCUBLAS() (*cublas, error) {
 	b := &cublas{path: path}
 	if err := bind(lib, path, b.table()); err != nil {
 		return nil, err
+	}
+	if bind(lib, path, map[string]any{"cublasGemmStridedBatchedEx": &b.gemmSB}) != nil {
+		b.gemmSB = nil
 	}
 	if c := b.create(&b.h); c != 0 {
 		return nil, fmt.Errorf("cublasCreate: status %d", c)

@@ -1,0 +1,190 @@
+package cpu
+
+import (
+	"fmt"
+	"math"
+)
+
+// GEMM is the standalone dense product of the "gemm" workload:
+// C[b] = op(A[b]) @ op(B[b]) for b in [0, batch), all row-major. A is stored
+// [batch, m, k], or [batch, k, m] when transA; B is stored [batch, k, n], or
+// [batch, n, k] when transB; C comes back as a new [batch, m, n].
+//
+// Both operands are first packed (in parallel over batch) into the NT form
+// MatMulNT reads — A as [m, k], B as [n, k], each read contiguously along k —
+// which costs O(mk + nk) against the product's O(mnk). The product is then
+// the cache-blocked 2x4 register kernel of matmul.go (mTile x nTile tiles of
+// C, k in kBlock panels) spread over GOMAXPROCS goroutines by (batch, row
+// block, column block) tile. Accumulation is float32; every element of C is
+// summed in a fixed order by one goroutine, so results are bitwise
+// reproducible. A slice shorter than its shape panics, as MatMulNT does.
+func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
+	if batch < 0 || m < 0 || n < 0 || k < 0 {
+		panic(fmt.Sprintf("cpu.GEMM: negative shape batch=%d m=%d n=%d k=%d", batch, m, n, k))
+	}
+	if len(a) < batch*m*k || len(b) < batch*k*n {
+		panic(fmt.Sprintf("cpu.GEMM: operands of %d and %d elements for batch=%d m=%d n=%d k=%d",
+			len(a), len(b), batch, m, n, k))
+	}
+	c := make([]float32, batch*m*n)
+	if batch == 0 || m == 0 || n == 0 || k == 0 {
+		return c
+	}
+	// Pack: ap is [batch, m, k], bp is [batch, n, k]. Operands already in
+	// that form are used in place.
+	ap, bp := a[:batch*m*k], b[:batch*k*n]
+	if transA || !transB {
+		if transA {
+			ap = make([]float32, batch*m*k)
+		}
+		if !transB {
+			bp = make([]float32, batch*n*k)
+		}
+		parallelFor(2*batch, func(_, t int) {
+			i := t / 2
+			switch {
+			case t%2 == 0 && transA: // stored [k, m]
+				transposeInto(ap[i*m*k:(i+1)*m*k], a[i*m*k:(i+1)*m*k], k, m)
+			case t%2 == 1 && !transB: // stored [k, n]
+				transposeInto(bp[i*n*k:(i+1)*n*k], b[i*k*n:(i+1)*k*n], k, n)
+			}
+		})
+	}
+	mt, nt := (m+mTile-1)/mTile, (n+nTile-1)/nTile
+	parallelFor(batch*mt*nt, func(_, t int) {
+		bi, r := t/(mt*nt), t%(mt*nt)
+		i0, j0 := (r/nt)*mTile, (r%nt)*nTile
+		matmulTile(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], k, n,
+			i0, min(i0+mTile, m), j0, min(j0+nTile, n))
+	})
+	return c
+}
+
+// transposeInto writes the [cols, rows] transpose of the row-major [rows,
+// cols] src into dst, in 32x32 blocks so both sides stay in cache.
+func transposeInto(dst, src []float32, rows, cols int) {
+	const blk = 32
+	for i0 := 0; i0 < rows; i0 += blk {
+		i1 := min(i0+blk, rows)
+		for j0 := 0; j0 < cols; j0 += blk {
+			j1 := min(j0+blk, cols)
+			for i := i0; i < i1; i++ {
+				row := src[i*cols : (i+1)*cols]
+				for j := j0; j < j1; j++ {
+					dst[j*rows+i] = row[j]
+				}
+			}
+		}
+	}
+}
+
+// GEMMDtype is GEMM at a workload dtype: "float32" and "tf32" are computed
+// in float32 (the CPU has no TF32 unit, so tf32 is simply exact float32);
+// "bfloat16" and "float16" round both inputs to that type (round to nearest
+// even) before the float32-accumulated product and round C to it after, as
+// a GPU with 16-bit inputs, float32 accumulation and a 16-bit output does.
+// "float8_e4m3" is an error: unsupported on cpu. a and b are not modified.
+func GEMMDtype(dtype string, batch, m, n, k int, transA, transB bool, a, b []float32) ([]float32, error) {
+	if batch < 0 || m < 0 || n < 0 || k < 0 {
+		return nil, fmt.Errorf("gemm: negative shape batch=%d m=%d n=%d k=%d", batch, m, n, k)
+	}
+	if len(a) != batch*m*k || len(b) != batch*k*n {
+		return nil, fmt.Errorf("gemm: A has %d elements and B %d; batch=%d m=%d n=%d k=%d needs %d and %d",
+			len(a), len(b), batch, m, n, k, batch*m*k, batch*k*n)
+	}
+	var round func(float32) float32
+	switch dtype {
+	case "float32", "tf32":
+		return GEMM(batch, m, n, k, transA, transB, a, b), nil
+	case "bfloat16":
+		round = RoundBF16
+	case "float16":
+		round = RoundF16
+	case "float8_e4m3":
+		return nil, fmt.Errorf("gemm: dtype float8_e4m3 is unsupported on cpu")
+	default:
+		return nil, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
+	}
+	ra, rb := make([]float32, len(a)), make([]float32, len(b))
+	for i, x := range a {
+		ra[i] = round(x)
+	}
+	for i, x := range b {
+		rb[i] = round(x)
+	}
+	c := GEMM(batch, m, n, k, transA, transB, ra, rb)
+	for i, x := range c {
+		c[i] = round(x)
+	}
+	return c, nil
+}
+
+// BF16Bits rounds x to bfloat16, to nearest even; a NaN stays a quiet NaN.
+func BF16Bits(x float32) uint16 {
+	u := math.Float32bits(x)
+	if u&0x7fffffff > 0x7f800000 {
+		return uint16(u>>16) | 0x40
+	}
+	u += 0x7fff + (u>>16)&1
+	return uint16(u >> 16)
+}
+
+// FromBF16Bits widens a bfloat16 exactly.
+func FromBF16Bits(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// RoundBF16 is x rounded to the nearest bfloat16 (ties to even).
+func RoundBF16(x float32) float32 { return FromBF16Bits(BF16Bits(x)) }
+
+// F16Bits rounds x to IEEE binary16, to nearest even, with subnormals,
+// overflow to infinity and NaN (kept quiet) handled.
+func F16Bits(x float32) uint16 {
+	u := math.Float32bits(x)
+	sign := uint16(u>>16) & 0x8000
+	exp := int(u>>23) & 0xff
+	mant := u & 0x7fffff
+	if exp == 0xff {
+		if mant != 0 {
+			return sign | 0x7e00
+		}
+		return sign | 0x7c00
+	}
+	e := exp - 127 + 15 // binary16 biased exponent
+	if e >= 31 {
+		return sign | 0x7c00
+	}
+	if e <= 0 {
+		// Subnormal (or zero) half: h = round(|x| * 2^24). |x| < 2^-14 here,
+		// so the scaled value is below 1024 and exact in float64; Go's
+		// RoundToEven is the IEEE tie rule. h may reach 1024: the smallest
+		// normal, which is the correct carry.
+		v := math.Abs(float64(x)) * (1 << 24)
+		return sign | uint16(math.RoundToEven(v))
+	}
+	h := uint32(e)<<10 | mant>>13
+	rem := mant & 0x1fff
+	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
+		h++ // a carry into the exponent is the correct rounding, up to infinity
+	}
+	return sign | uint16(h)
+}
+
+// FromF16Bits widens an IEEE binary16 exactly.
+func FromF16Bits(h uint16) float32 {
+	sign := uint32(h&0x8000) << 16
+	exp := uint32(h>>10) & 0x1f
+	mant := uint32(h & 0x3ff)
+	switch exp {
+	case 0:
+		v := float32(mant) * (1.0 / (1 << 24))
+		if sign != 0 {
+			v = -v
+		}
+		return v
+	case 0x1f:
+		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
+	}
+	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
+}
+
+// RoundF16 is x rounded to the nearest binary16 (ties to even).
+func RoundF16(x float32) float32 { return FromF16Bits(F16Bits(x)) }

@@ -1,0 +1,579 @@
+package gpu
+
+// The standalone GEMM workload on the GPU, through cuBLAS.
+//
+// The product is the workload's: C[b] = op(A[b]) @ op(B[b]), row-major, A
+// stored [batch, m, k] ([batch, k, m] when TransA), B stored [batch, k, n]
+// ([batch, n, k] when TransB), C [batch, m, n]. Dtypes:
+//
+//	float32      float32 in and out, IEEE float32 products (cuBLAS pedantic
+//	             math with CUBLAS_COMPUTE_32F: never TF32), float32 sums
+//	tf32         float32 in and out, CUBLAS_COMPUTE_32F_FAST_TF32
+//	bfloat16     bf16 in and out, CUBLAS_COMPUTE_32F (float32 sums)
+//	float16      fp16 in and out, CUBLAS_COMPUTE_32F (float32 sums)
+//	float8_e4m3  not implemented (needs cublasLt): an error
+//
+// API (every function is safe to call from any goroutine):
+//
+//	type GEMMSpec struct{ Batch, M, N, K int; TransA, TransB bool; Dtype string }
+//	type GEMMTiming struct{ CompileMs; SamplesMs; PeakMemoryBytes; Device; Library; Timing }
+//	func (s GEMMSpec) DeviceBytes() (int64, error) // A+B+C+workspace; compare with d.FreeBytes()
+//	func (d *Device) GEMMSupports(spec GEMMSpec) error
+//	func (d *Device) TimeGEMM(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
+//	func (d *Device) ExportGEMM(ctx, spec, a, b []float32) ([]float32, error)
+//	func GEMMAvailable() error                 // the shared "cuda" device, cuBLAS loaded
+//	func TimeGEMM(ctx, spec, warmup, repeats, seed) (GEMMTiming, error) // on Shared("cuda")
+//	func ExportGEMM(ctx, spec, a, b) ([]float32, error)                 // on Shared("cuda")
+//
+// Threads and contexts: a caller needs nothing special. A Device (from Open,
+// or the process-wide one from Shared(kind), which the package-level
+// functions use with kind "cuda") owns a worker goroutine locked to the OS
+// thread where its context is current; every driver and cuBLAS call here
+// runs on that worker through d.w.do, one job at a time, so GEMMs and
+// Models of one Device never interleave. ctx is checked between calls (one
+// product is never interrupted).
+//
+// cuBLAS is column-major: row-major C = op(A) op(B) is computed as the
+// column-major C^T = op(B)^T op(A)^T, so cuBLAS's first operand is our B and
+// its second our A (cublasArgs, a pure function with its own unit test).
+// Batches of any size go through cublasGemmStridedBatchedEx; a library
+// without it (the CPU emulator) gets one cublasGemmEx per batch entry. The
+// cuBLAS handle and its workspace are the Device's (set up in Open), and the
+// workspace counts in PeakMemoryBytes. ROCm devices answer "gemm on rocm is
+// not implemented": this package binds no hipBLAS/rocBLAS.
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+)
+
+// GEMMSpec is one GEMM configuration.
+type GEMMSpec struct {
+	Batch, M, N, K int
+	TransA, TransB bool
+	Dtype          string // float32, tf32, bfloat16, float16 (float8_e4m3: unsupported)
+}
+
+// GEMMTiming is what TimeGEMM measured.
+type GEMMTiming struct {
+	// CompileMs is the first call alone, by the host clock from the call to
+	// its completion: cuBLAS's heuristics, lazy kernel loading and the run.
+	CompileMs float64
+	// SamplesMs holds one device-event time per repeat, each around one
+	// call on the handle's stream.
+	SamplesMs []float64
+	// PeakMemoryBytes counts A, B, C and the cuBLAS workspace.
+	PeakMemoryBytes int64
+	Device          result.Device
+	// Library is cuBLAS's version, "cublas 13.0.2" (for env.versions).
+	Library string
+	// Timing says how SamplesMs was measured, for the result's notes.
+	Timing string
+}
+
+// errGEMMRocm is the answer on a ROCm device.
+var errGEMMRocm = errors.New("gemm on rocm is not implemented (no hipBLAS/rocBLAS binding in this backend)")
+
+// gemmType is how one dtype maps onto cuBLAS.
+type gemmType struct {
+	in, out           int32 // cudaDataType of A and B, of C
+	inBytes, outBytes int
+	compute           int32 // cublasComputeType_t
+	math              int32 // cublasMath_t set on the handle
+}
+
+func gemmTypeOf(dtype string) (gemmType, error) {
+	switch dtype {
+	case "float32":
+		return gemmType{cudaR32F, cudaR32F, 4, 4, cublasCompute32F, cublasPedanticMath}, nil
+	case "tf32":
+		return gemmType{cudaR32F, cudaR32F, 4, 4, cublasCompute32FFastTF32, cublasDefaultMath}, nil
+	case "bfloat16":
+		return gemmType{cudaR16BF, cudaR16BF, 2, 2, cublasCompute32F, cublasDefaultMath}, nil
+	case "float16":
+		return gemmType{cudaR16F, cudaR16F, 2, 2, cublasCompute32F, cublasDefaultMath}, nil
+	case "float8_e4m3":
+		return gemmType{}, fmt.Errorf("gemm dtype float8_e4m3: not implemented on the GPU (needs cublasLt matmul, not bound here)")
+	}
+	return gemmType{}, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
+}
+
+// gemmArgs are the arguments of one cublasGemmStridedBatchedEx call.
+// cuBLAS's first operand ("A" in its documentation) is our B, its second
+// ("B") our A.
+type gemmArgs struct {
+	opFirst, opSecond int32 // cublasOperation_t of B and of A
+	m, n, k           int32 // cuBLAS's column-major m, n, k: our N, M, K
+	ldFirst, ldSecond int32 // leading dimensions of B and of A
+	ldc               int32
+	strideFirst       int64 // elements between batch entries of B
+	strideSecond      int64 // ... of A
+	strideC           int64
+	batch             int32
+}
+
+// cublasArgs maps a row-major spec onto cuBLAS's column-major call. A
+// row-major [r, c] matrix is the column-major [c, r] one with leading
+// dimension c, its transpose. cuBLAS computes the column-major [N, M]
+// matrix C^T = op(B)^T op(A)^T:
+//   - B stored [k, n] ('n') is, column-major, [n, k] = op(B)^T: no
+//     transpose, ld n. Stored [n, k] ('t') it is [k, n] column-major, whose
+//     transpose is op(B)^T: transpose, ld k.
+//   - A stored [m, k] ('n') is, column-major, [k, m] = op(A)^T: no
+//     transpose, ld k. Stored [k, m] ('t') it is [m, k] column-major:
+//     transpose, ld m.
+//   - C^T column-major [n, m] is C row-major [m, n]: ldc n.
+func cublasArgs(s GEMMSpec) gemmArgs {
+	g := gemmArgs{opFirst: cublasOpN, opSecond: cublasOpN, m: int32(s.N), n: int32(s.M), k: int32(s.K),
+		ldFirst: int32(s.N), ldSecond: int32(s.K), ldc: int32(s.N),
+		strideFirst: int64(s.K) * int64(s.N), strideSecond: int64(s.M) * int64(s.K),
+		strideC: int64(s.M) * int64(s.N), batch: int32(s.Batch)}
+	if s.TransB {
+		g.opFirst, g.ldFirst = cublasOpT, int32(s.K)
+	}
+	if s.TransA {
+		g.opSecond, g.ldSecond = cublasOpT, int32(s.M)
+	}
+	return g
+}
+
+// check validates a spec's shape: positive dimensions small enough for
+// cuBLAS's int arguments.
+func (s GEMMSpec) check() error {
+	for _, d := range []struct {
+		name string
+		v    int
+	}{{"batch", s.Batch}, {"m", s.M}, {"n", s.N}, {"k", s.K}} {
+		if d.v < 1 || d.v > math.MaxInt32 {
+			return fmt.Errorf("gemm: %s=%d out of range [1, 2^31)", d.name, d.v)
+		}
+	}
+	return nil
+}
+
+func (s GEMMSpec) String() string {
+	l := [2]byte{'n', 'n'}
+	if s.TransA {
+		l[0] = 't'
+	}
+	if s.TransB {
+		l[1] = 't'
+	}
+	return fmt.Sprintf("gemm batch=%d m=%d n=%d k=%d layout=%s dtype=%s", s.Batch, s.M, s.N, s.K, l[:], s.Dtype)
+}
+
+// sizes is the bytes of A, B and C.
+func (s GEMMSpec) sizes(t gemmType) (a, b, c int64) {
+	B, M, N, K := int64(s.Batch), int64(s.M), int64(s.N), int64(s.K)
+	return B * M * K * int64(t.inBytes), B * K * N * int64(t.inBytes), B * M * N * int64(t.outBytes)
+}
+
+// DeviceBytes is the device memory TimeGEMM and ExportGEMM use for spec:
+// A, B, C and the cuBLAS workspace (what PeakMemoryBytes reports), so a
+// caller can compare it with FreeBytes and decline an out-of-memory run.
+func (s GEMMSpec) DeviceBytes() (int64, error) {
+	t, err := gemmTypeOf(s.Dtype)
+	if err != nil {
+		return 0, err
+	}
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	a, b, c := s.sizes(t)
+	return a + b + (c+3)/4*4 + cublasWorkspace, nil
+}
+
+// GEMMSupports says whether this device can run spec, and why not.
+func (d *Device) GEMMSupports(spec GEMMSpec) error {
+	if err := spec.check(); err != nil {
+		return err
+	}
+	if _, err := gemmTypeOf(spec.Dtype); err != nil {
+		return err
+	}
+	if d.rt.kind != "cuda" {
+		return errGEMMRocm
+	}
+	if d.rt.blas == nil {
+		return fmt.Errorf("gemm needs cuBLAS: %v", d.rt.blasErr)
+	}
+	return nil
+}
+
+// gemmBufs are one product's device buffers.
+type gemmBufs struct {
+	a, b, c devPtr
+	t       gemmType
+	spec    GEMMSpec
+	args    gemmArgs
+	bytes   int64 // A + B + C
+}
+
+// allocGEMM allocates A, B and C (C rounded up to whole 32-bit words, so
+// it can be poisoned with fill32). On the worker thread.
+func (d *Device) allocGEMM(spec GEMMSpec, t gemmType) (*gemmBufs, error) {
+	r := d.rt
+	na, nb, nc := spec.sizes(t)
+	nc = (nc + 3) / 4 * 4
+	g := &gemmBufs{t: t, spec: spec, args: cublasArgs(spec), bytes: na + nb + nc}
+	var err error
+	if g.a, err = r.alloc(na); err == nil {
+		if g.b, err = r.alloc(nb); err == nil {
+			g.c, err = r.alloc(nc)
+		}
+	}
+	if err != nil {
+		g.free(r)
+		return nil, fmt.Errorf("%s: %w", spec, err)
+	}
+	return g, nil
+}
+
+func (g *gemmBufs) free(r *rt) {
+	for _, p := range []devPtr{g.a, g.b, g.c} {
+		if p != 0 {
+			r.free(p)
+		}
+	}
+}
+
+// prepare sets the handle's math mode and stream for g's dtype; the Models
+// of the device set their own before each of their calls.
+func (d *Device) prepareGEMM(g *gemmBufs) error {
+	b := d.rt.blas
+	if err := b.check("set math mode", b.setMathMode(b.h, g.t.math)); err != nil {
+		return err
+	}
+	return b.check("set stream", b.setStream(b.h, d.rt.stream))
+}
+
+// run enqueues one product C = op(A) op(B). On the worker thread.
+func (d *Device) runGEMM(g *gemmBufs) error {
+	b := d.rt.blas
+	alpha, beta := float32(1), float32(0)
+	x := g.args
+	t := g.t
+	if b.gemmSB != nil {
+		return b.check(g.spec.String(), b.gemmSB(b.h, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
+			uint64(g.b), t.in, x.ldFirst, x.strideFirst, uint64(g.a), t.in, x.ldSecond, x.strideSecond,
+			unsafe.Pointer(&beta), uint64(g.c), t.out, x.ldc, x.strideC, x.batch, t.compute, cublasGemmDefault))
+	}
+	in, out := int64(t.inBytes), int64(t.outBytes)
+	for i := int64(0); i < int64(x.batch); i++ {
+		if err := b.check(g.spec.String(), b.gemmEx(b.h, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
+			uint64(g.b)+uint64(i*x.strideFirst*in), t.in, x.ldFirst,
+			uint64(g.a)+uint64(i*x.strideSecond*in), t.in, x.ldSecond, unsafe.Pointer(&beta),
+			uint64(g.c)+uint64(i*x.strideC*out), t.out, x.ldc, t.compute, cublasGemmDefault)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// libraryVersion is "cublas MAJOR.MINOR.PATCH" from cublasGetVersion
+// (major*10000 + minor*100 + patch). On the worker thread.
+func (d *Device) libraryVersion() string {
+	b := d.rt.blas
+	var v int32
+	if b.version(b.h, &v) != 0 {
+		return "cublas (version unknown)"
+	}
+	return fmt.Sprintf("cublas %d.%d.%d", v/10000, v%10000/100, v%100)
+}
+
+// TimeGEMM times spec: inputs from a host generator seeded by seed (uniform
+// in [-1, 1), rounded to the dtype) are uploaded, the first call is timed
+// alone (CompileMs), warmup calls follow untimed, then repeats calls each
+// between two device events.
+func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
+	var out GEMMTiming
+	if err := d.GEMMSupports(spec); err != nil {
+		return out, err
+	}
+	if warmup < 0 || repeats < 1 {
+		return out, fmt.Errorf("gemm: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", warmup, repeats)
+	}
+	t, _ := gemmTypeOf(spec.Dtype)
+	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
+	ha := encodeGEMM(randomInputs(B*M*K, seed, 1), t.in)
+	hb := encodeGEMM(randomInputs(B*K*N, seed, 2), t.in)
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	err := d.w.do(func() error {
+		r := d.rt
+		g, err := d.allocGEMM(spec, t)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		out.PeakMemoryBytes = g.bytes + cublasWorkspace
+		out.Library = d.libraryVersion()
+		if err := r.htod(g.a, ha); err != nil {
+			return err
+		}
+		if err := r.htod(g.b, hb); err != nil {
+			return err
+		}
+		if err := d.prepareGEMM(g); err != nil {
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := d.runGEMM(g); err != nil {
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return err
+		}
+		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
+		for i := 0; i < warmup; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := d.runGEMM(g); err != nil {
+				return err
+			}
+		}
+		var ev [2]uintptr
+		for i := range ev {
+			if ev[i], err = r.newEvent(); err != nil {
+				return err
+			}
+			defer r.drv.eventDestroy(ev[i])
+		}
+		out.SamplesMs = make([]float64, 0, repeats)
+		for i := 0; i < repeats; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := r.record(ev[0]); err != nil {
+				return err
+			}
+			if err := d.runGEMM(g); err != nil {
+				return err
+			}
+			if err := r.record(ev[1]); err != nil {
+				return err
+			}
+			ms, err := r.elapsedMs(ev[0], ev[1])
+			if err != nil {
+				return err
+			}
+			out.SamplesMs = append(out.SamplesMs, ms)
+		}
+		return nil
+	})
+	if err != nil {
+		return GEMMTiming{}, err
+	}
+	out.Device = d.Info()
+	call := "one cublasGemmStridedBatchedEx"
+	if d.rt.blas.gemmSB == nil {
+		call = fmt.Sprintf("%d cublasGemmEx calls", B)
+	}
+	out.Timing = fmt.Sprintf("device events around each call (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
+		call, out.Library, d.rt.blas.path)
+	return out, nil
+}
+
+// ExportGEMM uploads a and b (rounded to bfloat16 or float16 on the host for
+// those dtypes), runs one product and returns C as float32 [batch, m, n]
+// (widened exactly from a 16-bit C). C is poisoned with NaN first, so an
+// element the product misses shows.
+func (d *Device) ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) ([]float32, error) {
+	if err := d.GEMMSupports(spec); err != nil {
+		return nil, err
+	}
+	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
+	if len(a) != B*M*K || len(b) != B*K*N {
+		return nil, fmt.Errorf("%s: A has %d elements and B %d; want %d and %d", spec, len(a), len(b), B*M*K, B*K*N)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t, _ := gemmTypeOf(spec.Dtype)
+	ha, hb := encodeGEMM(a, t.in), encodeGEMM(b, t.in)
+	raw := make([]byte, int64(B)*int64(M)*int64(N)*int64(t.outBytes))
+	err := d.w.do(func() error {
+		r := d.rt
+		g, err := d.allocGEMM(spec, t)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := r.htod(g.a, ha); err != nil {
+			return err
+		}
+		if err := r.htod(g.b, hb); err != nil {
+			return err
+		}
+		_, _, nc := spec.sizes(t)
+		if err := r.fill32(g.c, nanWord(t.out), (nc+3)/4); err != nil {
+			return err
+		}
+		if err := d.prepareGEMM(g); err != nil {
+			return err
+		}
+		if err := d.runGEMM(g); err != nil {
+			r.sync()
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return err
+		}
+		return r.dtoh(raw, g.c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decodeGEMM(raw, t.out), nil
+}
+
+// nanWord is a 32-bit word of quiet NaNs of type dt.
+func nanWord(dt int32) uint32 {
+	switch dt {
+	case cudaR16BF:
+		return 0x7fc07fc0
+	case cudaR16F:
+		return 0x7e007e00
+	}
+	return 0x7fc00000
+}
+
+// encodeGEMM is v in the device type dt, little-endian.
+func encodeGEMM(v []float32, dt int32) []byte {
+	var b []byte
+	switch dt {
+	case cudaR16BF, cudaR16F:
+		conv := cpu.BF16Bits
+		if dt == cudaR16F {
+			conv = cpu.F16Bits
+		}
+		b = make([]byte, 2*len(v))
+		parallelChunks(len(v), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint16(b[2*i:], conv(v[i]))
+			}
+		})
+	default:
+		b = make([]byte, 4*len(v))
+		parallelChunks(len(v), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v[i]))
+			}
+		})
+	}
+	return b
+}
+
+// decodeGEMM widens device data of type dt to float32.
+func decodeGEMM(b []byte, dt int32) []float32 {
+	switch dt {
+	case cudaR16BF, cudaR16F:
+		conv := cpu.FromBF16Bits
+		if dt == cudaR16F {
+			conv = cpu.FromF16Bits
+		}
+		v := make([]float32, len(b)/2)
+		for i := range v {
+			v[i] = conv(binary.LittleEndian.Uint16(b[2*i:]))
+		}
+		return v
+	}
+	v := make([]float32, len(b)/4)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
+}
+
+// gemmChunk is the elements one generator stream fills: the inputs depend
+// only on (seed, which, n), never on GOMAXPROCS.
+const gemmChunk = 1 << 20
+
+// randomInputs is n values uniform in [-1, 1), chunk c drawn from a PCG
+// seeded (seed, which<<40 | c), filled in parallel.
+func randomInputs(n int, seed, which uint64) []float32 {
+	v := make([]float32, n)
+	chunks := (n + gemmChunk - 1) / gemmChunk
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for c := 0; c < chunks; c++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			r := rand.New(rand.NewPCG(seed, which<<40|uint64(c)))
+			for i := c * gemmChunk; i < min((c+1)*gemmChunk, n); i++ {
+				v[i] = 2*r.Float32() - 1 // exact: Float32 is a multiple of 2^-24
+			}
+		}()
+	}
+	wg.Wait()
+	return v
+}
+
+// parallelChunks calls fn over [0, n) in gemmChunk pieces on every core.
+func parallelChunks(n int, fn func(lo, hi int)) {
+	chunks := (n + gemmChunk - 1) / gemmChunk
+	if chunks <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for c := 0; c < chunks; c++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn(c*gemmChunk, min((c+1)*gemmChunk, n))
+		}()
+	}
+	wg.Wait()
+}
+
+// GEMMAvailable is nil when the process-wide CUDA device (Shared("cuda"))
+// opens and cuBLAS loaded on it; otherwise the reason.
+func GEMMAvailable() error {
+	d, err := Shared("cuda")
+	if err != nil {
+		return err
+	}
+	if d.rt.blas == nil {
+		return fmt.Errorf("gemm needs cuBLAS: %v", d.rt.blasErr)
+	}
+	return nil
+}
+
+// TimeGEMM is Device.TimeGEMM on Shared("cuda").
+func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
+	d, err := Shared("cuda")
+	if err != nil {
+		return GEMMTiming{}, err
+	}
+	return d.TimeGEMM(ctx, spec, warmup, repeats, seed)
+}
+
+// ExportGEMM is Device.ExportGEMM on Shared("cuda").
+func ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) ([]float32, error) {
+	d, err := Shared("cuda")
+	if err != nil {
+		return nil, err
+	}
+	return d.ExportGEMM(ctx, spec, a, b)
+}
