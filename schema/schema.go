@@ -8,3 +8,9 @@ import _ "embed"
 //
 //go:embed result.schema.json
 var ResultJSON []byte
+
+// ResultV1JSON is the schema of results written before the workload axis
+// (schema_version 1, TTT only); such results still load, upgraded.
+//
+//go:embed result.v1.schema.json
+var ResultV1JSON []byte

@@ -84,3 +84,27 @@ type ExportResponse struct {
 	Message string        `json:"message,omitempty"`
 	Device  result.Device `json:"device"`
 }
+
+// BatchRunner is implemented by a backend that can run many configurations
+// in one round trip (a Python process answering a thousand GEMM shapes
+// without a thousand request/reply pairs). Results come back in request
+// order, one per request.
+type BatchRunner interface {
+	RunBatch(ctx context.Context, reqs []RunRequest) ([]result.Result, error)
+}
+
+// RunAll runs reqs through b, in one batch where b can, else one by one.
+func RunAll(ctx context.Context, b Backend, reqs []RunRequest) ([]result.Result, error) {
+	if br, ok := b.(BatchRunner); ok {
+		return br.RunBatch(ctx, reqs)
+	}
+	out := make([]result.Result, 0, len(reqs))
+	for _, r := range reqs {
+		res, err := b.Run(ctx, r)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}

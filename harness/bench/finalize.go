@@ -9,6 +9,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/stats"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // Finalize stamps a result with the run's identity and computes its
@@ -37,7 +38,7 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	if r.Env.VisibleDevices == "" {
 		r.Env.VisibleDevices = s.Meta.VisibleDevices
 	}
-	r.Stats, r.TokensPerS = nil, 0
+	r.Stats, r.Throughput, r.ThroughputUnit = nil, 0, ""
 	if r.Status != result.StatusOK {
 		return r
 	}
@@ -52,9 +53,13 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	}
 	r.Stats = &st
 	r.Warnings = dropBackendCVWarnings(r.Warnings)
-	if st.MedianMs > 0 {
-		r.TokensPerS = float64(r.Config.Tokens()) / (st.MedianMs / 1000)
+	tp := workload.ThroughputOf(r.Config, st.MedianMs)
+	if math.IsNaN(tp.Value) || math.IsInf(tp.Value, 0) || tp.Value < 0 {
+		// A derived number that cannot be true is never saved as ok.
+		r.Status, r.Message, r.Stats = result.StatusFailed, fmt.Sprintf("throughput %v %s is not a finite non-negative number", tp.Value, tp.Unit), nil
+		return r
 	}
+	r.Throughput, r.ThroughputUnit = tp.Value, tp.Unit
 	if st.CV > stats.CVWarnThreshold {
 		r.Warnings = appendOnce(r.Warnings, fmt.Sprintf("cv %.1f%% is above %.0f%%: timings are noisy", 100*st.CV, 100*stats.CVWarnThreshold))
 	}

@@ -143,7 +143,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = result.StatusUnsupported, err.Error()
 		return s.Finalize(base)
 	}
-	if why := caps.Unsupported(cfg.Workload, device, cfg); why != "" {
+	if why := caps.Unsupported(device, cfg); why != "" {
 		base.Status, base.Message = result.StatusUnsupported, fullName+": "+why
 		return s.Finalize(base)
 	}

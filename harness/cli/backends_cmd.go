@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -29,21 +31,32 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
 	defer sess.Close()
 	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "backend\truntime\tshell\tttt types\tphases\tdtypes\tdevices\tstatus")
+	fmt.Fprintln(tw, "backend\truntime\tshell\tworkload\tphases\tdtypes\tdevices\tother values\tstatus")
 	for _, name := range reg.Names() {
 		m, _ := reg.Manifest(name)
 		if err := requireInstalled(reg, name); err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, firstLine(err.Error()))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
 			continue
 		}
 		_, info, err := sess.Backend(ctx, name)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, firstLine(err.Error()))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
 			continue
 		}
 		row := func(full string, c backend.Capabilities) {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\tok\n", full, m.Runtime, m.Shell, strings.Join(c.TTTTypes, ","),
-				strings.Join(c.Phases, ","), strings.Join(c.Dtypes, ","), strings.Join(c.Devices, ","))
+			for _, w := range c.Workloads {
+				var other []string
+				for _, k := range slices.Sorted(maps.Keys(w.Values)) {
+					if k != "dtype" {
+						other = append(other, k+"="+strings.Join(w.Values[k], ","))
+					}
+				}
+				for _, k := range slices.Sorted(maps.Keys(w.Max)) {
+					other = append(other, fmt.Sprintf("%s<=%d", k, w.Max[k]))
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tok\n", full, m.Runtime, m.Shell, w.Workload,
+					strings.Join(w.Phases, ","), orDash(w.Values["dtype"]), strings.Join(w.Devices, ","), orDash(other))
+			}
 		}
 		row(name, info.Capabilities)
 		for _, v := range info.Variants {
@@ -59,4 +72,11 @@ func schemaCmd(_ context.Context, a *App, args []string) error {
 	}
 	_, err := a.Stdout.Write(schema.ResultJSON)
 	return err
+}
+
+func orDash(list []string) string {
+	if len(list) == 0 {
+		return "-"
+	}
+	return strings.Join(list, ",")
 }

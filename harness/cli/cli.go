@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/xbench/xbench/harness/registry"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // UsageError is bad input from the user: exit code 2, one clear line.
@@ -37,7 +38,7 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return 0
-	case errors.As(err, &u):
+	case errors.As(err, &u), workload.IsInputError(err):
 		return 2
 	case errors.As(err, &x):
 		return x.Code
@@ -119,4 +120,12 @@ func selfPath() (string, error) {
 		return "", fmt.Errorf("find the xbench binary to start plugins: %w", err)
 	}
 	return p, nil
+}
+
+// warnSkipped names every stored file a reader skipped, on stderr, so a bad
+// file is seen without stopping the command.
+func warnSkipped(a *App, skipped []string) {
+	for _, s := range skipped {
+		fmt.Fprintf(a.Stderr, "warning: skipped %s\n", s)
+	}
 }

@@ -37,6 +37,7 @@ func compareCmd(_ context.Context, a *App, args []string) error {
 		if sets[i], err = compare.Load(dir); err != nil {
 			return err
 		}
+		warnSkipped(a, sets[i].Skipped)
 	}
 	tab := compare.Compare(sets[0], sets[1])
 	if err := tab.Write(a.Stdout, th); err != nil {

@@ -45,10 +45,11 @@ func exportCmd(_ context.Context, a *App, args []string) error {
 	default:
 		return usagef("xbench export takes at most one argument (a run id or folder), got %d", fs.NArg())
 	}
-	rs, err := store.ReadAll(dir)
+	rs, skipped, err := store.ReadAll(dir)
 	if err != nil {
 		return err
 	}
+	warnSkipped(a, skipped)
 	if len(rs) == 0 {
 		return fmt.Errorf("export %s: no results in it", dir)
 	}

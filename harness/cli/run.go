@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/xbench/xbench/harness/workload"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,15 +25,58 @@ type commonFlags struct {
 	backends, env, logLevel, resultsDir string
 	pluginPath                          []string
 	timeout                             time.Duration
+	fs                                  *pflag.FlagSet
 }
 
 func (c *commonFlags) register(fs *pflag.FlagSet) {
+	c.fs = fs
 	fs.StringVar(&c.backends, "backends", "", "comma-separated backends or variants (default: every available one)")
 	fs.StringVar(&c.env, "env", "auto", "how to run non-built-in backends: auto, nix, venv")
-	fs.StringVar(&c.logLevel, "log-level", "warn", "harness log level: trace, debug, info, warn, error")
+	fs.StringVar(&c.logLevel, "log-level", "warn", "harness log level: "+strings.Join(logLevels, ", "))
 	fs.StringVar(&c.resultsDir, "results", "results", "folder the results are written to")
 	fs.StringSliceVar(&c.pluginPath, "plugin-path", nil, "more folders holding <name>/plugin.json backends")
-	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take for one configuration")
+	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take to start, or for one configuration")
+}
+
+var logLevels = []string{"trace", "debug", "info", "warn", "error"}
+
+// check refuses hostile or meaningless values before any backend starts,
+// and makes sure results can be written before anything is measured.
+func (c *commonFlags) check() error {
+	if c.timeout <= 0 {
+		return usagef("--timeout %s is not allowed (allowed: a positive duration, e.g. 300s or 10m)", c.timeout)
+	}
+	if err := oneOf("--log-level", c.logLevel, logLevels); err != nil {
+		return err
+	}
+	if c.fs != nil && c.fs.Changed("backends") && strings.TrimSpace(c.backends) == "" {
+		return usagef("--backends \"\" is empty (allowed: a comma list of backends; leave the flag out to run every one)")
+	}
+	for _, p := range c.pluginPath {
+		if st, err := os.Stat(p); err != nil || !st.IsDir() {
+			return usagef("--plugin-path %q is not a folder (allowed: existing folders holding <name>/plugin.json)", workload.Cut(p, 80))
+		}
+	}
+	if c.resultsDir == "" {
+		return usagef("--results \"\" is empty (allowed: a folder to write results to)")
+	}
+	return writable(c.resultsDir)
+}
+
+// writable creates dir if needed and proves a file can be written there.
+func writable(dir string) error {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return usagef("--results %q is a file (allowed: a folder)", workload.Cut(dir, 80))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("--results %q cannot be created: %v", workload.Cut(dir, 80), err)
+	}
+	f, err := os.CreateTemp(dir, ".xbench-write-check-*")
+	if err != nil {
+		return usagef("--results %q is not writable: %v", workload.Cut(dir, 80), err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // openRegistry finds the checkout and its backends, logging to stderr.
@@ -59,20 +104,27 @@ func (a *App) openRegistryWith(c *commonFlags, logger hclog.Logger) (*registry.R
 }
 
 func runCmd(ctx context.Context, a *App, args []string) error {
+	wl, err := workloadArg(args)
+	if err != nil {
+		return err
+	}
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	var w workloadFlags
 	var c commonFlags
 	var asJSON bool
 	var baseline string
-	w.register(fs, "125m")
+	w.register(fs, wl, false, nil)
 	c.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print one result JSON per line instead of a table")
 	fs.StringVar(&baseline, "baseline", "", "backend the ratio column compares against (default: the fastest)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
-	cfg, err := w.config()
+	jobs, err := w.jobs(fs)
 	if err != nil {
+		return err
+	}
+	if err := c.check(); err != nil {
 		return err
 	}
 	reg, root, err := a.openRegistry(&c)
@@ -81,27 +133,39 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	}
 	sess := a.newSession(reg, root)
 	defer sess.Close()
-	names, err := selectBackends(ctx, a, reg, sess, c.backends)
+	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {
 		return err
 	}
 	if baseline != "" && !contains(names, baseline) {
-		return usagef("--baseline %q is not among the backends run (backends: %s)", baseline, strings.Join(names, ", "))
+		return usagef("--baseline %q is not among the backends run (backends: %s)", workload.Cut(baseline, 80), strings.Join(names, ", "))
 	}
 	var results []result.Result
-	for i, name := range names {
-		fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, len(names), name, describe(cfg), w.device)
-		start := time.Now()
-		r := sess.Run(ctx, name, w.device, cfg, c.timeout)
-		path, err := store.WriteResult(c.resultsDir, r)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s in %.1fs, written to %s\n", i+1, len(names), name, r.Status, time.Since(start).Seconds(), path)
-		results = append(results, r)
-		if asJSON {
-			line, _ := json.Marshal(r)
-			fmt.Fprintln(a.Stdout, string(line))
+	total := len(names) * len(jobs)
+	done := 0
+	for _, job := range jobs {
+		for _, name := range names {
+			done++
+			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", done, total, name, describe(job.Config), job.Device)
+			start := time.Now()
+			r := sess.Run(ctx, name, job.Device, job.Config, c.timeout)
+			if ctx.Err() != nil {
+				// Interrupted: a cell that never finished is not a result.
+				return &ExitError{Code: 130, Msg: fmt.Sprintf("interrupted after %d of %d runs; nothing was written for the rest", done-1, total)}
+			}
+			path, err := store.WriteResult(c.resultsDir, r)
+			if err != nil {
+				// Keep the measurement: print it, so a full disk loses nothing.
+				line, _ := json.Marshal(r)
+				fmt.Fprintln(a.Stdout, string(line))
+				return fmt.Errorf("%w (the result is printed above as JSON)", err)
+			}
+			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s in %.1fs, written to %s\n", done, total, name, r.Status, time.Since(start).Seconds(), path)
+			results = append(results, r)
+			if asJSON {
+				line, _ := json.Marshal(r)
+				fmt.Fprintln(a.Stdout, string(line))
+			}
 		}
 	}
 	if !asJSON {
@@ -132,9 +196,7 @@ func failedError(results []result.Result) error {
 	return nil
 }
 
-func describe(c result.Config) string {
-	return fmt.Sprintf("%s %s %s %s, batch %d, seq-len %d", c.ModelSize, c.TTTType, c.Phase(), c.Dtype, c.Batch, c.SeqLen)
-}
+func describe(c result.Config) string { return c.Workload + " " + workload.Label(c) }
 
 func contains(list []string, s string) bool {
 	for _, x := range list {

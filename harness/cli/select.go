@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"slices"
+
+	"github.com/xbench/xbench/harness/workload"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -16,20 +20,34 @@ import (
 	"github.com/xbench/xbench/harness/runner"
 )
 
-// selectBackends turns --backends into full names. Named backends must
-// exist and have their Python packages; by default every backend whose
-// packages are present runs, with all its variants.
-func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *bench.Session, flag string) ([]string, error) {
+// selectBackends turns --backends into full names. Named backends (and
+// variants) must exist and have their Python packages; by default every
+// backend whose packages are present and that implements the workload runs,
+// with all its variants. Starting a backend to list its variants is bounded
+// by timeout, so a backend that hangs while starting cannot hang xbench.
+func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *bench.Session, flag string, timeout time.Duration, wl string) ([]string, error) {
 	if flag != "" {
 		var out []string
 		for _, full := range strings.Split(flag, ",") {
 			full = strings.TrimSpace(full)
-			name, _ := backend.SplitName(full)
+			name, variant := backend.SplitName(full)
+			if full == "" {
+				return nil, usagef("--backends %q has an empty item (allowed: a comma list of %s)", workload.Cut(flag, 80), strings.Join(reg.Names(), ", "))
+			}
 			if _, ok := reg.Manifest(name); !ok {
-				return nil, usagef("--backends %q: unknown backend %q (allowed: %s)", flag, name, strings.Join(reg.Names(), ", "))
+				return nil, usagef("--backends %q: unknown backend %q (allowed: %s)", workload.Cut(flag, 80), workload.Cut(name, 80), strings.Join(reg.Names(), ", "))
 			}
 			if err := requireInstalled(reg, name); err != nil {
 				return nil, err
+			}
+			if variant != "" {
+				info, err := startBounded(ctx, sess, name, timeout)
+				if err != nil {
+					return nil, err
+				}
+				if _, err := info.CapabilitiesOf(variant); err != nil {
+					return nil, usagef("--backends %q: %v", workload.Cut(flag, 80), err)
+				}
 			}
 			out = append(out, full)
 		}
@@ -37,21 +55,54 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 	}
 	var out []string
 	for _, name := range reg.Names() {
+		if m, _ := reg.Manifest(name); len(m.Workloads) > 0 && !slices.Contains(m.Workloads, wl) {
+			continue // the manifest says it does not implement this workload
+		}
 		if err := requireInstalled(reg, name); err != nil {
 			fmt.Fprintf(a.Stderr, "skipping %s: %v\n", name, err)
 			continue
 		}
-		_, info, err := sess.Backend(ctx, name)
+		info, err := startBounded(ctx, sess, name, timeout)
 		if err != nil {
 			fmt.Fprintf(a.Stderr, "skipping %s: %v\n", name, err)
 			continue
 		}
-		out = append(out, info.Names()...)
+		for _, full := range info.Names() {
+			_, variant := backend.SplitName(full)
+			if caps, err := info.CapabilitiesOf(variant); err == nil {
+				if _, ok := caps.For(wl); ok {
+					out = append(out, full)
+				}
+			}
+		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("no backend is available; run ./setup.sh to install them")
+		return nil, fmt.Errorf("no backend available implements workload %s; run ./setup.sh to install them", wl)
 	}
 	return out, nil
+}
+
+// startBounded starts a backend (or finds it started) within timeout.
+func startBounded(ctx context.Context, sess *bench.Session, name string, timeout time.Duration) (backend.Info, error) {
+	sctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type started struct {
+		info backend.Info
+		err  error
+	}
+	done := make(chan started, 1)
+	go func() {
+		_, info, err := sess.Backend(sctx, name)
+		done <- started{info, err}
+	}()
+	select {
+	case s := <-done:
+		return s.info, s.err
+	case <-sctx.Done():
+		// The start goes on in its goroutine; the plugin's process group is
+		// killed when xbench exits (Pdeathsig), so nothing outlives us.
+		return backend.Info{}, fmt.Errorf("backend %s did not start within --timeout %s", name, timeout)
+	}
 }
 
 // requireInstalled is a usage error naming the missing Python packages and

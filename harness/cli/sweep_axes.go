@@ -3,11 +3,13 @@ package cli
 // The sweep's axes: flags and a sweep file expanded into cells.
 
 import (
-	"strconv"
+	"cmp"
+	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/sweep"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 func hasHelp(args []string) bool {
@@ -46,58 +48,39 @@ func (f *sweepFlags) applyFile(fs *pflag.FlagSet) error {
 }
 
 // cells expands the axes into the ordered plan, checking every combination
-// the way `xbench run` checks its flags.
-func (f *sweepFlags) cells(names []string) ([]sweep.Cell, error) {
-	phases := f.phase
-	if f.backward || f.innerOnly {
-		if f.backward && f.innerOnly {
-			return nil, usagef("--backward and --inner-only were both given (allowed: one of them, or --phase with a list)")
-		}
-		phases = map[bool]string{true: "backward", false: "inner_only"}[f.backward]
+// the way `xbench run` checks its flags (one validation: workload.Resolve).
+func (f *sweepFlags) cells(fs *pflag.FlagSet, names []string) ([]sweep.Cell, error) {
+	jobs, err := f.w.jobs(fs)
+	if err != nil {
+		return nil, err
 	}
-	texts := []struct{ flag, text string }{{"device", f.device}, {"model-size", f.size}, {"ttt-type", f.tttType},
-		{"phase", phases}, {"dtype", f.dtype}, {"backbone", f.backbone}, {"batch", f.batch}, {"seq-len", f.seqLen}, {"mini-batch", f.miniBatch}}
-	lists := make([][]string, len(texts))
-	for i, t := range texts {
-		l, err := sweep.SplitList(t.flag, t.text)
-		if err != nil {
-			return nil, usagef("%v", err)
-		}
-		lists[i] = l
-	}
-	seen := map[string]bool{}
 	var out []sweep.Cell
-	err := sweep.Product(lists, func(v []string) error {
-		w := workloadFlags{device: v[0], modelSize: v[1], tttType: v[2], dtype: v[4], backbone: v[5], warmup: f.warmup, repeats: f.repeats}
-		switch v[3] {
-		case "forward":
-		case "backward":
-			w.backward = true
-		case "inner_only":
-			w.innerOnly = true
-		default:
-			return usagef("--phase %q is not allowed (allowed: forward, backward, inner_only)", v[3])
-		}
-		for i, dst := range []*int{&w.batch, &w.seqLen, &w.miniBatch} {
-			n, err := strconv.Atoi(v[6+i])
-			if err != nil {
-				return usagef("--%s %q is not an integer", texts[6+i].flag, v[6+i])
-			}
-			*dst = n
-		}
-		cfg, err := w.config()
-		if err != nil {
-			return err
-		}
+	for _, j := range jobs {
 		for _, name := range names {
-			c := sweep.Cell{Backend: name, Device: w.device, Config: cfg}
-			if !seen[c.Key()] { // "1b" and "1.3b" are one cell
-				seen[c.Key()] = true
-				out = append(out, c)
+			out = append(out, sweep.Cell{Backend: name, Device: j.Device, Config: j.Config})
+		}
+	}
+	sweep.Order(out)
+	return out, nil
+}
+
+// sweepWorkload is the workload of a sweep: --workload, else the sweep
+// file's "workload" key, else the default.
+func sweepWorkload(args []string) (workload.Workload, error) {
+	for i, a := range args {
+		if a == "--workload" || strings.HasPrefix(a, "--workload=") {
+			return workloadArg(args)
+		}
+		path, ok := strings.CutPrefix(a, "--config=")
+		if !ok && a == "--config" && i+1 < len(args) {
+			path, ok = args[i+1], true
+		}
+		if ok {
+			values, err := sweep.LoadFile(path, nil)
+			if err == nil {
+				return workloadArg([]string{"--workload", cmp.Or(values["workload"], defaultWorkload)})
 			}
 		}
-		return nil
-	})
-	sweep.Order(out)
-	return out, err
+	}
+	return workloadArg(args)
 }

@@ -29,41 +29,30 @@ command line win. See docs/sweeps.md.
 
 `
 
-// sweepAxes are the flags that take comma lists.
-var sweepAxes = []string{"backends", "device", "model-size", "ttt-type", "phase", "dtype", "backbone", "batch", "seq-len", "mini-batch"}
-
 // notInFile are the flags a sweep file may not set: actions, and --force,
 // which in a file would make every rerun start over.
 var notInFile = map[string]bool{"config": true, "status": true, "csv": true, "clear-failures": true,
 	"slurm": true, "shard": true, "force": true, "help": true}
 
 type sweepFlags struct {
-	c                                                        commonFlags
-	size, tttType, phase, dtype, backbone, device            string
-	batch, seqLen, miniBatch, config, gpus, shard, slurmArgs string
-	backward, innerOnly, force, status, csv, clear, slurm    bool
-	warmup, repeats, slurmTasks                              int
+	c                                commonFlags
+	w                                workloadFlags
+	config, gpus, shard, slurmArgs   string
+	force, status, csv, clear, slurm bool
+	slurmTasks                       int
 }
 
 func sweepCmd(ctx context.Context, a *App, args []string) error {
+	wl, err := sweepWorkload(args)
+	if err != nil {
+		return err
+	}
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	var f sweepFlags
 	f.c.register(fs)
 	fs.Lookup("results").DefValue, f.c.resultsDir = "results/sweep", "results/sweep"
 	fs.Lookup("results").Usage = "sweep folder: one file per cell, shared by shards and reruns"
-	fs.StringVar(&f.size, "model-size", "125m", "model sizes (comma list)")
-	fs.StringVar(&f.tttType, "ttt-type", "linear", "inner models: "+strings.Join(tttTypes, ", "))
-	fs.StringVar(&f.phase, "phase", "forward", "phases: forward, backward, inner_only")
-	fs.BoolVar(&f.backward, "backward", false, "same as --phase backward")
-	fs.BoolVar(&f.innerOnly, "inner-only", false, "same as --phase inner_only")
-	fs.StringVar(&f.batch, "batch", "1", "sequences per call (comma list)")
-	fs.StringVar(&f.seqLen, "seq-len", "2048", "tokens per sequence (comma list, multiples of --mini-batch)")
-	fs.StringVar(&f.miniBatch, "mini-batch", "16", "TTT mini-batch sizes (comma list)")
-	fs.StringVar(&f.dtype, "dtype", "float32", "precisions: "+strings.Join(dtypes, ", "))
-	fs.StringVar(&f.backbone, "backbone", "transformer", "backbones: "+strings.Join(backbones, ", "))
-	fs.StringVar(&f.device, "device", "auto", "devices: "+strings.Join(devices, ", "))
-	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
-	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
+	f.w.register(fs, wl, true, nil)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
 	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")
@@ -190,11 +179,15 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		}
 		workers = append(workers, sweep.Worker{Name: name, Exec: bench.NewSession(reg, runID, meta, env), Tails: tails})
 	}
-	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends)
+	plan, err := f.cells(fs, nil)
 	if err != nil {
 		return err
 	}
-	plan, err := f.cells(names)
+	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.timeout, f.w.w.Name())
+	if err != nil {
+		return err
+	}
+	plan, err = f.cells(fs, names)
 	if err != nil {
 		return err
 	}

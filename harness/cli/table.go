@@ -15,13 +15,20 @@ import (
 // the 95% interval, throughput, memory, and its ratio to the baseline (or
 // to the fastest backend when none is named).
 func writeRunTable(w io.Writer, results []result.Result, baseline string) {
-	refName, ref := reference(results, baseline)
+	refName, ref := ratioReference(results, baseline)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	ratioHead := "vs fastest"
 	if baseline != "" {
 		ratioHead = "vs " + baseline
 	}
-	fmt.Fprintf(tw, "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\ttokens/s\tpeak mem\t%s\tnotes\n", ratioHead)
+	unit := "throughput"
+	for _, r := range results {
+		if r.ThroughputUnit != "" {
+			unit = r.ThroughputUnit
+			break
+		}
+	}
+	fmt.Fprintf(tw, "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\t%s\tpeak mem\t%s\tnotes\n", unit, ratioHead)
 	for _, r := range results {
 		dev := r.Device.Kind
 		if r.Device.Name != "" {
@@ -31,7 +38,10 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 		if r.Stats != nil {
 			median = fmt.Sprintf("%.3f", r.Stats.MedianMs)
 			ci = fmt.Sprintf("%.3f-%.3f", r.Stats.CI95LowMs, r.Stats.CI95HighMs)
-			tps = fmt.Sprintf("%.0f", r.TokensPerS)
+			tps = fmt.Sprintf("%.4g", r.Throughput)
+			if r.Throughput >= 1e4 {
+				tps = fmt.Sprintf("%.0f", r.Throughput)
+			}
 			if ref > 0 {
 				ratio = fmt.Sprintf("%.2fx", r.Stats.MedianMs/ref)
 			}
@@ -49,8 +59,8 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 	}
 }
 
-// reference is the median the ratio column divides by.
-func reference(results []result.Result, baseline string) (string, float64) {
+// ratioReference is the median the ratio column divides by.
+func ratioReference(results []result.Result, baseline string) (string, float64) {
 	best, name := math.Inf(1), ""
 	for _, r := range results {
 		if r.Stats == nil {

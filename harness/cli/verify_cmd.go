@@ -16,40 +16,48 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/verify"
-	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/workload"
 )
 
-// ReferenceBackend computes the float64 reference every backend is graded against.
-const ReferenceBackend = "burnstyle-hip"
-
 func verifyCmd(ctx context.Context, a *App, args []string) error {
+	wl, err := workloadArg(args)
+	if err != nil {
+		return err
+	}
 	fs := pflag.NewFlagSet("verify", pflag.ContinueOnError)
 	var w workloadFlags
 	var c commonFlags
 	var dump string
 	var seed int64
-	w.register(fs, "tiny")
+	var small map[string]string
+	if s, ok := wl.(workload.Smaller); ok {
+		small = s.SmallDefaults()
+	}
+	w.register(fs, wl, false, small)
 	c.register(fs)
-	_ = fs.Set("seq-len", "64")
-	fs.Lookup("seq-len").DefValue = "64"
 	fs.StringVar(&dump, "dump", "", "keep weights, inputs and every backend's outputs in this folder")
-	fs.Int64Var(&seed, "seed", 1, "seed of the perturbed weights and the inputs")
+	fs.Int64Var(&seed, "seed", 1, "seed of the weights and the inputs")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
 	if w.backward {
 		return usagef("--backward: verify compares forward outputs (logits) or --inner-only outputs; gradients are not compared")
 	}
-	cfg, err := w.config()
+	job, err := w.one(fs)
 	if err != nil {
 		return err
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
+	cfg, device := job.Config, job.Device
 	reg, root, err := a.openRegistry(&c)
 	if err != nil {
 		return err
 	}
-	if _, ok := reg.Manifest(ReferenceBackend); !ok {
-		return fmt.Errorf("verify needs the %s backend for its float64 reference, and it is not in this checkout", ReferenceBackend)
+	refName := wl.ReferenceBackend()
+	if _, ok := reg.Manifest(refName); refName != "" && !ok {
+		return fmt.Errorf("verify needs the %s backend for its float64 reference, and it is not in this checkout", refName)
 	}
 	dir := dump
 	if dir == "" {
@@ -62,27 +70,24 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	}
 	sess := a.newSession(reg, root)
 	defer sess.Close()
-	names, err := selectBackends(ctx, a, reg, sess, c.backends)
+	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {
 		return err
 	}
-	fx, err := writeFixtures(dir, cfg, seed)
+	fx, files, err := writeFixtures(wl, dir, cfg, seed)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stderr, "reference: %s float64 on cpu (%s)\n", ReferenceBackend, describe(cfg))
-	refCfg := cfg
-	refCfg.Dtype = "float64"
-	want, err := exportOne(ctx, sess, ReferenceBackend, "cpu", refCfg, fx, filepath.Join(dir, "reference-float64.safetensors"))
+	want, err := reference(ctx, sess, wl, cfg, fx, files, dir)
 	if err != nil {
-		return fmt.Errorf("reference %s float64: %w", ReferenceBackend, err)
+		return err
 	}
 	var rows []verify.Row
 	for i, name := range names {
-		fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, len(names), name, cfg.Dtype, w.device)
-		rows = append(rows, verifyOne(ctx, sess, name, w.device, cfg, fx, dir, want))
+		fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, len(names), name, cfg.Dtype(), device)
+		rows = append(rows, verifyOne(ctx, sess, wl, name, device, cfg, files, dir, want))
 	}
-	writeVerifyTable(a.Stdout, rows, cfg)
+	writeVerifyTable(a.Stdout, rows, wl, cfg)
 	if err := verify.WriteRecord(c.resultsDir, verify.Record{RunID: sess.RunID, Config: cfg, Rows: rows}); err != nil {
 		return err
 	}
@@ -98,53 +103,67 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	return nil
 }
 
-type fixtures struct{ weights, inputs string }
+// fixtureFiles are where the weights (may be "") and inputs were written.
+type fixtureFiles struct{ weights, inputs string }
 
-// writeFixtures writes perturbed weights and inputs: weights away from their
-// initial values, so bugs in norm weights and biases cannot hide.
-func writeFixtures(dir string, cfg result.Config, seed int64) (fixtures, error) {
-	size, err := ttt.LookupSize(cfg.ModelSize)
+// writeFixtures writes the workload's deterministic weights and inputs.
+func writeFixtures(wl workload.Workload, dir string, cfg result.Config, seed int64) (workload.Fixtures, fixtureFiles, error) {
+	fx, err := wl.Fixtures(cfg, seed)
 	if err != nil {
-		return fixtures{}, err
+		return fx, fixtureFiles{}, fmt.Errorf("make %s fixtures: %w", wl.Name(), err)
 	}
-	fx := fixtures{weights: filepath.Join(dir, "weights.safetensors"), inputs: filepath.Join(dir, "tokens.safetensors")}
-	if err := tensorfile.Write(fx.weights, ttt.PerturbedWeights(size, cfg.TTTType, cfg.MiniBatch, cfg.Backbone, seed)); err != nil {
-		return fixtures{}, err
+	files := fixtureFiles{inputs: filepath.Join(dir, "inputs.safetensors")}
+	if len(fx.Weights) > 0 {
+		files.weights = filepath.Join(dir, "weights.safetensors")
+		if err := tensorfile.Write(files.weights, fx.Weights); err != nil {
+			return fx, files, err
+		}
 	}
-	inputs := map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(seed, cfg.Batch, cfg.SeqLen, size.Vocab)}
-	if cfg.InnerOnly {
-		inputs = ttt.RandomInnerInputs(seed, cfg.Batch, size.Heads, cfg.SeqLen, size.HeadDim)
-	}
-	return fx, tensorfile.Write(fx.inputs, inputs)
+	return fx, files, tensorfile.Write(files.inputs, fx.Inputs)
 }
 
-func exportOne(ctx context.Context, sess *bench.Session, full, device string, cfg result.Config, fx fixtures, out string) (tensorfile.Tensor, error) {
-	name, variant := backend.SplitName(full)
+// reference is the float64 output every backend is graded against: the
+// workload's own, or its reference backend's float64 export on the CPU.
+func reference(ctx context.Context, sess *bench.Session, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files fixtureFiles, dir string) (tensorfile.Tensor, error) {
+	name := wl.ReferenceBackend()
+	if name == "" {
+		t, err := wl.Reference(cfg, fx)
+		if err != nil {
+			return t, fmt.Errorf("%s reference: %w", wl.Name(), err)
+		}
+		return t, nil
+	}
+	refCfg := cfg.With("dtype", "float64")
+	out := filepath.Join(dir, "reference-float64.safetensors")
 	b, _, err := sess.Backend(ctx, name)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
 	}
-	resp, err := b.Export(ctx, backend.ExportRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg,
-		WeightsPath: fx.weights, InputsPath: fx.inputs, OutputPath: out})
+	resp, err := b.Export(ctx, exportRequest("", "cpu", refCfg, files, out))
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
 	}
 	if resp.Status != result.StatusOK {
-		return tensorfile.Tensor{}, fmt.Errorf("%s: %s", resp.Status, resp.Message)
+		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %s: %s", name, resp.Status, resp.Message)
 	}
 	m, err := tensorfile.Read(out)
 	if err != nil {
 		return tensorfile.Tensor{}, err
 	}
-	t, ok := m[verify.OutputName(cfg.InnerOnly)]
+	t, ok := m[wl.Output(cfg)]
 	if !ok {
-		return tensorfile.Tensor{}, fmt.Errorf("%s has no tensor %q", out, verify.OutputName(cfg.InnerOnly))
+		return tensorfile.Tensor{}, fmt.Errorf("reference %s: %s has no tensor %q", name, out, wl.Output(cfg))
 	}
 	return t, nil
 }
 
-func verifyOne(ctx context.Context, sess *bench.Session, full, device string, cfg result.Config, fx fixtures, dir string, want tensorfile.Tensor) verify.Row {
-	row := verify.Row{Backend: full, Device: device, Dtype: cfg.Dtype, Tolerance: verify.Tolerance(cfg.Dtype)}
+func exportRequest(variant, device string, cfg result.Config, files fixtureFiles, out string) backend.ExportRequest {
+	return backend.ExportRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg,
+		WeightsPath: files.weights, InputsPath: files.inputs, OutputPath: out}
+}
+
+func verifyOne(ctx context.Context, sess *bench.Session, wl workload.Workload, full, device string, cfg result.Config, files fixtureFiles, dir string, want tensorfile.Tensor) verify.Row {
+	row := verify.Row{Backend: full, Device: device, Dtype: cfg.Dtype(), Tolerance: wl.Tolerance(cfg)}
 	name, variant := backend.SplitName(full)
 	b, info, err := sess.Backend(ctx, name)
 	if err != nil {
@@ -153,14 +172,13 @@ func verifyOne(ctx context.Context, sess *bench.Session, full, device string, cf
 	}
 	caps, err := info.CapabilitiesOf(variant)
 	if err == nil {
-		if why := caps.Unsupported(cfg.Workload, device, cfg); why != "" {
+		if why := caps.Unsupported(device, cfg); why != "" {
 			row.Verdict, row.Message = verify.Unsupported, why
 			return row
 		}
 	}
 	out := filepath.Join(dir, strings.ReplaceAll(full, "/", "+")+".safetensors")
-	resp, err := b.Export(ctx, backend.ExportRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg,
-		WeightsPath: fx.weights, InputsPath: fx.inputs, OutputPath: out})
+	resp, err := b.Export(ctx, exportRequest(variant, device, cfg, files, out))
 	if err != nil {
 		sess.Restart(name)
 		row.Verdict, row.Message = verify.Error, err.Error()
@@ -177,11 +195,15 @@ func verifyOne(ctx context.Context, sess *bench.Session, full, device string, cf
 		}
 		return row
 	}
-	return verify.Check(row, out, verify.OutputName(cfg.InnerOnly), want)
+	return verify.Check(row, out, wl.Output(cfg), want)
 }
 
-func writeVerifyTable(w io.Writer, rows []verify.Row, cfg result.Config) {
-	fmt.Fprintf(w, "verify %s against %s float64 (relative L2 error)\n", describe(cfg), ReferenceBackend)
+func writeVerifyTable(w io.Writer, rows []verify.Row, wl workload.Workload, cfg result.Config) {
+	ref := wl.ReferenceBackend()
+	if ref == "" {
+		ref = "the harness's"
+	}
+	fmt.Fprintf(w, "verify %s against %s float64 (relative L2 error)\n", describe(cfg), ref)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "backend\tdevice\tdtype\trel L2\tmax abs\ttolerance\tverdict\tnotes")
 	for _, r := range rows {

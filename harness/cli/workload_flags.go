@@ -1,5 +1,8 @@
 package cli
 
+// Workload flags: derived from the workload's declared parameters, so a new
+// workload brings its flags, help, validation and sweep axes with it.
+
 import (
 	"fmt"
 	"slices"
@@ -8,85 +11,182 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/sweep"
+	"github.com/xbench/xbench/harness/workload"
+	_ "github.com/xbench/xbench/harness/workload/all" // registers every workload
 )
 
-// Allowed values of the uniform flags, shared by every command.
+// defaultWorkload is what a command runs without --workload.
+const defaultWorkload = "ttt"
+
 var (
-	tttTypes  = []string{"linear", "mlp"}
-	dtypes    = []string{"float32", "tf32", "bfloat16", "float16", "float64"}
-	devices   = []string{"auto", "cpu", "cuda", "rocm"}
-	backbones = []string{"transformer", "mamba"}
+	devices = []string{"auto", "cpu", "cuda", "rocm"}
+	// dtypes a calibration may measure the matmul peak of.
+	dtypes = []string{"float32", "tf32", "bfloat16", "float16", "float64", "float8_e4m3"}
 )
-
-// workloadFlags are the uniform flags every backend understands.
-type workloadFlags struct {
-	modelSize, tttType, dtype, backbone, device string
-	backward, innerOnly                         bool
-	batch, seqLen, miniBatch, warmup, repeats   int
-}
-
-func (w *workloadFlags) register(fs *pflag.FlagSet, defaultSize string) {
-	fs.StringVar(&w.modelSize, "model-size", defaultSize, "model size: "+strings.Join(append(ttt.SizeNames(), "1.3b"), ", "))
-	fs.StringVar(&w.tttType, "ttt-type", "linear", "inner model: "+strings.Join(tttTypes, ", "))
-	fs.BoolVar(&w.backward, "backward", false, "time forward plus the gradient of the loss")
-	fs.BoolVar(&w.innerOnly, "inner-only", false, "time one TTT layer's inner loop alone")
-	fs.IntVar(&w.batch, "batch", 1, "sequences per call")
-	fs.IntVar(&w.seqLen, "seq-len", 2048, "tokens per sequence (a multiple of --mini-batch)")
-	fs.IntVar(&w.miniBatch, "mini-batch", 16, "TTT mini-batch size K")
-	fs.StringVar(&w.dtype, "dtype", "float32", "precision: "+strings.Join(dtypes, ", "))
-	fs.StringVar(&w.backbone, "backbone", "transformer", "backbone: "+strings.Join(backbones, ", "))
-	fs.IntVar(&w.warmup, "warmup", 3, "untimed calls after the first (compile) call")
-	fs.IntVar(&w.repeats, "repeats", 10, "timed calls")
-	fs.StringVar(&w.device, "device", "auto", "device: "+strings.Join(devices, ", "))
-}
-
-// config checks every flag and returns the configuration; each error names
-// the flag, the value given and what is allowed.
-func (w *workloadFlags) config() (result.Config, error) {
-	size, err := ttt.LookupSize(w.modelSize)
-	if err != nil {
-		return result.Config{}, usagef("--model-size %q is not a model size (allowed: %s)", w.modelSize, strings.Join(append(ttt.SizeNames(), "1.3b"), ", "))
-	}
-	if err := oneOf("--ttt-type", w.tttType, tttTypes); err != nil {
-		return result.Config{}, err
-	}
-	if err := oneOf("--dtype", w.dtype, dtypes); err != nil {
-		return result.Config{}, err
-	}
-	if err := oneOf("--backbone", w.backbone, backbones); err != nil {
-		return result.Config{}, err
-	}
-	if err := oneOf("--device", w.device, devices); err != nil {
-		return result.Config{}, err
-	}
-	for _, f := range []struct {
-		name string
-		v    int
-		min  int
-	}{{"--batch", w.batch, 1}, {"--seq-len", w.seqLen, 1}, {"--mini-batch", w.miniBatch, 1}, {"--warmup", w.warmup, 0}, {"--repeats", w.repeats, 1}} {
-		if f.v < f.min {
-			return result.Config{}, usagef("%s %d is too small (allowed: %d or more)", f.name, f.v, f.min)
-		}
-	}
-	if w.seqLen%w.miniBatch != 0 {
-		lo := w.seqLen / w.miniBatch * w.miniBatch
-		return result.Config{}, usagef("--seq-len %d is not a multiple of --mini-batch %d (allowed: multiples of %d, e.g. %d or %d)",
-			w.seqLen, w.miniBatch, w.miniBatch, max(lo, w.miniBatch), lo+w.miniBatch)
-	}
-	if w.backward && w.innerOnly {
-		return result.Config{}, usagef("--backward and --inner-only were both given (allowed: one of them, or neither for forward)")
-	}
-	return result.Config{Workload: "ttt", ModelSize: size.Name, TTTType: w.tttType, Backward: w.backward,
-		InnerOnly: w.innerOnly, Batch: w.batch, SeqLen: w.seqLen, MiniBatch: w.miniBatch, Dtype: w.dtype,
-		Backbone: w.backbone, Warmup: w.warmup, Repeats: w.repeats}, nil
-}
 
 func oneOf(flag, value string, allowed []string) error {
 	if slices.Contains(allowed, value) {
 		return nil
 	}
-	return usagef("%s %q is not allowed (allowed: %s)", flag, value, strings.Join(allowed, ", "))
+	return usagef("%s %q is not allowed (allowed: %s)", flag, workload.Cut(value, 80), strings.Join(allowed, ", "))
+}
+
+// workloadFlags are the flags of the chosen workload plus the uniform ones.
+// In list mode (sweep) every value may be a comma list: a sweep axis.
+type workloadFlags struct {
+	w                   workload.Workload
+	list                bool
+	name                string
+	values              map[string]*string
+	phase, device       string
+	shapes              string
+	backward, innerOnly bool
+	warmup, repeats     int
+}
+
+// workloadArg finds --workload in args (or in a sweep file's "workload"
+// key) before the flags are parsed, because the workload decides which
+// flags exist.
+func workloadArg(args []string) (workload.Workload, error) {
+	name := defaultWorkload
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		if v, ok := strings.CutPrefix(a, "--workload="); ok {
+			name = v
+		} else if a == "--workload" && i+1 < len(args) {
+			name = args[i+1]
+		}
+	}
+	w, err := workload.Lookup(name)
+	if err != nil {
+		return nil, usagef("%s", err)
+	}
+	return w, nil
+}
+
+// register adds --workload, --phase (and the phase switches the workload
+// has), one flag per parameter, --shapes for a workload with suites, and
+// the timing and device flags. defaults overrides parameter defaults.
+func (f *workloadFlags) register(fs *pflag.FlagSet, w workload.Workload, list bool, defaults map[string]string) {
+	f.w, f.list, f.values = w, list, map[string]*string{}
+	listed := func(help string) string {
+		if list {
+			return help + " (comma list)"
+		}
+		return help
+	}
+	fs.StringVar(&f.name, "workload", w.Name(), "workload: "+strings.Join(workload.Names(), ", ")+" (see xbench workloads)")
+	fs.StringVar(&f.phase, "phase", w.Phases()[0], listed("phase: "+strings.Join(w.Phases(), ", ")))
+	if slices.Contains(w.Phases(), workload.PhaseBackward) {
+		fs.BoolVar(&f.backward, "backward", false, "same as --phase backward")
+	}
+	if slices.Contains(w.Phases(), workload.PhaseInnerOnly) {
+		fs.BoolVar(&f.innerOnly, "inner-only", false, "same as --phase inner_only")
+	}
+	for _, p := range w.Params() {
+		def := p.Default
+		if d, ok := defaults[p.Name]; ok {
+			def = d
+		}
+		f.values[p.Name] = fs.String(p.FlagName(), def, listed(fmt.Sprintf("%s: %s", p.Help, p.AllowedText())))
+	}
+	if s, ok := w.(workload.Suiter); ok {
+		fs.StringVar(&f.shapes, "shapes", "", "run a set of shapes instead of one: "+s.SuiteHelp())
+	}
+	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
+	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
+	fs.StringVar(&f.device, "device", "auto", listed("device: "+strings.Join(devices, ", ")))
+}
+
+// Job is one configuration on one requested device.
+type Job struct {
+	Device string
+	Config result.Config
+}
+
+// jobs checks every flag once and expands lists and --shapes into the
+// configurations to run, in flag order, without duplicates. Every error
+// names the flag, the value (cut) and what is allowed: exit 2.
+func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
+	phases := f.phase
+	if f.backward || f.innerOnly {
+		if f.backward && f.innerOnly {
+			return nil, usagef("--backward and --inner-only were both given (allowed: one of them, or neither for forward)")
+		}
+		if fs.Changed("phase") {
+			return nil, usagef("--phase and --backward/--inner-only were both given (allowed: one of them)")
+		}
+		phases = map[bool]string{true: workload.PhaseBackward, false: workload.PhaseInnerOnly}[f.backward]
+	}
+	params := f.w.Params()
+	names := append([]string{"phase", "device"}, workload.FlagNames(f.w)...)
+	texts := []string{phases, f.device}
+	for _, p := range params {
+		texts = append(texts, *f.values[p.Name])
+	}
+	lists := make([][]string, len(texts))
+	for i, t := range texts {
+		if !f.list {
+			lists[i] = []string{t}
+			continue
+		}
+		l, err := sweep.SplitList(strings.TrimPrefix(names[i], "--"), t)
+		if err != nil {
+			return nil, usagef("%s", workload.Cut(err.Error(), 200))
+		}
+		lists[i] = l
+	}
+	suite := []map[string]string{nil}
+	if f.shapes != "" {
+		s := f.w.(workload.Suiter)
+		var err error
+		if suite, err = s.Suite(f.shapes); err != nil {
+			return nil, usagef("--shapes %q: %v", workload.Cut(f.shapes, 80), err)
+		}
+	}
+	seen := map[string]bool{}
+	var out []Job
+	err := sweep.Product(lists, func(v []string) error {
+		if !slices.Contains(devices, v[1]) {
+			return usagef("--device %q is not allowed (allowed: %s)", workload.Cut(v[1], 80), strings.Join(devices, ", "))
+		}
+		for _, shape := range suite {
+			set := map[string]string{}
+			for i, p := range params {
+				set[p.Name] = v[2+i]
+			}
+			for k, val := range shape {
+				set[k] = val
+			}
+			cfg, err := workload.Resolve(f.w, v[0], set, f.warmup, f.repeats)
+			if err != nil {
+				return err
+			}
+			key := workload.Key(cfg) + "@" + v[1]
+			if !seen[key] { // "1b" and "1.3b" are one configuration
+				seen[key] = true
+				out = append(out, Job{Device: v[1], Config: cfg})
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// one returns the single configuration of a command that runs one (verify,
+// profile); --shapes is refused there.
+func (f *workloadFlags) one(fs *pflag.FlagSet) (Job, error) {
+	jobs, err := f.jobs(fs)
+	if err != nil {
+		return Job{}, err
+	}
+	if len(jobs) != 1 {
+		return Job{}, usagef("--shapes %q gives %d configurations (allowed here: one)", workload.Cut(f.shapes, 80), len(jobs))
+	}
+	return jobs[0], nil
 }
 
 // parseFlags parses args, turning pflag's errors into usage errors and
@@ -99,10 +199,10 @@ func parseFlags(a *App, fs *pflag.FlagSet, args []string) (help bool, err error)
 			fmt.Fprintf(a.Stdout, "Usage of xbench %s:\n%s", fs.Name(), fs.FlagUsages())
 			return true, nil
 		}
-		return false, usagef("%s (see xbench %s --help)", err, fs.Name())
+		return false, usagef("%s (see xbench %s --help)", workload.Cut(err.Error(), 200), fs.Name())
 	}
 	if fs.NArg() > 0 {
-		return false, usagef("unexpected argument %q (xbench %s takes flags only)", fs.Arg(0), fs.Name())
+		return false, usagef("unexpected argument %q (xbench %s takes flags only)", workload.Cut(fs.Arg(0), 80), fs.Name())
 	}
 	return false, nil
 }

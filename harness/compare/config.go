@@ -2,13 +2,13 @@ package compare
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/store"
-	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // ConfigKey identifies a configuration regardless of backend (the part of
@@ -17,38 +17,43 @@ func ConfigKey(c result.Config) string {
 	return strings.TrimPrefix(store.Key("", c), "__")
 }
 
-// Label is a configuration in a few words, for tables and chart axes.
-func Label(c result.Config) string {
-	s := fmt.Sprintf("%s %s %s %s b%d L%d K%d", c.ModelSize, c.TTTType, c.Phase(), c.Dtype, c.Batch, c.SeqLen, c.MiniBatch)
-	if c.Backbone != "" && c.Backbone != "transformer" {
-		s += " " + c.Backbone
-	}
-	return s
-}
+// Label is a configuration in a few words, for tables and chart axes: the
+// workload's own label (workload.Label is the one definition).
+func Label(c result.Config) string { return workload.Label(c) }
 
 // CompareConfigs orders configurations the way a reader scans a sweep:
-// model size (smallest first), inner model, phase, dtype, then the numbers.
+// workload, then each parameter in the workload's declared order (enum
+// values in their declared order, integers by value), then the phase in the
+// workload's order.
 func CompareConfigs(a, b result.Config) int {
-	return cmp.Or(
-		cmp.Compare(sizeRank(a.ModelSize), sizeRank(b.ModelSize)),
-		cmp.Compare(a.ModelSize, b.ModelSize),
-		cmp.Compare(a.Backbone, b.Backbone),
-		cmp.Compare(a.TTTType, b.TTTType),
-		cmp.Compare(phaseRank(a.Phase()), phaseRank(b.Phase())),
-		cmp.Compare(a.Dtype, b.Dtype),
-		cmp.Compare(a.Batch, b.Batch),
-		cmp.Compare(a.SeqLen, b.SeqLen),
-		cmp.Compare(a.MiniBatch, b.MiniBatch),
-	)
-}
-
-func sizeRank(name string) int {
-	if s, err := ttt.LookupSize(name); err == nil {
-		return slices.Index(ttt.SizeNames(), s.Name)
+	if c := cmp.Compare(a.Workload, b.Workload); c != 0 {
+		return c
 	}
-	return len(ttt.SizeNames())
+	w, err := workload.Lookup(a.Workload)
+	if err != nil {
+		return cmp.Or(cmp.Compare(workload.Key(a), workload.Key(b)))
+	}
+	for _, p := range w.Params() {
+		if c := compareValue(p, a.Get(p.Name), b.Get(p.Name)); c != 0 {
+			return c
+		}
+	}
+	return cmp.Compare(slices.Index(w.Phases(), a.Phase), slices.Index(w.Phases(), b.Phase))
 }
 
-func phaseRank(p string) int {
-	return slices.Index([]string{"forward", "backward", "inner_only"}, p)
+func compareValue(p workload.Param, x, y string) int {
+	switch p.Kind {
+	case workload.Int:
+		nx, ex := strconv.ParseInt(x, 10, 64)
+		ny, ey := strconv.ParseInt(y, 10, 64)
+		if ex == nil && ey == nil {
+			return cmp.Compare(nx, ny)
+		}
+	case workload.Enum:
+		ix, iy := slices.Index(p.Allowed, x), slices.Index(p.Allowed, y)
+		if ix >= 0 && iy >= 0 {
+			return cmp.Compare(ix, iy)
+		}
+	}
+	return cmp.Compare(x, y)
 }

@@ -23,6 +23,8 @@ type Set struct {
 	// timestamp) had the same key: a folder holding several runs of one
 	// configuration compares its newest.
 	Superseded int
+	// Skipped names each file that was not a valid result, with the reason.
+	Skipped []string
 }
 
 // Resolve turns a command-line argument into a folder: an existing folder
@@ -40,14 +42,19 @@ func Resolve(arg, resultsDir string) (string, error) {
 
 // Load reads every result below dir (recursively).
 func Load(dir string) (*Set, error) {
-	rs, err := store.ReadAll(dir)
+	rs, skipped, err := store.ReadAll(dir)
 	if err != nil {
 		return nil, err
 	}
 	if len(rs) == 0 {
+		if len(skipped) > 0 {
+			return nil, fmt.Errorf("load %s: no valid results in it (%d skipped, first: %s)", dir, len(skipped), skipped[0])
+		}
 		return nil, fmt.Errorf("load %s: no results in it", dir)
 	}
-	return NewSet(dir, rs), nil
+	s := NewSet(dir, rs)
+	s.Skipped = skipped
+	return s, nil
 }
 
 // NewSet indexes results by key, keeping the newest of duplicates.

@@ -13,27 +13,29 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // BenchName is a result's benchmark name in the Go format, with the
-// configuration as sub-benchmark keys:
+// workload in upper case and the configuration as sub-benchmark keys in the
+// workload's declared order:
 //
-//	TTT/backend=pytorch/size=125m/ttt=linear/phase=forward/dtype=float32/batch=4/seq=512/k=16/backbone=transformer
+//	TTT/backend=pytorch/phase=forward/model_size=125m/ttt_type=linear/batch=1/seq_len=2048/mini_batch=16/dtype=float32/backbone=transformer
+//	GEMM/backend=triton/phase=forward/m=4096/n=4096/k=4096/batch=1/layout=nn/dtype=bfloat16
 //
 // The backend is a key too, so `benchstat -col /backend` compares backends
 // within one run and plain `benchstat old.txt new.txt` compares two runs
 // backend by backend. A variant's "/" becomes "+", since "/" separates keys.
 func BenchName(backendName string, c result.Config) string {
-	backbone := c.Backbone
-	if backbone == "" {
-		backbone = "transformer"
+	parts := []string{strings.ToUpper(c.Workload), "backend=" + strings.ReplaceAll(backendName, "/", "+"), "phase=" + c.Phase}
+	for _, k := range workload.OrderedKeys(c) {
+		parts = append(parts, k+"="+strings.ReplaceAll(c.Params[k], "/", "+"))
 	}
-	return fmt.Sprintf("TTT/backend=%s/size=%s/ttt=%s/phase=%s/dtype=%s/batch=%d/seq=%d/k=%d/backbone=%s",
-		strings.ReplaceAll(backendName, "/", "+"), c.ModelSize, c.TTTType, c.Phase(), c.Dtype, c.Batch, c.SeqLen, c.MiniBatch, backbone)
+	return strings.Join(parts, "/")
 }
 
 // Benchfmt writes one benchmark line per sample (iterations 1), in
-// sec/op as benchstat expects (written ns/op), plus tokens/s per sample and
+// sec/op as benchstat expects (written ns/op), plus the workload's throughput per sample and
 // the peak memory when the backend reported it. File configuration keys
 // carry only what must match for two runs to be comparable (workload and
 // device), because benchstat puts differing file keys in separate tables.
@@ -41,10 +43,7 @@ func BenchName(backendName string, c result.Config) string {
 // the format and are counted in skipped.
 func Benchfmt(w io.Writer, rs []result.Result) (skipped int, err error) {
 	bw := benchfmt.NewWriter(w)
-	if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: "tokens/s", Key: "better"},
-		OrigUnit: "tokens/s", Value: "higher"}); err != nil {
-		return 0, fmt.Errorf("write benchfmt: %w", err)
-	}
+	declared := map[string]bool{}
 	for _, r := range rs {
 		if r.Status != result.StatusOK || len(r.SamplesMs) == 0 {
 			skipped++
@@ -64,8 +63,15 @@ func Benchfmt(w io.Writer, rs []result.Result) (skipped int, err error) {
 		}
 		for _, ms := range r.SamplesMs {
 			res.Values = append(res.Values[:0], benchfmt.Value{Value: ms * 1e6, Unit: "ns/op"})
-			if ms > 0 {
-				res.Values = append(res.Values, benchfmt.Value{Value: float64(r.Config.Tokens()) / (ms / 1000), Unit: "tokens/s"})
+			if tp := workload.ThroughputOf(r.Config, ms); tp.Unit != "" && ms > 0 {
+				if !declared[tp.Unit] {
+					declared[tp.Unit] = true
+					if err := bw.Write(&benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: tp.Unit, Key: "better"},
+						OrigUnit: tp.Unit, Value: "higher"}); err != nil {
+						return skipped, fmt.Errorf("write benchfmt: %w", err)
+					}
+				}
+				res.Values = append(res.Values, benchfmt.Value{Value: tp.Value, Unit: tp.Unit})
 			}
 			if r.PeakMemoryBytes > 0 {
 				res.Values = append(res.Values, benchfmt.Value{Value: float64(r.PeakMemoryBytes), Unit: "peak-B"})

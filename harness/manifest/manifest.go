@@ -26,8 +26,11 @@ type Manifest struct {
 	Entry       string   `json:"entry,omitempty"`    // file in the folder (python, exec)
 	Command     []string `json:"command,omitempty"`  // exec: argv, relative to the folder
 	Requires    []string `json:"requires,omitempty"` // python: importable modules it needs
-	Shell       string   `json:"shell,omitempty"`    // nix dev shell that reproduces it
-	Dir         string   `json:"-"`                  // absolute folder of the manifest
+	// Workloads lists the workloads the backend implements, so listings
+	// can show them without starting it; Info's capabilities are the truth.
+	Workloads []string `json:"workloads,omitempty"`
+	Shell     string   `json:"shell,omitempty"` // nix dev shell that reproduces it
+	Dir       string   `json:"-"`               // absolute folder of the manifest
 }
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)

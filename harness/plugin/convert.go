@@ -10,16 +10,36 @@ import (
 // their protobuf twins; no behaviour lives here.
 
 func capsToProto(c backend.Capabilities) *pb.Capabilities {
-	return &pb.Capabilities{Workloads: c.Workloads, TttTypes: c.TTTTypes, Phases: c.Phases,
-		Dtypes: c.Dtypes, Devices: c.Devices, Backbones: c.Backbones}
+	out := &pb.Capabilities{}
+	for _, w := range c.Workloads {
+		pw := &pb.WorkloadCaps{Workload: w.Workload, Phases: w.Phases, Devices: w.Devices, Max: w.Max}
+		if len(w.Values) > 0 {
+			pw.Values = map[string]*pb.Values{}
+			for k, v := range w.Values {
+				pw.Values[k] = &pb.Values{Values: v}
+			}
+		}
+		out.Workloads = append(out.Workloads, pw)
+	}
+	return out
 }
 
 func capsFromProto(c *pb.Capabilities) backend.Capabilities {
+	var out backend.Capabilities
 	if c == nil {
-		return backend.Capabilities{}
+		return out
 	}
-	return backend.Capabilities{Workloads: c.Workloads, TTTTypes: c.TttTypes, Phases: c.Phases,
-		Dtypes: c.Dtypes, Devices: c.Devices, Backbones: c.Backbones}
+	for _, pw := range c.Workloads {
+		w := backend.WorkloadCaps{Workload: pw.Workload, Phases: pw.Phases, Devices: pw.Devices, Max: pw.Max}
+		if len(pw.Values) > 0 {
+			w.Values = map[string][]string{}
+			for k, v := range pw.Values {
+				w.Values[k] = v.GetValues()
+			}
+		}
+		out.Workloads = append(out.Workloads, w)
+	}
+	return out
 }
 
 func infoToProto(i backend.Info) *pb.InfoReply {
@@ -41,20 +61,24 @@ func infoFromProto(p *pb.InfoReply) backend.Info {
 }
 
 func configToProto(c result.Config) *pb.Config {
-	return &pb.Config{Workload: c.Workload, ModelSize: c.ModelSize, TttType: c.TTTType,
-		Backward: c.Backward, InnerOnly: c.InnerOnly, Batch: int32(c.Batch), SeqLen: int32(c.SeqLen),
-		MiniBatch: int32(c.MiniBatch), Dtype: c.Dtype, Backbone: c.Backbone,
-		Warmup: int32(c.Warmup), Repeats: int32(c.Repeats)}
+	return &pb.Config{Workload: c.Workload, Phase: c.Phase, Params: c.Params,
+		Warmup: int64(c.Warmup), Repeats: int64(c.Repeats)}
 }
 
 func configFromProto(c *pb.Config) result.Config {
 	if c == nil {
 		return result.Config{}
 	}
-	return result.Config{Workload: c.Workload, ModelSize: c.ModelSize, TTTType: c.TttType,
-		Backward: c.Backward, InnerOnly: c.InnerOnly, Batch: int(c.Batch), SeqLen: int(c.SeqLen),
-		MiniBatch: int(c.MiniBatch), Dtype: c.Dtype, Backbone: c.Backbone,
+	return result.Config{Workload: c.Workload, Phase: c.Phase, Params: c.Params,
 		Warmup: int(c.Warmup), Repeats: int(c.Repeats)}
+}
+
+func runToProto(r backend.RunRequest) *pb.RunRequest {
+	return &pb.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configToProto(r.Config)}
+}
+
+func runFromProto(r *pb.RunRequest) backend.RunRequest {
+	return backend.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configFromProto(r.Config)}
 }
 
 func deviceToProto(d result.Device) *pb.Device {

@@ -16,9 +16,9 @@ import (
 // Handshake is checked by both sides before anything else; bump
 // ProtocolVersion when the proto changes incompatibly.
 var Handshake = goplugin.HandshakeConfig{
-	ProtocolVersion:  1,
+	ProtocolVersion:  2,
 	MagicCookieKey:   "XBENCH_PLUGIN",
-	MagicCookieValue: "ttt-backend-v1",
+	MagicCookieValue: "xbench-backend",
 }
 
 // PluginName is the key under which the backend is dispensed.
@@ -57,8 +57,7 @@ func (s *grpcServer) Info(ctx context.Context, _ *pb.InfoRequest) (*pb.InfoReply
 }
 
 func (s *grpcServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunReply, error) {
-	res, err := s.impl.Run(ctx, backend.RunRequest{Workload: req.Workload, Variant: req.Variant,
-		Device: req.Device, Config: configFromProto(req.Config)})
+	res, err := s.impl.Run(ctx, runFromProto(req))
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +66,26 @@ func (s *grpcServer) Run(ctx context.Context, req *pb.RunRequest) (*pb.RunReply,
 		return nil, fmt.Errorf("encode result: %w", err)
 	}
 	return &pb.RunReply{ResultJson: raw}, nil
+}
+
+func (s *grpcServer) RunBatch(ctx context.Context, req *pb.RunBatchRequest) (*pb.RunBatchReply, error) {
+	reqs := make([]backend.RunRequest, len(req.Requests))
+	for i, r := range req.Requests {
+		reqs[i] = runFromProto(r)
+	}
+	results, err := backend.RunAll(ctx, s.impl, reqs)
+	if err != nil {
+		return nil, err
+	}
+	out := &pb.RunBatchReply{}
+	for _, res := range results {
+		raw, err := json.Marshal(res)
+		if err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
+		out.ResultJson = append(out.ResultJson, raw)
+	}
+	return out, nil
 }
 
 func (s *grpcServer) Export(ctx context.Context, req *pb.ExportRequest) (*pb.ExportReply, error) {
@@ -81,7 +100,10 @@ type grpcClient struct {
 	client pb.BackendClient
 }
 
-var _ backend.Backend = (*grpcClient)(nil)
+var (
+	_ backend.Backend     = (*grpcClient)(nil)
+	_ backend.BatchRunner = (*grpcClient)(nil)
+)
 
 func (c *grpcClient) Info(ctx context.Context) (backend.Info, error) {
 	rep, err := c.client.Info(ctx, &pb.InfoRequest{})
@@ -94,12 +116,34 @@ func (c *grpcClient) Info(ctx context.Context) (backend.Info, error) {
 // Run returns the backend's result after checking it against the schema, so
 // a malformed result never reaches the statistics or the results folder.
 func (c *grpcClient) Run(ctx context.Context, req backend.RunRequest) (result.Result, error) {
-	rep, err := c.client.Run(ctx, &pb.RunRequest{Workload: req.Workload, Variant: req.Variant,
-		Device: req.Device, Config: configToProto(req.Config)})
+	rep, err := c.client.Run(ctx, runToProto(req))
 	if err != nil {
 		return result.Result{}, err
 	}
 	return result.DecodeBackendResult(rep.ResultJson)
+}
+
+// RunBatch sends every request in one call; each result is checked against
+// the schema like Run's.
+func (c *grpcClient) RunBatch(ctx context.Context, reqs []backend.RunRequest) ([]result.Result, error) {
+	in := &pb.RunBatchRequest{}
+	for _, r := range reqs {
+		in.Requests = append(in.Requests, runToProto(r))
+	}
+	rep, err := c.client.RunBatch(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	if len(rep.ResultJson) != len(reqs) {
+		return nil, fmt.Errorf("run batch: backend returned %d results for %d requests", len(rep.ResultJson), len(reqs))
+	}
+	out := make([]result.Result, len(reqs))
+	for i, raw := range rep.ResultJson {
+		if out[i], err = result.DecodeBackendResult(raw); err != nil {
+			return nil, fmt.Errorf("run batch: result %d: %w", i, err)
+		}
+	}
+	return out, nil
 }
 
 func (c *grpcClient) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {

@@ -45,12 +45,16 @@ func (r *Report) color(backendName string) color.Color {
 	return plot.Color(slices.Index(r.Backends, backendName))
 }
 
-// facets groups configurations by cfg with the swept field cleared.
-func facets(cfgs []result.Config, clear func(*result.Config)) ([]result.Config, map[result.Config][]result.Config) {
-	var keys []result.Config
-	groups := map[result.Config][]result.Config{}
+// facets groups TTT configurations by their typed view with the swept
+// field cleared (the TTT charts sweep model size and sequence length).
+func facets(cfgs []result.Config, clear func(*ttt.Config)) ([]ttt.Config, map[ttt.Config][]result.Config) {
+	var keys []ttt.Config
+	groups := map[ttt.Config][]result.Config{}
 	for _, c := range cfgs {
-		k := c
+		if c.Workload != ttt.Name {
+			continue
+		}
+		k := ttt.From(c)
 		k.Warmup, k.Repeats = 0, 0
 		clear(&k)
 		if _, seen := groups[k]; !seen {
@@ -78,7 +82,7 @@ func (r *Report) median(b string, c result.Config) float64 {
 }
 
 func (r *Report) timeVsSeqLen() (*Chart, error) {
-	keys, groups := facets(r.Configs, func(c *result.Config) { c.SeqLen = 0 })
+	keys, groups := facets(r.Configs, func(c *ttt.Config) { c.SeqLen = 0 })
 	var panels []*gplot.Plot
 	cut := 0
 	for _, k := range keys {
@@ -92,13 +96,13 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 		}
 		var ticks []float64
 		for _, c := range cfgs {
-			ticks = append(ticks, float64(c.SeqLen))
+			ticks = append(ticks, float64(ttt.From(c).SeqLen))
 		}
 		var series []plot.Series
 		for _, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
 			for _, c := range cfgs {
-				s.X, s.Y = append(s.X, float64(c.SeqLen)), append(s.Y, r.median(b, c))
+				s.X, s.Y = append(s.X, float64(ttt.From(c).SeqLen)), append(s.Y, r.median(b, c))
 			}
 			series = append(series, s)
 		}
@@ -117,7 +121,7 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 }
 
 func (r *Report) throughputVsSize() (*Chart, error) {
-	keys, groups := facets(r.Configs, func(c *result.Config) { c.ModelSize, c.SeqLen = "", 0 })
+	keys, groups := facets(r.Configs, func(c *ttt.Config) { c.ModelSize, c.SeqLen = "", 0 })
 	var panels []*gplot.Plot
 	cut := 0
 	for _, k := range keys {
@@ -125,13 +129,14 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 		// runs (ties: the longest), so sizes are compared like for like.
 		count := map[int]int{}
 		sizes := map[int]map[string]bool{}
-		for _, c := range groups[k] {
+		for _, rc := range groups[k] {
+			c := ttt.From(rc)
 			if sizes[c.SeqLen] == nil {
 				sizes[c.SeqLen] = map[string]bool{}
 			}
 			sizes[c.SeqLen][c.ModelSize] = true
 			for _, b := range r.Backends {
-				if !math.IsNaN(r.median(b, c)) {
+				if !math.IsNaN(r.median(b, rc)) {
 					count[c.SeqLen]++
 				}
 			}
@@ -151,18 +156,19 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 		}
 		var cfgs []result.Config
 		for _, c := range groups[k] {
-			if c.SeqLen == best {
+			if ttt.From(c).SeqLen == best {
 				cfgs = append(cfgs, c)
 			}
 		}
 		var ticks []float64
 		var labels []string
-		params := func(c result.Config) float64 {
+		params := func(rc result.Config) float64 {
+			c := ttt.From(rc)
 			s, _ := ttt.LookupSize(c.ModelSize)
 			return float64(ttt.NumParams(s, c.TTTType, c.MiniBatch, c.Backbone)) / 1e6
 		}
 		for _, c := range cfgs {
-			ticks, labels = append(ticks, params(c)), append(labels, c.ModelSize)
+			ticks, labels = append(ticks, params(c)), append(labels, ttt.From(c).ModelSize)
 		}
 		var series []plot.Series
 		for _, b := range r.Backends {
@@ -170,7 +176,7 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 			for _, c := range cfgs {
 				tps := math.NaN()
 				if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK {
-					tps = res.TokensPerS
+					tps = res.Throughput
 				}
 				s.X, s.Y = append(s.X, params(c)), append(s.Y, tps)
 			}
@@ -206,7 +212,7 @@ func (r *Report) multiples(name, title string, panels []*gplot.Plot, cut int, ca
 }
 
 // facetLabel names a panel by the fields its configurations share.
-func facetLabel(c result.Config, swept string) string {
+func facetLabel(c ttt.Config, swept string) string {
 	s := ""
 	if swept != "size" {
 		s = c.ModelSize + " "

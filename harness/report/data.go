@@ -6,6 +6,8 @@
 package report
 
 import (
+	"github.com/xbench/xbench/harness/workload"
+
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -167,28 +169,33 @@ func (r *Report) Result(backendName string, c result.Config) (result.Result, boo
 }
 
 // Verification is backend's verify verdict that stands for configuration
-// c on a device of deviceKind: a record of the same inner model, dtype, backbone and inner-only
-// setting (verify checks forward outputs, so it stands for the backward
-// phase too), preferring the same model size and sequence length, then the
+// c on a device of deviceKind: a record of the same workload, dtype and
+// every other parameter that is not a size axis, and the same phase (a
+// forward verification stands for the backward phase too, since verify
+// compares forward outputs), preferring the most size axes equal, then the
 // newest run. ok is false when the backend was never verified that way.
 func (r *Report) Verification(backendName, deviceKind string, c result.Config) (verdict string, from result.Config, ok bool) {
 	bestScore, bestRun := -1, ""
+	w, err := workload.Lookup(c.Workload)
+	if err != nil {
+		return "", result.Config{}, false
+	}
 	for _, v := range r.Verify {
 		vc := v.Config
-		if vc.TTTType != c.TTTType || vc.InnerOnly != c.InnerOnly || vc.Backbone != c.Backbone {
+		if vc.Workload != c.Workload || !sameNonSize(w, vc, c) || vc.Phase != c.Phase &&
+			!(vc.Phase == workload.PhaseForward && c.Phase != workload.PhaseInnerOnly) {
 			continue
 		}
 		for _, row := range v.Rows {
 			// row.Device is "cuda (NVIDIA H100 ...)" or "cpu".
-			if row.Backend != backendName || row.Dtype != c.Dtype || row.Device != "" && !strings.HasPrefix(row.Device, deviceKind) {
+			if row.Backend != backendName || row.Dtype != c.Dtype() || row.Device != "" && !strings.HasPrefix(row.Device, deviceKind) {
 				continue
 			}
 			score := 0
-			if vc.ModelSize == c.ModelSize {
-				score += 2
-			}
-			if vc.SeqLen == c.SeqLen && vc.Batch == c.Batch {
-				score++
+			for _, p := range w.Params() {
+				if p.SizeAxis && vc.Get(p.Name) == c.Get(p.Name) {
+					score++
+				}
 			}
 			if score > bestScore || score == bestScore && v.RunID > bestRun {
 				bestScore, bestRun, verdict, from, ok = score, v.RunID, row.Verdict, vc, true
@@ -210,4 +217,15 @@ func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 		}
 	}
 	return best, found
+}
+
+// sameNonSize says whether a and b agree on every parameter that is not a
+// size axis.
+func sameNonSize(w workload.Workload, a, b result.Config) bool {
+	for _, p := range w.Params() {
+		if !p.SizeAxis && a.Get(p.Name) != b.Get(p.Name) {
+			return false
+		}
+	}
+	return true
 }

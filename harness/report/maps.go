@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/xbench/xbench/harness/workload"
+
 	"fmt"
 	"image/color"
 	"math"
@@ -21,15 +23,15 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var cats []string
 	vals := make([][]float64, len(r.Backends))
 	for _, c := range r.Configs {
-		if c.Phase() != "forward" {
+		if c.Phase != workload.PhaseForward {
 			continue
 		}
 		bc := c
-		bc.Backward = true
+		bc.Phase = workload.PhaseBackward
 		if _, ok := r.byConfig[compare.ConfigKey(bc)]; !ok {
 			continue
 		}
-		cats = append(cats, fmt.Sprintf("%s %s %s L%d", c.ModelSize, c.TTTType, c.Dtype, c.SeqLen))
+		cats = append(cats, compare.Label(c))
 		for i, b := range r.Backends {
 			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
 		}
@@ -121,7 +123,7 @@ func (r *Report) roofline() (*Chart, error) {
 			for _, x := range t.Rows {
 				if x.Backend == b && !math.IsNaN(x.TFLOPs) {
 					s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
-					dtypes[t.Config.Dtype] = true
+					dtypes[t.Config.Dtype()] = true
 					if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
 						dev = res.Device
 					}

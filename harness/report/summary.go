@@ -6,6 +6,7 @@ import (
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/verify"
+	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -17,7 +18,8 @@ type Row struct {
 	Message     string
 	MedianMs    float64
 	CILo, CIHi  float64
-	TokensPerS  float64
+	Throughput  float64
+	Unit        string
 	PeakMemory  int64
 	Ratio       float64 // median / baseline's median: below 1 is faster
 	Verified    string  // verify verdict, "" when never verified
@@ -63,7 +65,7 @@ func (r *Report) Tables() []Table {
 func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
-		TokensPerS: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
+		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
 		IsBaseline: r.Series(res) == r.Baseline, Warnings: res.Warnings}
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
@@ -72,12 +74,12 @@ func (r *Report) row(res result.Result) Row {
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
 	}
-	row.MedianMs, row.CILo, row.CIHi, row.TokensPerS = res.Stats.MedianMs, res.Stats.CI95LowMs, res.Stats.CI95HighMs, res.TokensPerS
-	if cost, err := ttt.CostOf(res.Config); err == nil {
+	row.MedianMs, row.CILo, row.CIHi, row.Throughput, row.Unit = res.Stats.MedianMs, res.Stats.CI95LowMs, res.Stats.CI95HighMs, res.Throughput, res.ThroughputUnit
+	if cost, err := workload.CostOf(res.Config); err == nil {
 		row.Cost = cost
 		row.TFLOPs = cost.FLOPs / (res.Stats.MedianMs / 1000) / 1e12
 		if cal, ok := r.Calibration(res.Device); ok {
-			if peak := cal.MatmulTFLOPs[res.Config.Dtype]; peak > 0 {
+			if peak := cal.MatmulTFLOPs[res.Config.Dtype()]; peak > 0 {
 				row.PctPeak, row.Calibration = 100*row.TFLOPs/peak, true
 			}
 		}

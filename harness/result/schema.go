@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 
@@ -35,67 +36,121 @@ func GenerateSchema() ([]byte, error) {
 
 var (
 	compileOnce sync.Once
-	compiled    *jsv.Schema
+	compiled    map[int]*jsv.Schema
 	compileErr  error
 )
 
-func resultSchema() (*jsv.Schema, error) {
+// schemas compiles the current schema and every older one still read.
+func schemas() (map[int]*jsv.Schema, error) {
 	compileOnce.Do(func() {
-		doc, err := jsv.UnmarshalJSON(bytes.NewReader(schema.ResultJSON))
-		if err != nil {
-			compileErr = fmt.Errorf("parse embedded result schema: %w", err)
-			return
+		compiled = map[int]*jsv.Schema{}
+		for version, raw := range map[int][]byte{SchemaVersion: schema.ResultJSON, 1: schema.ResultV1JSON} {
+			doc, err := jsv.UnmarshalJSON(bytes.NewReader(raw))
+			if err != nil {
+				compileErr = fmt.Errorf("parse embedded result schema v%d: %w", version, err)
+				return
+			}
+			c := jsv.NewCompiler()
+			name := fmt.Sprintf("result.v%d.schema.json", version)
+			if err := c.AddResource(name, doc); err != nil {
+				compileErr = fmt.Errorf("load result schema v%d: %w", version, err)
+				return
+			}
+			if compiled[version], compileErr = c.Compile(name); compileErr != nil {
+				return
+			}
 		}
-		c := jsv.NewCompiler()
-		if err := c.AddResource("result.schema.json", doc); err != nil {
-			compileErr = fmt.Errorf("load result schema: %w", err)
-			return
-		}
-		compiled, compileErr = c.Compile("result.schema.json")
 	})
 	return compiled, compileErr
 }
 
-// SchemaError says which field of a result broke the schema.
+func resultSchema() (*jsv.Schema, error) {
+	all, err := schemas()
+	if err != nil {
+		return nil, err
+	}
+	return all[SchemaVersion], nil
+}
+
+// SchemaError lists every place a result broke the schema, in a stable
+// order (by field, then reason), so two identical runs report the same.
 type SchemaError struct {
+	Violations []Violation
+}
+
+// Violation is one field and why it is wrong.
+type Violation struct {
 	Field  string
 	Reason string
 }
 
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("result does not match schema at %s: %s", e.Field, e.Reason)
+	parts := make([]string, len(e.Violations))
+	for i, v := range e.Violations {
+		parts[i] = v.Field + ": " + v.Reason
+	}
+	return "result does not match schema at " + strings.Join(parts, "; ")
 }
 
-// Validate checks one JSON-encoded result against the committed schema.
+func docError(reason string) *SchemaError {
+	return &SchemaError{Violations: []Violation{{Field: "(document)", Reason: reason}}}
+}
+
+// Validate checks one JSON-encoded result against the current schema.
 func Validate(raw []byte) error {
 	s, err := resultSchema()
 	if err != nil {
 		return err
 	}
+	return validateWith(s, raw)
+}
+
+func validateWith(s *jsv.Schema, raw []byte) error {
 	doc, err := jsv.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
-		return &SchemaError{Field: "(document)", Reason: "not JSON: " + err.Error()}
+		return docError("not JSON: " + err.Error())
 	}
 	if err := s.Validate(doc); err != nil {
 		var ve *jsv.ValidationError
 		if errors.As(err, &ve) {
-			return firstLeaf(ve)
+			return leaves(ve)
 		}
-		return &SchemaError{Field: "(document)", Reason: err.Error()}
+		return docError(err.Error())
 	}
 	return nil
 }
 
-// firstLeaf walks to the most specific cause, which names the field.
-func firstLeaf(ve *jsv.ValidationError) *SchemaError {
-	for len(ve.Causes) > 0 {
-		ve = ve.Causes[0]
+// leaves collects the most specific causes, each of which names its field.
+func leaves(root *jsv.ValidationError) *SchemaError {
+	p := message.NewPrinter(language.English)
+	seen := map[Violation]bool{}
+	var out []Violation
+	var walk func(ve *jsv.ValidationError)
+	walk = func(ve *jsv.ValidationError) {
+		if len(ve.Causes) == 0 {
+			v := Violation{Field: "/" + strings.Join(ve.InstanceLocation, "/"), Reason: ve.ErrorKind.LocalizedString(p)}
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+			return
+		}
+		for _, c := range ve.Causes {
+			walk(c)
+		}
 	}
-	field := "/" + strings.Join(ve.InstanceLocation, "/")
-	return &SchemaError{Field: field, Reason: ve.ErrorKind.LocalizedString(message.NewPrinter(language.English))}
+	walk(root)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Field != out[j].Field {
+			return out[i].Field < out[j].Field
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return &SchemaError{Violations: out}
 }
 
-// DecodeBackendResult validates and decodes a result produced by a backend.
+// DecodeBackendResult validates and decodes a result produced by a backend
+// (always the current schema version).
 func DecodeBackendResult(raw []byte) (Result, error) {
 	if err := Validate(raw); err != nil {
 		return Result{}, err

@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/schema"
@@ -23,8 +26,8 @@ func TestCommittedSchemaIsFresh(t *testing.T) {
 
 func validResult() Result {
 	return Result{SchemaVersion: SchemaVersion, RunID: "r1", Backend: "x", Status: StatusOK,
-		Config: Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 64, MiniBatch: 16,
-			Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 2},
+		Config: Config{Workload: "ttt", Phase: "forward", Params: map[string]string{"model_size": "tiny", "dtype": "float32"},
+			Warmup: 1, Repeats: 2},
 		Device: Device{Kind: "cpu", Count: 1}, SamplesMs: []float64{1, 2}, Env: Env{Framework: "go", Timing: "wall"}}
 }
 
@@ -36,10 +39,11 @@ func TestValidateNamesTheField(t *testing.T) {
 	}{
 		{"valid", func(map[string]any) {}, ""},
 		{"bad status", func(m map[string]any) { m["status"] = "great" }, "/status"},
-		{"bad dtype", func(m map[string]any) { m["config"].(map[string]any)["dtype"] = "int4" }, "/config/dtype"},
+		{"bad phase", func(m map[string]any) { m["config"].(map[string]any)["phase"] = "sideways" }, "/config/phase"},
+		{"param not a string", func(m map[string]any) { m["config"].(map[string]any)["params"].(map[string]any)["m"] = 4 }, "/config/params/m"},
 		{"missing samples", func(m map[string]any) { delete(m, "samples_ms") }, "/"},
 		{"samples not numbers", func(m map[string]any) { m["samples_ms"] = []any{"a"} }, "/samples_ms/0"},
-		{"negative batch", func(m map[string]any) { m["config"].(map[string]any)["batch"] = 0 }, "/config/batch"},
+		{"zero repeats", func(m map[string]any) { m["config"].(map[string]any)["repeats"] = 0 }, "/config/repeats"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -59,9 +63,60 @@ func TestValidateNamesTheField(t *testing.T) {
 			if !errors.As(err, &se) {
 				t.Fatalf("want a SchemaError, got %v", err)
 			}
-			if se.Field != tt.wantField {
-				t.Errorf("field = %q, want %q (%v)", se.Field, tt.wantField, se)
+			if se.Violations[0].Field != tt.wantField {
+				t.Errorf("field = %q, want %q (%v)", se.Violations[0].Field, tt.wantField, se)
 			}
 		})
+	}
+}
+
+// Every violation is reported, in the same order on every run.
+func TestValidateReportsAllViolationsStably(t *testing.T) {
+	raw, _ := json.Marshal(validResult())
+	var m map[string]any
+	_ = json.Unmarshal(raw, &m)
+	m["status"] = "great"
+	m["samples_ms"] = []any{"a"}
+	m["compile_ms"] = -1
+	raw, _ = json.Marshal(m)
+	first := Validate(raw).Error()
+	for i := 0; i < 20; i++ {
+		if got := Validate(raw).Error(); got != first {
+			t.Fatalf("run %d: %q, first run %q", i, got, first)
+		}
+	}
+	var se *SchemaError
+	if !errors.As(Validate(raw), &se) || len(se.Violations) != 3 {
+		t.Fatalf("want 3 violations, got %v", Validate(raw))
+	}
+}
+
+// Results written before the workload axis (schema 1) load with their
+// numbers, as TTT key/value configurations.
+func TestDecodeUpgradesVersion1(t *testing.T) {
+	paths, _ := filepath.Glob("../../results/h100/*/*.json")
+	n := 0
+	for _, p := range paths {
+		if strings.HasPrefix(filepath.Base(p), "_") {
+			continue
+		}
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		if r.Config.Workload != "ttt" || r.Config.Get("model_size") == "" || r.Config.Phase == "" || r.SchemaVersion != SchemaVersion {
+			t.Fatalf("%s: not upgraded: %+v", p, r.Config)
+		}
+		if r.Status == StatusOK && (r.Throughput <= 0 || r.ThroughputUnit != "tokens/s") {
+			t.Fatalf("%s: throughput %v %q", p, r.Throughput, r.ThroughputUnit)
+		}
+		n++
+	}
+	if n < 10 {
+		t.Fatalf("only %d version-1 results found under results/h100", n)
 	}
 }

@@ -13,17 +13,19 @@ import (
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
 
-// Key names a result's file: backend and configuration, filesystem-safe.
+// Key names a result's file: backend, workload, phase and every parameter
+// value in the workload's order, filesystem-safe.
 func Key(backendName string, c result.Config) string {
-	k := fmt.Sprintf("%s__%s_%s_%s_%s_%s_b%d_l%d_k%d", backendName, c.Workload, c.ModelSize, c.TTTType,
-		c.Phase(), c.Dtype, c.Batch, c.SeqLen, c.MiniBatch)
-	if c.Backbone != "" && c.Backbone != "transformer" {
-		k += "_" + c.Backbone
+	parts := []string{backendName + "_", c.Workload, c.Phase}
+	for _, k := range workload.OrderedKeys(c) {
+		parts = append(parts, c.Params[k])
 	}
+	k := strings.Join(parts, "_")
 	return unsafe.ReplaceAllString(strings.ReplaceAll(k, "/", "+"), "-")
 }
 
@@ -71,10 +73,12 @@ func WriteFileAtomic(path string, data []byte) error {
 }
 
 // ReadAll loads every result JSON below dir (recursively), sorted by path.
-// Files that are not results are reported, not skipped silently.
-func ReadAll(dir string) ([]result.Result, error) {
+// A file that is not a valid result is skipped and named in skipped with
+// the reason, so one bad file never poisons a folder; only a folder that
+// cannot be walked is an error.
+func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
 	var paths []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -85,23 +89,30 @@ func ReadAll(dir string) ([]result.Result, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read results in %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("read results in %s: %w", dir, err)
 	}
 	sort.Strings(paths)
-	out := make([]result.Result, 0, len(paths))
+	rs = make([]result.Result, 0, len(paths))
 	for _, p := range paths {
-		raw, err := os.ReadFile(p)
+		r, err := ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read result %s: %w", p, err)
+			skipped = append(skipped, err.Error())
+			continue
 		}
-		if err := result.Validate(raw); err != nil {
-			return nil, fmt.Errorf("result %s: %w", p, err)
-		}
-		var r result.Result
-		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("decode result %s: %w", p, err)
-		}
-		out = append(out, r)
+		rs = append(rs, r)
 	}
-	return out, nil
+	return rs, skipped, nil
+}
+
+// ReadFile loads one stored result of any supported schema version.
+func ReadFile(path string) (result.Result, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return result.Result{}, fmt.Errorf("read result %s: %w", path, err)
+	}
+	r, err := result.Decode(raw)
+	if err != nil {
+		return result.Result{}, fmt.Errorf("result %s: %w", path, err)
+	}
+	return r, nil
 }

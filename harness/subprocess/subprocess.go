@@ -42,7 +42,10 @@ type Backend struct {
 	exited chan struct{}
 }
 
-var _ backend.Backend = (*Backend)(nil)
+var (
+	_ backend.Backend     = (*Backend)(nil)
+	_ backend.BatchRunner = (*Backend)(nil)
+)
 
 // New prepares (but does not start) a backend process. Its stderr is copied
 // to log and its last lines are kept for failure messages.
@@ -54,6 +57,8 @@ type request struct {
 	ID      int    `json:"id"`
 	Op      string `json:"op"`
 	Request any    `json:"request,omitempty"`
+	// Requests carries op "run_batch": many configurations, one round trip.
+	Requests []backend.RunRequest `json:"requests,omitempty"`
 }
 
 type reply struct {
@@ -61,6 +66,8 @@ type reply struct {
 	Error  string                  `json:"error,omitempty"`
 	Info   *backend.Info           `json:"info,omitempty"`
 	Result json.RawMessage         `json:"result,omitempty"`
+	// Results answers op "run_batch", one per request, in order.
+	Results []json.RawMessage `json:"results,omitempty"`
 	Export *backend.ExportResponse `json:"export,omitempty"`
 	// Calibration answers the optional "calibrate" op (calibrate.go).
 	Calibration *backend.Calibration `json:"calibration,omitempty"`
@@ -108,7 +115,11 @@ func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 	}
 	b.nextID++
 	id := b.nextID
-	line, err := json.Marshal(request{ID: id, Op: op, Request: req})
+	r := request{ID: id, Op: op, Request: req}
+	if reqs, ok := req.(batch); ok {
+		r = request{ID: id, Op: op, Requests: reqs}
+	}
+	line, err := json.Marshal(r)
 	if err != nil {
 		return reply{}, fmt.Errorf("encode %s request: %w", op, err)
 	}
@@ -229,7 +240,7 @@ func (b *Backend) Run(ctx context.Context, req backend.RunRequest) (result.Resul
 	if err != nil {
 		var exit *ExitError
 		if errors.As(err, &exit) {
-			r := failedResult(req, fmt.Sprintf("backend process exited during run: %v", exit.Cause))
+			r := failedResult(req, exitMessage(exit))
 			r.Tail = exit.Tail
 			return r, nil
 		}
@@ -240,6 +251,49 @@ func (b *Backend) Run(ctx context.Context, req backend.RunRequest) (result.Resul
 		return failedResult(req, "backend returned an invalid result: "+err.Error()), nil
 	}
 	return res, nil
+}
+
+// RunBatch sends every request in one "run_batch" round trip; each result
+// is checked against the schema like Run's, an invalid one becoming failed.
+func (b *Backend) RunBatch(ctx context.Context, reqs []backend.RunRequest) ([]result.Result, error) {
+	rep, err := b.call(ctx, "run_batch", batch(reqs))
+	if err != nil {
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			out := make([]result.Result, len(reqs))
+			for i, req := range reqs {
+				out[i] = failedResult(req, exitMessage(exit))
+				out[i].Tail = exit.Tail
+			}
+			return out, nil
+		}
+		return nil, err
+	}
+	if len(rep.Results) != len(reqs) {
+		return nil, fmt.Errorf("run_batch: backend returned %d results for %d requests", len(rep.Results), len(reqs))
+	}
+	out := make([]result.Result, len(reqs))
+	for i, raw := range rep.Results {
+		res, err := result.DecodeBackendResult(raw)
+		if err != nil {
+			res = failedResult(reqs[i], "backend returned an invalid result: "+err.Error())
+		}
+		out[i] = res
+	}
+	return out, nil
+}
+
+// batch marks a run_batch payload, which travels as "requests".
+type batch []backend.RunRequest
+
+// exitMessage says a backend died during a run, with the last line it
+// printed (a Python traceback's last line is the exception).
+func exitMessage(exit *ExitError) string {
+	msg := fmt.Sprintf("backend process exited during run: %v", exit.Cause)
+	if last := lastLines(exit.Tail, 1); last != "" {
+		msg += "; last output: " + last
+	}
+	return msg
 }
 
 // failedResult is a failure the harness reports for the backend. It must

@@ -5,12 +5,11 @@
 package sweep
 
 import (
-	"slices"
 	"sort"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/store"
-	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // Cell is one backend (or variant) on one device and configuration.
@@ -27,20 +26,10 @@ func (c Cell) Key() string {
 	return store.Key(c.Backend, c.Config) + "__" + c.Device
 }
 
-// Cost is a rough, unitless estimate of how long and how much memory the
-// cell takes: the forward FLOPs, tripled for a backward pass. It orders the
-// sweep so cheap cells run first; it is never reported.
-func (c Cell) Cost() float64 {
-	size, err := ttt.LookupSize(c.Config.ModelSize)
-	if err != nil {
-		return 0
-	}
-	f := ttt.ForwardFLOPs(c.Config, size)
-	if c.Config.Backward {
-		f *= 3
-	}
-	return f
-}
+// Cost is the workload's size rank of the cell: a rough, unitless estimate
+// of how long and how much memory it takes. It orders the sweep so cheap
+// cells run first; it is never reported.
+func (c Cell) Cost() float64 { return workload.RankOf(c.Config) }
 
 // Order sorts cells cheapest first; ties (and equal costs across backends)
 // fall back to the key, so every process computes the same order. Shards
@@ -66,28 +55,12 @@ func Order(cells []Cell) {
 	}
 }
 
-var (
-	phaseRank = []string{"inner_only", "forward", "backward"}
-	tttRank   = []string{"linear", "mlp"}
-)
-
-func sizeRank(name string) int { return slices.Index(ttt.SizeNames(), name) }
-
 // AtLeastAsLarge reports whether big needs at least the memory and time of
-// small: same backend, device, dtype, backbone and mini-batch, and no axis
-// smaller (model size, sequence length, batch, inner model, phase). It is a
-// partial order on purpose: 350m at 512 tokens is not "larger" than 125m at
-// 2048 tokens, so an out-of-memory at the second says nothing of the first.
+// small: same backend and device, and a configuration at least as large by
+// workload.AtLeastAsLarge.
 func AtLeastAsLarge(big, small Cell) bool {
-	b, s := big.Config, small.Config
-	if big.Backend != small.Backend || big.Device != small.Device || b.Dtype != s.Dtype ||
-		b.Backbone != s.Backbone || b.MiniBatch != s.MiniBatch || b.Workload != s.Workload {
-		return false
-	}
-	return sizeRank(b.ModelSize) >= sizeRank(s.ModelSize) &&
-		b.SeqLen >= s.SeqLen && b.Batch >= s.Batch &&
-		slices.Index(tttRank, b.TTTType) >= slices.Index(tttRank, s.TTTType) &&
-		slices.Index(phaseRank, b.Phase()) >= slices.Index(phaseRank, s.Phase())
+	return big.Backend == small.Backend && big.Device == small.Device &&
+		workload.AtLeastAsLarge(big.Config, small.Config)
 }
 
 // Shard returns the cells of shard index (0-based) of count, taking every

@@ -91,12 +91,9 @@ func readEntry(path, key string) Entry {
 	if err != nil {
 		return Entry{Key: key, Err: fmt.Errorf("read cell %s: %w", path, err)}
 	}
-	if err := result.Validate(raw); err != nil {
+	r, err := result.Decode(raw)
+	if err != nil {
 		return Entry{Key: key, Err: fmt.Errorf("cell %s: %w", path, err)}
-	}
-	var r result.Result
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return Entry{Key: key, Err: fmt.Errorf("decode cell %s: %w", path, err)}
 	}
 	return Entry{Key: key, Result: r}
 }

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/xbench/xbench/harness/workload"
+
 	"fmt"
 	"io"
 	"os"
@@ -227,13 +229,5 @@ func outcome(r result.Result) string {
 
 // Describe names a cell for people.
 func Describe(c Cell) string {
-	cfg := c.Config
-	s := fmt.Sprintf("%s %s %s %s %s b%d l%d", c.Backend, cfg.ModelSize, cfg.TTTType, cfg.Phase(), cfg.Dtype, cfg.Batch, cfg.SeqLen)
-	if cfg.MiniBatch != 16 {
-		s += fmt.Sprintf(" k%d", cfg.MiniBatch)
-	}
-	if cfg.Backbone != "" && cfg.Backbone != "transformer" {
-		s += " " + cfg.Backbone
-	}
-	return s + " on " + c.Device
+	return c.Backend + " " + workload.Label(c.Config) + " on " + c.Device
 }

@@ -1,7 +1,6 @@
 package sweep
 
 import (
-	"encoding/csv"
 	"fmt"
 	"io"
 	"sort"
@@ -9,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/xbench/xbench/harness/export"
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -115,49 +115,15 @@ func WriteStatus(w io.Writer, snap Snapshot) error {
 	return nil
 }
 
-// CSVHeader is the column list of WriteCSV.
-var CSVHeader = []string{"backend", "model_size", "ttt_type", "phase", "dtype", "batch", "seq_len", "mini_batch",
-	"backbone", "device", "device_name", "status", "median_ms", "mean_ms", "p10_ms", "p90_ms", "ci95_low_ms",
-	"ci95_high_ms", "n", "tokens_per_s", "compile_ms", "peak_memory_bytes", "message", "file"}
-
-// WriteCSV prints one row per finished cell.
+// WriteCSV prints one row per finished cell, in export's CSV format (one
+// definition of the columns for `sweep --csv` and `export --format csv`).
 func WriteCSV(w io.Writer, snap Snapshot) error {
-	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
-		return fmt.Errorf("write csv: %w", err)
+	rs := make([]result.Result, len(snap.Cells))
+	for i, e := range snap.Cells {
+		rs[i] = e.Result
 	}
-	for _, e := range snap.Cells {
-		r, c := e.Result, e.Result.Config
-		stat := func(v func(s *result.Stats) float64) string {
-			if r.Stats == nil {
-				return ""
-			}
-			return num(v(r.Stats))
-		}
-		row := []string{r.Backend, c.ModelSize, c.TTTType, c.Phase(), c.Dtype, strconv.Itoa(c.Batch),
-			strconv.Itoa(c.SeqLen), strconv.Itoa(c.MiniBatch), c.Backbone, deviceOfKey(e.Key), r.Device.Name,
-			string(r.Status),
-			stat(func(s *result.Stats) float64 { return s.MedianMs }),
-			stat(func(s *result.Stats) float64 { return s.MeanMs }),
-			stat(func(s *result.Stats) float64 { return s.P10Ms }),
-			stat(func(s *result.Stats) float64 { return s.P90Ms }),
-			stat(func(s *result.Stats) float64 { return s.CI95LowMs }),
-			stat(func(s *result.Stats) float64 { return s.CI95HighMs }),
-			stat(func(s *result.Stats) float64 { return float64(s.SampleCount) }),
-			num(r.TokensPerS), num(r.CompileMs), strconv.FormatInt(r.PeakMemoryBytes, 10),
-			firstLine(r.Message), e.Key + ".json"}
-		if err := cw.Write(row); err != nil {
-			return fmt.Errorf("write csv: %w", err)
-		}
-	}
-	cw.Flush()
-	if err := cw.Error(); err != nil {
-		return fmt.Errorf("write csv: %w", err)
-	}
-	return nil
+	return export.CSV(w, rs)
 }
-
-func num(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
 
 func firstLine(s string) string {
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

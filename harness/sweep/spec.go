@@ -14,7 +14,7 @@ import (
 // `xbench sweep` and whose values are what the flag would be given, or a
 // list of them for the axes ({"seq-len": [512, 1024], "dtype": "float32"}).
 // It returns each key's value as flag text, lists joined by commas, and
-// refuses keys outside allowed, naming them and the allowed ones.
+// refuses keys outside allowed (nil: any key), naming them and the allowed ones.
 func LoadFile(path string, allowed []string) (map[string]string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -37,7 +37,7 @@ func LoadFile(path string, allowed []string) (map[string]string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !ok[k] {
+		if allowed != nil && !ok[k] {
 			return nil, fmt.Errorf("sweep file %s: key %q is not allowed (allowed: %s)", path, k, strings.Join(allowed, ", "))
 		}
 		text, err := flagText(obj[k])

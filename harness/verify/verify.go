@@ -29,28 +29,6 @@ type Row struct {
 	Message   string  `json:"message,omitempty"`
 }
 
-// Tolerance is the largest relative L2 error accepted for a dtype.
-func Tolerance(dtype string) float64 {
-	switch dtype {
-	case "float64":
-		return 1e-9
-	case "float32":
-		return 1e-4
-	case "tf32":
-		return 1e-2
-	default: // bfloat16, float16
-		return 5e-2
-	}
-}
-
-// OutputName is the tensor a backend writes for a phase.
-func OutputName(innerOnly bool) string {
-	if innerOnly {
-		return "out"
-	}
-	return "logits"
-}
-
 // Compare returns ||got-want|| / ||want|| and max |got-want|. NaN anywhere
 // gives NaN, which never passes.
 func Compare(got, want []float64) (relL2, maxAbs float64) {
@@ -70,9 +48,9 @@ func Compare(got, want []float64) (relL2, maxAbs float64) {
 	return math.Sqrt(num / den), maxAbs
 }
 
-// Check loads the named tensor from a backend's output file and grades it.
+// Check loads the named tensor from a backend's output file and grades it
+// against row.Tolerance (the workload's, set by the caller).
 func Check(row Row, outPath string, name string, want tensorfile.Tensor) Row {
-	row.Tolerance = Tolerance(row.Dtype)
 	m, err := tensorfile.Read(outPath)
 	if err != nil {
 		row.Verdict, row.Message = Error, err.Error()

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -30,6 +31,11 @@ type Param struct {
 	// Min and Max bound an Int (inclusive); Max 0 means 1<<40, a bound every
 	// parameter needs so derived numbers cannot overflow.
 	Min, Max int64
+	// SizeAxis marks a parameter along which memory and time grow (a larger
+	// Int, or a later value of an Enum whose Allowed is in increasing size):
+	// a progressive sweep that ran out of memory at one value skips the
+	// larger ones. Parameters that are not size axes must match exactly.
+	SizeAxis bool
 }
 
 // DefaultMax bounds an Int parameter whose declaration names no Max.
@@ -107,4 +113,18 @@ func Cut(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// CheckError is a configuration that breaks a rule between parameters
+// (Workload.Check): bad input, exit 2 at the CLI like a ValueError.
+type CheckError struct{ Err error }
+
+func (e *CheckError) Error() string { return e.Err.Error() }
+func (e *CheckError) Unwrap() error { return e.Err }
+
+// IsInputError says whether err is bad input from the user.
+func IsInputError(err error) bool {
+	var v *ValueError
+	var c *CheckError
+	return errors.As(err, &v) || errors.As(err, &c)
 }

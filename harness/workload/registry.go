@@ -102,7 +102,7 @@ func Resolve(w Workload, phase string, set map[string]string, warmup, repeats in
 		cfg.Params[p.Name] = c
 	}
 	if err := w.Check(cfg); err != nil {
-		return result.Config{}, err
+		return result.Config{}, &CheckError{Err: err}
 	}
 	return cfg, nil
 }

@@ -101,3 +101,10 @@ type Suiter interface {
 	// by name in canonical spelling; the harness validates each one.
 	Suite(spec string) ([]map[string]string, error)
 }
+
+// Smaller is implemented by a workload whose defaults are GPU-sized: it
+// names the values `xbench verify` (and CPU comparisons) default to, so a
+// float64 reference on a CPU finishes in seconds.
+type Smaller interface {
+	SmallDefaults() map[string]string
+}

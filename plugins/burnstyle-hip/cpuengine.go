@@ -24,7 +24,7 @@ func (e *cpuEngine) Device() result.Device { return e.dev }
 // Check accepts everything Native declares (the CPU path implements the
 // whole capability set) as long as it fits in memory: a run that would push
 // the machine into swap or the OOM killer is answered with status oom.
-func (e *cpuEngine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
+func (e *cpuEngine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if cfg.Dtype != "float32" && cfg.Dtype != "float64" {
 		return result.StatusUnsupported, fmt.Sprintf("dtype %q is not supported on the CPU path (allowed: float32, float64)", cfg.Dtype)
 	}
@@ -39,7 +39,7 @@ func (e *cpuEngine) Check(cfg result.Config, s ttt.Size) (result.Status, string)
 // estimateCPUBytes bounds what a run holds at once: the generated F32
 // weight tensors, the model's copy at the run's precision (plus one matrix
 // being transposed), the activations of one forward and the inputs.
-func estimateCPUBytes(cfg result.Config, s ttt.Size) int64 {
+func estimateCPUBytes(cfg ttt.Config, s ttt.Size) int64 {
 	elem := int64(4)
 	if cfg.Dtype == "float64" {
 		elem = 8
@@ -55,14 +55,14 @@ func estimateCPUBytes(cfg result.Config, s ttt.Size) int64 {
 	return p*(4+elem) + 2*biggest*elem + acts*elem
 }
 
-func (e *cpuEngine) Prepare(cfg result.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+func (e *cpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
 	if cfg.Dtype == "float64" {
 		return prepareCPU[float64](cfg, s, w, in)
 	}
 	return prepareCPU[float32](cfg, s, w, in)
 }
 
-func prepareCPU[T cpu.Float](cfg result.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
 	B, L := cfg.Batch, cfg.SeqLen
 	if cfg.InnerOnly {
 		p, err := cpu.NewInner[T](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))

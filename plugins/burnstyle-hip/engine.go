@@ -20,11 +20,11 @@ type engine interface {
 	// and what it allows. Native has already checked cfg against the
 	// backend's declared capabilities; Check adds the engine's own limits
 	// (dtypes a GPU lacks, memory).
-	Check(cfg result.Config, size ttt.Size) (result.Status, string)
+	Check(cfg ttt.Config, size ttt.Size) (result.Status, string)
 	// Prepare loads weights (the spec's parameter names) and inputs
 	// ("tokens" for forward; "xq", "xk", "xv", "gate" for inner-only) at
 	// cfg.Dtype and returns a job ready to step. Nothing here is timed.
-	Prepare(cfg result.Config, size ttt.Size, weights, inputs map[string]tensorfile.Tensor) (job, error)
+	Prepare(cfg ttt.Config, size ttt.Size, weights, inputs map[string]tensorfile.Tensor) (job, error)
 }
 
 // job is one prepared configuration on one engine.

@@ -1,7 +1,6 @@
 package burnstylehip
 
 import (
-	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
@@ -16,7 +15,7 @@ var (
 	_ deviceTimedJob = (*gpu.Job)(nil)
 )
 
-func (e gpuEngine) Prepare(cfg result.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+func (e gpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
 	j, err := e.Engine.Prepare(cfg, s, w, in)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,5 @@
-// Package burnstylehip is the native backend: the TTT model written from
-// the spec in Go, run in-process by the harness. Package cpu holds the
+// Package burnstylehip is the native backend: the TTT model and the GEMM
+// written from their specs in Go, run in-process by the harness. Package cpu holds the
 // pure-Go numeric model; a GPU engine (plugins/burnstyle-hip/gpu) plugs into
 // the same seam (engine.go).
 package burnstylehip
@@ -13,6 +13,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -46,10 +47,17 @@ func (n *Native) Info(context.Context) (backend.Info, error) {
 // compile_ms, then warmup untimed calls, then repeats wall-clock samples.
 // The model uses the spec's default weights (seed 0) and random inputs.
 func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Result, err error) {
-	cfg := req.Config
-	res = result.Result{Backend: Name, Config: cfg, SamplesMs: []float64{}, Env: env(),
+	res = result.Result{Backend: Name, Config: req.Config, SamplesMs: []float64{}, Env: env(),
 		Device: result.Device{Kind: requestedKind(req.Device)}}
-	s, e, status, msg := n.admit(workloadOf(req.Workload, cfg), req.Variant, req.Device, cfg)
+	if msg := n.unsupported(req.Variant, req.Device, req.Config); msg != "" {
+		res.Status, res.Message = result.StatusUnsupported, msg
+		return res, nil
+	}
+	if req.Config.Workload == gemm.Name {
+		return runGEMM(ctx, req, res)
+	}
+	cfg := ttt.From(req.Config)
+	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {
 		res.Status, res.Message = status, msg
 		return res, nil
@@ -135,9 +143,16 @@ func timeSteps(ctx context.Context, j job, warmup, repeats int) (samples []float
 // Export runs the model once on the given weights and inputs and writes
 // "logits" (forward) or "out" (inner-only), F64 for float64, else F32.
 func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {
-	cfg := req.Config
 	resp := backend.ExportResponse{Device: result.Device{Kind: requestedKind(req.Device)}}
-	s, e, status, msg := n.admit(workloadOf(req.Workload, cfg), req.Variant, req.Device, cfg)
+	if msg := n.unsupported(req.Variant, req.Device, req.Config); msg != "" {
+		resp.Status, resp.Message = result.StatusUnsupported, msg
+		return resp, nil
+	}
+	if req.Config.Workload == gemm.Name {
+		return exportGEMM(ctx, req, resp)
+	}
+	cfg := ttt.From(req.Config)
+	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {
 		resp.Status, resp.Message = status, msg
 		return resp, nil
@@ -177,14 +192,14 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 	return resp, nil
 }
 
-// admit checks a request against the declared capabilities, picks the
-// engine for its device and lets the engine check its own limits; for
-// "auto" the first engine (GPU before CPU) that accepts cfg wins.
-func (n *Native) admit(workload, variant, device string, cfg result.Config) (ttt.Size, engine, result.Status, string) {
-	if msg := n.unsupported(workload, variant, cfg); msg != "" {
-		return ttt.Size{}, nil, result.StatusUnsupported, msg
+// admit picks the engine for a TTT request's device (the capabilities were
+// checked already) and lets the engine check its own limits; for "auto"
+// the first engine (GPU before CPU) that accepts cfg wins.
+func (n *Native) admit(device string, cfg ttt.Config) (ttt.Size, engine, result.Status, string) {
+	s, err := ttt.LookupSize(cfg.ModelSize)
+	if err != nil {
+		return s, nil, result.StatusUnsupported, err.Error()
 	}
-	s, _ := ttt.LookupSize(cfg.ModelSize) // unsupported has checked the name
 	engines, msg := n.candidates(device)
 	status := result.StatusUnsupported
 	for _, e := range engines { // "auto" falls through to the next device
@@ -193,14 +208,6 @@ func (n *Native) admit(workload, variant, device string, cfg result.Config) (ttt
 		}
 	}
 	return s, nil, status, msg
-}
-
-// workloadOf prefers the request's workload and falls back to the config's.
-func workloadOf(w string, cfg result.Config) string {
-	if w == "" {
-		return cfg.Workload
-	}
-	return w
 }
 
 // requestedKind is the device kind to report before an engine is chosen.

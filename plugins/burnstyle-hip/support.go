@@ -7,8 +7,21 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
+
+// devices lists the registered engines' devices.
+func (n *Native) devices() []string {
+	var out []string
+	for _, d := range devicePreference {
+		if _, ok := n.engines[d]; ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
 
 // capabilities is what the backend declares; devices come from the engines
 // table, so registering an engine is the one edit that adds a device.
@@ -20,51 +33,39 @@ func (n *Native) capabilities() backend.Capabilities {
 		}
 	}
 	slices.Sort(devices)
-	return backend.Capabilities{
-		Workloads: []string{"ttt"},
-		TTTTypes:  []string{"linear", "mlp"},
-		Phases:    []string{backend.PhaseForward, backend.PhaseInnerOnly},
-		Dtypes:    []string{"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
-		Devices:   devices,
-		Backbones: []string{"transformer"},
-	}
+	return backend.Capabilities{Workloads: []backend.WorkloadCaps{
+		{
+			Workload: ttt.Name,
+			Phases:   []string{workload.PhaseForward, workload.PhaseInnerOnly},
+			Devices:  devices,
+			Values: map[string][]string{
+				ttt.KeyDtype:    {"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
+				ttt.KeyTTTType:  {"linear", "mlp"},
+				ttt.KeyBackbone: {"transformer"},
+			},
+		},
+		{
+			// cuBLAS on CUDA, the blocked pure-Go kernel on the CPU (where
+			// tf32 is computed as float32, which its definition allows).
+			Workload: gemm.Name,
+			Phases:   []string{workload.PhaseForward},
+			Devices:  []string{"cpu", "cuda"},
+			Values:   map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}},
+		},
+	}}
 }
 
 // unsupported returns "" when the backend declares support for the request,
 // else a message naming the first thing it lacks and what it allows.
-func (n *Native) unsupported(workload, variant string, cfg result.Config) string {
-	caps := n.capabilities()
+func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 	if variant != "" {
 		return fmt.Sprintf("variant %q is not supported (burnstyle-hip has no variants)", variant)
 	}
-	check := func(what, got string, allowed []string) string {
-		if slices.Contains(allowed, got) {
-			return ""
-		}
-		return fmt.Sprintf("%s %q is not supported (allowed: %s)", what, got, strings.Join(allowed, ", "))
-	}
-	for _, c := range []struct {
-		what, got string
-		allowed   []string
-	}{
-		{"workload", workload, caps.Workloads},
-		{"ttt_type", cfg.TTTType, caps.TTTTypes},
-		{"phase", cfg.Phase(), caps.Phases},
-		{"dtype", cfg.Dtype, caps.Dtypes},
-		{"backbone", backboneOf(cfg), caps.Backbones},
-	} {
-		if msg := check(c.what, c.got, c.allowed); msg != "" {
-			return msg
-		}
-	}
-	if _, err := ttt.LookupSize(cfg.ModelSize); err != nil {
-		return err.Error()
-	}
-	return ""
+	return n.capabilities().Unsupported(device, cfg)
 }
 
 // backboneOf treats an empty backbone as the spec's default.
-func backboneOf(cfg result.Config) string {
+func backboneOf(cfg ttt.Config) string {
 	if cfg.Backbone == "" {
 		return "transformer"
 	}
@@ -73,7 +74,7 @@ func backboneOf(cfg result.Config) string {
 
 // invalid reports a configuration no backend could run: a broken request,
 // answered with an error rather than an unsupported result.
-func invalid(cfg result.Config) error {
+func invalid(cfg ttt.Config) error {
 	switch {
 	case cfg.Batch < 1:
 		return fmt.Errorf("invalid config: batch %d < 1", cfg.Batch)
@@ -95,7 +96,7 @@ func invalid(cfg result.Config) error {
 // one for a named device, every registered one in devicePreference order
 // for "auto" (or empty). The message is non-empty when none starts.
 func (n *Native) candidates(device string) ([]engine, string) {
-	allowed := strings.Join(append(n.capabilities().Devices, "auto"), ", ")
+	allowed := strings.Join(append(n.devices(), "auto"), ", ")
 	if device == "" || device == "auto" {
 		var out []engine
 		for _, d := range devicePreference {

@@ -5,6 +5,9 @@
 package sweeptest
 
 import (
+	"github.com/xbench/xbench/harness/workload"
+	_ "github.com/xbench/xbench/harness/workload/all"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -59,8 +62,8 @@ func Configs() []result.Config {
 
 // Config is one configuration with the sweep's fixed settings.
 func Config(size, tttType string, backward bool, seqLen int) result.Config {
-	return result.Config{Workload: "ttt", ModelSize: size, TTTType: tttType, Backward: backward, Batch: 4,
-		SeqLen: seqLen, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}
+	return ttt.Config{ModelSize: size, TTTType: tttType, Backward: backward, Batch: 4,
+		SeqLen: seqLen, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}.Result()
 }
 
 // PeakTFLOPs is the synthetic device's float32 (tf32) matmul ceiling.
@@ -78,9 +81,10 @@ func Sweep(runID string) []result.Result {
 }
 
 // Run is one backend on one configuration.
-func Run(runID string, b Backend, c result.Config, seed uint64) result.Result {
+func Run(runID string, b Backend, rc result.Config, seed uint64) result.Result {
+	c := ttt.From(rc)
 	r := result.Result{SchemaVersion: result.SchemaVersion, RunID: runID, Backend: b.Name, Status: result.StatusOK,
-		Config: c, Device: Device, SamplesMs: []float64{}, Timestamp: Timestamp,
+		Config: rc, Device: Device, SamplesMs: []float64{}, Timestamp: Timestamp,
 		Env: result.Env{Framework: b.Name, Timing: "cuda-events", Host: "testhost", GitCommit: "0123456789ab"}}
 	size, _ := ttt.LookupSize(c.ModelSize)
 	r.NumParams = ttt.NumParams(size, c.TTTType, c.MiniBatch, c.Backbone)
@@ -106,7 +110,7 @@ func Run(runID string, b Backend, c result.Config, seed uint64) result.Result {
 // Finalize recomputes what the harness derives from the samples, the way
 // bench.Session.Finalize does.
 func Finalize(r result.Result) result.Result {
-	r.Stats, r.TokensPerS = nil, 0
+	r.Stats, r.Throughput, r.ThroughputUnit = nil, 0, ""
 	if r.Status != result.StatusOK {
 		return r
 	}
@@ -114,7 +118,8 @@ func Finalize(r result.Result) result.Result {
 	if err != nil {
 		panic(fmt.Sprintf("sweeptest: %v", err))
 	}
-	r.Stats, r.TokensPerS = &st, float64(r.Config.Tokens())/(st.MedianMs/1000)
+	tp := workload.ThroughputOf(r.Config, st.MedianMs)
+	r.Stats, r.Throughput, r.ThroughputUnit = &st, tp.Value, tp.Unit
 	return r
 }
 
@@ -172,8 +177,8 @@ func WriteStandard(dir, runID string) ([]result.Result, error) {
 		return nil, err
 	}
 	for _, typ := range []string{"linear", "mlp"} {
-		cfg := result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: typ, Batch: 1, SeqLen: 64, MiniBatch: 16,
-			Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}
+		cfg := ttt.Config{ModelSize: "tiny", TTTType: typ, Batch: 1, SeqLen: 64, MiniBatch: 16,
+			Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}.Result()
 		verdict := verify.Pass
 		if typ == "mlp" {
 			verdict = verify.Fail

@@ -26,21 +26,139 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// What a backend supports of one workload (harness/backend.WorkloadCaps).
+type WorkloadCaps struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Workload string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
+	Phases   []string               `protobuf:"bytes,2,rep,name=phases,proto3" json:"phases,omitempty"`
+	Devices  []string               `protobuf:"bytes,3,rep,name=devices,proto3" json:"devices,omitempty"`
+	// Allowed values of enumerated parameters (dtype, layout, ...).
+	Values map[string]*Values `protobuf:"bytes,4,rep,name=values,proto3" json:"values,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Upper bounds of integer parameters.
+	Max           map[string]int64 `protobuf:"bytes,5,rep,name=max,proto3" json:"max,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WorkloadCaps) Reset() {
+	*x = WorkloadCaps{}
+	mi := &file_xbench_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WorkloadCaps) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WorkloadCaps) ProtoMessage() {}
+
+func (x *WorkloadCaps) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WorkloadCaps.ProtoReflect.Descriptor instead.
+func (*WorkloadCaps) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *WorkloadCaps) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *WorkloadCaps) GetPhases() []string {
+	if x != nil {
+		return x.Phases
+	}
+	return nil
+}
+
+func (x *WorkloadCaps) GetDevices() []string {
+	if x != nil {
+		return x.Devices
+	}
+	return nil
+}
+
+func (x *WorkloadCaps) GetValues() map[string]*Values {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
+func (x *WorkloadCaps) GetMax() map[string]int64 {
+	if x != nil {
+		return x.Max
+	}
+	return nil
+}
+
+type Values struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Values        []string               `protobuf:"bytes,1,rep,name=values,proto3" json:"values,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Values) Reset() {
+	*x = Values{}
+	mi := &file_xbench_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Values) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Values) ProtoMessage() {}
+
+func (x *Values) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Values.ProtoReflect.Descriptor instead.
+func (*Values) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *Values) GetValues() []string {
+	if x != nil {
+		return x.Values
+	}
+	return nil
+}
+
 type Capabilities struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Workloads     []string               `protobuf:"bytes,1,rep,name=workloads,proto3" json:"workloads,omitempty"`
-	TttTypes      []string               `protobuf:"bytes,2,rep,name=ttt_types,json=tttTypes,proto3" json:"ttt_types,omitempty"`
-	Phases        []string               `protobuf:"bytes,3,rep,name=phases,proto3" json:"phases,omitempty"`
-	Dtypes        []string               `protobuf:"bytes,4,rep,name=dtypes,proto3" json:"dtypes,omitempty"`
-	Devices       []string               `protobuf:"bytes,5,rep,name=devices,proto3" json:"devices,omitempty"`
-	Backbones     []string               `protobuf:"bytes,6,rep,name=backbones,proto3" json:"backbones,omitempty"`
+	Workloads     []*WorkloadCaps        `protobuf:"bytes,1,rep,name=workloads,proto3" json:"workloads,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Capabilities) Reset() {
 	*x = Capabilities{}
-	mi := &file_xbench_proto_msgTypes[0]
+	mi := &file_xbench_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -52,7 +170,7 @@ func (x *Capabilities) String() string {
 func (*Capabilities) ProtoMessage() {}
 
 func (x *Capabilities) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[0]
+	mi := &file_xbench_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -65,47 +183,12 @@ func (x *Capabilities) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Capabilities.ProtoReflect.Descriptor instead.
 func (*Capabilities) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{0}
+	return file_xbench_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *Capabilities) GetWorkloads() []string {
+func (x *Capabilities) GetWorkloads() []*WorkloadCaps {
 	if x != nil {
 		return x.Workloads
-	}
-	return nil
-}
-
-func (x *Capabilities) GetTttTypes() []string {
-	if x != nil {
-		return x.TttTypes
-	}
-	return nil
-}
-
-func (x *Capabilities) GetPhases() []string {
-	if x != nil {
-		return x.Phases
-	}
-	return nil
-}
-
-func (x *Capabilities) GetDtypes() []string {
-	if x != nil {
-		return x.Dtypes
-	}
-	return nil
-}
-
-func (x *Capabilities) GetDevices() []string {
-	if x != nil {
-		return x.Devices
-	}
-	return nil
-}
-
-func (x *Capabilities) GetBackbones() []string {
-	if x != nil {
-		return x.Backbones
 	}
 	return nil
 }
@@ -121,7 +204,7 @@ type Variant struct {
 
 func (x *Variant) Reset() {
 	*x = Variant{}
-	mi := &file_xbench_proto_msgTypes[1]
+	mi := &file_xbench_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -133,7 +216,7 @@ func (x *Variant) String() string {
 func (*Variant) ProtoMessage() {}
 
 func (x *Variant) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[1]
+	mi := &file_xbench_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -146,7 +229,7 @@ func (x *Variant) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Variant.ProtoReflect.Descriptor instead.
 func (*Variant) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{1}
+	return file_xbench_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Variant) GetName() string {
@@ -178,7 +261,7 @@ type InfoRequest struct {
 
 func (x *InfoRequest) Reset() {
 	*x = InfoRequest{}
-	mi := &file_xbench_proto_msgTypes[2]
+	mi := &file_xbench_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -190,7 +273,7 @@ func (x *InfoRequest) String() string {
 func (*InfoRequest) ProtoMessage() {}
 
 func (x *InfoRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[2]
+	mi := &file_xbench_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -203,7 +286,7 @@ func (x *InfoRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoRequest.ProtoReflect.Descriptor instead.
 func (*InfoRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{2}
+	return file_xbench_proto_rawDescGZIP(), []int{4}
 }
 
 type InfoReply struct {
@@ -218,7 +301,7 @@ type InfoReply struct {
 
 func (x *InfoReply) Reset() {
 	*x = InfoReply{}
-	mi := &file_xbench_proto_msgTypes[3]
+	mi := &file_xbench_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +313,7 @@ func (x *InfoReply) String() string {
 func (*InfoReply) ProtoMessage() {}
 
 func (x *InfoReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[3]
+	mi := &file_xbench_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +326,7 @@ func (x *InfoReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InfoReply.ProtoReflect.Descriptor instead.
 func (*InfoReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{3}
+	return file_xbench_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InfoReply) GetName() string {
@@ -274,27 +357,22 @@ func (x *InfoReply) GetVariants() []*Variant {
 	return nil
 }
 
+// A workload's configuration: parameters as canonical strings (integers
+// in decimal, so no width is imposed on the wire) and 64-bit counts.
 type Config struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Workload      string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
-	ModelSize     string                 `protobuf:"bytes,2,opt,name=model_size,json=modelSize,proto3" json:"model_size,omitempty"`
-	TttType       string                 `protobuf:"bytes,3,opt,name=ttt_type,json=tttType,proto3" json:"ttt_type,omitempty"`
-	Backward      bool                   `protobuf:"varint,4,opt,name=backward,proto3" json:"backward,omitempty"`
-	InnerOnly     bool                   `protobuf:"varint,5,opt,name=inner_only,json=innerOnly,proto3" json:"inner_only,omitempty"`
-	Batch         int32                  `protobuf:"varint,6,opt,name=batch,proto3" json:"batch,omitempty"`
-	SeqLen        int32                  `protobuf:"varint,7,opt,name=seq_len,json=seqLen,proto3" json:"seq_len,omitempty"`
-	MiniBatch     int32                  `protobuf:"varint,8,opt,name=mini_batch,json=miniBatch,proto3" json:"mini_batch,omitempty"`
-	Dtype         string                 `protobuf:"bytes,9,opt,name=dtype,proto3" json:"dtype,omitempty"`
-	Backbone      string                 `protobuf:"bytes,10,opt,name=backbone,proto3" json:"backbone,omitempty"`
-	Warmup        int32                  `protobuf:"varint,11,opt,name=warmup,proto3" json:"warmup,omitempty"`
-	Repeats       int32                  `protobuf:"varint,12,opt,name=repeats,proto3" json:"repeats,omitempty"`
+	Phase         string                 `protobuf:"bytes,2,opt,name=phase,proto3" json:"phase,omitempty"`
+	Params        map[string]string      `protobuf:"bytes,3,rep,name=params,proto3" json:"params,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Warmup        int64                  `protobuf:"varint,4,opt,name=warmup,proto3" json:"warmup,omitempty"`
+	Repeats       int64                  `protobuf:"varint,5,opt,name=repeats,proto3" json:"repeats,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Config) Reset() {
 	*x = Config{}
-	mi := &file_xbench_proto_msgTypes[4]
+	mi := &file_xbench_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -306,7 +384,7 @@ func (x *Config) String() string {
 func (*Config) ProtoMessage() {}
 
 func (x *Config) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[4]
+	mi := &file_xbench_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -319,7 +397,7 @@ func (x *Config) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Config.ProtoReflect.Descriptor instead.
 func (*Config) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{4}
+	return file_xbench_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Config) GetWorkload() string {
@@ -329,77 +407,28 @@ func (x *Config) GetWorkload() string {
 	return ""
 }
 
-func (x *Config) GetModelSize() string {
+func (x *Config) GetPhase() string {
 	if x != nil {
-		return x.ModelSize
+		return x.Phase
 	}
 	return ""
 }
 
-func (x *Config) GetTttType() string {
+func (x *Config) GetParams() map[string]string {
 	if x != nil {
-		return x.TttType
+		return x.Params
 	}
-	return ""
+	return nil
 }
 
-func (x *Config) GetBackward() bool {
-	if x != nil {
-		return x.Backward
-	}
-	return false
-}
-
-func (x *Config) GetInnerOnly() bool {
-	if x != nil {
-		return x.InnerOnly
-	}
-	return false
-}
-
-func (x *Config) GetBatch() int32 {
-	if x != nil {
-		return x.Batch
-	}
-	return 0
-}
-
-func (x *Config) GetSeqLen() int32 {
-	if x != nil {
-		return x.SeqLen
-	}
-	return 0
-}
-
-func (x *Config) GetMiniBatch() int32 {
-	if x != nil {
-		return x.MiniBatch
-	}
-	return 0
-}
-
-func (x *Config) GetDtype() string {
-	if x != nil {
-		return x.Dtype
-	}
-	return ""
-}
-
-func (x *Config) GetBackbone() string {
-	if x != nil {
-		return x.Backbone
-	}
-	return ""
-}
-
-func (x *Config) GetWarmup() int32 {
+func (x *Config) GetWarmup() int64 {
 	if x != nil {
 		return x.Warmup
 	}
 	return 0
 }
 
-func (x *Config) GetRepeats() int32 {
+func (x *Config) GetRepeats() int64 {
 	if x != nil {
 		return x.Repeats
 	}
@@ -418,7 +447,7 @@ type RunRequest struct {
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_xbench_proto_msgTypes[5]
+	mi := &file_xbench_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -430,7 +459,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[5]
+	mi := &file_xbench_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -443,7 +472,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{5}
+	return file_xbench_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *RunRequest) GetWorkload() string {
@@ -484,7 +513,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_xbench_proto_msgTypes[6]
+	mi := &file_xbench_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -496,7 +525,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[6]
+	mi := &file_xbench_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -509,10 +538,100 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{6}
+	return file_xbench_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunReply) GetResultJson() []byte {
+	if x != nil {
+		return x.ResultJson
+	}
+	return nil
+}
+
+// Many configurations in one round trip, answered in order: a sweep of a
+// thousand GEMM shapes pays one call, not a thousand.
+type RunBatchRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Requests      []*RunRequest          `protobuf:"bytes,1,rep,name=requests,proto3" json:"requests,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunBatchRequest) Reset() {
+	*x = RunBatchRequest{}
+	mi := &file_xbench_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunBatchRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunBatchRequest) ProtoMessage() {}
+
+func (x *RunBatchRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunBatchRequest.ProtoReflect.Descriptor instead.
+func (*RunBatchRequest) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RunBatchRequest) GetRequests() []*RunRequest {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+type RunBatchReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ResultJson    [][]byte               `protobuf:"bytes,1,rep,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RunBatchReply) Reset() {
+	*x = RunBatchReply{}
+	mi := &file_xbench_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RunBatchReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RunBatchReply) ProtoMessage() {}
+
+func (x *RunBatchReply) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RunBatchReply.ProtoReflect.Descriptor instead.
+func (*RunBatchReply) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *RunBatchReply) GetResultJson() [][]byte {
 	if x != nil {
 		return x.ResultJson
 	}
@@ -534,7 +653,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_xbench_proto_msgTypes[7]
+	mi := &file_xbench_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -546,7 +665,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[7]
+	mi := &file_xbench_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -559,7 +678,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{7}
+	return file_xbench_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExportRequest) GetWorkload() string {
@@ -623,7 +742,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_xbench_proto_msgTypes[8]
+	mi := &file_xbench_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -635,7 +754,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[8]
+	mi := &file_xbench_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -648,7 +767,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{8}
+	return file_xbench_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Device) GetKind() string {
@@ -690,7 +809,7 @@ type ExportReply struct {
 
 func (x *ExportReply) Reset() {
 	*x = ExportReply{}
-	mi := &file_xbench_proto_msgTypes[9]
+	mi := &file_xbench_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -702,7 +821,7 @@ func (x *ExportReply) String() string {
 func (*ExportReply) ProtoMessage() {}
 
 func (x *ExportReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[9]
+	mi := &file_xbench_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -715,7 +834,7 @@ func (x *ExportReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportReply.ProtoReflect.Descriptor instead.
 func (*ExportReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{9}
+	return file_xbench_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ExportReply) GetStatus() string {
@@ -751,7 +870,7 @@ type CalibrateRequest struct {
 
 func (x *CalibrateRequest) Reset() {
 	*x = CalibrateRequest{}
-	mi := &file_xbench_proto_msgTypes[10]
+	mi := &file_xbench_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +882,7 @@ func (x *CalibrateRequest) String() string {
 func (*CalibrateRequest) ProtoMessage() {}
 
 func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[10]
+	mi := &file_xbench_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +895,7 @@ func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalibrateRequest.ProtoReflect.Descriptor instead.
 func (*CalibrateRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{10}
+	return file_xbench_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CalibrateRequest) GetDevice() string {
@@ -807,7 +926,7 @@ type CalibrateReply struct {
 
 func (x *CalibrateReply) Reset() {
 	*x = CalibrateReply{}
-	mi := &file_xbench_proto_msgTypes[11]
+	mi := &file_xbench_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -819,7 +938,7 @@ func (x *CalibrateReply) String() string {
 func (*CalibrateReply) ProtoMessage() {}
 
 func (x *CalibrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[11]
+	mi := &file_xbench_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -832,7 +951,7 @@ func (x *CalibrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalibrateReply.ProtoReflect.Descriptor instead.
 func (*CalibrateReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{11}
+	return file_xbench_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CalibrateReply) GetDevice() *Device {
@@ -867,14 +986,23 @@ var File_xbench_proto protoreflect.FileDescriptor
 
 const file_xbench_proto_rawDesc = "" +
 	"\n" +
-	"\fxbench.proto\x12\x10xbench.plugin.v1\"\xb1\x01\n" +
-	"\fCapabilities\x12\x1c\n" +
-	"\tworkloads\x18\x01 \x03(\tR\tworkloads\x12\x1b\n" +
-	"\tttt_types\x18\x02 \x03(\tR\btttTypes\x12\x16\n" +
-	"\x06phases\x18\x03 \x03(\tR\x06phases\x12\x16\n" +
-	"\x06dtypes\x18\x04 \x03(\tR\x06dtypes\x12\x18\n" +
-	"\adevices\x18\x05 \x03(\tR\adevices\x12\x1c\n" +
-	"\tbackbones\x18\x06 \x03(\tR\tbackbones\"\x83\x01\n" +
+	"\fxbench.proto\x12\x10xbench.plugin.v1\"\xe8\x02\n" +
+	"\fWorkloadCaps\x12\x1a\n" +
+	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x16\n" +
+	"\x06phases\x18\x02 \x03(\tR\x06phases\x12\x18\n" +
+	"\adevices\x18\x03 \x03(\tR\adevices\x12B\n" +
+	"\x06values\x18\x04 \x03(\v2*.xbench.plugin.v1.WorkloadCaps.ValuesEntryR\x06values\x129\n" +
+	"\x03max\x18\x05 \x03(\v2'.xbench.plugin.v1.WorkloadCaps.MaxEntryR\x03max\x1aS\n" +
+	"\vValuesEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12.\n" +
+	"\x05value\x18\x02 \x01(\v2\x18.xbench.plugin.v1.ValuesR\x05value:\x028\x01\x1a6\n" +
+	"\bMaxEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\" \n" +
+	"\x06Values\x12\x16\n" +
+	"\x06values\x18\x01 \x03(\tR\x06values\"L\n" +
+	"\fCapabilities\x12<\n" +
+	"\tworkloads\x18\x01 \x03(\v2\x1e.xbench.plugin.v1.WorkloadCapsR\tworkloads\"\x83\x01\n" +
 	"\aVariant\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12B\n" +
@@ -884,24 +1012,16 @@ const file_xbench_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12 \n" +
 	"\vdescription\x18\x02 \x01(\tR\vdescription\x12B\n" +
 	"\fcapabilities\x18\x03 \x01(\v2\x1e.xbench.plugin.v1.CapabilitiesR\fcapabilities\x125\n" +
-	"\bvariants\x18\x04 \x03(\v2\x19.xbench.plugin.v1.VariantR\bvariants\"\xcb\x02\n" +
+	"\bvariants\x18\x04 \x03(\v2\x19.xbench.plugin.v1.VariantR\bvariants\"\xe5\x01\n" +
 	"\x06Config\x12\x1a\n" +
-	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x1d\n" +
-	"\n" +
-	"model_size\x18\x02 \x01(\tR\tmodelSize\x12\x19\n" +
-	"\bttt_type\x18\x03 \x01(\tR\atttType\x12\x1a\n" +
-	"\bbackward\x18\x04 \x01(\bR\bbackward\x12\x1d\n" +
-	"\n" +
-	"inner_only\x18\x05 \x01(\bR\tinnerOnly\x12\x14\n" +
-	"\x05batch\x18\x06 \x01(\x05R\x05batch\x12\x17\n" +
-	"\aseq_len\x18\a \x01(\x05R\x06seqLen\x12\x1d\n" +
-	"\n" +
-	"mini_batch\x18\b \x01(\x05R\tminiBatch\x12\x14\n" +
-	"\x05dtype\x18\t \x01(\tR\x05dtype\x12\x1a\n" +
-	"\bbackbone\x18\n" +
-	" \x01(\tR\bbackbone\x12\x16\n" +
-	"\x06warmup\x18\v \x01(\x05R\x06warmup\x12\x18\n" +
-	"\arepeats\x18\f \x01(\x05R\arepeats\"\x8c\x01\n" +
+	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x14\n" +
+	"\x05phase\x18\x02 \x01(\tR\x05phase\x12<\n" +
+	"\x06params\x18\x03 \x03(\v2$.xbench.plugin.v1.Config.ParamsEntryR\x06params\x12\x16\n" +
+	"\x06warmup\x18\x04 \x01(\x03R\x06warmup\x12\x18\n" +
+	"\arepeats\x18\x05 \x01(\x03R\arepeats\x1a9\n" +
+	"\vParamsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x01\n" +
 	"\n" +
 	"RunRequest\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x18\n" +
@@ -910,6 +1030,11 @@ const file_xbench_proto_rawDesc = "" +
 	"\x06config\x18\x04 \x01(\v2\x18.xbench.plugin.v1.ConfigR\x06config\"+\n" +
 	"\bRunReply\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\fR\n" +
+	"resultJson\"K\n" +
+	"\x0fRunBatchRequest\x128\n" +
+	"\brequests\x18\x01 \x03(\v2\x1c.xbench.plugin.v1.RunRequestR\brequests\"0\n" +
+	"\rRunBatchReply\x12\x1f\n" +
+	"\vresult_json\x18\x01 \x03(\fR\n" +
 	"resultJson\"\xf4\x01\n" +
 	"\rExportRequest\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x18\n" +
@@ -940,10 +1065,11 @@ const file_xbench_proto_rawDesc = "" +
 	"\x06method\x18\x04 \x01(\tR\x06method\x1a?\n" +
 	"\x11MatmulTflopsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xab\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xfb\x02\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
-	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12H\n" +
+	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12N\n" +
+	"\bRunBatch\x12!.xbench.plugin.v1.RunBatchRequest\x1a\x1f.xbench.plugin.v1.RunBatchReply\x12H\n" +
 	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReply\x12Q\n" +
 	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
 
@@ -959,44 +1085,59 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_xbench_proto_goTypes = []any{
-	(*Capabilities)(nil),     // 0: xbench.plugin.v1.Capabilities
-	(*Variant)(nil),          // 1: xbench.plugin.v1.Variant
-	(*InfoRequest)(nil),      // 2: xbench.plugin.v1.InfoRequest
-	(*InfoReply)(nil),        // 3: xbench.plugin.v1.InfoReply
-	(*Config)(nil),           // 4: xbench.plugin.v1.Config
-	(*RunRequest)(nil),       // 5: xbench.plugin.v1.RunRequest
-	(*RunReply)(nil),         // 6: xbench.plugin.v1.RunReply
-	(*ExportRequest)(nil),    // 7: xbench.plugin.v1.ExportRequest
-	(*Device)(nil),           // 8: xbench.plugin.v1.Device
-	(*ExportReply)(nil),      // 9: xbench.plugin.v1.ExportReply
-	(*CalibrateRequest)(nil), // 10: xbench.plugin.v1.CalibrateRequest
-	(*CalibrateReply)(nil),   // 11: xbench.plugin.v1.CalibrateReply
-	nil,                      // 12: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	(*WorkloadCaps)(nil),     // 0: xbench.plugin.v1.WorkloadCaps
+	(*Values)(nil),           // 1: xbench.plugin.v1.Values
+	(*Capabilities)(nil),     // 2: xbench.plugin.v1.Capabilities
+	(*Variant)(nil),          // 3: xbench.plugin.v1.Variant
+	(*InfoRequest)(nil),      // 4: xbench.plugin.v1.InfoRequest
+	(*InfoReply)(nil),        // 5: xbench.plugin.v1.InfoReply
+	(*Config)(nil),           // 6: xbench.plugin.v1.Config
+	(*RunRequest)(nil),       // 7: xbench.plugin.v1.RunRequest
+	(*RunReply)(nil),         // 8: xbench.plugin.v1.RunReply
+	(*RunBatchRequest)(nil),  // 9: xbench.plugin.v1.RunBatchRequest
+	(*RunBatchReply)(nil),    // 10: xbench.plugin.v1.RunBatchReply
+	(*ExportRequest)(nil),    // 11: xbench.plugin.v1.ExportRequest
+	(*Device)(nil),           // 12: xbench.plugin.v1.Device
+	(*ExportReply)(nil),      // 13: xbench.plugin.v1.ExportReply
+	(*CalibrateRequest)(nil), // 14: xbench.plugin.v1.CalibrateRequest
+	(*CalibrateReply)(nil),   // 15: xbench.plugin.v1.CalibrateReply
+	nil,                      // 16: xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	nil,                      // 17: xbench.plugin.v1.WorkloadCaps.MaxEntry
+	nil,                      // 18: xbench.plugin.v1.Config.ParamsEntry
+	nil,                      // 19: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	0,  // 0: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
-	0,  // 1: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
-	1,  // 2: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	4,  // 3: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
-	4,  // 4: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
-	8,  // 5: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
-	8,  // 6: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
-	12, // 7: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
-	2,  // 8: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	5,  // 9: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	7,  // 10: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	10, // 11: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
-	3,  // 12: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	6,  // 13: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	9,  // 14: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	11, // 15: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
-	12, // [12:16] is the sub-list for method output_type
-	8,  // [8:12] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	16, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	17, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
+	0,  // 2: xbench.plugin.v1.Capabilities.workloads:type_name -> xbench.plugin.v1.WorkloadCaps
+	2,  // 3: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
+	2,  // 4: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
+	3,  // 5: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
+	18, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
+	6,  // 7: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
+	7,  // 8: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
+	6,  // 9: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
+	12, // 10: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
+	12, // 11: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
+	19, // 12: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	1,  // 13: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
+	4,  // 14: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	7,  // 15: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	9,  // 16: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
+	11, // 17: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	14, // 18: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	5,  // 19: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	8,  // 20: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	10, // 21: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
+	13, // 22: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	15, // 23: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	19, // [19:24] is the sub-list for method output_type
+	14, // [14:19] is the sub-list for method input_type
+	14, // [14:14] is the sub-list for extension type_name
+	14, // [14:14] is the sub-list for extension extendee
+	0,  // [0:14] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -1010,7 +1151,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   13,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,6 +26,7 @@ const _ = grpc.SupportPackageIsVersion9
 const (
 	Backend_Info_FullMethodName      = "/xbench.plugin.v1.Backend/Info"
 	Backend_Run_FullMethodName       = "/xbench.plugin.v1.Backend/Run"
+	Backend_RunBatch_FullMethodName  = "/xbench.plugin.v1.Backend/RunBatch"
 	Backend_Export_FullMethodName    = "/xbench.plugin.v1.Backend/Export"
 	Backend_Calibrate_FullMethodName = "/xbench.plugin.v1.Backend/Calibrate"
 )
@@ -36,6 +37,7 @@ const (
 type BackendClient interface {
 	Info(ctx context.Context, in *InfoRequest, opts ...grpc.CallOption) (*InfoReply, error)
 	Run(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*RunReply, error)
+	RunBatch(ctx context.Context, in *RunBatchRequest, opts ...grpc.CallOption) (*RunBatchReply, error)
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportReply, error)
 	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error)
 }
@@ -68,6 +70,16 @@ func (c *backendClient) Run(ctx context.Context, in *RunRequest, opts ...grpc.Ca
 	return out, nil
 }
 
+func (c *backendClient) RunBatch(ctx context.Context, in *RunBatchRequest, opts ...grpc.CallOption) (*RunBatchReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(RunBatchReply)
+	err := c.cc.Invoke(ctx, Backend_RunBatch_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *backendClient) Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportReply, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(ExportReply)
@@ -94,6 +106,7 @@ func (c *backendClient) Calibrate(ctx context.Context, in *CalibrateRequest, opt
 type BackendServer interface {
 	Info(context.Context, *InfoRequest) (*InfoReply, error)
 	Run(context.Context, *RunRequest) (*RunReply, error)
+	RunBatch(context.Context, *RunBatchRequest) (*RunBatchReply, error)
 	Export(context.Context, *ExportRequest) (*ExportReply, error)
 	Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error)
 	mustEmbedUnimplementedBackendServer()
@@ -111,6 +124,9 @@ func (UnimplementedBackendServer) Info(context.Context, *InfoRequest) (*InfoRepl
 }
 func (UnimplementedBackendServer) Run(context.Context, *RunRequest) (*RunReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Run not implemented")
+}
+func (UnimplementedBackendServer) RunBatch(context.Context, *RunBatchRequest) (*RunBatchReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method RunBatch not implemented")
 }
 func (UnimplementedBackendServer) Export(context.Context, *ExportRequest) (*ExportReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Export not implemented")
@@ -175,6 +191,24 @@ func _Backend_Run_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_RunBatch_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunBatchRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).RunBatch(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_RunBatch_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).RunBatch(ctx, req.(*RunBatchRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Backend_Export_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ExportRequest)
 	if err := dec(in); err != nil {
@@ -225,6 +259,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Run",
 			Handler:    _Backend_Run_Handler,
+		},
+		{
+			MethodName: "RunBatch",
+			Handler:    _Backend_RunBatch_Handler,
 		},
 		{
 			MethodName: "Export",

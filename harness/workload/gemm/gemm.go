@@ -36,7 +36,10 @@ const (
 // B; 'n' is stored as is, 't' stored transposed.
 var layouts = []string{"nn", "nt", "tn", "tt"}
 
-func (Workload) Name() string { return "gemm" }
+func (Workload) Name() string { return Name }
+
+// Name is the workload's name.
+const Name = "gemm"
 
 func (Workload) Description() string {
 	return "dense matrix product C = op(A) @ op(B), batched, in one dtype"

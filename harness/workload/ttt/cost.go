@@ -3,24 +3,11 @@ package ttt
 import (
 	"fmt"
 
-	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
 )
 
-// Cost is the work of one timed call of a configuration: floating-point
-// operations and the memory traffic it cannot avoid. FLOPs / Bytes is the
-// arithmetic intensity a roofline plots.
-type Cost struct {
-	FLOPs float64
-	Bytes float64
-}
-
-// Intensity is FLOPs per byte (0 when there is no traffic).
-func (c Cost) Intensity() float64 {
-	if c.Bytes == 0 {
-		return 0
-	}
-	return c.FLOPs / c.Bytes
-}
+// Cost is the work of one timed call (see workload.Cost).
+type Cost = workload.Cost
 
 // DtypeBytes is the storage size of one element. tf32 is stored as float32.
 func DtypeBytes(dtype string) (int, error) {
@@ -71,7 +58,7 @@ const BackwardFactor = 3
 //
 // Backward multiplies bytes by BackwardFactor like FLOPs, so a phase does
 // not move a configuration along the intensity axis.
-func CostOf(cfg result.Config) (Cost, error) {
+func CostOf(cfg Config) (Cost, error) {
 	s, err := LookupSize(cfg.ModelSize)
 	if err != nil {
 		return Cost{}, fmt.Errorf("cost of %s: %w", cfg.ModelSize, err)

@@ -2,13 +2,11 @@ package ttt
 
 import (
 	"testing"
-
-	"github.com/xbench/xbench/harness/result"
 )
 
 func TestCostOf(t *testing.T) {
 	tiny, _ := LookupSize("tiny")
-	base := result.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 32, MiniBatch: 16, Dtype: "float32", Backbone: "transformer"}
+	base := Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 32, MiniBatch: 16, Dtype: "float32", Backbone: "transformer"}
 	// By hand for tiny (C 64, I 128, V 256, nh 4, f 16, 2 layers), T = 32.
 	T := 32.0
 	params := float64(NumParams(tiny, "linear", 16, "transformer"))
@@ -23,7 +21,7 @@ func TestCostOf(t *testing.T) {
 	inner.InnerOnly = true
 	tests := []struct {
 		name       string
-		cfg        result.Config
+		cfg        Config
 		flops, byt float64
 	}{
 		{"forward float32", base, ForwardFLOPs(base, tiny), 4 * fwdElems},
@@ -45,7 +43,7 @@ func TestCostOf(t *testing.T) {
 	if fwd.Intensity() != back.Intensity() || fwd.Intensity() <= 0 {
 		t.Errorf("intensity forward %g backward %g: want equal and positive", fwd.Intensity(), back.Intensity())
 	}
-	for _, bad := range []result.Config{{ModelSize: "2b", Dtype: "float32"}, {ModelSize: "tiny", Dtype: "int8"}} {
+	for _, bad := range []Config{{ModelSize: "2b", Dtype: "float32"}, {ModelSize: "tiny", Dtype: "int8"}} {
 		if _, err := CostOf(bad); err == nil {
 			t.Errorf("CostOf(%+v) accepted a bad config", bad)
 		}

@@ -1,7 +1,5 @@
 package ttt
 
-import "github.com/xbench/xbench/harness/result"
-
 // ForwardFLOPs counts the floating-point operations of one forward call of
 // cfg (or, when cfg.InnerOnly, of one layer's inner loop), counting 2*m*n*k
 // per [m,k]x[k,n] matmul and ignoring element-wise work (norms, RoPE,
@@ -22,7 +20,7 @@ import "github.com/xbench/xbench/harness/result"
 //	                    Q@W1, X2bar@W2 and the two weight updates) at 8*K*f*f;
 //	                    Q@Kx^T (2*K*K*f), (eta*A)@G1, tril(eta)@G1, X2bar@X2^T
 //	                    (8*K*K*f each), (eta*A)@G2, tril(eta)@G2 (2*K*K*f each)
-func ForwardFLOPs(cfg result.Config, s Size) float64 {
+func ForwardFLOPs(cfg Config, s Size) float64 {
 	T := float64(cfg.Batch) * float64(cfg.SeqLen)
 	C, I, V := float64(s.Hidden), float64(s.MLP), float64(s.Vocab)
 	nh, f, K := float64(s.Heads), float64(s.HeadDim), float64(cfg.MiniBatch)

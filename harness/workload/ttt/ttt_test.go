@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 )
 
@@ -198,7 +197,7 @@ func TestRandomInputs(t *testing.T) {
 
 func TestForwardFLOPs(t *testing.T) {
 	tiny, _ := LookupSize("tiny")
-	cfg := result.Config{TTTType: "linear", Batch: 1, SeqLen: 32, MiniBatch: 16}
+	cfg := Config{TTTType: "linear", Batch: 1, SeqLen: 32, MiniBatch: 16}
 	// One head, one mini-batch of the linear inner loop by hand: three
 	// [16x16]x[16x16]-class products with f*f and three with K*K, all at 2*16^3.
 	perToken := float64(6*16*16 + 6*16*16)

@@ -57,7 +57,7 @@ func (e *Engine) Device() result.Device { return e.d.Info() }
 // Check declines what the GPU path does not build (backward, mamba, dtypes
 // other than float32 and bfloat16), shapes whose inner kernel would not fit
 // the device's shared memory, and runs that would not fit its free memory.
-func (e *Engine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
+func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if err := Supports(cfg); err != nil {
 		return result.StatusUnsupported, fmt.Sprintf("%s (on %s)", err, e.d.info.Name)
 	}
@@ -79,7 +79,7 @@ func (e *Engine) Check(cfg result.Config, s ttt.Size) (result.Status, string) {
 
 // estimateBytes bounds a model's device memory: weights, activations and the
 // cuBLAS workspace (the allocations NewModel makes, counted the same way).
-func estimateBytes(cfg result.Config, s ttt.Size) int64 {
+func estimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 	a := int64(4)
 	if cfg.Dtype == "bfloat16" {
 		a = 2
@@ -101,7 +101,7 @@ func (d *Device) FreeBytes() (int64, error) {
 }
 
 // Prepare compiles the kernels, uploads weights and inputs.
-func (e *Engine) Prepare(cfg result.Config, _ ttt.Size, w, in map[string]tensorfile.Tensor) (*Job, error) {
+func (e *Engine) Prepare(cfg ttt.Config, _ ttt.Size, w, in map[string]tensorfile.Tensor) (*Job, error) {
 	m, err := e.d.NewModel(cfg, w)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -28,7 +27,7 @@ type Options struct {
 // device. Methods are safe to call from any goroutine, one at a time.
 type Model struct {
 	dev  *Device
-	cfg  result.Config
+	cfg  ttt.Config
 	size ttt.Size
 	geo  geometry
 	opt  Options
@@ -53,10 +52,8 @@ type Model struct {
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
-func Supports(cfg result.Config) error {
+func Supports(cfg ttt.Config) error {
 	switch {
-	case cfg.Workload != "" && cfg.Workload != "ttt":
-		return fmt.Errorf("workload %q: only ttt", cfg.Workload)
 	case cfg.Backward:
 		return fmt.Errorf("backward is not built on the GPU path (forward and inner_only are)")
 	case cfg.Backbone != "" && cfg.Backbone != "transformer":
@@ -73,12 +70,12 @@ func Supports(cfg result.Config) error {
 }
 
 // NewModel uploads weights and compiles the kernels for cfg.
-func (d *Device) NewModel(cfg result.Config, weights map[string]tensorfile.Tensor) (*Model, error) {
+func (d *Device) NewModel(cfg ttt.Config, weights map[string]tensorfile.Tensor) (*Model, error) {
 	return d.NewModelWith(cfg, weights, Options{})
 }
 
 // NewModelWith is NewModel with explicit options.
-func (d *Device) NewModelWith(cfg result.Config, weights map[string]tensorfile.Tensor, opt Options) (*Model, error) {
+func (d *Device) NewModelWith(cfg ttt.Config, weights map[string]tensorfile.Tensor, opt Options) (*Model, error) {
 	if err := Supports(cfg); err != nil {
 		return nil, err
 	}
@@ -144,7 +141,7 @@ func withEnv(opt Options) Options {
 // geometryFor is the compile-time shape of cfg's program.
 // With variant 0, the linear model takes the cluster kernel where the device
 // launches clusters and the shape allows it, else variant 2.
-func geometryFor(cfg result.Config, opt Options, clusters bool) (geometry, ttt.Size, error) {
+func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size, error) {
 	size, err := ttt.LookupSize(cfg.ModelSize)
 	if err != nil {
 		return geometry{}, size, err

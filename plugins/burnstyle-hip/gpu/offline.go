@@ -3,7 +3,7 @@ package gpu
 import (
 	"fmt"
 
-	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // CompileReport compiles cfg's program with NVRTC alone — no driver, no GPU
@@ -11,7 +11,7 @@ import (
 // per-kernel report (registers, spill stores and loads, shared memory).
 // NVRTC is found like at run time (XBENCH_LIBNVRTC overrides). It lets a
 // machine without a GPU catch compile errors and register spills.
-func CompileReport(cfg result.Config, opt Options, arch string) (string, error) {
+func CompileReport(cfg ttt.Config, opt Options, arch string) (string, error) {
 	if err := Supports(cfg); err != nil {
 		return "", err
 	}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A backend that fails on purpose, for the harness's fault tests.
 
-Which fault a run request gets depends on its config:
+Which fault a run request gets depends on its config's params (strings, as
+the protocol sends them; schema version 2):
 
   dtype bfloat16          hang: spawn a sleeping child, then never answer
   dtype float16           raise an error reply saying "CUDA out of memory"
@@ -13,7 +14,9 @@ Which fault a run request gets depends on its config:
 
 When XBENCH_FAULT_PIDS names a file, the hang appends its own pid and its
 child's, one per line, so a test can check that nothing survived. Speaks the
-JSON-lines protocol of docs/protocol.md with the standard library only.
+JSON-lines protocol of docs/protocol.md with the standard library only;
+run_batch answers each request as run would, and a hang, crash or garbage
+line inside a batch behaves as it does for a single run.
 """
 
 import json
@@ -25,12 +28,11 @@ import time
 INFO = {
     "name": "faulty",
     "description": "fails on purpose",
-    "capabilities": {
-        "workloads": ["ttt"], "ttt_types": ["linear", "mlp"],
-        "phases": ["forward", "backward", "inner_only"],
-        "dtypes": ["float32", "bfloat16", "float16"], "devices": ["cpu"],
-        "backbones": ["transformer"],
-    },
+    "capabilities": {"workloads": [{
+        "workload": "ttt", "phases": ["forward", "backward", "inner_only"], "devices": ["cpu"],
+        "values": {"ttt_type": ["linear", "mlp"], "dtype": ["float32", "bfloat16", "float16"],
+                   "backbone": ["transformer"]},
+    }]},
 }
 
 
@@ -42,9 +44,9 @@ def result(cfg, status="ok", samples=None, message=""):
         "backend": "faulty", "status": status, "message": message, "config": cfg,
         # The GPU pinning the harness gave this process, for --gpus tests.
         "device": {"kind": "cpu", "name": "fault injector " + pinning(), "count": 1},
-        "compile_ms": 0.5, "peak_memory_bytes": 0, "num_params": 0, "tokens_per_s": 0,
+        "compile_ms": 0.5, "peak_memory_bytes": 0, "num_params": 0, "throughput": 0,
         "env": {"framework": "none", "timing": "host-clock"},
-        "run_id": "", "schema_version": 1,
+        "run_id": "", "schema_version": 2,
     }
 
 
@@ -66,7 +68,8 @@ def hang():
 
 def run(req, reply):
     cfg = req["config"]
-    dtype, seq = cfg.get("dtype"), cfg.get("seq_len")
+    params = cfg.get("params", {})
+    dtype, seq = params.get("dtype"), int(params.get("seq_len", "0"))
     if dtype == "bfloat16":
         hang()
     if dtype == "float16":
@@ -109,6 +112,12 @@ def main():
             out = run(req["request"], reply)
             if out is None:
                 continue
+        elif op == "run_batch":
+            outs = [run(r, reply) for r in req["requests"]]
+            if any(o is None for o in outs):
+                continue
+            errors = [o["error"] for o in outs if "error" in o]
+            out = {"error": errors[0]} if errors else {"results": [o["result"] for o in outs]}
         else:
             out = {"error": f"faulty: op {op!r} is not supported"}
         reply.write(json.dumps({"id": req.get("id"), **out}) + "\n")  # NaN stays NaN, on purpose

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
 )
@@ -208,7 +208,7 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 }
 
 // loaded is a model for cfg on d with check's seed-0 weights and inputs set.
-func loaded(d *gpu.Device, cfg result.Config, opt gpu.Options) (*gpu.Model, error) {
+func loaded(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (*gpu.Model, error) {
 	_, w, in, err := check.Inputs(cfg, 0)
 	if err != nil {
 		return nil, err
@@ -224,7 +224,7 @@ func loaded(d *gpu.Device, cfg result.Config, opt gpu.Options) (*gpu.Model, erro
 	return m, nil
 }
 
-func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]float64, error) {
+func profile(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (map[string]float64, error) {
 	m, err := loaded(d, cfg, opt)
 	if err != nil {
 		return nil, err
@@ -238,7 +238,7 @@ func profile(d *gpu.Device, cfg result.Config, opt gpu.Options) (map[string]floa
 	return m.Profile()
 }
 
-func ticks(d *gpu.Device, cfg result.Config, opt gpu.Options) ([]float64, error) {
+func ticks(d *gpu.Device, cfg ttt.Config, opt gpu.Options) ([]float64, error) {
 	m, err := loaded(d, cfg, opt)
 	if err != nil {
 		return nil, err

@@ -7,23 +7,21 @@ import (
 	"math"
 	"sort"
 
-	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
-	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // Config builds a run configuration.
-func Config(size, tttType, dtype string, innerOnly bool, batch, seqLen int) result.Config {
-	return result.Config{Workload: "ttt", ModelSize: size, TTTType: tttType, InnerOnly: innerOnly,
+func Config(size, tttType, dtype string, innerOnly bool, batch, seqLen int) ttt.Config {
+	return ttt.Config{ModelSize: size, TTTType: tttType, InnerOnly: innerOnly,
 		Batch: batch, SeqLen: seqLen, MiniBatch: 16, Dtype: dtype, Backbone: "transformer", Warmup: 1, Repeats: 1}
 }
 
 // Inputs are perturbed weights (no parameter at its initial value) and
 // random inputs for cfg, deterministic in seed.
-func Inputs(cfg result.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile.Tensor, err error) {
+func Inputs(cfg ttt.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile.Tensor, err error) {
 	if s, err = ttt.LookupSize(cfg.ModelSize); err != nil {
 		return
 	}
@@ -38,7 +36,7 @@ func Inputs(cfg result.Config, seed int64) (s ttt.Size, w, in map[string]tensorf
 }
 
 // Reference is the CPU model's float64 output for the same weights and inputs.
-func Reference(cfg result.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) ([]float64, error) {
+func Reference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) ([]float64, error) {
 	if cfg.InnerOnly {
 		p, err := cpu.NewInner[float64](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
 		if err != nil {
@@ -73,7 +71,7 @@ func (o Outcome) Pass() bool { return o.NaN == 0 && o.RelL2 <= o.Tol }
 
 // Verify runs cfg once on d (output poisoned first, so an unwritten element
 // shows as NaN) and compares with the float64 reference.
-func Verify(d *gpu.Device, cfg result.Config, seed int64, opt gpu.Options) (Outcome, error) {
+func Verify(d *gpu.Device, cfg ttt.Config, seed int64, opt gpu.Options) (Outcome, error) {
 	s, w, in, err := Inputs(cfg, seed)
 	if err != nil {
 		return Outcome{}, err
@@ -87,7 +85,7 @@ func Verify(d *gpu.Device, cfg result.Config, seed int64, opt gpu.Options) (Outc
 
 // VerifyWith is Verify on given weights, inputs and reference, so several
 // dtypes and options can share one float64 reference.
-func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Tensor, ref []float64, opt gpu.Options) (Outcome, error) {
+func VerifyWith(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor, ref []float64, opt gpu.Options) (Outcome, error) {
 	m, err := d.NewModelWith(cfg, w, opt)
 	if err != nil {
 		return Outcome{}, err
@@ -109,7 +107,7 @@ func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Te
 	if len(got) != len(ref) {
 		return Outcome{}, fmt.Errorf("output has %d elements, reference %d", len(got), len(ref))
 	}
-	o := Outcome{Tol: verify.Tolerance(cfg.Dtype), Describe: m.Describe()}
+	o := Outcome{Tol: ttt.Workload{}.Tolerance(cfg.Result()), Describe: m.Describe()}
 	var num, den float64
 	for i, g := range got {
 		if math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
@@ -126,7 +124,7 @@ func VerifyWith(d *gpu.Device, cfg result.Config, w, in map[string]tensorfile.Te
 }
 
 // SetInputs gives m the tokens (forward) or the inner-loop inputs of in.
-func SetInputs(m *gpu.Model, cfg result.Config, in map[string]tensorfile.Tensor) error {
+func SetInputs(m *gpu.Model, cfg ttt.Config, in map[string]tensorfile.Tensor) error {
 	if cfg.InnerOnly {
 		return m.SetInnerInputs(in)
 	}
@@ -148,7 +146,7 @@ type Timing struct {
 
 // Time follows the protocol: first call apart, warmup calls, then repeats.
 // Default (unperturbed) weights, as the harness times.
-func Time(d *gpu.Device, cfg result.Config, warmup, repeats int, opt gpu.Options) (Timing, error) {
+func Time(d *gpu.Device, cfg ttt.Config, warmup, repeats int, opt gpu.Options) (Timing, error) {
 	s, err := ttt.LookupSize(cfg.ModelSize)
 	if err != nil {
 		return Timing{}, err

@@ -1,0 +1,13 @@
+// Package all registers every workload. Adding a workload is one line here.
+package all
+
+import (
+	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+func init() {
+	workload.Register(ttt.Workload{})
+	workload.Register(gemm.Workload{})
+}
