@@ -69,6 +69,7 @@ func (a *App) commands() []command {
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
 		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
+		{name: "workloads", summary: "list workloads and their parameters", run: workloadsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},
 		{name: "__plugin", hidden: true, run: pluginCmd},
 	}
@@ -98,7 +99,7 @@ func (a *App) Run(ctx context.Context, args []string) error {
 }
 
 func (a *App) usage(w io.Writer) {
-	fmt.Fprintln(w, "xbench: run TTT implementations side by side, check they agree, and time them.")
+	fmt.Fprintln(w, "xbench: run implementations of a workload (ttt, gemm, ...) side by side, check they agree, and time them.")
 	fmt.Fprintln(w, "\nUsage: xbench <command> [flags]   (xbench <command> --help for its flags)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, c := range a.commands() {

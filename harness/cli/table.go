@@ -9,13 +9,20 @@ import (
 
 	"github.com/xbench/xbench/harness/report"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
 )
 
-// writeRunTable prints one row per backend: where it ran, its median with
+// writeRunTable prints one row per result: where it ran, its median with
 // the 95% interval, throughput, memory, and its ratio to the baseline (or
-// to the fastest backend when none is named).
+// to the fastest backend of the same configuration when none is named).
+// With several configurations (--shapes) each row names its own.
 func writeRunTable(w io.Writer, results []result.Result, baseline string) {
-	refName, ref := ratioReference(results, baseline)
+	byConfig := map[string][]result.Result{}
+	for _, r := range results {
+		k := workload.Key(r.Config)
+		byConfig[k] = append(byConfig[k], r)
+	}
+	many := len(byConfig) > 1
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	ratioHead := "vs fastest"
 	if baseline != "" {
@@ -28,8 +35,17 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 			break
 		}
 	}
-	fmt.Fprintf(tw, "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\t%s\tpeak mem\t%s\tnotes\n", unit, ratioHead)
+	head := "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\t%s\tpeak mem\t%s\tnotes\n"
+	if many {
+		head = "configuration\t" + head
+	}
+	fmt.Fprintf(tw, head, unit, ratioHead)
+	refNames := map[string]bool{}
 	for _, r := range results {
+		refName, ref := ratioReference(byConfig[workload.Key(r.Config)], baseline)
+		if refName != "" {
+			refNames[refName] = true
+		}
 		dev := r.Device.Kind
 		if r.Device.Name != "" {
 			dev += " (" + r.Device.Name + ")"
@@ -50,12 +66,22 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 		if r.Message != "" {
 			notes = append(notes, firstLine(r.Message))
 		}
+		if many {
+			fmt.Fprintf(tw, "%s\t", workload.Label(r.Config))
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, r.Status, median, ci, tps,
 			report.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
 	}
 	tw.Flush()
-	if refName != "" {
-		fmt.Fprintf(w, "ratio = median / median of %s (lower is faster)\n", refName)
+	switch {
+	case baseline != "" && len(refNames) > 0:
+		fmt.Fprintf(w, "ratio = median / median of %s (lower is faster)\n", baseline)
+	case len(refNames) == 1 && !many:
+		for n := range refNames {
+			fmt.Fprintf(w, "ratio = median / median of %s (lower is faster)\n", n)
+		}
+	case len(refNames) > 0:
+		fmt.Fprintln(w, "ratio = median / the fastest median of the same configuration (lower is faster)")
 	}
 }
 

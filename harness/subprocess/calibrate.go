@@ -28,3 +28,4 @@ func (b *Backend) Calibrate(ctx context.Context, req backend.CalibrateRequest) (
 	}
 	return *rep.Calibration, nil
 }
+var _ backend.BatchRunner = (*Backend)(nil)

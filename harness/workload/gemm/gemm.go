@@ -149,3 +149,10 @@ func Shapes(cfg result.Config) (a, b, c []int) {
 	}
 	return a, b, []int{bt, m, n}
 }
+
+// SmallDefaults implements workload.Smaller: a verify on the CPU (Triton in
+// its interpreter too) uses a shape that is not a multiple of any tile, so
+// edge masks are exercised, and small enough to take seconds.
+func (Workload) SmallDefaults() map[string]string {
+	return map[string]string{"m": "96", "n": "80", "k": "72"}
+}
