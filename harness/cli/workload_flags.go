@@ -94,7 +94,7 @@ func (f *workloadFlags) register(fs *pflag.FlagSet, w workload.Workload, list bo
 		f.values[p.Name] = fs.String(p.FlagName(), def, listed(fmt.Sprintf("%s: %s", p.Help, p.AllowedText())))
 	}
 	if s, ok := w.(workload.Suiter); ok {
-		fs.StringVar(&f.shapes, "shapes", "", "run a set of shapes instead of one: "+s.SuiteHelp())
+		fs.StringVar(&f.shapes, "shapes", "", "run a set of shapes instead of one (a comma list is their union): "+s.SuiteHelp())
 	}
 	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
 	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
@@ -141,10 +141,14 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 	}
 	suite := []map[string]string{nil}
 	if f.shapes != "" {
-		s := f.w.(workload.Suiter)
-		var err error
-		if suite, err = s.Suite(f.shapes); err != nil {
-			return nil, usagef("--shapes %q: %v", workload.Cut(f.shapes, 80), err)
+		// A comma list of specs is their union (--shapes square,llm).
+		suite = nil
+		for _, spec := range strings.Split(f.shapes, ",") {
+			got, err := f.w.(workload.Suiter).Suite(strings.TrimSpace(spec))
+			if err != nil {
+				return nil, usagef("--shapes %q: %v", workload.Cut(spec, 80), err)
+			}
+			suite = append(suite, got...)
 		}
 	}
 	seen := map[string]bool{}
