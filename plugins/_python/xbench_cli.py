@@ -1,7 +1,10 @@
 """The command line of every Python backend (reach it as xbench_contract.main).
 
-Flags mirror result.Config; bad input exits 2 with one line that names the
-flag, the value and what is allowed; --serve hands over to the serve loop.
+A debugging aid: it times one configuration of one workload with light type
+checks only (integers are integers, enum flags take known spellings). The
+harness (`xbench run`) is the validator: ranges, defaults and cross-checks
+such as seq_len % mini_batch are its job, so a config it would refuse may
+reach the framework here and fail there. --serve hands over to the serve loop.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import sys
 import xbench_contract as xc
 from xbench_runner import protocol_stdout, run, serve
 
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2, no usage dump
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -24,7 +28,7 @@ class _Parser(argparse.ArgumentParser):
 def _int_at_least(least: int):
     def parse(text: str) -> int:
         try:
-            value = int(text)
+            value = int(text, 10)
         except ValueError:
             value = None
         if value is None or value < least:
@@ -34,23 +38,34 @@ def _int_at_least(least: int):
 
 
 def _parser(prog: str) -> _Parser:
-    p = _Parser(prog=prog, description="Time one TTT configuration (see docs/protocol.md).")
+    p = _Parser(prog=prog, description=(
+        "Time one configuration of one workload (see docs/protocol.md). A debugging aid: it checks "
+        "types only; `xbench run` validates ranges and defaults and is the way to benchmark."))
     a = p.add_argument
-    a("--model-size", choices=[*xc.SIZES, *xc.SIZE_ALIASES], help="required unless --serve")
-    a("--ttt-type", choices=xc.TTT_TYPES, help="required unless --serve")
-    a("--backward", action="store_true", help="time forward + gradient of the loss")
-    a("--inner-only", action="store_true", help="time one layer's inner loop alone")
+    a("--workload", choices=tuple(xc.VIEWS), default="ttt")
+    a("--phase", choices=xc.PHASES, help="default: forward (or as --backward/--inner-only say)")
+    g = p.add_argument_group("ttt")
+    g.add_argument("--model-size", choices=[*xc.SIZES, *xc.SIZE_ALIASES], help="required for ttt")
+    g.add_argument("--ttt-type", choices=xc.TTT_TYPES, help="required for ttt")
+    g.add_argument("--backward", action="store_true", help="phase backward: forward + gradient of the loss")
+    g.add_argument("--inner-only", action="store_true", help="phase inner_only: one layer's inner loop alone")
+    g.add_argument("--seq-len", type=_int_at_least(1), default=2048)
+    g.add_argument("--mini-batch", type=_int_at_least(1), default=16)
+    g.add_argument("--backbone", choices=("transformer", "mamba"), default="transformer")
+    g = p.add_argument_group("gemm: C[batch, m, n] = op(A) @ op(B)")
+    g.add_argument("--m", type=_int_at_least(1), default=1024)
+    g.add_argument("--n", type=_int_at_least(1), default=1024)
+    g.add_argument("--k", type=_int_at_least(1), default=1024)
+    g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default="nn", help="A's letter, then B's; t = stored transposed")
     a("--batch", type=_int_at_least(1), default=1)
-    a("--seq-len", type=_int_at_least(1), default=2048)
-    a("--mini-batch", type=_int_at_least(1), default=16)
     a("--dtype", choices=xc.DTYPES, default="float32")
-    a("--backbone", choices=xc.BACKBONES, default="transformer")
     a("--warmup", type=_int_at_least(0), default=3)
     a("--repeats", type=_int_at_least(1), default=10)
     a("--device", choices=xc.DEVICES, default="auto")
     a("--variant", default="")
     a("--seed", type=_int_at_least(0), default=0)
-    a("--json", action="store_true", help="print the result record as one JSON line")
+    a("--json", action="store_true", help="print the result record as one JSON line (samples only: the "
+                                          "harness computes statistics and throughput)")
     a("--serve", action="store_true", help="answer JSON-lines requests on stdin (the harness's mode)")
     return p
 
@@ -72,16 +87,29 @@ def _load(prog: str, manifest: dict, load):
                     f"{sys.executable}; run ./setup.sh (it installs it into .venv)")
 
 
+def _config(prog: str, args) -> xc.Config:
+    if args.workload == "gemm":
+        return xc.Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
+                       phase=args.phase or "forward", warmup=args.warmup, repeats=args.repeats).config()
+    for flag in ("model_size", "ttt_type"):
+        if getattr(args, flag) is None:
+            choices = [*xc.SIZES, *xc.SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
+            _fail(prog, f"--{flag.replace('_', '-')} is required; choose from {', '.join(choices)}")
+    phase = args.phase or ("inner_only" if args.inner_only else "backward" if args.backward else "forward")
+    return xc.TTT(model_size=xc.SIZE_ALIASES.get(args.model_size, args.model_size), ttt_type=args.ttt_type,
+                  batch=args.batch, seq_len=args.seq_len, mini_batch=args.mini_batch, dtype=args.dtype,
+                  backbone=args.backbone, phase=phase, warmup=args.warmup, repeats=args.repeats).config()
+
+
 def _human(rec: dict) -> str:
     c, d = rec["config"], rec["device"]
-    what = (f"{rec['backend']} {c['model_size']} {c['ttt_type']} "
-            f"{'inner_only' if c['inner_only'] else 'backward' if c['backward'] else 'forward'} "
-            f"{c['dtype']} B={c['batch']} L={c['seq_len']} K={c['mini_batch']} on {d['kind']}")
+    params = " ".join(f"{k}={v}" for k, v in c["params"].items())
+    what = f"{rec['backend']} {c['workload']} {c['phase']} {params} on {d['kind']}"
     if rec["status"] != "ok":
         return f"{what}: {rec['status']}: {rec.get('message', '')}"
-    s = rec["stats"]
-    line = (f"{what} ({d['name']}): median {s['median_ms']:.3f} ms (p10 {s['p10_ms']:.3f}, p90 {s['p90_ms']:.3f}, "
-            f"n={s['n']}), {rec['tokens_per_s']:.0f} tokens/s, compile {rec['compile_ms']:.1f} ms")
+    s = rec["samples_ms"]
+    line = (f"{what} ({d['name']}): samples_ms [{', '.join(f'{x:.3f}' for x in s)}], min {min(s):.3f} ms, "
+            f"compile {rec['compile_ms']:.1f} ms")
     return line + "".join(f"; warning: {w}" for w in rec.get("warnings", []))
 
 
@@ -99,23 +127,15 @@ def main(plugin_dir: str, load, argv=None) -> None:
         fw = _load(prog, manifest, load)
         fw.name, fw.description = manifest["name"], manifest.get("description", "")
         sys.exit(serve(fw, replies))
-    for flag in ("model_size", "ttt_type"):
-        if getattr(args, flag) is None:
-            choices = [*xc.SIZES, *xc.SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
-            _fail(prog, f"--{flag.replace('_', '-')} is required; choose from {', '.join(choices)}")
-    cfg = xc.Config(model_size=args.model_size, ttt_type=args.ttt_type, backward=args.backward,
-                    inner_only=args.inner_only, batch=args.batch, seq_len=args.seq_len,
-                    mini_batch=args.mini_batch, dtype=args.dtype, backbone=args.backbone,
-                    warmup=args.warmup, repeats=args.repeats)
-    try:
-        cfg.validate(flags=True)
-    except xc.ConfigError as e:
-        _fail(prog, str(e))
+    cfg = _config(prog, args)
     # With --json, stdout holds the record alone (stray prints go to stderr).
     out = protocol_stdout() if args.json else sys.stdout
     fw = _load(prog, manifest, load)
     fw.name, fw.description = manifest["name"], manifest.get("description", "")
-    rec = run(fw, cfg, args.variant, args.device, args.seed)
+    try:
+        rec = run(fw, cfg, args.variant, args.device, args.seed)
+    except xc.ConfigError as e:
+        _fail(prog, str(e))
     out.write((json.dumps(rec, allow_nan=False) if args.json else _human(rec)) + "\n")
     out.flush()
     sys.exit(0 if rec["status"] == "ok" else 1)

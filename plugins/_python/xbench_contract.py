@@ -1,56 +1,87 @@
-"""xbench_contract: the Python side of the xbench backend protocol (docs/protocol.md).
+"""xbench_contract: the Python side of the xbench backend protocol (docs/protocol.md,
+schema version 2).
 
 Every Python backend shares this module, so the CLI, the JSON-lines serve loop,
-the timing rules, the statistics and the result record are written once.
+the timing rules, the out-of-memory classifier and the result record are
+written once. Statistics and throughput are the harness's: a result carries
+raw samples_ms only.
 
 A backend is a folder plugins/<name>/ with
   plugin.json   {"name", "description", "runtime": "python", "entry": "benchmark.py",
-                 "requires": [importable module names], "shell": nix dev shell}
+                 "requires": [importable module names], "workloads": [...], "shell": nix dev shell}
   benchmark.py  thin: put plugins/_python and its own folder on sys.path, then
                     xbench_contract.main(HERE, load)
                 where load() imports the framework file and returns an instance
                 of its Framework subclass; main calls it only after checking
                 `requires`, so a missing package gives one clear line (exit 2).
-  the framework file(s): the model, and a Framework subclass (pytorch keeps
-                the model in model.py and the subclass in backend.py).
+  the framework file(s): the models, the timer, and a Framework subclass.
 
-What the Framework subclass defines (name/description come from plugin.json):
+Workloads. A request names a workload ("ttt", "gemm"); its config carries the
+workload's params as canonical strings, already validated by the harness. The
+contract dispatches by workload name to two methods of the Framework:
+
+  prepare_<workload>(cfg, variant, device, seed) -> Prepared(step, num_params, warnings)
+      builds model/operands and inputs once on the device; step() is one
+      timed call (the framework's timer waits for the device)
+  export_<workload>(cfg, variant, device, weights, inputs) -> {name: numpy array}
+      one untimed pass on given tensors (numpy float32, TTT tokens int32),
+      already checked against the workload's names and shapes (weights is {}
+      for gemm); the contract writes the outputs as F32 (F64 for ttt float64)
+
+cfg is the contract's typed view of the params (xbench_workloads: TTT with
+.size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype; a view's
+.to_params() gives the string params back), or the plain Config for a
+workload the contract has no view of. Methods are
+used rather than handler objects so a backend built on another (triton on
+pytorch) inherits and overrides them per workload.
+
+GEMM needs no code in the Framework: set `gemm` to the framework's GEMM module
+(DTYPES: {"cpu"|"cuda": dtypes}, prepare(params, device, seed) -> step,
+export(params, device, a, b) -> C float32 [batch, m, n]); the base class's
+prepare_gemm/export_gemm call it, refusing a dtype that module lacks on the
+resolved device (rocm uses the "cuda" entry), and gemm_caps(module, devices)
+builds its capability entry. load_module(name) imports such a module, or
+returns None when it is absent (the backend then declares no gemm).
+
+What else the Framework subclass defines (name/description come from plugin.json):
   framework      str, env.framework ("torch", "jax", ...)
-  capabilities   Capabilities of the plain backend (what Info declares)
+  capabilities   Capabilities(WorkloadCaps(...), ...): per workload its phases,
+                 devices, "values" (allowed values of enum params; a param not
+                 named is allowed at every value) and "max" (bounds of integer
+                 params). The contract answers status unsupported, naming the
+                 workload, phase, device or value and what is supported, for a
+                 request outside them, before prepare is called.
   variants       tuple of Variant(name, description, capabilities); addressed
-                 as "<name>/<variant>", same model; prepare/export get the name
+                 as "<name>/<variant>"; prepare/export get the name
   versions()     {package: version} for env.versions
   resolve_device(requested) -> Device   requested is auto|cpu|cuda|rocm; raise
                  Unsupported when that device is not available here
   timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms; it
                  must wait for the device (events, sync, block_until_ready)
-  prepare(cfg, variant, device, seed) -> Prepared(step, num_params, warnings)
-                 builds model + inputs once; step() is one timed call
-  export(cfg, variant, device, weights, inputs) -> {name: numpy array}
-                 one untimed pass; weights/inputs are numpy (float32, tokens
-                 int32), already checked against the spec's names and shapes;
-                 the contract writes the outputs as F32 (F64 for float64)
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
-            is_oom(exc) -> bool, release() (called after every request),
+            release() (called after every request),
             calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
               "copy_gbps": GB/s, "method": str}: the device's ceilings for
               `xbench calibrate` (op "calibrate"); skip dtypes the device lacks.
   Raise Unsupported anywhere for a combination it cannot run; any other
-  exception becomes status failed (or oom when is_oom says so).
+  exception becomes status failed, or oom when is_oom(exc) (one classifier
+  for every backend: torch's OutOfMemoryError, MemoryError, "out of memory",
+  XLA's RESOURCE_EXHAUSTED).
 
-The contract does: flag parsing and validation (ConfigError -> exit 2 / error
-reply), capability and variant checks (-> status unsupported), the timing
-rules (first call -> compile_ms, warmup, repeats), stats, warnings, the result
-record, export file I/O, and the serve loop (stdout reserved for replies).
+The contract does: JSON type checks only (ConfigError -> exit 2 / error reply;
+ranges and defaults are the harness's), capability and variant checks (->
+status unsupported), the timing rules (first call -> compile_ms, warmup,
+repeats), the result record, export file I/O, and the serve loop (stdout
+reserved for replies; ops info, run, run_batch, export, calibrate, shutdown).
 
 Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop.
                           Exit: 0 ok, 1 status not ok, 2 bad input/missing package
-  run(fw, cfg, variant, device, seed) -> result dict
+  run(fw, cfg, variant, device, seed) -> result dict (cfg: a Config or a view)
   export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
   serve(fw) -> exit code
 
-Re-exported helpers: xbench_stats (summarize, tokens_per_s), xbench_spec (SIZES,
+Re-exported helpers: xbench_workloads (TTT, Gemm, VIEWS), xbench_spec (SIZES,
 model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
 count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.
@@ -59,8 +90,9 @@ first use because they need numpy, read_safetensors / write_safetensors.
 from __future__ import annotations
 
 import gc
+import importlib
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from xbench_spec import (  # noqa: F401  (re-exported for framework files)
@@ -68,45 +100,48 @@ from xbench_spec import (  # noqa: F401  (re-exported for framework files)
     count_params, init_params, inner_param_specs, perturbed_params, model_size, param_specs,
     random_inner_inputs, random_tokens,
 )
-from xbench_stats import CV_WARN_THRESHOLD, CV_WARNING, summarize, tokens_per_s  # noqa: F401
 
 __all__ = [
     # types and errors
-    "Capabilities", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
-    "ConfigError", "Unsupported", "cpu_name",
+    "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
+    "ConfigError", "Unsupported", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
+    # workload views
+    "TTT", "Gemm", "VIEWS",
     # entry points (lazy)
-    "main", "run", "export", "serve",
+    "main", "run", "run_batch", "export", "serve",
     # spec facts
     "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "INIT_STD", "ROPE_THETA",
     "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
-    # statistics and tensors
-    "summarize", "tokens_per_s", "CV_WARN_THRESHOLD", "CV_WARNING", "read_safetensors", "write_safetensors",
-    "SCHEMA_VERSION", "WORKLOADS", "TTT_TYPES", "PHASES", "DTYPES", "BACKBONES", "DEVICES",
+    # tensors
+    "read_safetensors", "write_safetensors",
+    "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "GEMM_DTYPES", "GEMM_LAYOUTS",
 ]
 
-SCHEMA_VERSION = 1
-WORKLOADS = ("ttt",)
-TTT_TYPES = ("linear", "mlp")
-PHASES = ("forward", "backward", "inner_only")
-DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
-BACKBONES = ("transformer", "mamba")
+SCHEMA_VERSION = 2
+PHASES = ("forward", "backward", "both", "inner_only")
 DEVICES = ("auto", "cpu", "cuda", "rocm")
+TTT_TYPES = ("linear", "mlp")
+TTT_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
+BACKBONES = ("transformer", "mamba")
+GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
+GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
+# Every dtype any workload names (calibrate's check).
+DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 
 
 _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
-    "main": "xbench_cli", "run": "xbench_runner", "export": "xbench_runner", "serve": "xbench_runner",
+    "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
+    "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "VIEWS": "xbench_workloads",
 }
 
 
 def __getattr__(name: str):
     # Lazy re-exports. The safetensors helpers import numpy, which must not be
     # needed before main() has checked the backend's requirements; the runner
-    # (CLI, serve loop, timing, results) imports this module, so importing it
-    # here eagerly would be circular.
+    # and the views import this module, so importing them here eagerly would
+    # be circular.
     if name in _LAZY:
-        import importlib
-
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'xbench_contract' has no attribute {name!r}")
 
@@ -121,30 +156,72 @@ class Unsupported(Exception):
     status "unsupported" with this message."""
 
 
+def _join(values) -> str:
+    return ", ".join(str(v) for v in values) or "none"
+
+
 @dataclass(frozen=True)
-class Capabilities:
-    workloads: tuple = WORKLOADS
-    ttt_types: tuple = TTT_TYPES
-    phases: tuple = PHASES
-    dtypes: tuple = DTYPES
+class WorkloadCaps:
+    """What a backend supports of one workload (backend.WorkloadCaps in Go)."""
+
+    workload: str
+    phases: tuple = ("forward",)
     devices: tuple = ("cpu",)
-    backbones: tuple = ("transformer",)
+    values: dict = field(default_factory=dict)  # param -> allowed values (enum params)
+    max: dict = field(default_factory=dict)  # param -> largest allowed integer
 
     def to_json(self) -> dict:
-        return {k: list(v) for k, v in asdict(self).items()}
+        d = {"workload": self.workload, "phases": list(self.phases), "devices": list(self.devices),
+             "values": {k: list(v) for k, v in self.values.items()}, "max": {k: int(v) for k, v in self.max.items()}}
+        for k in ("values", "max"):  # omitempty in Go
+            if not d[k]:
+                del d[k]
+        return d
 
-    def refusal(self, cfg: "Config", who: str) -> str | None:
-        """Why cfg is outside these capabilities, or None if it is inside."""
-        for what, value, allowed in (
-            ("workload", cfg.workload, self.workloads),
-            ("ttt_type", cfg.ttt_type, self.ttt_types),
-            ("phase", cfg.phase, self.phases),
-            ("dtype", cfg.dtype, self.dtypes),
-            ("backbone", cfg.backbone, self.backbones),
-        ):
-            if value not in allowed:
-                return f"{what} {value} is not supported by {who}; supported: {', '.join(allowed)}"
+    def refusal(self, cfg: "Config", device: str, who: str) -> str | None:
+        """Why cfg (on the requested device) is outside these capabilities,
+        or None if it is inside. The same rules as Go's Capabilities.Unsupported."""
+        if cfg.phase not in self.phases:
+            return f"phase {cfg.phase} of workload {self.workload} is not supported by {who} (supported: {_join(self.phases)})"
+        if device not in ("auto", "") and device not in self.devices:
+            return f"device {device} is not supported by {who} for workload {self.workload} (supported: {_join(self.devices)})"
+        for k in sorted(self.values):
+            if k in cfg.params and cfg.params[k] not in self.values[k]:
+                return (f"{k} {cfg.params[k]} is not supported by {who} for workload {self.workload} "
+                        f"(supported: {_join(self.values[k])})")
+        for k in sorted(self.max):
+            if k in cfg.params:
+                try:
+                    over = int(cfg.params[k], 10) > self.max[k]
+                except ValueError:
+                    continue  # not an integer: the view says so
+                if over:
+                    return (f"{k} {cfg.params[k]} is above what {who} supports for workload {self.workload} "
+                            f"(at most {self.max[k]})")
         return None
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    workloads: tuple = ()  # of WorkloadCaps
+
+    def __init__(self, *workloads: WorkloadCaps):
+        object.__setattr__(self, "workloads", tuple(w for w in workloads if w is not None))
+
+    def of(self, workload: str) -> WorkloadCaps | None:
+        return next((w for w in self.workloads if w.workload == workload), None)
+
+    def names(self) -> list:
+        return [w.workload for w in self.workloads]
+
+    def to_json(self) -> dict:
+        return {"workloads": [w.to_json() for w in self.workloads]}
+
+    def refusal(self, cfg: "Config", device: str, who: str) -> str | None:
+        w = self.of(cfg.workload)
+        if w is None:
+            return f"workload {cfg.workload} is not supported by {who} (supported: {_join(self.names())})"
+        return w.refusal(cfg, device, who)
 
 
 @dataclass(frozen=True)
@@ -171,84 +248,60 @@ class Device:
         return d
 
 
+_CONFIG_FIELDS = {"workload": str, "phase": str, "params": dict, "warmup": int, "repeats": int}
+
+
 @dataclass
 class Config:
-    """result.Config. model_size is canonical ("1b", never "1.3b")."""
+    """result.Config: the workload, the phase, the workload's params as
+    canonical strings (integers in decimal, so nothing is cut to 32 bits),
+    warmup and repeats. The harness validated it; from_json checks JSON types
+    only. The typed views (TTT, Gemm) read the params."""
 
     workload: str = "ttt"
-    model_size: str = "125m"
-    ttt_type: str = "linear"
-    backward: bool = False
-    inner_only: bool = False
-    batch: int = 1
-    seq_len: int = 2048
-    mini_batch: int = 16
-    dtype: str = "float32"
-    backbone: str = "transformer"
+    phase: str = "forward"
+    params: dict = field(default_factory=dict)
     warmup: int = 3
     repeats: int = 10
 
-    @property
-    def phase(self) -> str:
-        return "inner_only" if self.inner_only else "backward" if self.backward else "forward"
-
-    @property
-    def size(self) -> ModelSize:
-        return model_size(self.model_size)
+    def get(self, key: str, default: str = "") -> str:
+        return self.params.get(key, default)
 
     def to_json(self) -> dict:
-        return asdict(self)
+        return {"workload": self.workload, "phase": self.phase, "params": dict(self.params),
+                "warmup": self.warmup, "repeats": self.repeats}
 
     @classmethod
     def from_json(cls, d: Any) -> "Config":
-        """Parse and validate a protocol config object (ConfigError if bad)."""
+        """Parse a protocol config object; ConfigError for a non-object, an
+        unknown field, or a field (or param value) of the wrong JSON type."""
         if not isinstance(d, dict):
             raise ConfigError(f"config must be a JSON object, got {type(d).__name__}")
-        known = cls.__dataclass_fields__
-        unknown = sorted(set(d) - set(known))
+        unknown = sorted(set(d) - set(_CONFIG_FIELDS))
         if unknown:
-            raise ConfigError(f"config has unknown field(s) {', '.join(unknown)}; known: {', '.join(known)}")
+            raise ConfigError(f"config has unknown field(s) {', '.join(unknown)}; known: {', '.join(_CONFIG_FIELDS)}")
         cfg = cls()
         for k, v in d.items():
-            want = type(getattr(cfg, k))
-            if type(v) is not want:  # bool is not accepted as int, nor 1 as True
-                raise ConfigError(f"config field {k} = {v!r} must be a JSON {'boolean' if want is bool else want.__name__}")
-            setattr(cfg, k, v)
-        cfg.validate(flags=False)
+            want = _CONFIG_FIELDS[k]
+            if type(v) is not want:  # bool is not accepted as int
+                raise ConfigError(f"config field {k} = {v!r} must be a JSON "
+                                  f"{ {str: 'string', int: 'integer', dict: 'object'}[want]}")
+            setattr(cfg, k, dict(v) if want is dict else v)
+        bad = sorted(k for k, v in cfg.params.items() if not isinstance(v, str))
+        if bad:
+            raise ConfigError(f"config params {', '.join(bad)} must be strings (canonical spelling, integers in "
+                              f"decimal), got {', '.join(repr(cfg.params[k]) for k in bad)}")
         return cfg
-
-    def validate(self, flags: bool = True) -> None:
-        """Raise ConfigError naming the flag (or JSON field), value and what is allowed."""
-        def nm(field_name: str) -> str:
-            return "--" + field_name.replace("_", "-") if flags else field_name
-
-        self.model_size = SIZE_ALIASES.get(self.model_size, self.model_size)
-        for fname, allowed in (
-            ("workload", WORKLOADS), ("model_size", tuple(SIZES) + tuple(SIZE_ALIASES)),
-            ("ttt_type", TTT_TYPES), ("dtype", DTYPES), ("backbone", BACKBONES),
-        ):
-            value = getattr(self, fname)
-            if value not in allowed:
-                raise ConfigError(f"{nm(fname)} {value!r} is not allowed; choose from {', '.join(allowed)}")
-        for fname, least in (("batch", 1), ("seq_len", 1), ("mini_batch", 1), ("warmup", 0), ("repeats", 1)):
-            value = getattr(self, fname)
-            if value < least:
-                raise ConfigError(f"{nm(fname)} {value} is not allowed; it must be an integer >= {least}")
-        if self.seq_len % self.mini_batch:
-            raise ConfigError(
-                f"{nm('seq_len')} {self.seq_len} is not a multiple of {nm('mini_batch')} {self.mini_batch}; "
-                f"use a multiple of {self.mini_batch} (e.g. {max(1, self.seq_len // self.mini_batch) * self.mini_batch})"
-            )
 
 
 @dataclass
 class Prepared:
-    """What Framework.prepare returns: step() runs one timed call (forward,
-    forward+backward, or the inner loop) and may return its outputs (a timer
-    can wait on them); num_params is result.num_params."""
+    """What prepare_<workload> returns: step() runs one timed call and may
+    return its outputs (a timer can wait on them); num_params is
+    result.num_params (0 for gemm)."""
 
     step: Callable[[], Any]
-    num_params: int
+    num_params: int = 0
     warnings: list = field(default_factory=list)
 
 
@@ -264,6 +317,51 @@ class Timer:
         return (time.perf_counter() - t0) * 1000.0
 
 
+def is_oom(exc: BaseException) -> bool:
+    """The one out-of-memory classifier of every Python backend: torch's
+    OutOfMemoryError (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError;
+    matched by name so torch need not be imported), Python's MemoryError, a
+    message saying "out of memory", or XLA's RESOURCE_EXHAUSTED."""
+    if isinstance(exc, MemoryError) or any(t.__name__ == "OutOfMemoryError" for t in type(exc).__mro__):
+        return True
+    msg = str(exc)
+    return "out of memory" in msg.lower() or "RESOURCE_EXHAUSTED" in msg
+
+
+def failure_message(exc: BaseException) -> str:
+    """result.message of an exception: "<ExcType>: <msg>" on one line, so the
+    last line of the message (what the harness shows) is the exception line,
+    however many lines the framework's message had. The traceback goes to
+    stderr separately."""
+    text = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def load_module(name: str):
+    """Import a framework's optional module (its GEMM file), or None when the
+    module itself is absent; an import error inside it still raises."""
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as e:
+        if e.name == name:
+            return None
+        raise
+
+
+def gemm_caps(module, devices: tuple) -> WorkloadCaps | None:
+    """The gemm capability entry of a framework's GEMM module over the
+    framework's devices (rocm counts as cuda), or None without a module."""
+    if module is None:
+        return None
+    dts = [d for d in GEMM_DTYPES if any(d in module.DTYPES.get(_gemm_kind(k), ()) for k in devices)]
+    return WorkloadCaps("gemm", phases=("forward",), devices=tuple(devices),
+                        values={"dtype": tuple(dts), "layout": GEMM_LAYOUTS})
+
+
+def _gemm_kind(kind: str) -> str:
+    return "cpu" if kind == "cpu" else "cuda"  # a ROCm torch/jax device is "cuda" to the GEMM modules
+
+
 class Framework:
     """Base class of a framework file's backend; see the module docstring.
     name and description are filled from plugin.json by main()."""
@@ -273,6 +371,7 @@ class Framework:
     framework = ""
     capabilities = Capabilities()
     variants: tuple = ()
+    gemm = None  # the framework's GEMM module, if it has one
 
     def versions(self) -> dict:
         return {}
@@ -285,21 +384,29 @@ class Framework:
     def timer(self, device: Device) -> Timer:
         return Timer()
 
-    def prepare(self, cfg: Config, variant: str, device: Device, seed: int) -> Prepared:
-        raise NotImplementedError
+    def _gemm_module(self, cfg, device: Device):
+        if self.gemm is None:
+            raise Unsupported(f"workload gemm is not supported by {self.name}: it has no GEMM module")
+        kind = _gemm_kind(device.kind)
+        have = tuple(self.gemm.DTYPES.get(kind, ()))
+        if cfg.dtype not in have:
+            raise Unsupported(f"dtype {cfg.dtype} of workload gemm is not supported by {self.name} on {device.kind} "
+                              f"(supported there: {_join(have)})")
+        return self.gemm, kind
 
-    def export(self, cfg: Config, variant: str, device: Device, weights: dict, inputs: dict) -> dict:
-        raise NotImplementedError
+    def prepare_gemm(self, cfg, variant: str, device: Device, seed: int) -> Prepared:
+        mod, kind = self._gemm_module(cfg, device)
+        return Prepared(step=mod.prepare(cfg.to_params(), kind, seed), num_params=0)
+
+    def export_gemm(self, cfg, variant: str, device: Device, weights: dict, inputs: dict) -> dict:
+        mod, kind = self._gemm_module(cfg, device)
+        return {"c": mod.export(cfg.to_params(), kind, inputs["a"], inputs["b"])}
 
     def reset_peak_memory(self, device: Device) -> None:
         pass
 
     def peak_memory_bytes(self, device: Device) -> int:
         return 0
-
-    def is_oom(self, exc: BaseException) -> bool:
-        msg = str(exc)
-        return "out of memory" in msg.lower() or "RESOURCE_EXHAUSTED" in msg
 
     def release(self) -> None:
         gc.collect()
@@ -326,4 +433,3 @@ def cpu_name() -> str:
     import platform
 
     return platform.processor() or platform.machine()
-

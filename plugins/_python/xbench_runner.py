@@ -1,12 +1,13 @@
 """The request side of xbench_contract: the timing loop, result records, export
-and the JSON-lines serve loop. Reach it through xbench_contract (run, export,
-serve); see that module's docstring.
+and the JSON-lines serve loop. Reach it through xbench_contract (run,
+run_batch, export, serve); see that module's docstring.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import math
 import os
 import platform
 import socket
@@ -15,18 +16,34 @@ import traceback
 import uuid
 
 import xbench_contract as xc
-from xbench_stats import CV_WARN_THRESHOLD, CV_WARNING, summarize, tokens_per_s
+from xbench_workloads import VIEWS
 
 # One per process: a CLI invocation, or a whole serve session (the harness
 # overwrites it with its own anyway).
 RUN_ID = uuid.uuid4().hex
 
 
-def _caps_for(fw: xc.Framework, cfg: xc.Config, variant: str, device: str) -> tuple:
-    """(capabilities, display name) for the request, or raise Unsupported
-    naming the value that is outside them and what is allowed."""
+def _config(cfg) -> xc.Config:
+    """A Config from a Config or a typed view (TTT, Gemm)."""
+    return cfg if isinstance(cfg, xc.Config) else cfg.config()
+
+
+def view(cfg: xc.Config):
+    """The typed view prepare/export get: TTT, Gemm, or the Config itself for
+    a workload the contract has no view of. ConfigError if a param does not
+    convert (a broken request, not an unsupported one)."""
+    v = VIEWS.get(cfg.workload)
+    return v.from_config(cfg) if v else cfg
+
+
+def _check_device(device: str) -> None:
     if device not in xc.DEVICES:
         raise xc.ConfigError(f"device {device!r} is not allowed; choose from {', '.join(xc.DEVICES)}")
+
+
+def _caps_for(fw: xc.Framework, cfg: xc.Config, variant: str, device: str) -> tuple:
+    """(workload capabilities, display name) for the request, or raise
+    Unsupported naming what is outside them and what is supported."""
     if variant:
         match = [v for v in fw.variants if v.name == variant]
         if not match:
@@ -35,35 +52,42 @@ def _caps_for(fw: xc.Framework, cfg: xc.Config, variant: str, device: str) -> tu
         caps, who = match[0].capabilities, f"{fw.name}/{variant}"
     else:
         caps, who = fw.capabilities, fw.name
-    why = caps.refusal(cfg, who)
+    why = caps.refusal(cfg, device, who)
     if why:
         raise xc.Unsupported(why)
-    if device != "auto" and device not in caps.devices:
-        raise xc.Unsupported(f"device {device} is not supported by {who}; supported: {', '.join(caps.devices)}")
-    return caps, who
+    return caps.of(cfg.workload), who
 
 
-def _resolve(fw: xc.Framework, caps: xc.Capabilities, who: str, device: str) -> xc.Device:
+def _resolve(fw: xc.Framework, caps: xc.WorkloadCaps, who: str, device: str) -> xc.Device:
     dev = fw.resolve_device(device)
     if dev.kind not in caps.devices:
-        raise xc.Unsupported(f"device {device} resolved to {dev.kind}, which {who} does not support")
+        raise xc.Unsupported(f"device {device} resolved to {dev.kind}, which {who} does not support for workload "
+                             f"{caps.workload} (supported: {', '.join(caps.devices)})")
     return dev
 
 
-def _failure(fw: xc.Framework, exc: BaseException) -> tuple:
-    # The traceback goes to stderr (the harness logs it); the record gets one line.
+def _method(fw: xc.Framework, what: str, workload: str):
+    fn = getattr(fw, f"{what}_{workload}", None)
+    if fn is None:
+        raise xc.Unsupported(f"workload {workload} is declared by {fw.name} but it has no {what}_{workload}")
+    return fn
+
+
+def _failure(exc: BaseException) -> tuple:
+    # The traceback goes to stderr (the harness logs it); the record gets the
+    # exception line (xc.failure_message).
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
-    return ("oom" if fw.is_oom(exc) else "failed"), f"{type(exc).__name__}: {exc}"
+    return ("oom" if xc.is_oom(exc) else "failed"), xc.failure_message(exc)
 
 
 def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, variant: str, dev: xc.Device, seed: int):
+def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str, dev: xc.Device, seed: int):
     # A function of its own so that the model and inputs die with its frame:
     # after an OOM, release() can then actually free the memory.
-    prepared = fw.prepare(cfg, variant, dev, seed)
+    prepared = _method(fw, "prepare", cfg.workload)(v, variant, dev, seed)
     step = prepared.step
     compile_ms = timer.time(step)  # rule 1: the first call alone
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
@@ -71,31 +95,36 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, variant: str, de
     fw.reset_peak_memory(dev)
     samples = [timer.time(step) for _ in range(cfg.repeats)]  # rule 3
     peak = int(fw.peak_memory_bytes(dev))
+    bad = [s for s in samples if not math.isfinite(s) or s < 0]
+    if bad or not samples:
+        raise ValueError(f"the timer returned {bad or 'no samples'}; samples must be finite and non-negative")
     return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings)
 
 
-def run(fw: xc.Framework, cfg: xc.Config, variant: str = "", device: str = "auto", seed: int = 0) -> dict:
-    """Time one configuration by the protocol's rules; always returns a
-    result record (status ok, unsupported, oom or failed)."""
+def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0) -> dict:
+    """Time one configuration by the protocol's rules; returns a result
+    record (status ok, unsupported, oom or failed). ConfigError (raised, not
+    recorded) for a device outside auto/cpu/cuda/rocm or a param that does
+    not convert to its type."""
+    cfg = _config(cfg)
+    _check_device(device)
+    v = view(cfg)
     dev = xc.Device(device if device in ("cpu", "cuda", "rocm") else "cpu", "", count=0)
     status, message, timing = "ok", "", "not timed"
-    samples, compile_ms, peak, nparams, warnings, stats = [], 0.0, 0, 0, [], None
+    samples, compile_ms, peak, nparams, warnings = [], 0.0, 0, 0, []
     try:
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
         timer = fw.timer(dev)
         timing = timer.description
-        got, compile_ms, peak, nparams, warnings = _measure(fw, timer, cfg, variant, dev, seed)
-        stats = summarize(got)  # raises on NaN/negative samples
-        samples = got
+        samples, compile_ms, peak, nparams, warnings = _measure(fw, timer, cfg, v, variant, dev, seed)
     except xc.Unsupported as e:
         status, message = "unsupported", str(e)
     except Exception as e:  # noqa: BLE001 - every failure becomes a record
-        status, message = _failure(fw, e)
+        status, message = _failure(e)
+        samples, compile_ms = [], 0.0
     finally:
         fw.release()
-    if stats and stats["cv"] > CV_WARN_THRESHOLD:
-        warnings.append(CV_WARNING)
     env = {
         "framework": fw.framework,
         "versions": _versions(fw),
@@ -105,7 +134,7 @@ def run(fw: xc.Framework, cfg: xc.Config, variant: str = "", device: str = "auto
     }
     rec = {
         "schema_version": xc.SCHEMA_VERSION,
-        "run_id": RUN_ID,
+        "run_id": RUN_ID,  # placeholder: the harness sets its own
         "backend": fw.name + ("/" + variant if variant else ""),
         "status": status,
         "message": message,
@@ -113,19 +142,23 @@ def run(fw: xc.Framework, cfg: xc.Config, variant: str = "", device: str = "auto
         "device": dev.to_json(),
         "samples_ms": samples,
         "compile_ms": compile_ms if status == "ok" else 0.0,
-        "stats": stats,
-        "tokens_per_s": tokens_per_s(cfg.batch, cfg.seq_len, stats["median_ms"]) if stats else 0.0,
+        "throughput": 0,  # placeholder: the harness computes throughput (and stats) from samples_ms
         "peak_memory_bytes": peak,
         "num_params": int(nparams),
         "env": env,
         "warnings": warnings,
         "timestamp": _now(),
     }
-    # omitempty fields of result.Result
-    for k in ("message", "stats", "warnings"):
+    for k in ("message", "warnings"):  # omitempty fields of result.Result
         if not rec[k]:
             del rec[k]
     return rec
+
+
+def run_batch(fw: xc.Framework, requests: list) -> list:
+    """op run_batch: one result per (config, variant, device, seed) tuple, in
+    order, each exactly as run() makes it."""
+    return [run(fw, cfg, variant, device, seed) for cfg, variant, device, seed in requests]
 
 
 def _versions(fw: xc.Framework) -> dict:
@@ -135,54 +168,40 @@ def _versions(fw: xc.Framework) -> dict:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def _check_tensors(cfg: xc.Config, weights: dict, inputs: dict) -> None:
-    """Raise ValueError naming the first missing or misshapen tensor."""
-    s = cfg.size
-    if cfg.inner_only:
-        specs = xc.inner_param_specs(s, cfg.ttt_type, cfg.mini_batch, 0)
-        x = (cfg.batch, s.heads, cfg.seq_len, s.head_dim)
-        want_in = {"xq": x, "xk": x, "xv": x, "gate": x[:3]}
-    else:
-        specs = xc.param_specs(s, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
-        want_in = {"tokens": (cfg.batch, cfg.seq_len)}
-    for where, have, want in (("weights", weights, {p.name: p.shape for p in specs}), ("inputs", inputs, want_in)):
-        for name, shape in want.items():
-            if name not in have:
-                raise ValueError(f"{where} file lacks tensor {name!r} {list(shape)}")
-            if tuple(have[name].shape) != tuple(shape):
-                raise ValueError(f"{where} tensor {name!r} has shape {list(have[name].shape)}, expected {list(shape)}")
-    if "tokens" in want_in:
-        t = inputs["tokens"]
-        if t.dtype.kind not in "iu" or t.size and (t.min() < 0 or t.max() >= s.vocab):
-            raise ValueError(f"inputs tensor 'tokens' must be integers in [0, {s.vocab})")
-
-
-def _export_once(fw, cfg, variant, dev, weights_path, inputs_path, output_path) -> None:
+def _export_once(fw, cfg: xc.Config, v, variant, dev, weights_path, inputs_path, output_path) -> None:
     # Own frame for the same reason as _measure.
     import numpy as np
 
-    weights = {k: v.astype(np.float32, copy=False) for k, v in xc.read_safetensors(weights_path).items()}
+    weights = {}
+    if weights_path and os.path.getsize(weights_path) > 0:  # gemm: "" or an empty file
+        weights = {k: t.astype(np.float32, copy=False) for k, t in xc.read_safetensors(weights_path).items()}
     inputs = xc.read_safetensors(inputs_path)
-    _check_tensors(cfg, weights, inputs)
-    inputs = {k: v.astype(np.int32 if k == "tokens" else np.float32, copy=False) for k, v in inputs.items()}
-    out = fw.export(cfg, variant, dev, weights, inputs)
-    ft = np.float64 if cfg.dtype == "float64" else np.float32
-    xc.write_safetensors(output_path, {k: np.asarray(v).astype(ft, copy=False) for k, v in out.items()})
+    check = getattr(v, "check_tensors", None)
+    if check:
+        check(weights, inputs)
+    inputs = {k: t.astype(np.int32 if k == "tokens" else np.float32, copy=False) for k, t in inputs.items()}
+    out = _method(fw, "export", cfg.workload)(v, variant, dev, weights, inputs)
+    ft = np.float64 if getattr(v, "output_float64", lambda: False)() else np.float32
+    xc.write_safetensors(output_path, {k: np.asarray(t).astype(ft, copy=False) for k, t in out.items()})
 
 
-def export(fw: xc.Framework, cfg: xc.Config, variant: str, device: str,
+def export(fw: xc.Framework, cfg, variant: str, device: str,
            weights_path: str, inputs_path: str, output_path: str) -> dict:
-    """One untimed pass on given tensors; returns an ExportResponse dict."""
+    """One untimed pass on given tensors; returns an ExportResponse dict.
+    weights_path may be "" (gemm has no weights)."""
+    cfg = _config(cfg)
+    _check_device(device)
+    v = view(cfg)
     dev = xc.Device(device if device in ("cpu", "cuda", "rocm") else "cpu", "", count=0)
     status, message = "ok", ""
     try:
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
-        _export_once(fw, cfg, variant, dev, weights_path, inputs_path, output_path)
+        _export_once(fw, cfg, v, variant, dev, weights_path, inputs_path, output_path)
     except xc.Unsupported as e:
         status, message = "unsupported", str(e)
     except Exception as e:  # noqa: BLE001
-        status, message = _failure(fw, e)
+        status, message = _failure(e)
     finally:
         fw.release()
     rep = {"status": status, "message": message, "device": dev.to_json()}
@@ -214,29 +233,49 @@ def calibrate(fw: xc.Framework, req) -> dict:
 
 # ---------------------------------------------------------------- serve loop
 
-def _handle(fw: xc.Framework, op: str, req) -> dict:
-    if op == "info":
-        return {"info": fw.info()}
-    if op == "calibrate":
-        return {"calibration": calibrate(fw, req)}
-    if op not in ("run", "export"):
-        raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, export, calibrate, shutdown")
+def _parse_request(req, op: str) -> tuple:
+    """(config, variant, device) of a run/export request; ConfigError if malformed."""
     if not isinstance(req, dict):
         raise xc.ConfigError(f"op {op} needs a 'request' object")
     cfg = xc.Config.from_json(req.get("config"))
-    if req.get("workload", cfg.workload) != cfg.workload:
+    if "workload" in req and req["workload"] != cfg.workload:
         raise xc.ConfigError(f"request workload {req['workload']!r} differs from config workload {cfg.workload!r}")
     variant, device = req.get("variant") or "", req.get("device") or "auto"
     if not isinstance(variant, str) or not isinstance(device, str):
         raise xc.ConfigError("request variant and device must be strings")
+    _check_device(device)
+    view(cfg)  # a param that does not convert is a broken request
+    return cfg, variant, device
+
+
+def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
+    req = msg.get("request")
+    if op == "info":
+        return {"info": fw.info()}
+    if op == "calibrate":
+        return {"calibration": calibrate(fw, req)}
     if op == "run":
-        return {"result": run(fw, cfg, variant, device)}
-    paths = []
-    for k in ("weights_path", "inputs_path", "output_path"):
-        if not isinstance(req.get(k), str) or not req[k]:
-            raise xc.ConfigError(f"export request needs {k} (a path)")
-        paths.append(req[k])
-    return {"export": export(fw, cfg, variant, device, *paths)}
+        return {"result": run(fw, *_parse_request(req, op))}
+    if op == "run_batch":
+        reqs = msg.get("requests")
+        if not isinstance(reqs, list):
+            raise xc.ConfigError("op run_batch needs a 'requests' list")
+        parsed = []
+        for i, r in enumerate(reqs):  # all checked before any runs: a broken batch runs nothing
+            try:
+                parsed.append((*_parse_request(r, "run_batch"), 0))
+            except xc.ConfigError as e:
+                raise xc.ConfigError(f"requests[{i}]: {e}") from e
+        return {"results": run_batch(fw, parsed)}
+    if op == "export":
+        cfg, variant, device = _parse_request(req, op)
+        paths = []
+        for k in ("weights_path", "inputs_path", "output_path"):
+            if not isinstance(req.get(k, ""), str) or (k != "weights_path" and not req.get(k)):
+                raise xc.ConfigError(f"export request needs {k} (a path{'; may be empty' if k == 'weights_path' else ''})")
+            paths.append(req.get(k, ""))
+        return {"export": export(fw, cfg, variant, device, *paths)}
+    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, export, calibrate, shutdown")
 
 
 def protocol_stdout():
@@ -264,12 +303,12 @@ def serve(fw: xc.Framework, replies=None) -> int:
             rid = msg.get("id")
             if msg.get("op") == "shutdown":
                 return 0
-            reply = {"id": rid, **_handle(fw, msg.get("op"), msg.get("request"))}
+            reply = {"id": rid, **_handle(fw, msg.get("op"), msg)}
         except (xc.ConfigError, json.JSONDecodeError) as e:
             reply = {"id": rid, "error": str(e)}
         except Exception as e:  # noqa: BLE001 - one bad request must not end the session
             traceback.print_exc(file=sys.stderr)
-            reply = {"id": rid, "error": f"{type(e).__name__}: {e}"}
+            reply = {"id": rid, "error": xc.failure_message(e)}
         replies.write(json.dumps(reply, allow_nan=False) + "\n")
         replies.flush()
     return 0

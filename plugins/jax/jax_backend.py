@@ -23,10 +23,13 @@ import xbench_contract as xc  # noqa: E402
 
 # float64 would need jax_enable_x64 process-wide, which changes every other
 # run's defaults; it is left out. The mamba backbone is not implemented.
+DEVICES = ("cpu", "cuda", "rocm")
+GEMM = xc.load_module("jax_gemm")  # jax_gemm.py: the GEMM workload (absent: no gemm)
 CAPS = xc.Capabilities(
-    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
-    dtypes=("float32", "tf32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"),
-    backbones=("transformer",),
+    xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
+                    values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
+                            "backbone": ("transformer",)}),
+    xc.gemm_caps(GEMM, DEVICES),
 )
 GPU_PLATFORMS = ("cuda", "rocm")  # jax's platform names for its GPU plugins
 
@@ -41,6 +44,7 @@ def _devices(platform: str) -> list:
 class Backend(xc.Framework):
     framework = "jax"
     capabilities = CAPS
+    gemm = GEMM
 
     def __init__(self):
         self._gpu_runs = 0  # peak_bytes_in_use cannot be reset: see peak_memory_bytes
@@ -85,7 +89,7 @@ class Backend(xc.Framework):
     def _put(self, arrays: dict, dtype) -> dict:
         return {k: jax.device_put(jnp.asarray(v, dtype), self._jax_device) for k, v in arrays.items()}
 
-    def _jit(self, fn, cfg: xc.Config):
+    def _jit(self, fn, cfg: xc.TTT):
         """fn traced under this dtype's matmul precision (part of jit's cache
         key, so every run gets the precision it asked for)."""
         prec = m.PRECISION[cfg.dtype]
@@ -95,19 +99,25 @@ class Backend(xc.Framework):
                 return fn(*args)
         return jax.jit(traced)
 
-    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
-        size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
-        if cfg.dtype == "tf32" and device.kind != "cuda":
-            warnings.append(f"tf32 has no effect on {device.kind}: float32 dots with DEFAULT precision are IEEE there")
+    def _peak_warning(self, device: xc.Device, warnings: list) -> None:
         if device.kind != "cpu":
             if self._gpu_runs:
                 warnings.append("peak_memory_bytes is jax's peak_bytes_in_use since process start "
                                 "(it cannot be reset), so it may include earlier requests")
             self._gpu_runs += 1
+
+    def prepare_gemm(self, cfg: xc.Gemm, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        prepared = super().prepare_gemm(cfg, variant, device, seed)
+        self._peak_warning(device, prepared.warnings)
+        return prepared
+
+    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
+        if cfg.dtype == "tf32" and device.kind != "cuda":
+            warnings.append(f"tf32 has no effect on {device.kind}: float32 dots with DEFAULT precision are IEEE there")
+        self._peak_warning(device, warnings)
         key = jax.random.PRNGKey(seed)
         if cfg.inner_only:
-            if cfg.backward:
-                warnings.append("--backward is ignored with --inner-only: the phase is inner_only")
             specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
             p = {k.rsplit(".", 1)[1]: v for k, v in self._init(specs, dtype, key).items()}
             shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
@@ -147,7 +157,7 @@ class Backend(xc.Framework):
                 out[s.name] = t.astype(dtype)
         return out
 
-    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         dtype, unroll = m.DTYPES[cfg.dtype], m.scan_unroll(device.kind)
         params = self._put(weights, dtype)
         if cfg.inner_only:

@@ -1,5 +1,6 @@
 """The pytorch backend's adapter to xbench_contract: capabilities, devices,
-precision flags, building a timed step, export. The model is in model.py."""
+precision flags, building a timed step, export, per workload. The TTT model
+is in model.py, the GEMM in gemm.py (the contract's base class drives it)."""
 
 from __future__ import annotations
 
@@ -10,17 +11,22 @@ import torch
 import model as m
 import xbench_contract as xc
 
-ALL = xc.Capabilities(
-    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
-    dtypes=("float32", "tf32", "bfloat16", "float16", "float64"), devices=("cpu", "cuda", "rocm"),
-    backbones=("transformer",),
+GEMM = xc.load_module("gemm")  # gemm.py: the GEMM workload (absent: no gemm)
+DEVICES = ("cpu", "cuda", "rocm")
+
+TTT_CAPS = xc.WorkloadCaps(
+    "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
+    values={"dtype": ("float32", "tf32", "bfloat16", "float16", "float64"), "ttt_type": ("linear", "mlp"),
+            "backbone": ("transformer",)},
 )
-# The compile variant: model.py with torch.compile'd inner steps (compiled.py).
+ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES))
+# The compile variant: model.py with torch.compile'd inner steps (compiled.py). TTT only.
 COMPILE = xc.Variant(
     "compile", "torch.compile of the per-mini-batch inner step; on a GPU the timed call is one CUDA graph",
-    xc.Capabilities(workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "backward", "inner_only"),
-                    dtypes=("float32", "tf32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"),
-                    backbones=("transformer",)),
+    xc.Capabilities(xc.WorkloadCaps(
+        "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
+        values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
+                "backbone": ("transformer",)})),
 )
 
 
@@ -51,6 +57,7 @@ class Backend(xc.Framework):
     framework = "torch"
     capabilities = ALL
     variants = (COMPILE,)
+    gemm = GEMM
 
     def versions(self) -> dict:
         import numpy
@@ -87,9 +94,6 @@ class Backend(xc.Framework):
     def peak_memory_bytes(self, device: xc.Device) -> int:
         return 0 if device.kind == "cpu" else torch.cuda.max_memory_allocated()
 
-    def is_oom(self, exc: BaseException) -> bool:
-        return isinstance(exc, torch.cuda.OutOfMemoryError) or super().is_oom(exc)
-
     def release(self) -> None:
         gc.collect()
         if torch.cuda.is_available() and torch.cuda.is_initialized():
@@ -101,11 +105,11 @@ class Backend(xc.Framework):
 
         return calibrate.measure(device.kind, dtypes, set_precision)
 
-    def _setup(self, cfg: xc.Config, device: xc.Device):
+    def _setup(self, cfg: xc.TTT, device: xc.Device):
         set_precision(cfg.dtype)
         return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
 
-    def _inner(self, cfg: xc.Config, variant: str, inner):
+    def _inner(self, cfg: xc.TTT, variant: str, inner):
         """The inner loop for this request: the caller's (the triton backend
         passes its kernel), the compile variant's, or model.ttt_inner."""
         if inner is None and variant == "compile":
@@ -114,7 +118,7 @@ class Backend(xc.Framework):
             return compiled.inner(cfg.ttt_type)
         return inner or m.ttt_inner
 
-    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int, inner=None) -> xc.Prepared:
+    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int, inner=None) -> xc.Prepared:
         dtype, dev = self._setup(cfg, device)
         inner = self._inner(cfg, variant, inner)
         size, warnings = cfg.size, []
@@ -122,8 +126,6 @@ class Backend(xc.Framework):
             warnings.append("tf32 has no effect on cpu: its float32 matmuls are IEEE either way")
         gen = torch.Generator(device=dev).manual_seed(seed)
         if cfg.inner_only:
-            if cfg.backward:
-                warnings.append("--backward is ignored with --inner-only: the phase is inner_only")
             specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
             p = m.inner_params(_init(specs, dtype, dev, gen), 0)
             shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
@@ -156,7 +158,7 @@ class Backend(xc.Framework):
             step = compiled.timed_step(step, device.kind, warnings)
         return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
 
-    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict,
+    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict,
                inner=None) -> dict:
         dtype, dev = self._setup(cfg, device)
         inner = self._inner(cfg, variant, inner)

@@ -52,9 +52,12 @@ def perturbed(specs, seed=7):
     return out
 
 
+PH = {True: "inner_only", False: "forward"}
+
+
 def export(fw, cfg, variant, w, x):
     dev = fw.resolve_device(DEV)
-    return next(iter(fw.export(cfg, variant, dev, w, x).values()))
+    return next(iter(fw.export_ttt(cfg, variant, dev, w, x).values()))
 
 
 def verify(ttt_type, inner_only, L=128, dtypes=("float32", "bfloat16"), who=(("jax", J, ""), ("triton", T, ""), ("pytorch/compile", P, "compile"), ("pytorch", P, ""))):
@@ -62,7 +65,7 @@ def verify(ttt_type, inner_only, L=128, dtypes=("float32", "bfloat16"), who=(("j
     specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16)
     w = perturbed(specs)
     x = xc.random_inner_inputs(1, size, L, 3) if inner_only else {"tokens": xc.random_tokens(1, L, size.vocab, 3)}
-    ref = export(P, xc.Config(model_size=SIZE, ttt_type=ttt_type, seq_len=L, inner_only=inner_only, dtype="float64"), "", w, x).astype(np.float64)
+    ref = export(P, xc.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype="float64"), "", w, x).astype(np.float64)
     for dt in dtypes:
         for name, fw, var in who:
             if left() < 20:
@@ -70,7 +73,7 @@ def verify(ttt_type, inner_only, L=128, dtypes=("float32", "bfloat16"), who=(("j
                 continue
             t = time.time()
             try:
-                got = export(fw, xc.Config(model_size=SIZE, ttt_type=ttt_type, seq_len=L, inner_only=inner_only, dtype=dt), var, w, x)
+                got = export(fw, xc.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype=dt), var, w, x)
                 r = np.linalg.norm(got - ref) / np.linalg.norm(ref)
                 tol = 1e-4 if dt == "float32" else 5e-2
                 say(f"VERIFY {SIZE} {ttt_type} {'inner' if inner_only else 'fwd'} L={L} {dt} {name}: rel {r:.3e} {'pass' if r <= tol else 'FAIL'} ({time.time() - t:.1f}s)")
@@ -84,7 +87,7 @@ def timing(label, fw, variant="", **kw):
     if left() < 15:
         say("skip (deadline)", label)
         return
-    cfg = xc.Config(model_size=SIZE, seq_len=TL, batch=1, mini_batch=16, warmup=2, repeats=5, **kw)
+    cfg = xc.TTT(model_size=SIZE, seq_len=TL, batch=1, mini_batch=16, warmup=2, repeats=5, **kw)
     t = time.time()
     rec = xc.run(fw, cfg, variant, DEV)
     recs.write(json.dumps({"label": label, **rec}) + "\n")
@@ -99,33 +102,33 @@ def timing(label, fw, variant="", **kw):
 
 try:
     verify("linear", False)
-    timing("triton inner linear f32", T, ttt_type="linear", inner_only=True)
-    timing("triton inner linear bf16", T, ttt_type="linear", inner_only=True, dtype="bfloat16")
+    timing("triton inner linear f32", T, ttt_type="linear", phase="inner_only")
+    timing("triton inner linear bf16", T, ttt_type="linear", phase="inner_only", dtype="bfloat16")
     for nw in ("4", "16"):  # default for float32 linear is 8
         os.environ["XBENCH_TRITON_WARPS"] = nw
-        timing(f"triton inner linear f32 warps={nw}", T, ttt_type="linear", inner_only=True)
+        timing(f"triton inner linear f32 warps={nw}", T, ttt_type="linear", phase="inner_only")
     os.environ.pop("XBENCH_TRITON_WARPS")
     for u in ("8", "1", "32"):
         os.environ["XBENCH_JAX_UNROLL"] = u
-        timing(f"jax inner linear f32 unroll={u}", J, ttt_type="linear", inner_only=True)
+        timing(f"jax inner linear f32 unroll={u}", J, ttt_type="linear", phase="inner_only")
     os.environ.pop("XBENCH_JAX_UNROLL")
     timing("jax fwd linear f32", J, ttt_type="linear")
     timing("jax fwd linear bf16", J, ttt_type="linear", dtype="bfloat16")
     timing("compile fwd linear f32 (graph)", P, "compile", ttt_type="linear")
-    timing("compile inner linear f32 (graph)", P, "compile", ttt_type="linear", inner_only=True)
+    timing("compile inner linear f32 (graph)", P, "compile", ttt_type="linear", phase="inner_only")
     compiled.USE_GRAPH = False
     timing("compile fwd linear f32 (no graph)", P, "compile", ttt_type="linear")
     compiled.USE_GRAPH = True
     timing("compile fwd linear bf16 (graph)", P, "compile", ttt_type="linear", dtype="bfloat16")
     timing("eager fwd linear f32", P, ttt_type="linear")
     timing("triton fwd linear f32", T, ttt_type="linear")
-    timing("triton inner mlp f32", T, ttt_type="mlp", inner_only=True)
-    timing("triton inner mlp bf16", T, ttt_type="mlp", inner_only=True, dtype="bfloat16")
+    timing("triton inner mlp f32", T, ttt_type="mlp", phase="inner_only")
+    timing("triton inner mlp bf16", T, ttt_type="mlp", phase="inner_only", dtype="bfloat16")
     timing("jax fwd mlp f32", J, ttt_type="mlp")
-    timing("jax inner mlp f32", J, ttt_type="mlp", inner_only=True)
+    timing("jax inner mlp f32", J, ttt_type="mlp", phase="inner_only")
     verify("mlp", True, L=64, dtypes=("float32",), who=(("jax", J, ""), ("triton", T, ""), ("pytorch/compile", P, "compile")))
     timing("compile fwd mlp f32 (graph)", P, "compile", ttt_type="mlp")
-    timing("jax bwd linear f32", J, ttt_type="linear", backward=True)
+    timing("jax bwd linear f32", J, ttt_type="linear", phase="backward")
 except Exception:  # noqa: BLE001
     traceback.print_exc()
 say("done")

@@ -19,9 +19,15 @@ import os
 import backend as torch_backend  # the pytorch backend's backend.py
 import xbench_contract as xc
 
+DEVICES = ("cpu", "cuda", "rocm")
+# triton_gemm.py: the GEMM workload as a Triton kernel (absent: no gemm). It
+# defines its kernels on import, after benchmark.py has settled TRITON_INTERPRET.
+GEMM = xc.load_module("triton_gemm")
 CAPS = xc.Capabilities(
-    workloads=("ttt",), ttt_types=("linear", "mlp"), phases=("forward", "inner_only"),
-    dtypes=("float32", "bfloat16", "float16"), devices=("cpu", "cuda", "rocm"), backbones=("transformer",),
+    xc.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=DEVICES,
+                    values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
+                            "backbone": ("transformer",)}),
+    xc.gemm_caps(GEMM, DEVICES),
 )
 
 
@@ -36,6 +42,7 @@ class Backend(torch_backend.Backend):
     framework = "triton"
     capabilities = CAPS
     variants = ()
+    gemm = GEMM
 
     def versions(self) -> dict:
         import triton
@@ -68,22 +75,28 @@ class Backend(torch_backend.Backend):
 
         return triton_model.ttt_inner
 
-    def _check(self, cfg: xc.Config) -> None:
+    def _check(self, cfg: xc.TTT) -> None:
         import triton_model
 
         why = triton_model.check_shapes(cfg.size.head_dim, cfg.mini_batch)
         if why:
             raise xc.Unsupported(why)
 
-    def prepare(self, cfg: xc.Config, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         self._check(cfg)
-        prepared = super().prepare(cfg, variant, device, seed, inner=self._kernel_inner())
+        prepared = super().prepare_ttt(cfg, variant, device, seed, inner=self._kernel_inner())
         if device.kind == "cpu":
             # Said in the result's warnings too, because that is what a
             # side-by-side table shows next to the number.
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
 
-    def export(self, cfg: xc.Config, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def prepare_gemm(self, cfg: xc.Gemm, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        prepared = super().prepare_gemm(cfg, variant, device, seed)
+        if device.kind == "cpu":
+            prepared.warnings.append(INTERPRETER_WARNING)
+        return prepared
+
+    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         self._check(cfg)
-        return super().export(cfg, variant, device, weights, inputs, inner=self._kernel_inner())
+        return super().export_ttt(cfg, variant, device, weights, inputs, inner=self._kernel_inner())

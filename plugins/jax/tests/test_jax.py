@@ -53,7 +53,8 @@ def export_both(backends, tmp_path, cfg):
 @pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
 def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
-    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, inner_only=inner_only)
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2,
+                 phase="inner_only" if inner_only else "forward")
     got, want = export_both(backends, tmp_path, cfg)
     assert got.shape == want.shape and np.isfinite(got).all()
     assert rel(got, want) < 1e-5
@@ -61,7 +62,7 @@ def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
 
 def test_bfloat16_close_to_pytorch(backends, tmp_path):
     # Not the same rounding as torch's, only the same model at bf16 accuracy.
-    cfg = xc.Config(model_size="tiny", ttt_type="mlp", seq_len=64, dtype="bfloat16")
+    cfg = xc.TTT(model_size="tiny", ttt_type="mlp", seq_len=64, dtype="bfloat16")
     got, want = export_both(backends, tmp_path, cfg)
     assert rel(got, want) < 5e-2
 
@@ -94,7 +95,7 @@ def test_backward_matches_torch(ttt_type):
 
 def test_cli_json_validates(tmp_path):
     jsonschema = pytest.importorskip("jsonschema")
-    with open(os.path.join(ROOT, "schema", "result.schema.json")) as f:
+    with open(os.environ.get("XBENCH_RESULT_SCHEMA") or os.path.join(ROOT, "schema", "result.schema.json")) as f:
         schema = json.load(f)
     r = subprocess.run([sys.executable, ENTRY, "--model-size", "tiny", "--ttt-type", "linear", "--seq-len", "32",
                         "--device", "cpu", "--warmup", "1", "--repeats", "3", "--json"],
@@ -109,7 +110,7 @@ def test_cli_json_validates(tmp_path):
 
 @pytest.mark.parametrize("change", [{"dtype": "float64"}, {"backbone": "mamba"}])
 def test_unsupported(backends, change):
-    cfg = xc.Config(model_size="tiny", ttt_type="linear", seq_len=32, warmup=0, repeats=1, **change)
+    cfg = xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32, warmup=0, repeats=1, **change)
     rec = xc.run(backends[0], cfg, "", "cpu")
     assert rec["status"] == "unsupported", rec
     assert next(iter(change.values())) in rec["message"]
@@ -120,5 +121,31 @@ def test_unavailable_device_is_unsupported(backends):
 
     if any(d.platform != "cpu" for d in jax.devices()):
         pytest.skip("a GPU is present")
-    rec = xc.run(backends[0], xc.Config(model_size="tiny", ttt_type="linear", seq_len=32), "", "cuda")
+    rec = xc.run(backends[0], xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32), "", "cuda")
     assert rec["status"] == "unsupported" and "cuda" in rec["message"]
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_gemm_through_the_contract(backends, tmp_path, layout):
+    pytest.importorskip("jax_gemm")
+    g = xc.Gemm(m=12, n=20, k=36, batch=2, layout=layout, warmup=0, repeats=2)
+    rng = np.random.default_rng(1)
+    sa, sb = g.stored_shapes()
+    a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
+    xc.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
+    rep = xc.export(backends[0], g, "", "cpu", "", str(tmp_path / "ab.st"), str(tmp_path / "c.st"))
+    assert rep["status"] == "ok", rep
+    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
+    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
+    np.testing.assert_allclose(xc.read_safetensors(str(tmp_path / "c.st"))["c"], opa @ opb, rtol=1e-4, atol=1e-4)
+    rec = xc.run(backends[0], g, "", "cpu")
+    assert rec["status"] == "ok" and len(rec["samples_ms"]) == 2 and rec["num_params"] == 0, rec
+    assert rec["config"]["params"]["layout"] == layout
+
+
+def test_gemm_refusals(backends):
+    pytest.importorskip("jax_gemm")
+    rec = xc.run(backends[0], xc.Gemm(m=8, n=8, k=8, dtype="tf32", repeats=1), "", "cpu")
+    assert rec["status"] == "unsupported" and "tf32" in rec["message"] and "cpu" in rec["message"]
+    rec = xc.run(backends[0], xc.Gemm(m=8, n=8, k=8, phase="backward", repeats=1), "", "cpu")
+    assert rec["status"] == "unsupported" and "phase backward" in rec["message"]

@@ -16,7 +16,7 @@ import xbench_contract as xc
 PLUGIN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(os.path.dirname(PLUGIN))
 ENTRY = os.path.join(PLUGIN, "benchmark.py")
-SCHEMA = os.path.join(ROOT, "schema", "result.schema.json")
+SCHEMA = os.environ.get("XBENCH_RESULT_SCHEMA") or os.path.join(ROOT, "schema", "result.schema.json")
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,9 @@ def test_cli_json_is_valid(validate):
     assert rec["status"] == "ok" and rec["backend"] == "pytorch" and len(rec["samples_ms"]) == 10
     assert rec["device"]["kind"] in ("cpu", "cuda", "rocm") and rec["env"]["framework"] == "torch"
     assert rec["num_params"] == xc.count_params(xc.param_specs(xc.model_size("tiny"), "mlp", 16))
-    assert rec["tokens_per_s"] == pytest.approx(64 / (rec["stats"]["median_ms"] / 1000))
+    # The harness computes statistics and throughput from the samples.
+    assert rec["schema_version"] == 2 and rec["throughput"] == 0 and "stats" not in rec and "tokens_per_s" not in rec
+    assert rec["config"]["params"]["seq_len"] == "64" and rec["config"]["phase"] == "forward"
 
 
 class Session:
@@ -63,11 +65,9 @@ class Session:
         return rep
 
 
-def cfg(**kw):
-    c = dict(workload="ttt", model_size="tiny", ttt_type="linear", backward=False, inner_only=False, batch=1,
-             seq_len=32, mini_batch=16, dtype="float32", backbone="transformer", warmup=0, repeats=2)
-    c.update(kw)
-    return c
+def cfg(phase="forward", **params):
+    return xc.TTT(**{"model_size": "tiny", "ttt_type": "linear", "seq_len": 32, "phase": phase, "warmup": 0,
+                     "repeats": 2, **params}).config().to_json()
 
 
 def test_serve_round_trip(tmp_path, validate):
@@ -75,11 +75,13 @@ def test_serve_round_trip(tmp_path, validate):
     s = Session(log)
     try:
         info = s.call("info")["info"]
-        assert info["name"] == "pytorch" and "inner_only" in info["capabilities"]["phases"]
+        caps = {w["workload"]: w for w in info["capabilities"]["workloads"]}
+        assert info["name"] == "pytorch" and "inner_only" in caps["ttt"]["phases"]
+        assert caps["ttt"]["values"]["backbone"] == ["transformer"]
 
-        res = s.call("run", {"workload": "ttt", "variant": "", "device": "cpu", "config": cfg(backward=True)})["result"]
+        res = s.call("run", {"workload": "ttt", "variant": "", "device": "cpu", "config": cfg("backward")})["result"]
         validate(res)
-        assert res["status"] == "ok" and len(res["samples_ms"]) == 2 and res["config"]["backward"]
+        assert res["status"] == "ok" and len(res["samples_ms"]) == 2 and res["config"]["phase"] == "backward"
 
         uns = s.call("run", {"workload": "ttt", "device": "cpu", "config": cfg(backbone="mamba")})["result"]
         validate(uns)
@@ -105,7 +107,7 @@ def test_serve_round_trip(tmp_path, validate):
 
         # inner-only export in float64 writes F64 "out"
         xc.write_safetensors(str(tmp_path / "x.st"), xc.random_inner_inputs(1, size, 32, seed=6))
-        req.update(config=cfg(inner_only=True, dtype="float64", ttt_type="mlp"), inputs_path=str(tmp_path / "x.st"))
+        req.update(config=cfg("inner_only", dtype="float64", ttt_type="mlp"), inputs_path=str(tmp_path / "x.st"))
         w_inner = xc.init_params(xc.inner_param_specs(size, "mlp", 16), seed=6)
         xc.write_safetensors(str(tmp_path / "w.st"), w_inner)
         assert s.call("export", req)["export"]["status"] == "ok"
@@ -119,8 +121,10 @@ def test_serve_round_trip(tmp_path, validate):
         # broken requests get an error reply and the session goes on
         assert "error" in s.raw("{not json")
         assert "unknown op" in s.call("frobnicate")["error"]
-        assert "seq_len" in s.call("run", {"device": "cpu", "config": cfg(seq_len=30)})["error"]
-        assert "unknown field" in s.call("run", {"device": "cpu", "config": cfg(colour="red")})["error"]
+        bad_cfg = cfg()
+        bad_cfg["params"]["seq_len"] = 32
+        assert "must be strings" in s.call("run", {"device": "cpu", "config": bad_cfg})["error"]
+        assert "unknown field" in s.call("run", {"device": "cpu", "config": dict(cfg(), colour="red")})["error"]
         assert s.call("info")["info"]["name"] == "pytorch"
 
         s.p.stdin.write(json.dumps({"id": 99, "op": "shutdown"}) + "\n")
@@ -130,4 +134,58 @@ def test_serve_round_trip(tmp_path, validate):
     finally:
         if s.p.poll() is None:
             s.p.kill()
+        log.close()
+
+
+def gemm_cfg(**params):
+    return xc.Gemm(**{"m": 16, "n": 8, "k": 32, "warmup": 0, "repeats": 2, **params}).config().to_json()
+
+
+def test_cli_gemm(validate):
+    pytest.importorskip("gemm")
+    r = subprocess.run([sys.executable, ENTRY, "--workload", "gemm", "--m", "64", "--n", "64", "--k", "64",
+                        "--layout", "nn", "--dtype", "float32", "--device", "cpu", "--repeats", "3", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    validate(rec)
+    assert rec["status"] == "ok" and rec["num_params"] == 0 and len(rec["samples_ms"]) == 3
+    assert rec["config"]["workload"] == "gemm" and rec["config"]["params"]["m"] == "64"
+
+
+def test_serve_gemm_batch_and_export(tmp_path, validate):
+    pytest.importorskip("gemm")
+    log = open(tmp_path / "stderr.log", "w")
+    s = Session(log)
+    try:
+        caps = {w["workload"]: w for w in s.call("info")["info"]["capabilities"]["workloads"]}
+        assert caps["gemm"]["phases"] == ["forward"] and "float32" in caps["gemm"]["values"]["dtype"]
+        reqs = [{"workload": "gemm", "device": "cpu", "config": gemm_cfg(layout=lay)} for lay in ("nn", "nt", "tn", "tt")]
+        reqs.append({"workload": "gemm", "device": "cpu", "config": gemm_cfg(dtype="float8_e4m3", layout="nt")})
+        reqs.append({"workload": "ttt", "variant": "compile", "device": "cpu", "config": cfg(dtype="float64")})
+        s.next += 1
+        rep = s.raw(json.dumps({"id": s.next, "op": "run_batch", "requests": reqs}))
+        assert rep["id"] == s.next
+        res = rep["results"]
+        for r in res:
+            validate(r)
+        assert [r["status"] for r in res] == ["ok"] * 4 + ["unsupported"] * 2, [r.get("message") for r in res]
+        assert [r["config"]["params"]["layout"] for r in res[:4]] == ["nn", "nt", "tn", "tt"]
+        assert "float8_e4m3" in res[4]["message"] and "float64" in res[5]["message"]
+
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((2, 32, 16), dtype=np.float32)  # tn: A stored [batch, k, m]
+        b = rng.standard_normal((2, 8, 32), dtype=np.float32)  # B stored [batch, n, k]
+        xc.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
+        req = {"workload": "gemm", "device": "cpu", "config": gemm_cfg(layout="tt", batch=2), "weights_path": "",
+               "inputs_path": str(tmp_path / "ab.st"), "output_path": str(tmp_path / "c.st")}
+        exp = s.call("export", req)["export"]
+        assert exp["status"] == "ok", exp
+        c = xc.read_safetensors(str(tmp_path / "c.st"))["c"]
+        assert c.shape == (2, 16, 8) and c.dtype == np.float32
+        np.testing.assert_allclose(c, np.swapaxes(a, 1, 2) @ np.swapaxes(b, 1, 2), rtol=1e-4, atol=1e-4)
+        bad = s.call("export", dict(req, config=gemm_cfg(layout="nn", batch=2)))["export"]
+        assert bad["status"] == "failed" and "'a'" in bad["message"]
+    finally:
+        s.p.kill()
         log.close()

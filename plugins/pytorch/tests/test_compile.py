@@ -28,12 +28,13 @@ def fw():
 def test_info_declares_compile(fw):
     variants = {v["name"]: v for v in fw.info()["variants"]}
     assert "compile" in variants
-    assert "forward" in variants["compile"]["capabilities"]["phases"]
+    ttt = variants["compile"]["capabilities"]["workloads"]
+    assert [w["workload"] for w in ttt] == ["ttt"] and "forward" in ttt[0]["phases"]
 
 
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
 def test_export_matches_eager(fw, tmp_path, ttt_type):
-    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2)
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2)
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
     xc.write_safetensors(wp, perturbed(xc.param_specs(cfg.size, ttt_type, 16)))
     xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 64, cfg.size.vocab, seed=3)})
@@ -48,12 +49,12 @@ def test_export_matches_eager(fw, tmp_path, ttt_type):
 
 def test_run_is_its_own_row(fw):
     # Same shapes as the export above for linear: the compiled step is reused.
-    cfg = xc.Config(model_size="tiny", ttt_type="linear", seq_len=64, batch=2, inner_only=True, warmup=0, repeats=2)
+    cfg = xc.TTT(model_size="tiny", ttt_type="linear", seq_len=64, batch=2, phase="inner_only", warmup=0, repeats=2)
     rec = xc.run(fw, cfg, "compile", "cpu")
     assert rec["status"] == "ok", rec
     assert rec["backend"] == "pytorch/compile" and len(rec["samples_ms"]) == 2
 
 
 def test_float64_is_unsupported(fw):
-    rec = xc.run(fw, xc.Config(model_size="tiny", ttt_type="linear", seq_len=32, dtype="float64"), "compile", "cpu")
+    rec = xc.run(fw, xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32, dtype="float64"), "compile", "cpu")
     assert rec["status"] == "unsupported" and "float64" in rec["message"]

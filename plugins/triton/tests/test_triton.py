@@ -56,7 +56,8 @@ def backends():
 @pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
 def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
-    cfg = xc.Config(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, inner_only=inner_only)
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2,
+                 phase="inner_only" if inner_only else "forward")
     size = cfg.size
     specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16)
     inputs = (xc.random_inner_inputs(2, size, 64, seed=3) if inner_only
@@ -76,7 +77,7 @@ def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
 
 def test_cli_json_validates():
     jsonschema = pytest.importorskip("jsonschema")
-    with open(os.path.join(ROOT, "schema", "result.schema.json")) as f:
+    with open(os.environ.get("XBENCH_RESULT_SCHEMA") or os.path.join(ROOT, "schema", "result.schema.json")) as f:
         schema = json.load(f)
     r = subprocess.run([sys.executable, ENTRY, "--model-size", "tiny", "--ttt-type", "mlp", "--inner-only",
                         "--seq-len", "32", "--device", "cpu", "--warmup", "0", "--repeats", "2", "--json"],
@@ -88,10 +89,10 @@ def test_cli_json_validates():
     assert "interpreter" in rec["env"]["timing"]
 
 
-@pytest.mark.parametrize("change,word", [({"backward": True}, "backward"), ({"dtype": "tf32"}, "tf32"),
+@pytest.mark.parametrize("change,word", [({"phase": "backward"}, "backward"), ({"dtype": "tf32"}, "tf32"),
                                          ({"mini_batch": 8, "seq_len": 32}, "mini-batch")])
 def test_unsupported(backends, change, word):
-    cfg = xc.Config(model_size="tiny", ttt_type="linear", warmup=0, repeats=1, **{"seq_len": 32, **change})
+    cfg = xc.TTT(model_size="tiny", ttt_type="linear", warmup=0, repeats=1, **{"seq_len": 32, **change})
     rec = xc.run(backends[0], cfg, "", "cpu")
     assert rec["status"] == "unsupported", rec
     assert word in rec["message"]
@@ -108,3 +109,33 @@ def test_cpu_run_warns_it_is_the_interpreter(tmp_path):
     r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["status"] == "ok"
     assert any("Triton interpreter" in w for w in r["warnings"]), r["warnings"]
+
+
+@pytest.mark.parametrize("layout", ["nn", "tt"])
+def test_gemm_through_the_contract(backends, tmp_path, layout):
+    pytest.importorskip("triton_gemm")
+    g = xc.Gemm(m=12, n=20, k=36, batch=2, layout=layout, warmup=0, repeats=1)
+    rng = np.random.default_rng(1)
+    sa, sb = g.stored_shapes()
+    a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
+    xc.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
+    rep = xc.export(backends[0], g, "", "cpu", "", str(tmp_path / "ab.st"), str(tmp_path / "c.st"))
+    assert rep["status"] == "ok", rep
+    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
+    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
+    np.testing.assert_allclose(xc.read_safetensors(str(tmp_path / "c.st"))["c"], opa @ opb, rtol=1e-4, atol=1e-4)
+
+
+def test_gemm_cli_warns_it_is_the_interpreter():
+    pytest.importorskip("triton_gemm")
+    jsonschema = pytest.importorskip("jsonschema")
+    with open(os.environ.get("XBENCH_RESULT_SCHEMA") or os.path.join(ROOT, "schema", "result.schema.json")) as f:
+        schema = json.load(f)
+    r = subprocess.run([sys.executable, ENTRY, "--workload", "gemm", "--m", "32", "--n", "32", "--k", "32",
+                        "--layout", "nt", "--device", "cpu", "--warmup", "0", "--repeats", "2", "--json"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    jsonschema.validate(rec, schema)
+    assert rec["backend"] == "triton" and rec["status"] == "ok" and rec["config"]["workload"] == "gemm"
+    assert any("Triton interpreter" in w for w in rec["warnings"]), rec["warnings"]

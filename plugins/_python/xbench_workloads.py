@@ -1,0 +1,150 @@
+"""What the contract knows of each workload: a typed view of the config's
+string params, and the tensors of an export. Reach it through xbench_contract
+(TTT, Gemm, VIEWS).
+
+The harness has already validated every config (defaults filled, ranges and
+cross-checks such as seq_len % mini_batch done): a view only converts the
+canonical strings to Python values. A param that is absent takes the view's
+default (the CLI leaves some out); a param that does not convert (an integer
+that is not decimal) is a ConfigError, i.e. a broken request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any
+
+from xbench_spec import inner_param_specs, model_size, param_specs
+
+
+def _convert(cls, params: dict) -> dict:
+    import xbench_contract as xc
+
+    out = {}
+    for f in fields(cls):
+        if f.name in ("phase", "warmup", "repeats") or f.name not in params:
+            continue
+        value = params[f.name]
+        if f.type in (int, "int"):
+            try:
+                out[f.name] = int(value, 10)
+            except (TypeError, ValueError):
+                raise xc.ConfigError(f"param {f.name} = {value!r} must be a decimal integer string") from None
+        else:
+            out[f.name] = value
+    return out
+
+
+class _View:
+    """Shared by the views: from_config(Config) and config() (back to a
+    protocol Config with string params), so tests and the CLI can write
+    xc.TTT(model_size="tiny", phase="inner_only") and pass it to run/export."""
+
+    workload = ""
+
+    @classmethod
+    def from_config(cls, cfg: Any):
+        return cls(phase=cfg.phase, warmup=cfg.warmup, repeats=cfg.repeats, **_convert(cls, cfg.params))
+
+    def to_params(self) -> dict:
+        return {f.name: str(getattr(self, f.name)) for f in fields(self)
+                if f.name not in ("phase", "warmup", "repeats")}
+
+    def config(self):
+        import xbench_contract as xc
+
+        return xc.Config(workload=self.workload, phase=self.phase, params=self.to_params(),
+                         warmup=self.warmup, repeats=self.repeats)
+
+
+@dataclass
+class TTT(_View):
+    """The ttt workload's params. phase: forward, backward (the training step:
+    forward plus the gradient of the loss) or inner_only."""
+
+    workload = "ttt"
+    model_size: str = "125m"
+    ttt_type: str = "linear"
+    batch: int = 1
+    seq_len: int = 2048
+    mini_batch: int = 16
+    dtype: str = "float32"
+    backbone: str = "transformer"
+    phase: str = "forward"
+    warmup: int = 3
+    repeats: int = 10
+
+    @property
+    def backward(self) -> bool:
+        return self.phase in ("backward", "both")
+
+    @property
+    def inner_only(self) -> bool:
+        return self.phase == "inner_only"
+
+    @property
+    def size(self):
+        return model_size(self.model_size)
+
+    def check_tensors(self, weights: dict, inputs: dict) -> None:
+        """Raise ValueError naming the first missing or misshapen tensor."""
+        s = self.size
+        if self.inner_only:
+            specs = inner_param_specs(s, self.ttt_type, self.mini_batch, 0)
+            x = (self.batch, s.heads, self.seq_len, s.head_dim)
+            want_in = {"xq": x, "xk": x, "xv": x, "gate": x[:3]}
+        else:
+            specs = param_specs(s, self.ttt_type, self.mini_batch, self.backbone)
+            want_in = {"tokens": (self.batch, self.seq_len)}
+        _check_shapes((("weights", weights, {p.name: p.shape for p in specs}), ("inputs", inputs, want_in)))
+        if "tokens" in want_in:
+            t = inputs["tokens"]
+            if t.dtype.kind not in "iu" or t.size and (t.min() < 0 or t.max() >= s.vocab):
+                raise ValueError(f"inputs tensor 'tokens' must be integers in [0, {s.vocab})")
+
+    def output_float64(self) -> bool:
+        return self.dtype == "float64"
+
+
+@dataclass
+class Gemm(_View):
+    """The gemm workload's params: C[batch, m, n] = op(A) @ op(B). layout's
+    first letter is A's, the second B's; 'n' is stored as is, 't' transposed:
+    A stored [batch, m, k] or [batch, k, m], B stored [batch, k, n] or [batch, n, k]."""
+
+    workload = "gemm"
+    m: int = 1024
+    n: int = 1024
+    k: int = 1024
+    batch: int = 1
+    layout: str = "nn"
+    dtype: str = "float32"
+    phase: str = "forward"
+    warmup: int = 3
+    repeats: int = 10
+
+    def stored_shapes(self) -> tuple:
+        a = (self.batch, self.m, self.k) if self.layout[0] == "n" else (self.batch, self.k, self.m)
+        b = (self.batch, self.k, self.n) if self.layout[1] == "n" else (self.batch, self.n, self.k)
+        return a, b
+
+    def check_tensors(self, weights: dict, inputs: dict) -> None:
+        a, b = self.stored_shapes()
+        _check_shapes((("inputs", inputs, {"a": a, "b": b}),))
+
+    def output_float64(self) -> bool:
+        return False
+
+
+def _check_shapes(groups) -> None:
+    for where, have, want in groups:
+        for name, shape in want.items():
+            if name not in have:
+                raise ValueError(f"{where} file lacks tensor {name!r} {list(shape)}")
+            if tuple(have[name].shape) != tuple(shape):
+                raise ValueError(f"{where} tensor {name!r} has shape {list(have[name].shape)}, expected {list(shape)}")
+
+
+# The workloads the contract has a view of. A framework may declare another
+# workload too: its prepare_<workload> then gets the plain Config.
+VIEWS = {"ttt": TTT, "gemm": Gemm}
