@@ -33,7 +33,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.backends, "backends", "", "comma-separated backends or variants (default: every available one)")
 	fs.StringVar(&c.env, "env", "auto", "how to run non-built-in backends: auto, nix, venv")
 	fs.StringVar(&c.logLevel, "log-level", "warn", "harness log level: "+strings.Join(logLevels, ", "))
-	fs.StringVar(&c.resultsDir, "results", "results", "folder the results are written to")
+	fs.StringVar(&c.resultsDir, "results", defaultResults, "folder the results are written to (the default is git-ignored)")
 	fs.StringSliceVar(&c.pluginPath, "plugin-path", nil, "more folders holding <name>/plugin.json backends")
 	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take to start, or for one configuration")
 }
@@ -206,3 +206,8 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// defaultResults is where run, verify and sweep write unless told: inside
+// the checkout's results/ (so report and export find it) but git-ignored,
+// so measurements never show up as untracked files of the source tree.
+const defaultResults = "results/local"

@@ -50,7 +50,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("sweep", pflag.ContinueOnError)
 	var f sweepFlags
 	f.c.register(fs)
-	fs.Lookup("results").DefValue, f.c.resultsDir = "results/sweep", "results/sweep"
+	fs.Lookup("results").DefValue, f.c.resultsDir = defaultResults+"/sweep", defaultResults+"/sweep"
 	fs.Lookup("results").Usage = "sweep folder: one file per cell, shared by shards and reruns"
 	f.w.register(fs, wl, true, nil)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
