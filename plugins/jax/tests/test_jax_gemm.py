@@ -1,0 +1,87 @@
+"""The JAX GEMM (jax_gemm.py) on cpu: every layout, batch 1 and 3, odd
+shapes, against a float64 numpy product of the same logical matrices."""
+
+import numpy as np
+import pytest
+
+import jax
+import jax.numpy as jnp
+import jax_gemm as g
+
+M, N, K = 17, 33, 40
+TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}
+
+
+def _inputs(layout, batch, seed=0):
+    rng = np.random.default_rng(seed)
+    sa, sb = g.stored_shapes(M, N, K, batch, layout)
+    return rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+
+
+def _reference(layout, a, b):
+    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
+    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
+    return np.matmul(opa.astype(np.float64), opb.astype(np.float64))
+
+
+def _rel(x, ref):
+    return float(np.linalg.norm(x.astype(np.float64) - ref) / np.linalg.norm(ref))
+
+
+def _params(layout, batch, dtype):
+    return {"m": str(M), "n": str(N), "k": str(K), "batch": str(batch), "layout": layout, "dtype": dtype}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_export_matches_float64(layout, batch, dtype):
+    if dtype not in g.DTYPES["cpu"]:
+        pytest.skip(f"{dtype} not listed on cpu")
+    a, b = _inputs(layout, batch)
+    c = g.export(_params(layout, batch, dtype), "cpu", a, b)
+    assert c.shape == (batch, M, N) and c.dtype == np.float32
+    assert _rel(c, _reference(layout, a, b)) < TOL[dtype]
+
+
+def test_cpu_dtypes():
+    assert set(g.DTYPES["cpu"]) == {"float32", "bfloat16", "float16"}
+    assert "tf32" not in g.DTYPES["cpu"] and "float8_e4m3" not in g.DTYPES["cpu"]
+    for dtype in ("tf32", "float8_e4m3"):
+        with pytest.raises(ValueError):
+            g.prepare(_params("nn", 1, dtype), "cpu", 0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+@pytest.mark.parametrize("layout,batch", [("nn", 1), ("tt", 3), ("nt", 3), ("tn", 1)])
+def test_prepare_step_shape_dtype_and_seed(layout, batch, dtype):
+    p = _params(layout, batch, dtype)
+    step = g.prepare(p, "cpu", seed=7)
+    c = step()
+    assert isinstance(c, jax.Array)
+    assert c.shape == (batch, M, N)
+    assert c.dtype == {"float32": jnp.float32, "bfloat16": jnp.bfloat16}[dtype]
+    c = np.asarray(c.astype(jnp.float32))
+    assert np.isfinite(c).all()
+    np.testing.assert_array_equal(np.asarray(step().astype(jnp.float32)), c)
+    np.testing.assert_array_equal(np.asarray(g.prepare(p, "cpu", seed=7)().astype(jnp.float32)), c)
+    assert not np.array_equal(np.asarray(g.prepare(p, "cpu", seed=8)().astype(jnp.float32)), c)
+
+
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_no_transpose_op_in_the_jaxpr(layout):
+    # The layout goes into dot_general's dimension numbers, not a transpose.
+    sa, sb = g.stored_shapes(M, N, K, 2, layout)
+    jaxpr = jax.make_jaxpr(g.gemm_fn(layout, "float32"))(jnp.zeros(sa), jnp.zeros(sb))
+    prims = [e.primitive.name for e in jaxpr.eqns]
+    assert "dot_general" in prims and "transpose" not in prims
+    dot = next(e for e in jaxpr.eqns if e.primitive.name == "dot_general")
+    assert str(dot.params["precision"]).upper().count("HIGHEST") >= 1
+
+
+def test_bad_params_rejected():
+    with pytest.raises(ValueError):
+        g.prepare(_params("nx", 1, "float32"), "cpu", 0)
+    a, b = _inputs("nn", 1)
+    with pytest.raises(ValueError):
+        g.export(_params("tn", 1, "float32"), "cpu", a, b)

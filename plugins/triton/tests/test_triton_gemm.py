@@ -1,0 +1,93 @@
+"""The Triton GEMM kernel (triton_gemm.py) in Triton's interpreter (conftest
+sets TRITON_INTERPRET=1): every layout, batch 1 and 3, small odd shapes
+(ragged in M, N and K for the interpreter's 32x32x32 tile), against a
+float64 numpy product of the same logical matrices."""
+
+import numpy as np
+import pytest
+
+import triton_gemm as g
+
+M, N, K = 17, 33, 40
+TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}
+
+
+def _inputs(layout, batch, m=M, n=N, k=K, seed=0):
+    rng = np.random.default_rng(seed)
+    sa, sb = g.stored_shapes(m, n, k, batch, layout)
+    return rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
+
+
+def _reference(layout, a, b):
+    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
+    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
+    return np.matmul(opa.astype(np.float64), opb.astype(np.float64))
+
+
+def _rel(x, ref):
+    return float(np.linalg.norm(x.astype(np.float64) - ref) / np.linalg.norm(ref))
+
+
+def _params(layout, batch, dtype, m=M, n=N, k=K):
+    return {"m": str(m), "n": str(n), "k": str(k), "batch": str(batch), "layout": layout, "dtype": dtype}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_export_matches_float64(layout, batch, dtype):
+    if dtype not in g.DTYPES["cpu"]:
+        pytest.skip(f"{dtype} not listed on cpu")
+    a, b = _inputs(layout, batch)
+    c = g.export(_params(layout, batch, dtype), "cpu", a, b)
+    assert c.shape == (batch, M, N) and c.dtype == np.float32
+    assert _rel(c, _reference(layout, a, b)) < TOL[dtype]
+
+
+@pytest.mark.parametrize("layout", ["nn", "tt"])
+def test_even_tiles_unmasked_path(layout):
+    # Sizes the 32x32x32 tile divides take the unmasked (EVEN) loads, with
+    # several tiles in M and N and several K steps.
+    a, b = _inputs(layout, 2, m=64, n=32, k=64)
+    c = g.export(_params(layout, 2, "float32", m=64, n=32, k=64), "cpu", a, b)
+    assert _rel(c, _reference(layout, a, b)) < 1e-5
+
+
+def test_cpu_dtypes():
+    assert set(g.DTYPES["cpu"]) == {"float32", "bfloat16", "float16"}
+    assert "tf32" not in g.DTYPES["cpu"] and "float8_e4m3" not in g.DTYPES["cpu"]
+    for dtype in ("tf32", "float8_e4m3"):
+        with pytest.raises(ValueError):
+            g.prepare(_params("nn", 1, dtype), "cpu", 0)
+
+
+@pytest.mark.parametrize("layout,batch,dtype", [("nn", 1, "float32"), ("tt", 3, "bfloat16")])
+def test_prepare_step_shape_and_seed(layout, batch, dtype):
+    import torch
+
+    p = _params(layout, batch, dtype)
+    step = g.prepare(p, "cpu", seed=7)
+    c = step().clone()
+    assert tuple(c.shape) == (batch, M, N)
+    assert c.dtype == {"float32": torch.float32, "bfloat16": torch.bfloat16}[dtype]
+    assert torch.isfinite(c.float()).all()
+    assert torch.equal(g.prepare(p, "cpu", seed=7)(), c)
+
+
+def test_autotune_configs():
+    cfgs = g.autotune_configs()
+    assert 6 <= len(cfgs) <= 16
+    shapes = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]) for c in cfgs}
+    # The Hopper large tiles are among them.
+    assert (128, 256, 64) in shapes and (256, 128, 64) in shapes
+    for c in cfgs:
+        assert c.kwargs["BLOCK_M"] in (64, 128, 256) and c.kwargs["BLOCK_N"] in (64, 128, 256)
+        assert c.kwargs["BLOCK_K"] in (32, 64)
+        assert c.num_warps in (4, 8) and c.num_stages in (3, 4, 5)
+    assert len(set((c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"], c.num_warps, c.num_stages)
+                   for c in cfgs)) == len(cfgs)
+
+
+def test_cuda_refused_in_interpreter():
+    with pytest.raises(ValueError):
+        g.prepare(_params("nn", 1, "float32"), "cuda", 0)
