@@ -7,6 +7,9 @@ import (
 
 	"github.com/xbench/xbench/harness/registry"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
+	_ "github.com/xbench/xbench/harness/workload/all"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 func TestFinalize(t *testing.T) {
@@ -15,7 +18,7 @@ func TestFinalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := NewSession(reg, "run-1", Meta{GitCommit: "abc"}, []string{"CUDA_VISIBLE_DEVICES=1"})
-	cfg := result.Config{Batch: 2, SeqLen: 100, Repeats: 3}
+	cfg := ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 2, SeqLen: 100, MiniBatch: 4, Dtype: "float32", Backbone: "transformer", Repeats: 3}.Result()
 	tests := []struct {
 		name       string
 		samples    []float64
@@ -45,14 +48,90 @@ func TestFinalize(t *testing.T) {
 			if (r.Stats != nil) != (tt.wantStatus == result.StatusOK) {
 				t.Errorf("stats %v for status %s", r.Stats, r.Status)
 			}
-			if r.Stats != nil && math.Abs(r.TokensPerS-200/(r.Stats.MedianMs/1000)) > 1e-9 {
-				t.Errorf("tokens/s %v", r.TokensPerS)
+			if r.Stats != nil && (math.Abs(r.Throughput-200/(r.Stats.MedianMs/1000)) > 1e-9 || r.ThroughputUnit != "tokens/s") {
+				t.Errorf("throughput %v %s, want %v tokens/s", r.Throughput, r.ThroughputUnit, 200/(r.Stats.MedianMs/1000))
+			}
+			if r.Stats == nil && (r.Throughput != 0 || r.ThroughputUnit != "") {
+				t.Errorf("throughput %v %s on a %s result", r.Throughput, r.ThroughputUnit, r.Status)
 			}
 			if tt.wantStatus == result.StatusOK && (len(r.Warnings) > 1 || (len(r.Warnings) == 1 && !strings.Contains(r.Warnings[0], "is above"))) {
 				t.Errorf("backend cv warning not replaced by the harness's: %v", r.Warnings)
 			}
 			if got := len(r.Warnings) > 0 && strings.Contains(r.Warnings[0], "is above"); got != tt.wantWarn {
 				t.Errorf("warnings %v, want warning %v", r.Warnings, tt.wantWarn)
+			}
+		})
+	}
+}
+
+// fakeTP is the TTT workload under another name whose throughput is the
+// "tp" parameter, so Finalize can be shown a derived number that cannot be
+// true.
+type fakeTP struct{ ttt.Workload }
+
+func (fakeTP) Name() string { return "fake-throughput" }
+
+func (fakeTP) Throughput(c result.Config, _ float64) workload.Throughput {
+	switch c.Get("tp") {
+	case "nan":
+		return workload.Throughput{Value: math.NaN(), Unit: "x/s"}
+	case "inf":
+		return workload.Throughput{Value: math.Inf(1), Unit: "x/s"}
+	case "-inf":
+		return workload.Throughput{Value: math.Inf(-1), Unit: "x/s"}
+	case "negative":
+		return workload.Throughput{Value: -5, Unit: "x/s"}
+	}
+	return workload.Throughput{Value: 7, Unit: "x/s"}
+}
+
+func init() { workload.Register(fakeTP{}) }
+
+// A result whose derived throughput is negative, NaN or infinite is saved
+// as failed, never ok: samples alone being valid is not enough.
+func TestFinalizeImpossibleThroughput(t *testing.T) {
+	reg, err := registry.Open(registry.Options{Root: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(reg, "run-1", Meta{}, nil)
+	tiny := ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 2, SeqLen: 64, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 3}.Result()
+	fake := func(tp string) result.Config {
+		c := tiny.With("tp", tp)
+		c.Workload = "fake-throughput"
+		return c
+	}
+	tests := []struct {
+		name    string
+		cfg     result.Config
+		samples []float64
+		ok      bool
+	}{
+		{"finite positive", fake("fine"), []float64{1, 1, 1}, true},
+		{"nan", fake("nan"), []float64{1, 1, 1}, false},
+		{"+inf", fake("inf"), []float64{1, 1, 1}, false},
+		{"-inf", fake("-inf"), []float64{1, 1, 1}, false},
+		{"negative", fake("negative"), []float64{1, 1, 1}, false},
+		// Real workload: a negative batch (a config that bypassed Resolve)
+		// makes tokens/s negative.
+		{"ttt negative tokens", tiny.With(ttt.KeyBatch, "-2"), []float64{1, 1, 1}, false},
+		// Real workload: a positive but subnormal median divides to +Inf.
+		{"ttt infinite tokens/s", tiny, []float64{5e-324, 5e-324, 5e-324}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := s.Finalize(result.Result{Backend: "x", Status: result.StatusOK, Config: tt.cfg, SamplesMs: tt.samples})
+			if tt.ok {
+				if r.Status != result.StatusOK || r.Throughput != 7 || r.ThroughputUnit != "x/s" {
+					t.Fatalf("status %s throughput %v %s; want ok 7 x/s", r.Status, r.Throughput, r.ThroughputUnit)
+				}
+				return
+			}
+			if r.Status != result.StatusFailed || !strings.Contains(r.Message, "throughput") {
+				t.Fatalf("status %s message %q; want failed naming the throughput", r.Status, r.Message)
+			}
+			if r.Stats != nil || r.Throughput != 0 || r.ThroughputUnit != "" {
+				t.Errorf("failed result keeps stats %v / throughput %v %s", r.Stats, r.Throughput, r.ThroughputUnit)
 			}
 		})
 	}
