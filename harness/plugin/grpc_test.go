@@ -10,6 +10,7 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // fakeBackend records what reached it, so the test can check that the gRPC
@@ -24,9 +25,14 @@ var _ backend.Backend = (*fakeBackend)(nil)
 
 func (f *fakeBackend) Info(context.Context) (backend.Info, error) {
 	return backend.Info{Name: "fake", Description: "d",
-		Capabilities: backend.Capabilities{Workloads: []string{"ttt"}, TTTTypes: []string{"linear"}, Phases: []string{"forward"},
-			Dtypes: []string{"float32"}, Devices: []string{"cpu"}, Backbones: []string{"transformer"}},
-		Variants: []backend.Variant{{Name: "fast", Capabilities: backend.Capabilities{Dtypes: []string{"bfloat16"}}}}}, nil
+		Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{
+			{Workload: "ttt", Phases: []string{"forward"}, Devices: []string{"cpu"},
+				Values: map[string][]string{"ttt_type": {"linear"}, "dtype": {"float32"}, "backbone": {"transformer"}},
+				Max:    map[string]int64{"seq_len": 1 << 40}}, // above 2^32: the wire must not cut it
+			{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"}},
+		}},
+		Variants: []backend.Variant{{Name: "fast", Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{
+			{Workload: "ttt", Phases: []string{"forward"}, Devices: []string{"cuda"}, Values: map[string][]string{"dtype": {"bfloat16"}}}}}}}}, nil
 }
 
 func (f *fakeBackend) Run(_ context.Context, req backend.RunRequest) (result.Result, error) {
@@ -50,8 +56,8 @@ func connect(t *testing.T, impl backend.Backend) backend.Backend {
 	return raw.(backend.Backend)
 }
 
-var cfg = result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "mlp", Backward: true, InnerOnly: false, Batch: 2,
-	SeqLen: 64, MiniBatch: 16, Dtype: "bfloat16", Backbone: "transformer", Warmup: 3, Repeats: 4}
+var cfg = ttt.Config{ModelSize: "tiny", TTTType: "mlp", Backward: true, InnerOnly: false, Batch: 2,
+	SeqLen: 64, MiniBatch: 16, Dtype: "bfloat16", Backbone: "transformer", Warmup: 3, Repeats: 4}.Result()
 
 func TestRoundTripOverGRPC(t *testing.T) {
 	fake := &fakeBackend{result: result.Result{Backend: "fake", Status: result.StatusOK, Config: cfg,
@@ -96,5 +102,65 @@ func TestInvalidResultIsRejectedByField(t *testing.T) {
 	_, err := connect(t, fake).Run(context.Background(), backend.RunRequest{Workload: "ttt", Config: cfg})
 	if err == nil || !strings.Contains(err.Error(), "/status") || !strings.Contains(err.Error(), "ok") {
 		t.Fatalf("want a schema error naming /status, got %v", err)
+	}
+}
+
+// Integers were once cut to 32 bits on the wire. Parameters travel as
+// decimal strings and warmup/repeats as int64, so values past 2^32 (and
+// past 2^31, the int32 sign bit) must reach the backend unchanged, through
+// Run, RunBatch and Export alike. The harness never resolves such values;
+// this checks the transport alone.
+func TestLargeIntegersSurviveTheWire(t *testing.T) {
+	big := cfg.With("seq_len", "4294967360") // 2^32 + 64
+	big = big.With("batch", "9223372036854775807")
+	big.Warmup, big.Repeats = 1<<31+5, 1<<32+1
+	fake := &fakeBackend{}
+	fake.result = result.Result{Backend: "fake", Status: result.StatusOK, Config: big,
+		Device: result.Device{Kind: "cpu", Count: 1}, SamplesMs: []float64{1}, Env: result.Env{Framework: "go", Timing: "wall"},
+		PeakMemoryBytes: 1<<40 + 3, NumParams: 1<<33 + 1}
+	b := connect(t, fake)
+	ctx := context.Background()
+	check := func(what string, got result.Config) {
+		t.Helper()
+		if got.Get("seq_len") != "4294967360" || got.Get("batch") != "9223372036854775807" ||
+			got.Warmup != 1<<31+5 || got.Repeats != 1<<32+1 || !reflect.DeepEqual(got, big) {
+			t.Errorf("%s: config arrived as %+v, want %+v", what, got, big)
+		}
+	}
+
+	req := backend.RunRequest{Workload: "ttt", Device: "cpu", Config: big}
+	res, err := b.Run(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("run request", fake.gotRun.Config)
+	check("run result", res.Config)
+	if res.PeakMemoryBytes != 1<<40+3 || res.NumParams != 1<<33+1 {
+		t.Errorf("result counts came back as %d bytes, %d params", res.PeakMemoryBytes, res.NumParams)
+	}
+
+	br, ok := b.(backend.BatchRunner)
+	if !ok {
+		t.Fatal("the gRPC client does not implement BatchRunner")
+	}
+	fake.gotRun = backend.RunRequest{}
+	rs, err := br.RunBatch(ctx, []backend.RunRequest{req})
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("run batch: %d results, %v", len(rs), err)
+	}
+	check("batch request", fake.gotRun.Config)
+	check("batch result", rs[0].Config)
+
+	if _, err := b.Export(ctx, backend.ExportRequest{Workload: "ttt", Device: "cpu", Config: big, OutputPath: "/o"}); err != nil {
+		t.Fatal(err)
+	}
+	check("export request", fake.gotExport.Config)
+
+	info, err := b.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := info.Capabilities.Workloads[0].Max["seq_len"]; m != 1<<40 {
+		t.Errorf("capability max seq_len came back as %d, want 2^40", m)
 	}
 }
