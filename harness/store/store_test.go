@@ -7,21 +7,49 @@ import (
 	"testing"
 
 	"github.com/xbench/xbench/harness/result"
+	_ "github.com/xbench/xbench/harness/workload/all"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 func TestKey(t *testing.T) {
-	c := result.Config{Workload: "ttt", ModelSize: "125m", TTTType: "mlp", InnerOnly: true, Dtype: "bfloat16", Batch: 1, SeqLen: 2048, MiniBatch: 16, Backbone: "transformer"}
-	if got, want := Key("pytorch/compile", c), "pytorch+compile__ttt_125m_mlp_inner_only_bfloat16_b1_l2048_k16"; got != want {
-		t.Errorf("Key = %q, want %q", got, want)
+	tests := []struct {
+		backend string
+		cfg     result.Config
+		want    string
+	}{
+		{"pytorch/compile", ttt.Config{ModelSize: "125m", TTTType: "mlp", InnerOnly: true, Dtype: "bfloat16", Batch: 1, SeqLen: 2048, MiniBatch: 16, Backbone: "transformer"}.Result(),
+			"pytorch+compile__ttt_inner_only_125m_mlp_1_2048_16_bfloat16_transformer"},
+		// Declared order (m, n, k, batch, layout, dtype), not map or sorted order.
+		{"triton", result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "4096", "n": "2048", "k": "1024", "batch": "1", "layout": "nt", "dtype": "float8_e4m3"}},
+			"triton__gemm_forward_4096_2048_1024_1_nt_float8_e4m3"},
+		// Nothing unsafe reaches the file name.
+		{"x", result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "../../etc", "n": "a b", "k": "1", "batch": "1", "layout": "nn", "dtype": "float32"}},
+			"x__gemm_forward_..+..+etc_a-b_1_1_nn_float32"},
+	}
+	for _, tt := range tests {
+		if got := Key(tt.backend, tt.cfg); got != tt.want {
+			t.Errorf("Key = %q, want %q", got, tt.want)
+		}
 	}
 }
 
+func tinyResult(runID, backend string) result.Result {
+	return result.Result{SchemaVersion: result.SchemaVersion, RunID: runID, Backend: backend, Status: result.StatusOK, SamplesMs: []float64{1},
+		Config: ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 1}.Result(),
+		Device: result.Device{Kind: "cpu"}, Env: result.Env{Framework: "go", Timing: "wall"}}
+}
+
+// v1Result is a result written before the workload axis (schema 1); it
+// must still load, upgraded.
+const v1Result = `{"schema_version": 1, "run_id": "old", "backend": "pytorch", "status": "ok",
+ "config": {"workload": "ttt", "model_size": "125m", "ttt_type": "mlp", "backward": true, "inner_only": false,
+  "batch": 4, "seq_len": 512, "mini_batch": 16, "dtype": "float32", "backbone": "transformer", "warmup": 1, "repeats": 2},
+ "device": {"kind": "cuda", "name": "H100", "count": 1}, "samples_ms": [10, 12], "compile_ms": 0,
+ "tokens_per_s": 1234.5, "peak_memory_bytes": 0, "num_params": 0, "env": {"framework": "torch", "timing": "cuda events"}}`
+
 func TestWriteReadAll(t *testing.T) {
 	dir := t.TempDir()
-	r := result.Result{SchemaVersion: 1, RunID: "r/1", Backend: "b", Status: result.StatusOK, SamplesMs: []float64{1},
-		Config: result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 1},
-		Device: result.Device{Kind: "cpu"}, Env: result.Env{Framework: "go", Timing: "wall"}}
-	path, err := WriteResult(dir, r)
+	path, err := WriteResult(dir, tinyResult("r/1", "b"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,16 +60,72 @@ func TestWriteReadAll(t *testing.T) {
 	if len(leftovers) > 0 {
 		t.Errorf("temp files left behind: %v", leftovers)
 	}
-	got, err := ReadAll(dir)
-	if err != nil || len(got) != 1 || got[0].Backend != "b" {
-		t.Fatalf("ReadAll = %+v, %v", got, err)
+	got, skipped, err := ReadAll(dir)
+	if err != nil || len(skipped) != 0 || len(got) != 1 || got[0].Backend != "b" || got[0].Config.Get("seq_len") != "16" {
+		t.Fatalf("ReadAll = %+v, skipped %v, %v", got, skipped, err)
 	}
-	// A corrupt result is an error naming the file, never silently dropped.
-	bad := filepath.Join(dir, "r-1", "bad.json")
-	if err := os.WriteFile(bad, []byte(`{"status": "ok"`), 0o644); err != nil {
-		t.Fatal(err)
+}
+
+// ReadAll skips a file that is not a valid result and names it in skipped,
+// returning every valid one: one bad file never poisons a folder, and is
+// never dropped silently either.
+func TestReadAllSkipsInvalid(t *testing.T) {
+	tests := []struct {
+		name    string
+		content string
+		reason  string // in the skipped entry besides the file name
+	}{
+		{"truncated.json", `{"status": "ok"`, "JSON"},
+		{"wrong-schema.json", `{"schema_version": 2, "status": "splendid"}`, ""},
+		{"future.json", `{"schema_version": 99}`, "schema_version 99"},
+		{"empty.json", ``, ""},
 	}
-	if _, err := ReadAll(dir); err == nil || !strings.Contains(err.Error(), "bad.json") {
-		t.Errorf("corrupt file not reported: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for _, b := range []string{"a", "b"} {
+				if _, err := WriteResult(dir, tinyResult("run", b)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, "run", "v1.json"), []byte(v1Result), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			bad := filepath.Join(dir, "run", tt.name)
+			if err := os.WriteFile(bad, []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			// Files ReadAll must not even look at.
+			for _, ignored := range []string{".tmp-x.json", "_meta.json", "notes.txt"} {
+				if err := os.WriteFile(filepath.Join(dir, "run", ignored), []byte("garbage"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rs, skipped, err := ReadAll(dir)
+			if err != nil {
+				t.Fatalf("a bad file made ReadAll fail: %v", err)
+			}
+			if len(skipped) != 1 || !strings.Contains(skipped[0], bad) || !strings.Contains(skipped[0], tt.reason) {
+				t.Errorf("skipped = %q, want one entry naming %s and %q", skipped, bad, tt.reason)
+			}
+			var names []string
+			for _, r := range rs {
+				names = append(names, r.Backend)
+			}
+			if strings.Join(names, ",") != "a,b,pytorch" {
+				t.Fatalf("valid results read: %v, want a,b,pytorch", names)
+			}
+			old := rs[2]
+			if old.SchemaVersion != result.SchemaVersion || old.Config.Workload != "ttt" || old.Config.Phase != "backward" ||
+				old.Config.Get("seq_len") != "512" || old.Config.Get("model_size") != "125m" || old.Throughput != 1234.5 || old.ThroughputUnit != "tokens/s" {
+				t.Errorf("v1 result not upgraded: %+v", old)
+			}
+		})
+	}
+}
+
+func TestReadAllMissingFolderIsError(t *testing.T) {
+	if _, _, err := ReadAll(filepath.Join(t.TempDir(), "nope")); err == nil {
+		t.Error("ReadAll of a missing folder: no error")
 	}
 }
