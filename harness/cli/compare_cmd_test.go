@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbench/xbench/harness/compare/sweeptest"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -49,7 +50,7 @@ func golden(t *testing.T, name, got string) {
 func smallSweep(runID string) []result.Result {
 	var out []result.Result
 	for _, r := range sweeptest.Sweep(runID) {
-		if r.Config.ModelSize == "125m" && r.Config.TTTType == "linear" {
+		if r.Config.Get(ttt.KeyModelSize) == "125m" && r.Config.Get(ttt.KeyTTTType) == "linear" {
 			out = append(out, r)
 		}
 	}
@@ -77,7 +78,7 @@ func TestCompareGolden(t *testing.T) {
 			f = 1.02
 		}
 		r = sweeptest.Scaled([]result.Result{r}, f, "run-mixed")[0]
-		if r.Backend == "burnstyle-hip" && r.Config.SeqLen == 4096 && r.Config.Backward {
+		if r.Backend == "burnstyle-hip" && r.Config.Int(ttt.KeySeqLen) == 4096 && r.Config.Phase == "backward" {
 			r.Status, r.Message, r.SamplesMs = result.StatusOOM, "out of memory", []float64{}
 			r = sweeptest.Finalize(r)
 		}

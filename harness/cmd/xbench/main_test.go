@@ -120,11 +120,19 @@ func TestBadInputsExit2(t *testing.T) {
 		{"unknown size", []string{"run", "--model-size", "7b"}, []string{"--model-size", "7b", "tiny, 125m"}},
 		{"unknown dtype", []string{"run", "--dtype", "int4"}, []string{"--dtype", "int4", "float32"}},
 		{"unknown backend", []string{"run", "--backends", "nosuch", "--model-size", "tiny"}, []string{"--backends", "nosuch", "burnstyle-hip"}},
-		{"repeats below 1", []string{"run", "--repeats", "0"}, []string{"--repeats 0", "1 or more"}},
+		{"repeats below 1", []string{"run", "--repeats", "0"}, []string{"--repeats", `"0"`, "integers 1 to"}},
 		{"unknown device", []string{"run", "--device", "tpu"}, []string{"--device", "tpu", "cuda"}},
 		{"unknown env", []string{"run", "--env", "docker"}, []string{"--env", "docker", "nix"}},
 		{"unknown flag", []string{"run", "--bogus"}, []string{"bogus"}},
 		{"unknown command", []string{"frobnicate"}, []string{"frobnicate", "run"}},
+		{"gemm m 0", []string{"run", "--workload", "gemm", "--m", "0"}, []string{"--m", `"0"`, "integers 1 to"}},
+		{"gemm layout", []string{"run", "--workload", "gemm", "--layout", "xy"}, []string{"--layout", `"xy"`, "nn, nt, tn, tt"}},
+		{"unknown workload", []string{"run", "--workload", "nope"}, []string{"--workload", `"nope"`, "gemm, ttt"}},
+		{"negative timeout", []string{"run", "--timeout", "-5s"}, []string{"--timeout", "-5s"}},
+		{"empty backends", []string{"run", "--backends", ""}, []string{"--backends", "empty"}},
+		{"log level", []string{"run", "--log-level", "shouty"}, []string{"--log-level", "shouty"}},
+		{"plugin path", []string{"run", "--plugin-path", "/nonexistent"}, []string{"--plugin-path", "/nonexistent"}},
+		{"results is a file", []string{"run", "--results", "go.mod"}, []string{"--results", "go.mod", "is a file"}},
 	}
 	var golden strings.Builder
 	for _, tt := range tests {
@@ -137,6 +145,9 @@ func TestBadInputsExit2(t *testing.T) {
 				if !strings.Contains(o.stderr, w) {
 					t.Errorf("stderr lacks %q:\n%s", w, o.stderr)
 				}
+			}
+			if lines := strings.Count(strings.TrimRight(o.stderr, "\n"), "\n") + 1; lines != 1 {
+				t.Errorf("stderr is %d lines, want one:\n%s", lines, o.stderr)
 			}
 			if strings.Contains(o.stderr, "goroutine ") || strings.Contains(o.stderr, "panic") {
 				t.Errorf("stack trace in stderr:\n%s", o.stderr)

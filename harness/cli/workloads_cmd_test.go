@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// `xbench workloads` lists every workload with its phases and the flags
+// derived from its parameters; the golden file pins the whole text.
+func TestWorkloadsGolden(t *testing.T) {
+	stdout, stderr, code, err := runApp(t, "workloads")
+	if code != 0 || err != nil {
+		t.Fatalf("exit %d (%v)\n%s", code, err, stderr)
+	}
+	for _, want := range []string{
+		"gemm: ", "ttt: ", "phases: forward, backward, inner_only", "--shapes: ",
+		"--m ", "--n ", "--k ", "--batch ", "--layout ", "nn, nt, tn, tt",
+		"--model-size ", "--ttt-type ", "--seq-len ", "--mini-batch ", "--dtype ", "--backbone ", "integers 1 to 16777216",
+	} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("workloads output lacks %q", want)
+		}
+	}
+	if strings.Index(stdout, "gemm: ") > strings.Index(stdout, "ttt: ") {
+		t.Error("workloads not listed in name order")
+	}
+	golden(t, "workloads.golden", stdout)
+
+	_, _, code, err = runApp(t, "workloads", "extra")
+	if code != 2 || err == nil || !strings.Contains(err.Error(), "no arguments") {
+		t.Errorf("workloads extra: exit %d, %v; want 2", code, err)
+	}
+}
+
+// Bad input to run exits 2 with one line naming the flag, before any
+// backend starts.
+func TestRunBadInputExit2(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want []string // each in the error line
+	}{
+		{"gemm m 0", []string{"--workload", "gemm", "--m", "0"}, []string{"--m", `"0"`, "integers 1 to 1048576"}},
+		{"gemm layout", []string{"--workload", "gemm", "--layout", "xy"}, []string{"--layout", `"xy"`, "nn, nt, tn, tt"}},
+		{"unknown workload", []string{"--workload", "nope"}, []string{"--workload", `"nope"`, "gemm, ttt"}},
+		{"ttt flag on gemm", []string{"--workload", "gemm", "--seq-len", "64"}, []string{"--seq-len"}},
+		{"negative timeout", []string{"--timeout", "-5s"}, []string{"--timeout", "-5s", "positive duration"}},
+		{"empty backends", []string{"--backends", ""}, []string{"--backends", "empty"}},
+		{"log level", []string{"--log-level", "shouty"}, []string{"--log-level", "shouty"}},
+		{"plugin path", []string{"--plugin-path", "/nonexistent"}, []string{"--plugin-path", "/nonexistent", "not a folder"}},
+		{"results is a file", []string{"--results", file}, []string{"--results", file, "is a file"}},
+		{"long value cut", []string{"--workload", "gemm", "--layout", strings.Repeat("q", 100_000)}, []string{"--layout", strings.Repeat("q", 80) + "..."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var out, errb bytes.Buffer
+			app := &App{Stdout: &out, Stderr: &errb}
+			args := append([]string{"run", "--device", "cpu", "--results", t.TempDir()}, tt.args...)
+			err := app.Run(ctx, args)
+			if code := ExitCode(err); code != 2 {
+				t.Fatalf("exit %d (%v), want 2\nstdout:\n%s\nstderr:\n%s", code, err, out.String(), errb.String())
+			}
+			msg := err.Error()
+			if strings.Contains(msg, "\n") {
+				t.Errorf("error is not one line: %q", msg)
+			}
+			if len(msg) > 600 {
+				t.Errorf("error is %d bytes: input echoed whole", len(msg))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if out.Len() != 0 {
+				t.Errorf("bad input wrote to stdout:\n%s", out.String())
+			}
+		})
+	}
+}
