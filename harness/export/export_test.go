@@ -87,7 +87,7 @@ func TestBenchfmtRoundTrip(t *testing.T) {
 
 func seqOf(name string) int {
 	for _, p := range strings.Split(name, "/") {
-		if v, ok := strings.CutPrefix(p, "seq="); ok {
+		if v, ok := strings.CutPrefix(p, "seq_len="); ok {
 			n := 0
 			for _, c := range v {
 				n = n*10 + int(c-'0')
@@ -99,12 +99,27 @@ func seqOf(name string) int {
 }
 
 func TestBenchName(t *testing.T) {
-	c := sweeptest.Config("125m", "mlp", true, 1024)
-	c.Backbone = ""
-	got := BenchName("pytorch/compile", c)
-	want := "TTT/backend=pytorch+compile/size=125m/ttt=mlp/phase=backward/dtype=float32/batch=4/seq=1024/k=16/backbone=transformer"
-	if got != want {
-		t.Errorf("BenchName = %s, want %s", got, want)
+	gemmCfg := result.Config{Workload: "gemm", Phase: "forward", Warmup: 1, Repeats: 3,
+		Params: map[string]string{"m": "4096", "n": "2048", "k": "1024", "batch": "1", "layout": "nt", "dtype": "bfloat16"}}
+	tests := []struct {
+		backend string
+		cfg     result.Config
+		want    string
+	}{
+		// Keys in the workload's declared order (not sorted, not map order),
+		// the variant's "/" turned into "+".
+		{"pytorch/compile", sweeptest.Config("125m", "mlp", true, 1024),
+			"TTT/backend=pytorch+compile/phase=backward/model_size=125m/ttt_type=mlp/batch=4/seq_len=1024/mini_batch=16/dtype=float32/backbone=transformer"},
+		{"triton", gemmCfg, "GEMM/backend=triton/phase=forward/m=4096/n=2048/k=1024/batch=1/layout=nt/dtype=bfloat16"},
+		// A value holding "/" cannot split the name into extra keys.
+		{"x", gemmCfg.With("layout", "a/b"), "GEMM/backend=x/phase=forward/m=4096/n=2048/k=1024/batch=1/layout=a+b/dtype=bfloat16"},
+	}
+	for _, tt := range tests {
+		for i := 0; i < 5; i++ { // map iteration order must not leak into the name
+			if got := BenchName(tt.backend, tt.cfg); got != tt.want {
+				t.Fatalf("BenchName = %s, want %s", got, tt.want)
+			}
+		}
 	}
 }
 
@@ -118,7 +133,7 @@ func TestCSV(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != len(rs)+1 || strings.Join(rows[0], ",") != strings.Join(CSVHeader, ",") {
+	if len(rows) != len(rs)+1 || strings.Join(rows[0], ",") != strings.Join(CSVHeader(rs), ",") {
 		t.Fatalf("%d rows, header %v", len(rows), rows[0])
 	}
 	col := map[string]int{}
@@ -127,7 +142,7 @@ func TestCSV(t *testing.T) {
 	}
 	for i, r := range rs {
 		row := rows[i+1]
-		if row[col["backend"]] != r.Backend || row[col["status"]] != string(r.Status) || row[col["phase"]] != r.Config.Phase() {
+		if row[col["backend"]] != r.Backend || row[col["status"]] != string(r.Status) || row[col["phase"]] != r.Config.Phase || row[col["seq_len"]] != r.Config.Get("seq_len") || row[col["model_size"]] != r.Config.Get("model_size") {
 			t.Errorf("row %d: %v", i, row)
 		}
 		if r.Status == result.StatusOK && (row[col["median_ms"]] == "" || len(strings.Fields(row[col["samples_ms"]])) != len(r.SamplesMs) || row[col["achieved_tflops"]] == "") {

@@ -53,7 +53,7 @@ func TestWriteSelfContained(t *testing.T) {
 		t.Errorf("page refers outside itself: %q", m)
 	}
 	html := string(page)
-	for _, want := range []string{"<svg", "burnstyle-hip", "pytorch", "fast_1.5", "125m linear forward float32 b4 L512 K16", "% of peak", "FAIL"} {
+	for _, want := range []string{"<svg", "burnstyle-hip", "pytorch", "fast_1.5", "125m linear float32 L=512 B=4", "% of peak", "FAIL"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -104,12 +104,12 @@ func TestTables(t *testing.T) {
 			if row.Status == result.StatusOK {
 				// sweeptest times calls at Efficiency * PeakTFLOPs plus an
 				// overhead, so % of peak sits just under the efficiency.
-				eff := 100 * sweeptest.Backends[map[string]int{"burnstyle-hip": 0, "pytorch": 1}[row.Backend]].Efficiency[tab.Config.TTTType]
+				eff := 100 * sweeptest.Backends[map[string]int{"burnstyle-hip": 0, "pytorch": 1}[row.Backend]].Efficiency[tab.Config.Get("ttt_type")]
 				if row.PctPeak > eff || row.PctPeak < 0.8*eff {
 					t.Errorf("%s %s: %.1f%% of peak, want just under %.0f%%", tab.Label, row.Backend, row.PctPeak, eff)
 				}
 				wantVerdict := "pass"
-				if row.Backend == "burnstyle-hip" && tab.Config.TTTType == "mlp" {
+				if row.Backend == "burnstyle-hip" && tab.Config.Get("ttt_type") == "mlp" {
 					wantVerdict = "FAIL"
 				}
 				if row.Verified != wantVerdict || row.Correct != (wantVerdict == "pass") {

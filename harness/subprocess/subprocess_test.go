@@ -11,10 +11,11 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
-var cfg = result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16,
-	MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}
+var cfg = ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16,
+	MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}.Result()
 
 // script writes a throwaway JSON-lines backend whose run reply is body.
 func script(t *testing.T, runBody string) []string {

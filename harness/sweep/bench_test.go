@@ -17,6 +17,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/runner"
 	"github.com/xbench/xbench/harness/sweep"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // TestMain lets this test binary serve as the plugin process of the
@@ -39,9 +40,9 @@ var noopBuiltins = map[string]registry.Builtin{"noop": func() backend.Backend { 
 type noop struct{}
 
 func (noop) Info(context.Context) (backend.Info, error) {
-	return backend.Info{Name: "noop", Capabilities: backend.Capabilities{Workloads: []string{"ttt"},
-		TTTTypes: []string{"linear", "mlp"}, Phases: []string{"forward", "backward", "inner_only"},
-		Dtypes: []string{"float32"}, Devices: []string{"cpu"}, Backbones: []string{"transformer"}}}, nil
+	return backend.Info{Name: "noop", Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{Workload: "ttt",
+		Phases: []string{"forward", "backward", "inner_only"}, Devices: []string{"cpu"},
+		Values: map[string][]string{"ttt_type": {"linear", "mlp"}, "dtype": {"float32"}, "backbone": {"transformer"}}}}}}, nil
 }
 
 func (noop) Run(_ context.Context, req backend.RunRequest) (result.Result, error) {
@@ -95,8 +96,8 @@ func noopSession(b *testing.B) *bench.Session {
 func noopPlan(n int) []sweep.Cell {
 	plan := make([]sweep.Cell, n)
 	for i := range plan {
-		plan[i] = sweep.Cell{Backend: "noop", Device: "cpu", Config: result.Config{Workload: "ttt", ModelSize: "tiny",
-			TTTType: "linear", Batch: 1, SeqLen: 16 * (i + 1), MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 10}}
+		plan[i] = sweep.Cell{Backend: "noop", Device: "cpu", Config: ttt.Config{ModelSize: "tiny",
+			TTTType: "linear", Batch: 1, SeqLen: 16 * (i + 1), MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 10}.Result()}
 	}
 	sweep.Order(plan)
 	return plan

@@ -10,11 +10,20 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
-func cfg(size, ttt string, seq int, dtype string) result.Config {
-	return result.Config{Workload: "ttt", ModelSize: size, TTTType: ttt, Batch: 1, SeqLen: seq, MiniBatch: 16,
-		Dtype: dtype, Backbone: "transformer", Warmup: 0, Repeats: 3}
+func cfg(size, tttType string, seq int, dtype string) result.Config {
+	return ttt.Config{ModelSize: size, TTTType: tttType, Batch: 1, SeqLen: seq, MiniBatch: 16,
+		Dtype: dtype, Backbone: "transformer", Warmup: 0, Repeats: 3}.Result()
+}
+
+// set returns c with parameters changed, as key, value pairs.
+func set(c result.Config, kv ...string) result.Config {
+	for i := 0; i+1 < len(kv); i += 2 {
+		c = c.With(kv[i], kv[i+1])
+	}
+	return c
 }
 
 func cell(backend, size string, seq int) Cell {
@@ -30,18 +39,18 @@ func TestAtLeastAsLarge(t *testing.T) {
 		want bool
 	}{
 		{"same cell", base, true},
-		{"longer", mod(func(c *Cell) { c.Config.SeqLen = 1024 }), true},
-		{"shorter", mod(func(c *Cell) { c.Config.SeqLen = 256 }), false},
-		{"bigger model", mod(func(c *Cell) { c.Config.ModelSize = "350m" }), true},
-		{"bigger model, shorter", mod(func(c *Cell) { c.Config.ModelSize = "350m"; c.Config.SeqLen = 256 }), false},
-		{"mlp", mod(func(c *Cell) { c.Config.TTTType = "mlp" }), true},
-		{"backward", mod(func(c *Cell) { c.Config.Backward = true }), true},
-		{"inner only", mod(func(c *Cell) { c.Config.InnerOnly = true }), false},
-		{"bigger batch", mod(func(c *Cell) { c.Config.Batch = 4 }), true},
-		{"other dtype", mod(func(c *Cell) { c.Config.Dtype = "bfloat16"; c.Config.SeqLen = 4096 }), false},
-		{"other backend", mod(func(c *Cell) { c.Backend = "c"; c.Config.SeqLen = 4096 }), false},
-		{"other device", mod(func(c *Cell) { c.Device = "cuda"; c.Config.SeqLen = 4096 }), false},
-		{"other mini-batch", mod(func(c *Cell) { c.Config.MiniBatch = 32; c.Config.SeqLen = 4096 }), false},
+		{"longer", mod(func(c *Cell) { c.Config = set(c.Config, "seq_len", "1024") }), true},
+		{"shorter", mod(func(c *Cell) { c.Config = set(c.Config, "seq_len", "256") }), false},
+		{"bigger model", mod(func(c *Cell) { c.Config = set(c.Config, "model_size", "350m") }), true},
+		{"bigger model, shorter", mod(func(c *Cell) { c.Config = set(c.Config, "model_size", "350m", "seq_len", "256") }), false},
+		{"mlp", mod(func(c *Cell) { c.Config = set(c.Config, "ttt_type", "mlp") }), true},
+		{"backward", mod(func(c *Cell) { c.Config.Phase = "backward" }), true},
+		{"inner only", mod(func(c *Cell) { c.Config.Phase = "inner_only" }), false},
+		{"bigger batch", mod(func(c *Cell) { c.Config = set(c.Config, "batch", "4") }), true},
+		{"other dtype", mod(func(c *Cell) { c.Config = set(c.Config, "dtype", "bfloat16", "seq_len", "4096") }), false},
+		{"other backend", mod(func(c *Cell) { c.Backend = "c"; c.Config = set(c.Config, "seq_len", "4096") }), false},
+		{"other device", mod(func(c *Cell) { c.Device = "cuda"; c.Config = set(c.Config, "seq_len", "4096") }), false},
+		{"other mini-batch", mod(func(c *Cell) { c.Config = set(c.Config, "mini_batch", "32", "seq_len", "4096") }), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +69,7 @@ func TestOrderIsCheapFirstAndStable(t *testing.T) {
 			t.Errorf("cell %d (%s) costs more than cell %d (%s)", i-1, Describe(cells[i-1]), i, Describe(cells[i]))
 		}
 	}
-	if cells[0].Config.ModelSize != "tiny" || cells[1].Backend != "a" || cells[2].Backend != "b" {
+	if cells[0].Config.Get("model_size") != "tiny" || cells[1].Backend != "a" || cells[2].Backend != "b" {
 		t.Errorf("order %v: want tiny first, then the 125m/512 tie broken by key (a before b)", keys(cells))
 	}
 	again := append([]Cell(nil), cells...)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
 )
 
@@ -78,7 +80,11 @@ func runXbench(t *testing.T, env []string, args ...string) outcome {
 	return outcome{code, out.String(), errb.String()}
 }
 
-// readCSV returns the rows of `xbench sweep --csv`, keyed by cell file.
+// readCSV returns the rows of `xbench sweep --csv`, keyed by the name of
+// the cell's file. The CSV has no file column (it is export's format), so
+// the name is rebuilt from the row's backend, workload, phase and parameter
+// columns (those between phase and device_kind); every sweep here runs on
+// --device cpu.
 func readCSV(t *testing.T, dir string) map[string]map[string]string {
 	t.Helper()
 	o := runXbench(t, nil, "sweep", "--results", dir, "--csv")
@@ -89,16 +95,28 @@ func readCSV(t *testing.T, dir string) map[string]map[string]string {
 	if err != nil || len(rows) == 0 {
 		t.Fatalf("sweep --csv output is not CSV (%v):\n%s", err, o.stdout)
 	}
+	header := rows[0]
+	first, last := slices.Index(header, "phase")+1, slices.Index(header, "device_kind")
+	if first <= 0 || last < first {
+		t.Fatalf("sweep --csv header lacks phase ... device_kind: %v", header)
+	}
 	out := map[string]map[string]string{}
 	for _, row := range rows[1:] {
 		rec := map[string]string{}
-		for i, col := range rows[0] {
+		for i, col := range header {
 			rec[col] = row[i]
 		}
-		if _, dup := out[rec["file"]]; dup {
-			t.Errorf("cell %s appears twice in the CSV", rec["file"])
+		cfg := result.Config{Workload: rec["workload"], Phase: rec["phase"], Params: map[string]string{}}
+		for _, col := range header[first:last] {
+			if rec[col] != "" {
+				cfg.Params[col] = rec[col]
+			}
 		}
-		out[rec["file"]] = rec
+		file := sweep.Cell{Backend: rec["backend"], Device: "cpu", Config: cfg}.Key() + ".json"
+		if _, dup := out[file]; dup {
+			t.Errorf("cell %s appears twice in the CSV", file)
+		}
+		out[file] = rec
 	}
 	return out
 }
@@ -202,7 +220,7 @@ func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fault, func(t *testing.T) {
-			file := fmt.Sprintf("faulty__ttt_tiny_linear_forward_%s_b1_l%d_k16__cpu.json", tt.dtype, tt.seq)
+			file := fmt.Sprintf("faulty__ttt_forward_tiny_linear_1_%d_16_%s_transformer__cpu.json", tt.seq, tt.dtype)
 			row, ok := rows[file]
 			if !ok {
 				t.Fatalf("no cell %s", file)
@@ -214,8 +232,8 @@ func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	}
 	// The failed cells keep what the backend printed (result.Tail).
 	for file, want := range map[string]string{
-		"faulty__ttt_tiny_linear_forward_float32_b1_l32_k16__cpu.json":  "crashing on purpose",
-		"faulty__ttt_tiny_linear_forward_bfloat16_b1_l16_k16__cpu.json": "hanging on purpose",
+		"faulty__ttt_forward_tiny_linear_1_32_16_float32_transformer__cpu.json":  "crashing on purpose",
+		"faulty__ttt_forward_tiny_linear_1_16_16_bfloat16_transformer__cpu.json": "hanging on purpose",
 	} {
 		raw, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil || !strings.Contains(string(raw), want) {

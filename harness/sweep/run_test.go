@@ -3,6 +3,7 @@ package sweep
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"errors"
 	"os"
 	"path/filepath"
@@ -37,8 +38,8 @@ func (f *fake) Run(ctx context.Context, name, device string, cfg result.Config, 
 	}
 	f.mu.Lock()
 	f.runs[c.Key()]++
-	st, ok := f.status[cfg.SeqLen]
-	msg := f.message[cfg.SeqLen]
+	st, ok := f.status[cfg.Int("seq_len")]
+	msg := f.message[cfg.Int("seq_len")]
 	f.mu.Unlock()
 	if !ok {
 		st = result.StatusOK
@@ -141,7 +142,7 @@ func TestInterruptedSweepResumesWithoutRerunning(t *testing.T) {
 	f := newFake()
 	ctx, cancel := context.WithCancel(context.Background())
 	f.onRun = func(c Cell) {
-		if c.Config.SeqLen == 64 {
+		if c.Config.Int("seq_len") == 64 {
 			cancel() // interrupted while the fourth cell runs
 		}
 	}
@@ -162,7 +163,7 @@ func TestInterruptedSweepResumesWithoutRerunning(t *testing.T) {
 	}
 	for _, c := range p {
 		want := 1
-		if c.Config.SeqLen == 64 {
+		if c.Config.Int("seq_len") == 64 {
 			want = 2 // interrupted once, then run for real
 		}
 		if f.runs[c.Key()] != want {
@@ -201,10 +202,10 @@ func TestFailuresAreClassifiedRestartedAndKeepTheirTail(t *testing.T) {
 		t.Errorf("CUDA out of memory error became %s, want oom", r.Status)
 	}
 	failed := byKey[cell("b", "tiny", 48).Key()]
-	if failed.Status != result.StatusFailed || !strings.Contains(failed.Tail, "line of b tiny linear forward float32 b1 l48") {
+	if failed.Status != result.StatusFailed || !strings.Contains(failed.Tail, "line of b tiny linear float32 L=48 on cpu") {
 		t.Errorf("failed cell: status %s, tail %q; want failed with the backend's line of that cell", failed.Status, failed.Tail)
 	}
-	if strings.Contains(failed.Tail, "l16") {
+	if strings.Contains(failed.Tail, "L=16") {
 		t.Errorf("failed cell's tail holds output of an earlier cell: %q", failed.Tail)
 	}
 	if len(f.restarts) != 1 || f.restarts[0] != "b" {
@@ -349,15 +350,26 @@ func TestCSVAndStatus(t *testing.T) {
 	if err := WriteCSV(&csvOut, snap); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(csvOut.String()), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "backend,model_size,ttt_type,phase,dtype,batch,seq_len") {
-		t.Fatalf("csv:\n%s", csvOut.String())
+	// export's CSV format: one row per cell, the message whole (quoted, so
+	// its newline stays inside the field).
+	rows, err := csv.NewReader(&csvOut).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("csv (%v):\n%s", err, csvOut.String())
 	}
-	if !strings.HasPrefix(lines[1], "b,tiny,linear,forward,float32,1,16,16,transformer,cpu,,ok,2,") {
-		t.Errorf("ok row: %s", lines[1])
+	if got := strings.Join(rows[0], ","); !strings.HasPrefix(got, "run_id,backend,status,workload,phase,model_size,ttt_type,batch,seq_len,mini_batch,dtype,backbone,device_kind,") {
+		t.Fatalf("csv header: %s", got)
 	}
-	if !strings.Contains(lines[2], ",failed,,") || !strings.Contains(lines[2], ",broke,") {
-		t.Errorf("failed row (no stats, first line of the message): %s", lines[2])
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	ok, failed := rows[1], rows[2]
+	if got := strings.Join(ok[1:13], ","); got != "b,ok,ttt,forward,tiny,linear,1,16,16,float32,transformer,cpu" || ok[col["n"]] != "3" || ok[col["median_ms"]] == "" {
+		t.Errorf("ok row: %v", ok)
+	}
+	if failed[col["status"]] != "failed" || failed[col["seq_len"]] != "32" || failed[col["n"]] != "0" || failed[col["median_ms"]] != "" ||
+		failed[col["message"]] != "broke\nsecond line" {
+		t.Errorf("failed row (no stats, the message): %v", failed)
 	}
 	if err := WriteStatus(&status, snap); err != nil {
 		t.Fatal(err)

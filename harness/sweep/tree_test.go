@@ -12,6 +12,7 @@ import (
 	"github.com/xbench/xbench/harness/registry"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/runner"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // faultSession is a session on the fault backend, its plugin processes being
@@ -31,8 +32,8 @@ func faultSession(t *testing.T) *bench.Session {
 	return sess
 }
 
-var hangCfg = result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16,
-	MiniBatch: 16, Dtype: "bfloat16", Backbone: "transformer", Repeats: 1}
+var hangCfg = ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16,
+	MiniBatch: 16, Dtype: "bfloat16", Backbone: "transformer", Repeats: 1}.Result()
 
 // The hang fault leaves a Python process and a child it spawned; whatever
 // way the harness gives up on the backend, neither may survive.

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 func TestCompare(t *testing.T) {
@@ -43,12 +45,14 @@ func TestCheck(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			row := Check(Row{Backend: "b", Dtype: tt.dtype}, tt.path, tt.tensor, want)
+			// The caller sets the workload's tolerance; Check grades by it.
+			tol := ttt.Workload{}.Tolerance(result.Config{Workload: "ttt", Params: map[string]string{"dtype": tt.dtype}})
+			row := Check(Row{Backend: "b", Dtype: tt.dtype, Tolerance: tol}, tt.path, tt.tensor, want)
 			if row.Verdict != tt.wantVerdict || !strings.Contains(row.Message, tt.wantMsg) {
 				t.Fatalf("verdict %s (%q), want %s containing %q", row.Verdict, row.Message, tt.wantVerdict, tt.wantMsg)
 			}
-			if row.Tolerance != Tolerance(tt.dtype) {
-				t.Errorf("tolerance %v, want %v", row.Tolerance, Tolerance(tt.dtype))
+			if row.Tolerance != tol {
+				t.Errorf("tolerance %v, want %v", row.Tolerance, tol)
 			}
 		})
 	}

@@ -18,14 +18,14 @@ type fakeGPU struct{ only string }
 
 func (fakeGPU) Device() result.Device { return result.Device{Kind: "cuda", Name: "fake", Count: 1} }
 
-func (g fakeGPU) Check(cfg result.Config, _ ttt.Size) (result.Status, string) {
+func (g fakeGPU) Check(cfg ttt.Config, _ ttt.Size) (result.Status, string) {
 	if cfg.Dtype != g.only {
 		return result.StatusUnsupported, "dtype " + cfg.Dtype + " is not supported on fake (allowed: " + g.only + ")"
 	}
 	return result.StatusOK, ""
 }
 
-func (fakeGPU) Prepare(result.Config, ttt.Size, map[string]tensorfile.Tensor, map[string]tensorfile.Tensor) (job, error) {
+func (fakeGPU) Prepare(ttt.Config, ttt.Size, map[string]tensorfile.Tensor, map[string]tensorfile.Tensor) (job, error) {
 	return &fakeJob{}, nil
 }
 
@@ -44,8 +44,9 @@ func TestEngineSeam(t *testing.T) {
 	n := New()
 	n.engines["cuda"] = func() (engine, error) { return fakeGPU{only: "float32"}, nil }
 	info, _ := n.Info(context.Background())
-	if !slices.Equal(info.Capabilities.Devices, []string{"cpu", "cuda", "rocm"}) {
-		t.Fatalf("devices %v", info.Capabilities.Devices)
+	if len(info.Capabilities.Workloads) == 0 || info.Capabilities.Workloads[0].Workload != "ttt" ||
+		!slices.Equal(info.Capabilities.Workloads[0].Devices, []string{"cpu", "cuda", "rocm"}) {
+		t.Fatalf("capabilities %+v", info.Capabilities)
 	}
 	tests := []struct {
 		device, dtype string
@@ -60,8 +61,7 @@ func TestEngineSeam(t *testing.T) {
 		{"cpu", "float32", result.StatusOK, "cpu", nil},
 	}
 	for _, tc := range tests {
-		cfg := tinyConfig()
-		cfg.Dtype = tc.dtype
+		cfg := tinyConfig().With("dtype", tc.dtype)
 		res, err := n.Run(context.Background(), backend.RunRequest{Device: tc.device, Config: cfg})
 		if err != nil || res.Status != tc.wantStatus || res.Device.Kind != tc.wantKind {
 			t.Errorf("%s/%s: status %q (%s), device %+v, err %v", tc.device, tc.dtype, res.Status, res.Message, res.Device, err)

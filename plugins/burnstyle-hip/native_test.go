@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -15,8 +16,15 @@ import (
 )
 
 func tinyConfig() result.Config {
-	return result.Config{Workload: "ttt", ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 32,
-		MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}
+	return ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 32,
+		MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Warmup: 1, Repeats: 3}.Result()
+}
+
+// set changes parameters of *c, as key, value pairs.
+func set(c *result.Config, kv ...string) {
+	for i := 0; i+1 < len(kv); i += 2 {
+		*c = c.With(kv[i], kv[i+1])
+	}
 }
 
 func TestInfo(t *testing.T) {
@@ -24,11 +32,14 @@ func TestInfo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := info.Capabilities
-	if info.Name != "burnstyle-hip" || !slices.Equal(c.Devices, []string{"cpu", "cuda", "rocm"}) ||
-		!slices.Equal(c.Phases, []string{"forward", "inner_only"}) || !slices.Equal(c.Dtypes, []string{"float32", "bfloat16", "float64"}) ||
-		!slices.Equal(c.TTTTypes, []string{"linear", "mlp"}) || !slices.Equal(c.Backbones, []string{"transformer"}) {
-		t.Errorf("info = %+v", info)
+	want := []backend.WorkloadCaps{
+		{Workload: "ttt", Phases: []string{"forward", "inner_only"}, Devices: []string{"cpu", "cuda", "rocm"},
+			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer"}}},
+		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
+			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
+	}
+	if info.Name != "burnstyle-hip" || !reflect.DeepEqual(info.Capabilities.Workloads, want) {
+		t.Errorf("info = %+v, want capabilities %+v", info, want)
 	}
 }
 
@@ -40,14 +51,14 @@ func TestRunUnsupported(t *testing.T) {
 		edit    func(*result.Config)
 		wantMsg []string
 	}{
-		{"backward", "cpu", "", func(c *result.Config) { c.Backward = true }, []string{`phase "backward"`, "forward, inner_only"}},
-		{"bfloat16", "cpu", "", func(c *result.Config) { c.Dtype = "bfloat16" }, []string{`dtype "bfloat16"`, "float32, float64"}},
+		{"backward", "cpu", "", func(c *result.Config) { c.Phase = "backward" }, []string{"phase backward", "forward, inner_only"}},
+		{"bfloat16", "cpu", "", func(c *result.Config) { set(c, "dtype", "bfloat16") }, []string{`dtype "bfloat16"`, "float32, float64"}},
 		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "not available", "libcuda.so.1"}},
 		{"rocm", "rocm", "", func(*result.Config) {}, []string{`device "rocm"`}},
-		{"mamba", "cpu", "", func(c *result.Config) { c.Backbone = "mamba" }, []string{`backbone "mamba"`, "transformer"}},
+		{"mamba", "cpu", "", func(c *result.Config) { set(c, "backbone", "mamba") }, []string{"backbone mamba", "transformer"}},
 		{"variant", "cpu", "compile", func(*result.Config) {}, []string{`variant "compile"`}},
-		{"size", "cpu", "", func(c *result.Config) { c.ModelSize = "7b" }, []string{`"7b"`, "tiny"}},
-		{"workload", "cpu", "", func(c *result.Config) { c.Workload = "gpt" }, []string{`workload "gpt"`}},
+		{"size", "cpu", "", func(c *result.Config) { set(c, "model_size", "7b") }, []string{`"7b"`, "tiny"}},
+		{"workload", "cpu", "", func(c *result.Config) { c.Workload = "gpt" }, []string{"workload gpt", "ttt, gemm"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,8 +86,7 @@ func TestRunUnsupported(t *testing.T) {
 }
 
 func TestRunInvalidIsError(t *testing.T) {
-	cfg := tinyConfig()
-	cfg.SeqLen = 40
+	cfg := tinyConfig().With("seq_len", "40")
 	if _, err := New().Run(context.Background(), backend.RunRequest{Device: "cpu", Config: cfg}); err == nil || !strings.Contains(err.Error(), "multiple of mini_batch") {
 		t.Fatalf("err = %v", err)
 	}
@@ -91,8 +101,8 @@ func TestRunOK(t *testing.T) {
 		wantParams int64
 	}{
 		{"forward f32", "cpu", func(*result.Config) {}, ttt.NumParams(tiny, "linear", 16, "transformer")},
-		{"forward f64 auto", "auto", func(c *result.Config) { c.Dtype = "float64"; c.TTTType = "mlp" }, ttt.NumParams(tiny, "mlp", 16, "transformer")},
-		{"inner only", "cpu", func(c *result.Config) { c.InnerOnly = true }, ttt.NumInnerParams(tiny, "linear", 16)},
+		{"forward f64 auto", "auto", func(c *result.Config) { set(c, "dtype", "float64", "ttt_type", "mlp") }, ttt.NumParams(tiny, "mlp", 16, "transformer")},
+		{"inner only", "cpu", func(c *result.Config) { c.Phase = "inner_only" }, ttt.NumInnerParams(tiny, "linear", 16)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -111,7 +121,7 @@ func TestRunOK(t *testing.T) {
 			if res.Device.Kind != "cpu" || res.Device.Name == "" || res.Device.Count != 1 {
 				t.Errorf("device %+v", res.Device)
 			}
-			if res.Backend != "burnstyle-hip" || res.Env.Framework != "go" || res.Env.Versions["go"] == "" || res.Env.Timing == "" || res.Config != cfg {
+			if res.Backend != "burnstyle-hip" || res.Env.Framework != "go" || res.Env.Versions["go"] == "" || res.Env.Timing == "" || !reflect.DeepEqual(res.Config, cfg) {
 				t.Errorf("result fields %+v", res)
 			}
 		})
@@ -127,8 +137,9 @@ func TestRunCancelled(t *testing.T) {
 }
 
 // exportOnce writes weights and inputs for cfg, exports, and reads the output.
-func exportOnce(t *testing.T, dir string, cfg result.Config) tensorfile.Tensor {
+func exportOnce(t *testing.T, dir string, rc result.Config) tensorfile.Tensor {
 	t.Helper()
+	cfg := ttt.From(rc)
 	s, _ := ttt.LookupSize(cfg.ModelSize)
 	w := ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, "transformer", 4)
 	in := map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(9, cfg.Batch, cfg.SeqLen, s.Vocab)}
@@ -144,7 +155,7 @@ func exportOnce(t *testing.T, dir string, cfg result.Config) tensorfile.Tensor {
 	if err := tensorfile.Write(ip, in); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := New().Export(context.Background(), backend.ExportRequest{Workload: "ttt", Device: "cpu", Config: cfg, WeightsPath: wp, InputsPath: ip, OutputPath: op})
+	resp, err := New().Export(context.Background(), backend.ExportRequest{Workload: "ttt", Device: "cpu", Config: rc, WeightsPath: wp, InputsPath: ip, OutputPath: op})
 	if err != nil || resp.Status != result.StatusOK || resp.Device.Kind != "cpu" {
 		t.Fatalf("Export: %+v, %v", resp, err)
 	}
@@ -169,9 +180,9 @@ func TestExport(t *testing.T) {
 		edit func(*result.Config)
 	}{
 		{"forward linear", func(*result.Config) {}},
-		{"forward mlp", func(c *result.Config) { c.TTTType = "mlp"; c.Batch = 2 }},
-		{"inner linear", func(c *result.Config) { c.InnerOnly = true }},
-		{"inner mlp", func(c *result.Config) { c.InnerOnly = true; c.TTTType = "mlp" }},
+		{"forward mlp", func(c *result.Config) { set(c, "ttt_type", "mlp", "batch", "2") }},
+		{"inner linear", func(c *result.Config) { c.Phase = "inner_only" }},
+		{"inner mlp", func(c *result.Config) { c.Phase = "inner_only"; set(c, "ttt_type", "mlp") }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig()
@@ -181,7 +192,7 @@ func TestExport(t *testing.T) {
 			if string(f32.Data) != string(again.Data) {
 				t.Error("two exports of the same inputs differ")
 			}
-			cfg.Dtype = "float64"
+			set(&cfg, "dtype", "float64")
 			f64 := exportOnce(t, t.TempDir(), cfg)
 			a, _ := f32.Float64s()
 			b, _ := f64.Float64s()
