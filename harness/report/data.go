@@ -191,10 +191,15 @@ func (r *Report) Verification(backendName, deviceKind string, c result.Config) (
 			if row.Backend != backendName || row.Dtype != c.Dtype() || row.Device != "" && !strings.HasPrefix(row.Device, deviceKind) {
 				continue
 			}
+			// The closest record: a scale enum (model size) counts double,
+			// as the size of the model matters more than its input length.
 			score := 0
 			for _, p := range w.Params() {
-				if p.SizeAxis && vc.Get(p.Name) == c.Get(p.Name) {
+				if p.Scale && vc.Get(p.Name) == c.Get(p.Name) {
 					score++
+					if p.Kind == workload.Enum {
+						score++
+					}
 				}
 			}
 			if score > bestScore || score == bestScore && v.RunID > bestRun {
@@ -219,11 +224,11 @@ func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 	return best, found
 }
 
-// sameNonSize says whether a and b agree on every parameter that is not a
-// size axis.
+// sameNonSize says whether a and b agree on every parameter that changes
+// what is computed (every one but the Scale ones).
 func sameNonSize(w workload.Workload, a, b result.Config) bool {
 	for _, p := range w.Params() {
-		if !p.SizeAxis && a.Get(p.Name) != b.Get(p.Name) {
+		if !p.Scale && a.Get(p.Name) != b.Get(p.Name) {
 			return false
 		}
 	}

@@ -28,4 +28,5 @@ func (b *Backend) Calibrate(ctx context.Context, req backend.CalibrateRequest) (
 	}
 	return *rep.Calibration, nil
 }
+
 var _ backend.BatchRunner = (*Backend)(nil)

@@ -62,13 +62,13 @@ type request struct {
 }
 
 type reply struct {
-	ID     int                     `json:"id"`
-	Error  string                  `json:"error,omitempty"`
-	Info   *backend.Info           `json:"info,omitempty"`
-	Result json.RawMessage         `json:"result,omitempty"`
+	ID     int             `json:"id"`
+	Error  string          `json:"error,omitempty"`
+	Info   *backend.Info   `json:"info,omitempty"`
+	Result json.RawMessage `json:"result,omitempty"`
 	// Results answers op "run_batch", one per request, in order.
-	Results []json.RawMessage `json:"results,omitempty"`
-	Export *backend.ExportResponse `json:"export,omitempty"`
+	Results []json.RawMessage       `json:"results,omitempty"`
+	Export  *backend.ExportResponse `json:"export,omitempty"`
 	// Calibration answers the optional "calibrate" op (calibrate.go).
 	Calibration *backend.Calibration `json:"calibration,omitempty"`
 }

@@ -36,6 +36,11 @@ type Param struct {
 	// a progressive sweep that ran out of memory at one value skips the
 	// larger ones. Parameters that are not size axes must match exactly.
 	SizeAxis bool
+	// Scale marks a parameter that changes only how much is computed, not
+	// what (model size, sequence length, a GEMM's m, n, k): a verification
+	// at one value stands for the others. Every other parameter (inner
+	// model, layout, dtype) must match for a verdict to carry over.
+	Scale bool
 }
 
 // DefaultMax bounds an Int parameter whose declaration names no Max.

@@ -51,14 +51,14 @@ func (Workload) Description() string {
 // dtype, would too, so a sweep skips those.
 func (Workload) Params() []workload.Param {
 	dim := func(name, help string) workload.Param {
-		return workload.Param{Name: name, Kind: workload.Int, Default: "512", Min: 1, Max: MaxDim, Help: help, SizeAxis: true}
+		return workload.Param{Name: name, Kind: workload.Int, Default: "512", Min: 1, Max: MaxDim, Help: help, SizeAxis: true, Scale: true}
 	}
 	return []workload.Param{
 		dim("m", "rows of op(A) and of C"),
 		dim("n", "columns of op(B) and of C"),
 		dim("k", "the reduced dimension: columns of op(A), rows of op(B)"),
 		{Name: "batch", Kind: workload.Int, Default: "1", Min: 1, Max: MaxBatch,
-			Help: "independent products of the same shape in one call (1 = plain matmul)", SizeAxis: true},
+			Help: "independent products of the same shape in one call (1 = plain matmul)", SizeAxis: true, Scale: true},
 		{Name: "layout", Kind: workload.Enum, Default: "nn", Allowed: append([]string(nil), layouts...),
 			Help: "storage of A then B: n = as is, t = transposed"},
 		{Name: "dtype", Kind: workload.Enum, Default: "float32", Allowed: DtypeNames(), Aliases: dtypeAliases(),
