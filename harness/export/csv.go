@@ -16,7 +16,7 @@ import (
 // stand between csvLead and csvTail, each workload's in declared order.
 var (
 	csvLead = []string{"run_id", "backend", "status", "workload", "phase"}
-	csvTail = []string{"device_kind", "device_name", "n", "median_ms", "mean_ms", "std_ms", "min_ms",
+	csvTail = []string{"device_kind", "device_name", "n_samples", "median_ms", "mean_ms", "std_ms", "min_ms",
 		"max_ms", "p10_ms", "p90_ms", "ci95_low_ms", "ci95_high_ms", "cv", "throughput", "throughput_unit", "peak_memory_bytes",
 		"compile_ms", "num_params", "flops", "bytes", "achieved_tflops", "timestamp", "git_commit", "message", "samples_ms"}
 )

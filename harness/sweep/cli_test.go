@@ -70,8 +70,8 @@ func TestSweepFileAndFlagsCombine(t *testing.T) {
 		t.Fatalf("%d cells, want 2 (seq-len 16, 32 from the file; mlp from the flag)", len(rows))
 	}
 	for file, row := range rows {
-		if row["ttt_type"] != "mlp" || row["status"] != "ok" || row["n"] != "2" {
-			t.Errorf("%s: ttt_type %s, status %s, n %s", file, row["ttt_type"], row["status"], row["n"])
+		if row["ttt_type"] != "mlp" || row["status"] != "ok" || row["n_samples"] != "2" {
+			t.Errorf("%s: ttt_type %s, status %s, n %s", file, row["ttt_type"], row["status"], row["n_samples"])
 		}
 	}
 	status := runXbench(t, nil, "sweep", "--results", dir, "--status")

@@ -364,10 +364,10 @@ func TestCSVAndStatus(t *testing.T) {
 		col[h] = i
 	}
 	ok, failed := rows[1], rows[2]
-	if got := strings.Join(ok[1:13], ","); got != "b,ok,ttt,forward,tiny,linear,1,16,16,float32,transformer,cpu" || ok[col["n"]] != "3" || ok[col["median_ms"]] == "" {
+	if got := strings.Join(ok[1:13], ","); got != "b,ok,ttt,forward,tiny,linear,1,16,16,float32,transformer,cpu" || ok[col["n_samples"]] != "3" || ok[col["median_ms"]] == "" {
 		t.Errorf("ok row: %v", ok)
 	}
-	if failed[col["status"]] != "failed" || failed[col["seq_len"]] != "32" || failed[col["n"]] != "0" || failed[col["median_ms"]] != "" ||
+	if failed[col["status"]] != "failed" || failed[col["seq_len"]] != "32" || failed[col["n_samples"]] != "0" || failed[col["median_ms"]] != "" ||
 		failed[col["message"]] != "broke\nsecond line" {
 		t.Errorf("failed row (no stats, the message): %v", failed)
 	}
