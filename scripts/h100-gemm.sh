@@ -30,7 +30,7 @@ step() {
 }
 
 step machine 15 sh -c 'nvidia-smi -L; nproc'
-step "verify gemm float32" 60 $X verify --workload gemm --device cuda --m 1000 --n 1100 --k 1200 --dtype float32 --backends "$all" --results "$R/verify"
+step "verify gemm float32" 180 $X verify --workload gemm --device cuda --m 1000 --n 1100 --k 1200 --dtype float32 --backends "$all" --results "$R/verify"
 step "verify gemm bfloat16 nt" 60 $X verify --workload gemm --device cuda --m 1000 --n 1100 --k 1200 --layout nt --dtype bfloat16 --backends "$all" --results "$R/verify"
 step "verify ttt 125m linear float32" 70 $X verify --device cuda --model-size 125m --ttt-type linear --dtype float32 --seq-len 128 --backends burnstyle-hip,pytorch,jax,triton --results "$R/verify"
 step "calibrate" 45 $X calibrate --backends pytorch --device cuda --dtypes float32,tf32,bfloat16 --results "$R"
