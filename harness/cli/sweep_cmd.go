@@ -248,15 +248,6 @@ func (f *sweepFlags) submit(a *App, fs *pflag.FlagSet, folder *sweep.Folder, pla
 	if len(extra) > 0 {
 		values["plugin-path"] = extra
 	}
-	if err := os.MkdirAll(filepath.Dir(sweep.SweepFilePath(dir)), 0o755); err != nil {
-		return fmt.Errorf("prepare %s: %w", dir, err)
-	}
-	if err := sweep.SaveFile(sweep.SweepFilePath(dir), values); err != nil {
-		return err
-	}
-	if err := sweep.NewFolder(dir).WritePlan(plan); err != nil {
-		return err
-	}
 	self, err := selfPath()
 	if err != nil {
 		return err
@@ -266,9 +257,8 @@ func (f *sweepFlags) submit(a *App, fs *pflag.FlagSet, folder *sweep.Folder, pla
 	if tasks < 1 {
 		return usagef("--slurm-tasks %d is too small (allowed: 1 or more)", f.slurmTasks)
 	}
-	job := sweep.SlurmJob{Xbench: self, Root: root, WorkDir: cwd, Dir: dir, SweepFile: sweep.SweepFilePath(dir),
-		Tasks: tasks, Force: f.force, Args: strings.Fields(f.slurmArgs)}
-	id, err := job.Submit()
+	id, err := sweep.Submit(dir, values, plan, sweep.SlurmJob{Xbench: self, Root: root, WorkDir: cwd,
+		Tasks: tasks, Force: f.force, Args: strings.Fields(f.slurmArgs)})
 	if err != nil {
 		return err
 	}

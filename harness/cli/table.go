@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/xbench/xbench/harness/report"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/units"
 	"github.com/xbench/xbench/harness/workload"
 )
 
@@ -70,7 +70,7 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 			fmt.Fprintf(tw, "%s\t", workload.Label(r.Config))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, r.Status, median, ci, tps,
-			report.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
+			units.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
 	}
 	tw.Flush()
 	switch {

@@ -5,16 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/pflag"
 
-	"github.com/xbench/xbench/harness/backend"
-	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload"
 )
@@ -74,18 +70,12 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	fx, files, err := writeFixtures(wl, dir, cfg, seed)
+	rows, err := verify.Run(ctx, sess, verify.Plan{Workload: wl, Config: cfg, Device: device, Backends: names, Seed: seed, Dir: dir,
+		Progress: func(i, n int, name string) {
+			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, n, name, cfg.Dtype(), device)
+		}})
 	if err != nil {
 		return err
-	}
-	want, err := reference(ctx, sess, wl, cfg, fx, files, dir)
-	if err != nil {
-		return err
-	}
-	var rows []verify.Row
-	for i, name := range names {
-		fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, len(names), name, cfg.Dtype(), device)
-		rows = append(rows, verifyOne(ctx, sess, wl, name, device, cfg, files, dir, want))
 	}
 	writeVerifyTable(a.Stdout, rows, wl, cfg)
 	if err := verify.WriteRecord(c.resultsDir, verify.Record{RunID: sess.RunID, Config: cfg, Rows: rows}); err != nil {
@@ -101,101 +91,6 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("verification failed for %s", strings.Join(failed, ", "))}
 	}
 	return nil
-}
-
-// fixtureFiles are where the weights (may be "") and inputs were written.
-type fixtureFiles struct{ weights, inputs string }
-
-// writeFixtures writes the workload's deterministic weights and inputs.
-func writeFixtures(wl workload.Workload, dir string, cfg result.Config, seed int64) (workload.Fixtures, fixtureFiles, error) {
-	fx, err := wl.Fixtures(cfg, seed)
-	if err != nil {
-		return fx, fixtureFiles{}, fmt.Errorf("make %s fixtures: %w", wl.Name(), err)
-	}
-	files := fixtureFiles{inputs: filepath.Join(dir, "inputs.safetensors")}
-	if len(fx.Weights) > 0 {
-		files.weights = filepath.Join(dir, "weights.safetensors")
-		if err := tensorfile.Write(files.weights, fx.Weights); err != nil {
-			return fx, files, err
-		}
-	}
-	return fx, files, tensorfile.Write(files.inputs, fx.Inputs)
-}
-
-// reference is the float64 output every backend is graded against: the
-// workload's own, or its reference backend's float64 export on the CPU.
-func reference(ctx context.Context, sess *bench.Session, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files fixtureFiles, dir string) (tensorfile.Tensor, error) {
-	name := wl.ReferenceBackend()
-	if name == "" {
-		t, err := wl.Reference(cfg, fx)
-		if err != nil {
-			return t, fmt.Errorf("%s reference: %w", wl.Name(), err)
-		}
-		return t, nil
-	}
-	refCfg := cfg.With("dtype", "float64")
-	out := filepath.Join(dir, "reference-float64.safetensors")
-	b, _, err := sess.Backend(ctx, name)
-	if err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
-	}
-	resp, err := b.Export(ctx, exportRequest("", "cpu", refCfg, files, out))
-	if err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
-	}
-	if resp.Status != result.StatusOK {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %s: %s", name, resp.Status, resp.Message)
-	}
-	m, err := tensorfile.Read(out)
-	if err != nil {
-		return tensorfile.Tensor{}, err
-	}
-	t, ok := m[wl.Output(cfg)]
-	if !ok {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s: %s has no tensor %q", name, out, wl.Output(cfg))
-	}
-	return t, nil
-}
-
-func exportRequest(variant, device string, cfg result.Config, files fixtureFiles, out string) backend.ExportRequest {
-	return backend.ExportRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg,
-		WeightsPath: files.weights, InputsPath: files.inputs, OutputPath: out}
-}
-
-func verifyOne(ctx context.Context, sess *bench.Session, wl workload.Workload, full, device string, cfg result.Config, files fixtureFiles, dir string, want tensorfile.Tensor) verify.Row {
-	row := verify.Row{Backend: full, Device: device, Dtype: cfg.Dtype(), Tolerance: wl.Tolerance(cfg)}
-	name, variant := backend.SplitName(full)
-	b, info, err := sess.Backend(ctx, name)
-	if err != nil {
-		row.Verdict, row.Message = verify.Error, err.Error()
-		return row
-	}
-	caps, err := info.CapabilitiesOf(variant)
-	if err == nil {
-		if why := caps.Unsupported(device, cfg); why != "" {
-			row.Verdict, row.Message = verify.Unsupported, why
-			return row
-		}
-	}
-	out := filepath.Join(dir, strings.ReplaceAll(full, "/", "+")+".safetensors")
-	resp, err := b.Export(ctx, exportRequest(variant, device, cfg, files, out))
-	if err != nil {
-		sess.Restart(name)
-		row.Verdict, row.Message = verify.Error, err.Error()
-		return row
-	}
-	row.Device = resp.Device.Kind
-	if resp.Device.Name != "" {
-		row.Device += " (" + resp.Device.Name + ")"
-	}
-	if resp.Status != result.StatusOK {
-		row.Verdict, row.Message = verify.Unsupported, resp.Message
-		if resp.Status != result.StatusUnsupported {
-			row.Verdict = verify.Error
-		}
-		return row
-	}
-	return verify.Check(row, out, wl.Output(cfg), want)
 }
 
 func writeVerifyTable(w io.Writer, rows []verify.Row, wl workload.Workload, cfg result.Config) {

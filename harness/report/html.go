@@ -1,6 +1,8 @@
 package report
 
 import (
+	"github.com/xbench/xbench/harness/units"
+
 	"bytes"
 	_ "embed"
 	"fmt"
@@ -178,17 +180,5 @@ var funcs = template.FuncMap{
 	},
 }
 
-// Bytes prints a byte count in binary units ("811.0 MiB"), "-" when unknown;
-// the run table and the report print memory alike.
-func Bytes(b int64) string {
-	if b <= 0 {
-		return "-"
-	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(b), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
-}
+// Bytes is units.Bytes, kept for the report's callers.
+func Bytes(b int64) string { return units.Bytes(b) }

@@ -81,3 +81,21 @@ func (j SlurmJob) Submit() (string, error) {
 func SweepFilePath(dir string) string { return filepath.Join(dir, slurmDir, "_sweep.json") }
 
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// Submit hands a planned sweep to SLURM: it writes the effective sweep
+// file (values are flag name -> value, what each array task reads) and the
+// plan into the folder, then submits the job array. The job's Dir and
+// SweepFile are filled from dir.
+func Submit(dir string, values map[string]any, plan []Cell, job SlurmJob) (id string, err error) {
+	job.Dir, job.SweepFile = dir, SweepFilePath(dir)
+	if err := os.MkdirAll(filepath.Dir(job.SweepFile), 0o755); err != nil {
+		return "", fmt.Errorf("prepare %s: %w", dir, err)
+	}
+	if err := SaveFile(job.SweepFile, values); err != nil {
+		return "", err
+	}
+	if err := NewFolder(dir).WritePlan(plan); err != nil {
+		return "", err
+	}
+	return job.Submit()
+}
