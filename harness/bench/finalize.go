@@ -39,6 +39,7 @@ func (s *Session) Finalize(r result.Result) result.Result {
 		r.Env.VisibleDevices = s.Meta.VisibleDevices
 	}
 	r.Stats, r.Throughput, r.ThroughputUnit = nil, 0, ""
+	r = Classify(r) // one out-of-memory classifier for run, sweep and every backend
 	if r.Status != result.StatusOK {
 		return r
 	}

@@ -136,3 +136,20 @@ func TestFinalizeImpossibleThroughput(t *testing.T) {
 		})
 	}
 }
+
+// run and sweep share Finalize, so a framework's out-of-memory error is
+// oom in both, not failed in one and oom in the other.
+func TestFinalizeClassifiesOOM(t *testing.T) {
+	reg, err := registry.Open(registry.Options{Root: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(reg, "r", Meta{}, nil)
+	for _, msg := range []string{"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+		"XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1 GiB"} {
+		r := s.Finalize(result.Result{Status: result.StatusFailed, Message: msg, Config: ttt.Config{ModelSize: "tiny"}.Result()})
+		if r.Status != result.StatusOOM {
+			t.Errorf("%q: status %s, want oom", msg, r.Status)
+		}
+	}
+}

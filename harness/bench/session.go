@@ -132,7 +132,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	defer cancel()
 	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
-		base.Status, base.Message = result.StatusFailed, err.Error()
+		base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
 		if timedOut(runCtx, err) {
 			base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --timeout %s: %v", timeout, err)
 		}
@@ -140,7 +140,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	}
 	caps, err := info.CapabilitiesOf(variant)
 	if err != nil {
-		base.Status, base.Message = result.StatusUnsupported, err.Error()
+		base.Status, base.Message = result.StatusUnsupported, backend.ErrorText(err)
 		return s.Finalize(base)
 	}
 	if why := caps.Unsupported(device, cfg); why != "" {
@@ -156,7 +156,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		return s.Finalize(base)
 	default:
 		s.Restart(name)
-		base.Status, base.Message = result.StatusFailed, err.Error()
+		base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
 		return s.Finalize(base)
 	}
 	res.Backend = fullName

@@ -59,12 +59,12 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 			continue // the manifest says it does not implement this workload
 		}
 		if err := requireInstalled(reg, name); err != nil {
-			fmt.Fprintf(a.Stderr, "skipping %s: %v\n", name, err)
+			fmt.Fprintf(a.Stderr, "skipping %s: %s\n", name, backend.ErrorText(err))
 			continue
 		}
 		info, err := startBounded(ctx, sess, name, timeout)
 		if err != nil {
-			fmt.Fprintf(a.Stderr, "skipping %s: %v\n", name, err)
+			fmt.Fprintf(a.Stderr, "skipping %s: %s\n", name, backend.ErrorText(err))
 			continue
 		}
 		for _, full := range info.Names() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -179,7 +180,7 @@ func TestClassify(t *testing.T) {
 		{"ok stays", result.Result{Status: result.StatusOK, Tail: "out of memory warning"}, result.StatusOK},
 	}
 	for _, tt := range tests {
-		if got := Classify(tt.in).Status; got != tt.wantStatus {
+		if got := bench.Classify(tt.in).Status; got != tt.wantStatus {
 			t.Errorf("%s: Classify status %s, want %s", tt.name, got, tt.wantStatus)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -257,7 +258,7 @@ func (s *state) work(ctx context.Context, w Worker) error {
 		if r.Status != result.StatusOK && r.Tail == "" && w.Tails != nil {
 			r.Tail = w.Tails.Last(name)
 		}
-		r = Classify(r)
+		r = bench.Classify(r) // again, now that the tail is known
 		if r.Status == result.StatusFailed {
 			// A backend that failed may be in any state (a half-initialised
 			// device, a wedged process): the next cell gets a fresh one.

@@ -124,7 +124,7 @@ func one(ctx context.Context, bs Backends, wl workload.Workload, full, device st
 	name, variant := backend.SplitName(full)
 	b, info, err := bs.Backend(ctx, name)
 	if err != nil {
-		row.Verdict, row.Message = Error, err.Error()
+		row.Verdict, row.Message = Error, backend.ErrorText(err)
 		return row
 	}
 	if caps, err := info.CapabilitiesOf(variant); err == nil {
@@ -137,7 +137,7 @@ func one(ctx context.Context, bs Backends, wl workload.Workload, full, device st
 	resp, err := b.Export(ctx, exportRequest(variant, device, cfg, files, out))
 	if err != nil {
 		bs.Restart(name)
-		row.Verdict, row.Message = Error, err.Error()
+		row.Verdict, row.Message = Error, backend.ErrorText(err)
 		return row
 	}
 	row.Device = resp.Device.Kind

@@ -27,7 +27,7 @@ func main() {
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "xbench:", err)
+		fmt.Fprintln(os.Stderr, "xbench:", backend.ErrorText(err))
 	}
 	os.Exit(cli.ExitCode(err))
 }

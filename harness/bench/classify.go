@@ -1,4 +1,4 @@
-package sweep
+package bench
 
 import (
 	"strings"
