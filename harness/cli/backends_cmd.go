@@ -24,6 +24,9 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
+	if err := c.check(); err != nil {
+		return err
+	}
 	reg, root, err := a.openRegistry(&c)
 	if err != nil {
 		return err
@@ -38,9 +41,9 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
 			continue
 		}
-		_, info, err := sess.Backend(ctx, name)
+		info, err := startBounded(ctx, sess, name, c.timeout)
 		if err != nil {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(backend.ErrorText(err)))
 			continue
 		}
 		row := func(full string, c backend.Capabilities) {

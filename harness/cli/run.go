@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"strconv"
+
+	"github.com/xbench/xbench/harness/subprocess"
 	"github.com/xbench/xbench/harness/workload"
 
 	"context"
@@ -25,6 +28,7 @@ type commonFlags struct {
 	backends, env, logLevel, resultsDir string
 	pluginPath                          []string
 	timeout                             time.Duration
+	maxReply                            int
 	fs                                  *pflag.FlagSet
 }
 
@@ -36,12 +40,12 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.resultsDir, "results", defaultResults, "folder the results are written to (the default is git-ignored)")
 	fs.StringSliceVar(&c.pluginPath, "plugin-path", nil, "more folders holding <name>/plugin.json backends")
 	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take to start, or for one configuration")
+	fs.IntVar(&c.maxReply, "max-reply", subprocess.DefaultMaxReplyBytes, "largest reply (bytes) a backend may send; a larger one is a failed result")
 }
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 
-// check refuses hostile or meaningless values before any backend starts,
-// and makes sure results can be written before anything is measured.
+// check refuses hostile or meaningless values before any backend starts.
 func (c *commonFlags) check() error {
 	if c.timeout <= 0 {
 		return usagef("--timeout %s is not allowed (allowed: a positive duration, e.g. 300s or 10m)", c.timeout)
@@ -56,6 +60,20 @@ func (c *commonFlags) check() error {
 		if st, err := os.Stat(p); err != nil || !st.IsDir() {
 			return usagef("--plugin-path %q is not a folder (allowed: existing folders holding <name>/plugin.json)", workload.Cut(p, 80))
 		}
+	}
+	if c.maxReply < 1024 || c.maxReply > 1<<30 {
+		return usagef("--max-reply %d is not allowed (allowed: 1024 to %d bytes)", c.maxReply, 1<<30)
+	}
+	// Plugin processes inherit it: the JSON-lines reader enforces it there.
+	os.Setenv(subprocess.MaxReplyEnv, strconv.Itoa(c.maxReply))
+	return nil
+}
+
+// checkWritable is check plus proof that results can be written, for the
+// commands that write them, before any backend starts.
+func (c *commonFlags) checkWritable() error {
+	if err := c.check(); err != nil {
+		return err
 	}
 	if c.resultsDir == "" {
 		return usagef("--results \"\" is empty (allowed: a folder to write results to)")
@@ -124,7 +142,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
+	if err := c.checkWritable(); err != nil {
 		return err
 	}
 	reg, root, err := a.openRegistry(&c)

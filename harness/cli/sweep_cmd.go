@@ -137,6 +137,9 @@ func (a *App) sweepRegistry(c *commonFlags, out io.Writer, tails *sweep.Tails) (
 }
 
 func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet, folder *sweep.Folder) error {
+	if err := f.c.checkWritable(); err != nil {
+		return err
+	}
 	shard, shards := 0, 1
 	if f.shard != "" {
 		var err error

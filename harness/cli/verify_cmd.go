@@ -43,7 +43,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
+	if err := c.checkWritable(); err != nil {
 		return err
 	}
 	cfg, device := job.Config, job.Device

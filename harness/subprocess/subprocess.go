@@ -4,6 +4,8 @@
 package subprocess
 
 import (
+	"strconv"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -132,7 +134,7 @@ func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 	}
 	got := make(chan readResult, 1)
 	go func() {
-		l, err := b.lines.ReadBytes('\n')
+		l, err := readLine(b.lines, MaxReplyBytes())
 		got <- readResult{l, err}
 	}()
 	select {
@@ -140,6 +142,12 @@ func (b *Backend) call(ctx context.Context, op string, req any) (reply, error) {
 		b.killLocked()
 		return reply{}, fmt.Errorf("%s: %w", op, ctx.Err())
 	case r := <-got:
+		var big *ReplyTooLarge
+		if errors.As(r.err, &big) {
+			// The rest of the line is still in the pipe: the stream is lost.
+			b.killLocked()
+			return reply{}, fmt.Errorf("%s: %w", op, big)
+		}
 		if r.err != nil {
 			return reply{}, b.died(op, r.err)
 		}
@@ -350,3 +358,42 @@ func truncate(b []byte, n int) string {
 
 // Environ is the environment for a child: this process's, plus extra.
 func Environ(extra ...string) []string { return append(os.Environ(), extra...) }
+
+// DefaultMaxReplyBytes caps one reply line from a backend. A result is a
+// few kilobytes; a reply of many megabytes is a broken backend, and holding
+// it (then writing it into every report) would cost memory without bound.
+const DefaultMaxReplyBytes = 16 << 20
+
+// MaxReplyEnv overrides the cap (xbench --max-reply sets it for plugins).
+const MaxReplyEnv = "XBENCH_MAX_REPLY_BYTES"
+
+// MaxReplyBytes is the cap in force.
+func MaxReplyBytes() int {
+	if n, err := strconv.Atoi(os.Getenv(MaxReplyEnv)); err == nil && n > 0 {
+		return n
+	}
+	return DefaultMaxReplyBytes
+}
+
+// ReplyTooLarge is a reply line over the cap.
+type ReplyTooLarge struct{ Limit int }
+
+func (e *ReplyTooLarge) Error() string {
+	return fmt.Sprintf("backend reply is larger than %d bytes (the --max-reply cap); it was discarded", e.Limit)
+}
+
+// readLine reads one line of at most limit bytes.
+func readLine(r *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if len(line)+len(chunk) > limit {
+			return nil, &ReplyTooLarge{Limit: limit}
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
+	}
+}

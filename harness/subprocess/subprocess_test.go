@@ -1,8 +1,10 @@
 package subprocess
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -111,5 +113,40 @@ func TestContextCancelKillsHungBackend(t *testing.T) {
 	// The next call starts a fresh process.
 	if _, err := b.Info(context.Background()); err != nil {
 		t.Fatalf("backend did not restart: %v", err)
+	}
+}
+
+// A reply over the cap is refused with its size, and the backend is
+// stopped (its stream cannot be trusted); nothing of it is kept.
+func TestReplyOverTheCapIsRefused(t *testing.T) {
+	t.Setenv(MaxReplyEnv, "100000")
+	argv := script(t, `    sys.stdout.write('{"id": %d, "result": {"pad": "%s"}}\n' % (req["id"], "x" * 300000)); sys.stdout.flush()
+`)
+	b := New(argv, os.Environ(), "", &bytes.Buffer{})
+	defer b.Close()
+	_, err := b.Run(context.Background(), backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg})
+	var big *ReplyTooLarge
+	if !errors.As(err, &big) || big.Limit != 100000 || !strings.Contains(err.Error(), "larger than 100000 bytes") {
+		t.Fatalf("want ReplyTooLarge at 100000, got %v", err)
+	}
+}
+
+func TestReadLineLimit(t *testing.T) {
+	tests := []struct {
+		in      string
+		limit   int
+		want    string
+		tooLong bool
+	}{
+		{"short\nrest", 100, "short\n", false},
+		{strings.Repeat("a", 5000) + "\n", 6000, strings.Repeat("a", 5000) + "\n", false}, // longer than the reader's buffer
+		{strings.Repeat("a", 5000) + "\n", 4000, "", true},
+	}
+	for _, tt := range tests {
+		got, err := readLine(bufio.NewReaderSize(strings.NewReader(tt.in), 16), tt.limit)
+		var big *ReplyTooLarge
+		if errors.As(err, &big) != tt.tooLong || (!tt.tooLong && string(got) != tt.want) {
+			t.Errorf("readLine(%d bytes, limit %d) = %d bytes, %v", len(tt.in), tt.limit, len(got), err)
+		}
 	}
 }
