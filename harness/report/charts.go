@@ -28,8 +28,12 @@ const maxPanels = 12
 // without data (no backward runs, one sequence length) is left out.
 func (r *Report) Charts() ([]Chart, error) {
 	var out []Chart
-	for _, build := range []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.backwardForward,
-		r.ratioHeatmap, r.feasibility, r.roofline} {
+	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.backwardForward}
+	if len(r.Configs) <= manyShapes {
+		builds = append(builds, r.ratioHeatmap, r.feasibility)
+	}
+	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline)
+	for _, build := range builds {
 		c, err := build()
 		if err != nil {
 			return nil, err
