@@ -1,6 +1,8 @@
 package plugin
 
 import (
+	"sync"
+
 	"context"
 	"fmt"
 	"os"
@@ -25,6 +27,8 @@ func Serve(impl backend.Backend, logger hclog.Logger) {
 	})
 }
 
+var subreaper sync.Once
+
 // Process is a launched plugin: the backend it serves and the means to stop it.
 type Process struct {
 	Backend backend.Backend
@@ -35,6 +39,11 @@ type Process struct {
 // Launch starts argv as a plugin process and connects to its backend. The
 // plugin's stderr goes to logger, one line at a time.
 func Launch(ctx context.Context, name string, argv, env []string, logger hclog.Logger) (*Process, error) {
+	subreaper.Do(func() {
+		if err := EnableSubreaper(); err != nil {
+			logger.Warn("cannot become a child subreaper: children a backend starts with setsid may outlive it", "error", err)
+		}
+	})
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = append(os.Environ(), env...)
 	// The plugin leads a process group of its own, and the programs it wraps
@@ -55,6 +64,7 @@ func Launch(ctx context.Context, name string, argv, env []string, logger hclog.L
 	rpc, err := client.Client()
 	if cmd.Process != nil {
 		p.pgid = cmd.Process.Pid
+		remember(cmd.Process.Pid)
 	}
 	if err != nil {
 		p.Close()
@@ -82,6 +92,7 @@ func (p *Process) Close() {
 	if p.pgid > 0 {
 		_ = killGroup(p.pgid)
 	}
+	ReapOrphans()
 }
 
 // killGroup sends SIGKILL to every process of group pgid. While any member

@@ -313,3 +313,20 @@ func TestKilledSweepFinishesOnRerun(t *testing.T) {
 		t.Errorf("folder after the rerun: %d invalid, %d pending (%v)", len(snap.Invalid), len(snap.Pending), err)
 	}
 }
+
+// A child the backend started in a new session (setsid) leaves the
+// backend's process group; xbench reaps it when the backend is closed.
+func TestSetsidChildIsReaped(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	o := runXbench(t, []string{"XBENCH_FAULT_PIDS=" + pidFile}, "run", "--env", "venv", "--plugin-path", faultDir,
+		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "144", "--warmup", "0", "--repeats", "3",
+		"--results", t.TempDir())
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	pids := readPids(t, pidFile)
+	if len(pids) != 1 {
+		t.Fatalf("want the setsid child's pid, got %v", pids)
+	}
+	waitDead(t, pids)
+}

@@ -10,6 +10,8 @@ the protocol sends them; schema version 2):
                           64 result that breaks the schema
                           80 NaN samples   96 negative samples   112 no samples
                           128 status oom from the framework side
+                          144 ok, after starting a child in a new session
+                              (setsid) that sleeps on: xbench must reap it
                           anything else: ok
 
 When XBENCH_FAULT_PIDS names a file, the hang appends its own pid and its
@@ -92,6 +94,13 @@ def run(req, reply):
         return {"result": result(cfg, samples=[-1.0] * cfg.get("repeats", 3))}
     if seq == 112:
         return {"result": result(cfg, samples=[])}
+    if seq == 144:
+        child = subprocess.Popen(["sleep", "3600"], start_new_session=True)
+        path = os.environ.get("XBENCH_FAULT_PIDS")
+        if path:
+            with open(path, "a") as f:
+                f.write(f"{child.pid}\n")
+        return {"result": result(cfg)}
     if seq == 128:
         return {"result": result(cfg, status="oom", samples=[], message="the framework ran out of memory")}
     return {"result": result(cfg)}
