@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"regexp"
+
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +18,7 @@ import (
 	"github.com/xbench/xbench/harness/registry"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 const sweepHelp = `Run the cross product of comma lists (or a sweep file) into one folder,
@@ -33,6 +36,9 @@ command line win. See docs/sweeps.md.
 // which in a file would make every rerun start over.
 var notInFile = map[string]bool{"config": true, "status": true, "csv": true, "clear-failures": true,
 	"slurm": true, "shard": true, "force": true, "help": true}
+
+// gpuID is what CUDA_VISIBLE_DEVICES and ROCR_VISIBLE_DEVICES accept.
+var gpuID = regexp.MustCompile(`^([0-9]+|(GPU|MIG)-[0-9A-Za-z/-]+)$`)
 
 type sweepFlags struct {
 	c                                commonFlags
@@ -151,7 +157,12 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if f.gpus != "" {
 		var err error
 		if gpus, err = sweep.SplitList("gpus", f.gpus); err != nil {
-			return usagef("%v", err)
+			return usagef("%v", workload.Cut(err.Error(), 200))
+		}
+		for _, g := range gpus {
+			if !gpuID.MatchString(g) {
+				return usagef("--gpus %q is not a GPU id (allowed: a comma list of device indexes such as 0,1 or GPU-/MIG- UUIDs)", workload.Cut(g, 80))
+			}
 		}
 	}
 	terminal := sweep.IsTerminal(a.Stderr) && !f.slurm

@@ -330,3 +330,39 @@ func TestSetsidChildIsReaped(t *testing.T) {
 	}
 	waitDead(t, pids)
 }
+
+// Ctrl-C during `run` exits 130 and writes no result for the interrupted
+// backend or for the ones not yet run (they never ran: no false "failed").
+func TestRunInterruptedExits130AndWritesNothing(t *testing.T) {
+	results := t.TempDir()
+	pidFile := filepath.Join(t.TempDir(), "pids")
+	cmd := exec.Command(xbench(t), "run", "--env", "venv", "--plugin-path", faultDir, "--backends", "faulty,faulty,burnstyle-hip",
+		"--device", "cpu", "--model-size", "tiny", "--seq-len", "16", "--dtype", "bfloat16", "--warmup", "0", "--repeats", "3",
+		"--results", results)
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "XBENCH_FAULT_PIDS="+pidFile)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The faulty backend hangs on bfloat16 and writes its pid once it does.
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if raw, _ := os.ReadFile(pidFile); len(raw) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 130 {
+		t.Fatalf("exit %v, want 130\n%s", err, errb.String())
+	}
+	files, _ := filepath.Glob(filepath.Join(results, "*", "*.json"))
+	if len(files) != 0 {
+		t.Errorf("interrupted run wrote %v", files)
+	}
+	waitDead(t, readPids(t, pidFile))
+}
