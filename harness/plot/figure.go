@@ -9,7 +9,6 @@ import (
 	"bytes"
 	"fmt"
 	"image/color"
-	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -20,9 +19,9 @@ import (
 )
 
 func init() {
-	// Liberation Sans is metric-compatible with Arial, so an SVG viewed
-	// where Liberation is missing falls back (see svgFonts) to a font of
-	// the same widths and the layout computed here still fits.
+	// The SVGs embed this font (see font.go); Liberation Sans is also
+	// metric-compatible with Arial, the fallback of viewers that ignore
+	// an embedded font.
 	gplot.DefaultFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 }
 
@@ -84,9 +83,10 @@ func (f Figure) draw(c draw.Canvas) {
 	}
 }
 
-// SVG renders the figure as a standalone SVG document.
+// SVG renders the figure as a standalone SVG document with its font
+// embedded.
 func (f Figure) SVG() ([]byte, error) {
-	c := vgsvg.New(f.Width, f.Height)
+	c := vgsvg.NewWith(vgsvg.UseWH(f.Width, f.Height), vgsvg.EmbedFonts(true))
 	f.draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
@@ -104,22 +104,6 @@ func (f Figure) PNG(dpi int) ([]byte, error) {
 		return nil, fmt.Errorf("render %s as png: %w", f.Name, err)
 	}
 	return buf.Bytes(), nil
-}
-
-// svgFonts adds fallbacks to the font family vgsvg names, so a viewer
-// without Liberation Sans uses a metric-compatible font.
-func svgFonts(svg []byte) []byte {
-	return []byte(strings.ReplaceAll(string(svg), "font-family:Liberation Sans;",
-		"font-family:'Liberation Sans',Arial,Helvetica,sans-serif;"))
-}
-
-// InlineSVG strips the XML prolog so the SVG can sit inside HTML.
-func InlineSVG(svg []byte) string {
-	s := string(svg)
-	if i := strings.Index(s, "<svg"); i >= 0 {
-		s = s[i:]
-	}
-	return s
 }
 
 // newPlot is a panel with the common styling.

@@ -2,12 +2,14 @@ package report
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +118,79 @@ func nearColor(a, b color.RGBA) bool {
 		return int(y - x)
 	}
 	return d(a.R, b.R)+d(a.G, b.G)+d(a.B, b.B) < 40
+}
+
+// TestLayoutInChromium lays out the report of the committed H100 results
+// and of the standard sweep in headless Chromium and fails on any text
+// that overlaps another, runs over the edge of a cell or bar, or is drawn
+// in other widths than the charts were laid out with.
+// XBENCH_SCREENSHOT_H100=path keeps a screenshot of the H100 report
+// (docs/report-h100.png is made that way).
+func TestLayoutInChromium(t *testing.T) {
+	h100, err := Load(filepath.Join("..", "..", "results", "h100"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*Report{"h100": h100, "standard": standard(t)} {
+		out := filepath.Join(t.TempDir(), "report.html")
+		if _, err := r.Write(out); err != nil {
+			t.Fatal(err)
+		}
+		l := layoutIn(t, out)
+		if len(l.Charts) < 3 {
+			t.Errorf("%s: %d charts measured, want every chart of the page", name, len(l.Charts))
+		}
+		for _, p := range layoutProblems(l) {
+			t.Errorf("%s: %s", name, p)
+		}
+		if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && name == "h100" {
+			screenshot(t, out, keep, 1400, 4200)
+		}
+	}
+}
+
+// TestLayoutCheckCatchesFallbackFont: the check above has teeth. With the
+// charts' text set in DejaVu Sans (wider than Liberation Sans), as a
+// browser without the embedded font would draw it, it reports the wrong
+// widths and the heat map's row labels running into the first column.
+func TestLayoutCheckCatchesFallbackFont(t *testing.T) {
+	r, err := Load(filepath.Join("..", "..", "results", "h100"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wide := strings.ReplaceAll(string(raw), "font-family:'"+plot.FontFamily+"'", "font-family:'DejaVu Sans'")
+	if err := os.WriteFile(out, []byte(wide), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(layoutProblems(layoutIn(t, out)), "\n")
+	for _, want := range []string{"wide in the browser", `ratio-heatmap: text "125m linear float32 L=2048" runs over the edge`} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("with a fallback font the check reports no %q; it reported:\n%s", want, problems)
+		}
+	}
+}
+
+// screenshot saves Chromium's picture of page at w x h to path.
+func screenshot(t *testing.T, page, path string, w, h int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, chromium(t), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+		"--no-first-run", "--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--virtual-time-budget=15000",
+		fmt.Sprintf("--screenshot=%s", abs), fmt.Sprintf("--window-size=%d,%d", w, h), "file://"+page)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("chromium --screenshot %s: %v\n%s", page, err, msg)
+	}
 }

@@ -35,6 +35,7 @@ type page struct {
 	Commits    []string
 	Generated  string
 	HasCalib   bool
+	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 }
 
 type pageChart struct {
@@ -57,6 +58,11 @@ func (r *Report) Write(out string) ([]string, error) {
 	dir := filepath.Dir(out)
 	base := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out))
 	pg := page{Report: r, Tables: r.Tables(), FastP: r.FastP(), Thresholds: FastPThresholds}
+	css, err := plot.FontFaceCSS()
+	if err != nil {
+		return nil, err
+	}
+	pg.FontCSS = template.CSS(css) //nolint:gosec // a constant rule with a base64 data URL
 	var files []string
 	for _, c := range charts {
 		svg, err := c.SVG()

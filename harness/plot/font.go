@@ -1,0 +1,69 @@
+package plot
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/vg"
+)
+
+// The charts are laid out with the metrics of gplot.DefaultFont (Liberation
+// Sans from codeberg.org/go-fonts/liberation). A viewer that draws them in
+// another font gets other text widths, and labels run into each other, so
+// every SVG carries that font as an @font-face (vgsvg.EmbedFonts) and the
+// HTML page carries it once for all its inline charts (FontFaceCSS).
+
+// FontFamily is the family name the SVGs use and the @font-face declares.
+const FontFamily = "Liberation Sans"
+
+// svgFallback names metric-compatible fonts after the embedded one, for
+// SVG viewers that ignore @font-face.
+const svgFallback = "font-family:'" + FontFamily + "',Arial,Helvetica,sans-serif;"
+
+var fontCSS = sync.OnceValues(func() (string, error) {
+	face := font.DefaultCache.Lookup(gplot.DefaultFont, vg.Points(10))
+	if face.Face == nil {
+		return "", fmt.Errorf("plot: font %s is not in gonum's font cache", gplot.DefaultFont.Name())
+	}
+	var raw bytes.Buffer
+	if _, err := face.Face.WriteSourceTo(nil, &raw); err != nil {
+		return "", fmt.Errorf("plot: read font %s: %w", gplot.DefaultFont.Name(), err)
+	}
+	return fmt.Sprintf("@font-face{font-family:%q;font-weight:normal;font-style:normal;src:url(data:font/ttf;base64,%s) format(\"truetype\");}",
+		FontFamily, base64.StdEncoding.EncodeToString(raw.Bytes())), nil
+})
+
+// FontFaceCSS is the @font-face rule of the charts' font as a data URL,
+// for a page that inlines SVGs made by InlineSVG.
+func FontFaceCSS() (string, error) { return fontCSS() }
+
+// TextWidth is the width in points at which the charts lay out s in their
+// font at size points: what a viewer must reproduce for labels to fit.
+func TextWidth(s string, size float64) float64 {
+	face := font.DefaultCache.Lookup(gplot.DefaultFont, vg.Points(size))
+	return face.Width(s).Points()
+}
+
+// svgFonts adds fallbacks to the font family vgsvg names in text styles.
+func svgFonts(svg []byte) []byte {
+	return []byte(strings.ReplaceAll(string(svg), "font-family:"+FontFamily+";", svgFallback))
+}
+
+// embedded is the <defs><style> block vgsvg writes with the @font-face.
+var embedded = regexp.MustCompile(`(?s)<defs>\s*<style>.*?</style>\s*</defs>\n?`)
+
+// InlineSVG strips the XML prolog and the embedded font so the SVG can
+// sit inside an HTML page that declares FontFaceCSS once.
+func InlineSVG(svg []byte) string {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	return embedded.ReplaceAllString(s, "")
+}
