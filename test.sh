@@ -25,3 +25,6 @@ say "xbench verify: every backend against the float64 reference (CPU, tiny)"
 for t in linear mlp; do
   bin/xbench verify --device cpu --model-size tiny --ttt-type "$t"
 done
+for d in float32 bfloat16; do
+  bin/xbench verify --workload gemm --device cpu --dtype "$d" --layout nt
+done
