@@ -64,6 +64,11 @@ type RunRequest struct {
 	Variant  string        `json:"variant,omitempty"`
 	Device   string        `json:"device"` // auto, cpu, cuda, rocm
 	Config   result.Config `json:"config"`
+	// Mode asks for cold-cache or CUDA-graph timing; the zero Mode is warm
+	// and eager. A backend that cannot time in the mode answers status
+	// unsupported with the reason, and records the mode it honoured in
+	// result.Mode.
+	Mode result.Mode `json:"mode,omitzero"`
 }
 
 // ExportRequest asks for one untimed forward (or inner-only) pass on given

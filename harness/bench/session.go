@@ -27,6 +27,9 @@ type Session struct {
 	env   []string // extra environment for plugin processes (GPU pinning)
 	RunID string
 	Meta  Meta
+	// Mode is how every configuration of the session is timed (cold
+	// cache, CUDA graph); the zero Mode is warm and eager.
+	Mode result.Mode
 	// OnStart, when set, hears how long each backend process took to start
 	// and answer Info: the fixed cost a long-lived process pays only once.
 	OnStart func(name string, took time.Duration)
@@ -123,7 +126,7 @@ func (s *Session) Close() {
 // timeout a timeout result (and a restarted backend).
 func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
 	name, variant := backend.SplitName(fullName)
-	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}}
+	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}, Mode: s.Mode}
 	// One deadline for the whole cell, starting the backend included.
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
@@ -147,7 +150,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = result.StatusUnsupported, fullName+": "+why
 		return s.Finalize(base)
 	}
-	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg})
+	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg, Mode: s.Mode})
 	switch {
 	case err == nil:
 	case timedOut(runCtx, err):
@@ -161,6 +164,14 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	}
 	res.Backend = fullName
 	res.Config = cfg
+	if res.Mode != s.Mode && res.Status == result.StatusOK {
+		// Trust but check: a backend that ignored the mode timed something
+		// else than was asked, and its numbers must not pass for it.
+		res.Status, res.Message, res.SamplesMs = result.StatusFailed, fmt.Sprintf(
+			"%s was asked to time in mode %s but its result says %s (a backend that cannot honour a mode answers unsupported)",
+			fullName, s.Mode, res.Mode), nil
+	}
+	res.Mode = s.Mode
 	if res.Device.Kind == "" {
 		res.Device.Kind = base.Device.Kind
 	}

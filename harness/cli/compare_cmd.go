@@ -39,6 +39,9 @@ func compareCmd(_ context.Context, a *App, args []string) error {
 		}
 		warnSkipped(a, sets[i].Skipped)
 	}
+	if err := compare.CheckModes(sets[0], sets[1]); err != nil {
+		return usagef("compare: %v", err)
+	}
 	tab := compare.Compare(sets[0], sets[1])
 	if err := tab.Write(a.Stdout, th); err != nil {
 		return fmt.Errorf("write comparison: %w", err)

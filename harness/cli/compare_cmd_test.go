@@ -142,3 +142,29 @@ func TestCompareErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareRefusesMixedModes: a warm run against a cold-cache run of the
+// same cells is refused with exit 2 naming both modes, not compared; the
+// same runs in one mode compare as before.
+func TestCompareRefusesMixedModes(t *testing.T) {
+	dir := t.TempDir()
+	warm, cold := filepath.Join(dir, "warm"), filepath.Join(dir, "cold")
+	writeRun(t, warm, smallSweep("run-warm"))
+	coldRs := smallSweep("run-cold")
+	for i := range coldRs {
+		coldRs[i].Mode = result.Mode{ColdCache: true}
+	}
+	writeRun(t, cold, coldRs)
+	_, _, code, err := runApp(t, "compare", warm, cold)
+	if code != 2 || err == nil {
+		t.Fatalf("compare warm cold: exit %d, error %v; want exit 2", code, err)
+	}
+	for _, want := range []string{"timed warm", "cold-cache", "do not pair", fmt.Sprintf("%d pair(s) differ", len(coldRs))} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+	if _, _, code, err := runApp(t, "compare", cold, cold); code != 0 {
+		t.Errorf("compare cold cold: exit %d (%v), want 0", code, err)
+	}
+}

@@ -129,10 +129,12 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	var w workloadFlags
 	var c commonFlags
+	var m modeFlags
 	var asJSON bool
 	var baseline string
 	w.register(fs, wl, false, nil)
 	c.register(fs)
+	m.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print one result JSON per line instead of a table")
 	fs.StringVar(&baseline, "baseline", "", "backend the ratio column compares against (default: the fastest)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
@@ -150,6 +152,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 		return err
 	}
 	sess := a.newSession(reg, root)
+	sess.Mode = m.mode()
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {

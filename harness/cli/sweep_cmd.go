@@ -43,6 +43,7 @@ var gpuID = regexp.MustCompile(`^([0-9]+|(GPU|MIG)-[0-9A-Za-z/-]+)$`)
 type sweepFlags struct {
 	c                                commonFlags
 	w                                workloadFlags
+	m                                modeFlags
 	config, gpus, shard, slurmArgs   string
 	force, status, csv, clear, slurm bool
 	slurmTasks                       int
@@ -59,6 +60,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs.Lookup("results").DefValue, f.c.resultsDir = defaultResults+"/sweep", defaultResults+"/sweep"
 	fs.Lookup("results").Usage = "sweep folder: one file per cell, shared by shards and reruns"
 	f.w.register(fs, wl, true, nil)
+	f.m.register(fs)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
 	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")
@@ -146,6 +148,9 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if err := f.c.checkWritable(); err != nil {
 		return err
 	}
+	if err := checkFolderMode(folder.Dir, f.m.mode()); err != nil {
+		return err
+	}
 	shard, shards := 0, 1
 	if f.shard != "" {
 		var err error
@@ -191,7 +196,9 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		if i == 0 {
 			meta, root, reg0 = sessionMeta(r, reg), r, reg
 		}
-		workers = append(workers, sweep.Worker{Name: name, Exec: bench.NewSession(reg, runID, meta, env), Tails: tails})
+		sess := bench.NewSession(reg, runID, meta, env)
+		sess.Mode = f.m.mode()
+		workers = append(workers, sweep.Worker{Name: name, Exec: sess, Tails: tails})
 	}
 	plan, err := f.cells(fs, nil)
 	if err != nil {

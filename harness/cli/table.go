@@ -36,6 +36,15 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 		}
 	}
 	head := "backend\tdevice\tstatus\tmedian ms\t95%% CI ms\t%s\tpeak mem\t%s\tnotes\n"
+	// The timing mode gets a column once any result is not warm and eager,
+	// so the default table stays as narrow as it was.
+	modes := false
+	for _, r := range results {
+		modes = modes || !r.Mode.IsZero()
+	}
+	if modes {
+		head = strings.Replace(head, "status\t", "status\tmode\t", 1)
+	}
 	if many {
 		head = "configuration\t" + head
 	}
@@ -69,7 +78,11 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 		if many {
 			fmt.Fprintf(tw, "%s\t", workload.Label(r.Config))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, r.Status, median, ci, tps,
+		status := string(r.Status)
+		if modes {
+			status += "\t" + r.Mode.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Backend, dev, status, median, ci, tps,
 			units.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
 	}
 	tw.Flush()

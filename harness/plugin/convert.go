@@ -74,11 +74,13 @@ func configFromProto(c *pb.Config) result.Config {
 }
 
 func runToProto(r backend.RunRequest) *pb.RunRequest {
-	return &pb.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configToProto(r.Config)}
+	return &pb.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configToProto(r.Config),
+		Mode: &pb.Mode{ColdCache: r.Mode.ColdCache, CudaGraph: r.Mode.CUDAGraph}}
 }
 
 func runFromProto(r *pb.RunRequest) backend.RunRequest {
-	return backend.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configFromProto(r.Config)}
+	return backend.RunRequest{Workload: r.Workload, Variant: r.Variant, Device: r.Device, Config: configFromProto(r.Config),
+		Mode: result.Mode{ColdCache: r.GetMode().GetColdCache(), CUDAGraph: r.GetMode().GetCudaGraph()}}
 }
 
 func deviceToProto(d result.Device) *pb.Device {

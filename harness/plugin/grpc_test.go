@@ -75,7 +75,8 @@ func TestRoundTripOverGRPC(t *testing.T) {
 		t.Errorf("info over gRPC = %+v, want %+v", info, want)
 	}
 
-	req := backend.RunRequest{Workload: "ttt", Variant: "fast", Device: "cuda", Config: cfg}
+	// The timing mode travels too: both fields, so neither can be dropped.
+	req := backend.RunRequest{Workload: "ttt", Variant: "fast", Device: "cuda", Config: cfg, Mode: result.Mode{ColdCache: true, CUDAGraph: true}}
 	res, err := b.Run(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +129,7 @@ func TestLargeIntegersSurviveTheWire(t *testing.T) {
 		}
 	}
 
-	req := backend.RunRequest{Workload: "ttt", Device: "cpu", Config: big}
+	req := backend.RunRequest{Workload: "ttt", Device: "cpu", Config: big, Mode: result.Mode{ColdCache: true}}
 	res, err := b.Run(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -149,6 +150,9 @@ func TestLargeIntegersSurviveTheWire(t *testing.T) {
 		t.Fatalf("run batch: %d results, %v", len(rs), err)
 	}
 	check("batch request", fake.gotRun.Config)
+	if fake.gotRun.Mode != req.Mode {
+		t.Errorf("batch request mode arrived as %+v, want %+v", fake.gotRun.Mode, req.Mode)
+	}
 	check("batch result", rs[0].Config)
 
 	if _, err := b.Export(ctx, backend.ExportRequest{Workload: "ttt", Device: "cpu", Config: big, OutputPath: "/o"}); err != nil {

@@ -25,8 +25,29 @@ type Chart struct {
 const maxPanels = 12
 
 // Charts chooses and builds every figure the data supports; a figure
-// without data (no backward runs, one sequence length) is left out.
+// without data (no backward runs, one sequence length) is left out. A
+// folder with results on more than one kind of device gets every figure
+// once per kind, named and titled by it, so no chart mixes kinds.
 func (r *Report) Charts() ([]Chart, error) {
+	var out []Chart
+	for _, v := range r.kindViews() {
+		charts, err := v.charts()
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range charts {
+			if v.viewKind != "" {
+				c.Name += "-" + v.viewKind
+				c.Title += " (" + v.viewKind + ")"
+				c.Caption = "Results on " + v.viewKind + " devices only. " + c.Caption
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+func (r *Report) charts() ([]Chart, error) {
 	var out []Chart
 	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.backwardForward}
 	if len(r.Configs) <= manyShapes {

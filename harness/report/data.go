@@ -44,6 +44,8 @@ type Report struct {
 	Calibrations []backend.Calibration
 	Superseded   int
 	multiDevice  bool
+	kindOf       map[string]string // series -> device kind
+	viewKind     string            // the device kind of a kindViews view, "" for the whole folder
 	byConfig     map[string]map[string]result.Result // config key -> backend -> result
 }
 
@@ -55,7 +57,7 @@ func Load(dir, baseline string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: dir, Superseded: set.Superseded, byConfig: map[string]map[string]result.Result{}}
+	r := &Report{Dir: dir, Superseded: set.Superseded, byConfig: map[string]map[string]result.Result{}, kindOf: map[string]string{}}
 	kinds := map[string]bool{}
 	for _, res := range set.Results {
 		kinds[res.Device.Kind] = true
@@ -66,6 +68,7 @@ func Load(dir, baseline string) (*Report, error) {
 		r.Results = append(r.Results, res)
 		name := r.Series(res)
 		series[name] = true
+		r.kindOf[name] = res.Device.Kind
 		k := compare.ConfigKey(res.Config)
 		if r.byConfig[k] == nil {
 			r.byConfig[k] = map[string]result.Result{}
@@ -211,12 +214,16 @@ func (r *Report) Verification(backendName, deviceKind string, c result.Config) (
 }
 
 // Calibration picks the calibration of the device results ran on: the
-// newest one of the same device name, else the newest of any.
+// newest one of the same device name, else the newest of the same kind
+// (never a GPU's ceilings for a CPU result).
 func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 	var best backend.Calibration
 	found, sameName := false, false
 	for _, c := range r.Calibrations {
-		same := c.Device.Name == dev.Name && c.Device.Kind == dev.Kind
+		if c.Device.Kind != dev.Kind {
+			continue
+		}
+		same := c.Device.Name == dev.Name
 		if !found || same && !sameName || same == sameName && c.Timestamp > best.Timestamp {
 			best, found, sameName = c, true, same
 		}

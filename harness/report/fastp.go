@@ -7,7 +7,7 @@ var FastPThresholds = []float64{0, 1, 1.5, 2}
 
 // FastP is one backend's fast_p: for each threshold p, the share of all
 // configurations of the sweep on which the backend is correct and its
-// speedup over the baseline (baseline median / its median) is above p.
+// speedup over the baseline on the same device kind (baseline median / its median) is above p.
 // Correct means status ok and a verify verdict of pass (or, when the
 // folder holds no verify records at all, status ok alone; the page says
 // so). fast_0 is therefore the share that is correct; a configuration the
@@ -32,13 +32,14 @@ func (r *Report) FastP() []FastP {
 	var out []FastP
 	for _, b := range r.Backends {
 		f := FastP{Backend: b, Counts: make([]int, len(FastPThresholds)), Total: len(tables)}
+		baseline := r.baselineFor(r.kindOf[b])
 		for _, t := range tables {
 			var row, base *Row
 			for i := range t.Rows {
 				if t.Rows[i].Backend == b {
 					row = &t.Rows[i]
 				}
-				if t.Rows[i].Backend == r.Baseline {
+				if t.Rows[i].Backend == baseline {
 					base = &t.Rows[i]
 				}
 			}

@@ -103,7 +103,11 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 	if c, ok := r.Calibration(sweeptest.Device); !ok || c.RunID != "r2" {
 		t.Errorf("calibration of the results' device: got %q", c.RunID)
 	}
-	if c, ok := r.Calibration(result.Device{Kind: "cpu", Name: "x86"}); !ok || c.RunID != "r1" {
-		t.Errorf("no same-device calibration: want the newest, got %q", c.RunID)
+	if c, ok := r.Calibration(result.Device{Kind: sweeptest.Device.Kind, Name: "a third GPU"}); !ok || c.RunID != "r1" {
+		t.Errorf("no same-device calibration: want the newest of the same kind, got %q", c.RunID)
+	}
+	// A GPU's ceilings are never a CPU's.
+	if c, ok := r.Calibration(result.Device{Kind: "cpu", Name: "x86"}); ok {
+		t.Errorf("a cpu result got the calibration of %s %s", c.Device.Kind, c.Device.Name)
 	}
 }

@@ -160,5 +160,32 @@ func TestSeriesPerDevice(t *testing.T) {
 		if len(tab.Rows) != 2 {
 			t.Errorf("%s: %d rows, want one per device", tab.Label, len(tab.Rows))
 		}
+		// Each row is the baseline of its own kind: no ratio across kinds.
+		for _, row := range tab.Rows {
+			if !row.IsBaseline || row.Status == result.StatusOK && row.Ratio != 1 {
+				t.Errorf("%s %s: baseline %v ratio %v, want its own kind's baseline", tab.Label, row.Backend, row.IsBaseline, row.Ratio)
+			}
+		}
+	}
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, c := range charts {
+		kind := c.Name[strings.LastIndex(c.Name, "-")+1:]
+		kinds[kind]++
+		svg, err := c.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, other := range []string{"cpu", "cuda"} {
+			if has := bytes.Contains(svg, []byte("("+other+")</text>")); has != (other == kind) {
+				t.Errorf("chart %s names (%s) series: %v", c.Name, other, has)
+			}
+		}
+	}
+	if kinds["cpu"] == 0 || kinds["cpu"] != kinds["cuda"] {
+		t.Errorf("charts per kind %v, want the same charts for cpu and cuda", kinds)
 	}
 }

@@ -21,7 +21,7 @@ type Row struct {
 	Throughput  float64
 	Unit        string
 	PeakMemory  int64
-	Ratio       float64 // median / baseline's median: below 1 is faster
+	Ratio       float64 // median / the baseline's median on the same device kind: below 1 is faster
 	Verified    string  // verify verdict, "" when never verified
 	VerifiedOn  string  // the configuration the verdict comes from
 	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
@@ -45,13 +45,13 @@ func (r *Report) Tables() []Table {
 	var out []Table
 	for _, c := range r.Configs {
 		t := Table{Config: c, Label: compare.Label(c)}
-		base, hasBase := r.Result(r.Baseline, c)
 		for _, b := range r.Backends {
 			res, ok := r.Result(b, c)
 			if !ok {
 				continue
 			}
 			row := r.row(res)
+			base, hasBase := r.Result(r.baselineFor(res.Device.Kind), c)
 			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 {
 				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
 			}
@@ -66,7 +66,7 @@ func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
 		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
-		IsBaseline: r.Series(res) == r.Baseline, Warnings: res.Warnings}
+		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Kind), Warnings: res.Warnings}
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}

@@ -127,13 +127,16 @@ type Result struct {
 	Stats         *Stats    `json:"stats,omitempty"`
 	// Throughput is the workload's headline rate at the median (tokens/s,
 	// TFLOP/s, ...), in ThroughputUnit; only the harness fills it.
-	Throughput      float64  `json:"throughput" jsonschema:"minimum=0"`
-	ThroughputUnit  string   `json:"throughput_unit,omitempty"`
-	PeakMemoryBytes int64    `json:"peak_memory_bytes" jsonschema:"minimum=0"`
-	NumParams       int64    `json:"num_params" jsonschema:"minimum=0"`
-	Env             Env      `json:"env"`
-	Warnings        []string `json:"warnings,omitempty"`
-	Timestamp       string   `json:"timestamp,omitempty"`
+	Throughput      float64 `json:"throughput" jsonschema:"minimum=0"`
+	ThroughputUnit  string  `json:"throughput_unit,omitempty"`
+	PeakMemoryBytes int64   `json:"peak_memory_bytes" jsonschema:"minimum=0"`
+	NumParams       int64   `json:"num_params" jsonschema:"minimum=0"`
+	Env             Env     `json:"env"`
+	// Mode is how the samples were timed (cold cache, CUDA graph); absent
+	// means warm and eager. Results of different modes never pair.
+	Mode      Mode     `json:"mode,omitzero"`
+	Warnings  []string `json:"warnings,omitempty"`
+	Timestamp string   `json:"timestamp,omitempty"`
 	// Tail keeps the last lines a failing backend printed, for diagnosis.
 	Tail string `json:"tail,omitempty"`
 }

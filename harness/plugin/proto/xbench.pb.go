@@ -435,19 +435,75 @@ func (x *Config) GetRepeats() int64 {
 	return 0
 }
 
+// How to time (harness/result.Mode); absent or all false: warm and eager.
+type Mode struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Flush the last-level cache before every timed call, outside the sample.
+	ColdCache bool `protobuf:"varint,1,opt,name=cold_cache,json=coldCache,proto3" json:"cold_cache,omitempty"`
+	// Capture the call as a CUDA graph once; each sample is one replay.
+	CudaGraph     bool `protobuf:"varint,2,opt,name=cuda_graph,json=cudaGraph,proto3" json:"cuda_graph,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Mode) Reset() {
+	*x = Mode{}
+	mi := &file_xbench_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Mode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Mode) ProtoMessage() {}
+
+func (x *Mode) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Mode.ProtoReflect.Descriptor instead.
+func (*Mode) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Mode) GetColdCache() bool {
+	if x != nil {
+		return x.ColdCache
+	}
+	return false
+}
+
+func (x *Mode) GetCudaGraph() bool {
+	if x != nil {
+		return x.CudaGraph
+	}
+	return false
+}
+
 type RunRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Workload      string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
 	Variant       string                 `protobuf:"bytes,2,opt,name=variant,proto3" json:"variant,omitempty"`
 	Device        string                 `protobuf:"bytes,3,opt,name=device,proto3" json:"device,omitempty"`
 	Config        *Config                `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	Mode          *Mode                  `protobuf:"bytes,5,opt,name=mode,proto3" json:"mode,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *RunRequest) Reset() {
 	*x = RunRequest{}
-	mi := &file_xbench_proto_msgTypes[7]
+	mi := &file_xbench_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -459,7 +515,7 @@ func (x *RunRequest) String() string {
 func (*RunRequest) ProtoMessage() {}
 
 func (x *RunRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[7]
+	mi := &file_xbench_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -472,7 +528,7 @@ func (x *RunRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunRequest.ProtoReflect.Descriptor instead.
 func (*RunRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{7}
+	return file_xbench_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RunRequest) GetWorkload() string {
@@ -503,6 +559,13 @@ func (x *RunRequest) GetConfig() *Config {
 	return nil
 }
 
+func (x *RunRequest) GetMode() *Mode {
+	if x != nil {
+		return x.Mode
+	}
+	return nil
+}
+
 type RunReply struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One result object, as JSON valid against schema/result.schema.json.
@@ -513,7 +576,7 @@ type RunReply struct {
 
 func (x *RunReply) Reset() {
 	*x = RunReply{}
-	mi := &file_xbench_proto_msgTypes[8]
+	mi := &file_xbench_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -525,7 +588,7 @@ func (x *RunReply) String() string {
 func (*RunReply) ProtoMessage() {}
 
 func (x *RunReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[8]
+	mi := &file_xbench_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -538,7 +601,7 @@ func (x *RunReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunReply.ProtoReflect.Descriptor instead.
 func (*RunReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{8}
+	return file_xbench_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *RunReply) GetResultJson() []byte {
@@ -559,7 +622,7 @@ type RunBatchRequest struct {
 
 func (x *RunBatchRequest) Reset() {
 	*x = RunBatchRequest{}
-	mi := &file_xbench_proto_msgTypes[9]
+	mi := &file_xbench_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -571,7 +634,7 @@ func (x *RunBatchRequest) String() string {
 func (*RunBatchRequest) ProtoMessage() {}
 
 func (x *RunBatchRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[9]
+	mi := &file_xbench_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -584,7 +647,7 @@ func (x *RunBatchRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunBatchRequest.ProtoReflect.Descriptor instead.
 func (*RunBatchRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{9}
+	return file_xbench_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *RunBatchRequest) GetRequests() []*RunRequest {
@@ -603,7 +666,7 @@ type RunBatchReply struct {
 
 func (x *RunBatchReply) Reset() {
 	*x = RunBatchReply{}
-	mi := &file_xbench_proto_msgTypes[10]
+	mi := &file_xbench_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -615,7 +678,7 @@ func (x *RunBatchReply) String() string {
 func (*RunBatchReply) ProtoMessage() {}
 
 func (x *RunBatchReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[10]
+	mi := &file_xbench_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -628,7 +691,7 @@ func (x *RunBatchReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RunBatchReply.ProtoReflect.Descriptor instead.
 func (*RunBatchReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{10}
+	return file_xbench_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *RunBatchReply) GetResultJson() [][]byte {
@@ -653,7 +716,7 @@ type ExportRequest struct {
 
 func (x *ExportRequest) Reset() {
 	*x = ExportRequest{}
-	mi := &file_xbench_proto_msgTypes[11]
+	mi := &file_xbench_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +728,7 @@ func (x *ExportRequest) String() string {
 func (*ExportRequest) ProtoMessage() {}
 
 func (x *ExportRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[11]
+	mi := &file_xbench_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +741,7 @@ func (x *ExportRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportRequest.ProtoReflect.Descriptor instead.
 func (*ExportRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{11}
+	return file_xbench_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ExportRequest) GetWorkload() string {
@@ -742,7 +805,7 @@ type Device struct {
 
 func (x *Device) Reset() {
 	*x = Device{}
-	mi := &file_xbench_proto_msgTypes[12]
+	mi := &file_xbench_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +817,7 @@ func (x *Device) String() string {
 func (*Device) ProtoMessage() {}
 
 func (x *Device) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[12]
+	mi := &file_xbench_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +830,7 @@ func (x *Device) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Device.ProtoReflect.Descriptor instead.
 func (*Device) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{12}
+	return file_xbench_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Device) GetKind() string {
@@ -809,7 +872,7 @@ type ExportReply struct {
 
 func (x *ExportReply) Reset() {
 	*x = ExportReply{}
-	mi := &file_xbench_proto_msgTypes[13]
+	mi := &file_xbench_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -821,7 +884,7 @@ func (x *ExportReply) String() string {
 func (*ExportReply) ProtoMessage() {}
 
 func (x *ExportReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[13]
+	mi := &file_xbench_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -834,7 +897,7 @@ func (x *ExportReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExportReply.ProtoReflect.Descriptor instead.
 func (*ExportReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{13}
+	return file_xbench_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ExportReply) GetStatus() string {
@@ -870,7 +933,7 @@ type CalibrateRequest struct {
 
 func (x *CalibrateRequest) Reset() {
 	*x = CalibrateRequest{}
-	mi := &file_xbench_proto_msgTypes[14]
+	mi := &file_xbench_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +945,7 @@ func (x *CalibrateRequest) String() string {
 func (*CalibrateRequest) ProtoMessage() {}
 
 func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[14]
+	mi := &file_xbench_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +958,7 @@ func (x *CalibrateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalibrateRequest.ProtoReflect.Descriptor instead.
 func (*CalibrateRequest) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{14}
+	return file_xbench_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CalibrateRequest) GetDevice() string {
@@ -926,7 +989,7 @@ type CalibrateReply struct {
 
 func (x *CalibrateReply) Reset() {
 	*x = CalibrateReply{}
-	mi := &file_xbench_proto_msgTypes[15]
+	mi := &file_xbench_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -938,7 +1001,7 @@ func (x *CalibrateReply) String() string {
 func (*CalibrateReply) ProtoMessage() {}
 
 func (x *CalibrateReply) ProtoReflect() protoreflect.Message {
-	mi := &file_xbench_proto_msgTypes[15]
+	mi := &file_xbench_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -951,7 +1014,7 @@ func (x *CalibrateReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CalibrateReply.ProtoReflect.Descriptor instead.
 func (*CalibrateReply) Descriptor() ([]byte, []int) {
-	return file_xbench_proto_rawDescGZIP(), []int{15}
+	return file_xbench_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CalibrateReply) GetDevice() *Device {
@@ -1021,13 +1084,19 @@ const file_xbench_proto_rawDesc = "" +
 	"\arepeats\x18\x05 \x01(\x03R\arepeats\x1a9\n" +
 	"\vParamsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x8c\x01\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"D\n" +
+	"\x04Mode\x12\x1d\n" +
+	"\n" +
+	"cold_cache\x18\x01 \x01(\bR\tcoldCache\x12\x1d\n" +
+	"\n" +
+	"cuda_graph\x18\x02 \x01(\bR\tcudaGraph\"\xb8\x01\n" +
 	"\n" +
 	"RunRequest\x12\x1a\n" +
 	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x18\n" +
 	"\avariant\x18\x02 \x01(\tR\avariant\x12\x16\n" +
 	"\x06device\x18\x03 \x01(\tR\x06device\x120\n" +
-	"\x06config\x18\x04 \x01(\v2\x18.xbench.plugin.v1.ConfigR\x06config\"+\n" +
+	"\x06config\x18\x04 \x01(\v2\x18.xbench.plugin.v1.ConfigR\x06config\x12*\n" +
+	"\x04mode\x18\x05 \x01(\v2\x16.xbench.plugin.v1.ModeR\x04mode\"+\n" +
 	"\bRunReply\x12\x1f\n" +
 	"\vresult_json\x18\x01 \x01(\fR\n" +
 	"resultJson\"K\n" +
@@ -1085,7 +1154,7 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
 var file_xbench_proto_goTypes = []any{
 	(*WorkloadCaps)(nil),     // 0: xbench.plugin.v1.WorkloadCaps
 	(*Values)(nil),           // 1: xbench.plugin.v1.Values
@@ -1094,50 +1163,52 @@ var file_xbench_proto_goTypes = []any{
 	(*InfoRequest)(nil),      // 4: xbench.plugin.v1.InfoRequest
 	(*InfoReply)(nil),        // 5: xbench.plugin.v1.InfoReply
 	(*Config)(nil),           // 6: xbench.plugin.v1.Config
-	(*RunRequest)(nil),       // 7: xbench.plugin.v1.RunRequest
-	(*RunReply)(nil),         // 8: xbench.plugin.v1.RunReply
-	(*RunBatchRequest)(nil),  // 9: xbench.plugin.v1.RunBatchRequest
-	(*RunBatchReply)(nil),    // 10: xbench.plugin.v1.RunBatchReply
-	(*ExportRequest)(nil),    // 11: xbench.plugin.v1.ExportRequest
-	(*Device)(nil),           // 12: xbench.plugin.v1.Device
-	(*ExportReply)(nil),      // 13: xbench.plugin.v1.ExportReply
-	(*CalibrateRequest)(nil), // 14: xbench.plugin.v1.CalibrateRequest
-	(*CalibrateReply)(nil),   // 15: xbench.plugin.v1.CalibrateReply
-	nil,                      // 16: xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	nil,                      // 17: xbench.plugin.v1.WorkloadCaps.MaxEntry
-	nil,                      // 18: xbench.plugin.v1.Config.ParamsEntry
-	nil,                      // 19: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	(*Mode)(nil),             // 7: xbench.plugin.v1.Mode
+	(*RunRequest)(nil),       // 8: xbench.plugin.v1.RunRequest
+	(*RunReply)(nil),         // 9: xbench.plugin.v1.RunReply
+	(*RunBatchRequest)(nil),  // 10: xbench.plugin.v1.RunBatchRequest
+	(*RunBatchReply)(nil),    // 11: xbench.plugin.v1.RunBatchReply
+	(*ExportRequest)(nil),    // 12: xbench.plugin.v1.ExportRequest
+	(*Device)(nil),           // 13: xbench.plugin.v1.Device
+	(*ExportReply)(nil),      // 14: xbench.plugin.v1.ExportReply
+	(*CalibrateRequest)(nil), // 15: xbench.plugin.v1.CalibrateRequest
+	(*CalibrateReply)(nil),   // 16: xbench.plugin.v1.CalibrateReply
+	nil,                      // 17: xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	nil,                      // 18: xbench.plugin.v1.WorkloadCaps.MaxEntry
+	nil,                      // 19: xbench.plugin.v1.Config.ParamsEntry
+	nil,                      // 20: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	16, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	17, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
+	17, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	18, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
 	0,  // 2: xbench.plugin.v1.Capabilities.workloads:type_name -> xbench.plugin.v1.WorkloadCaps
 	2,  // 3: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	2,  // 4: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	3,  // 5: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	18, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
+	19, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
 	6,  // 7: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
-	7,  // 8: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
-	6,  // 9: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
-	12, // 10: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
-	12, // 11: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
-	19, // 12: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
-	1,  // 13: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
-	4,  // 14: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	7,  // 15: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	9,  // 16: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
-	11, // 17: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	14, // 18: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
-	5,  // 19: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	8,  // 20: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	10, // 21: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
-	13, // 22: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	15, // 23: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
-	19, // [19:24] is the sub-list for method output_type
-	14, // [14:19] is the sub-list for method input_type
-	14, // [14:14] is the sub-list for extension type_name
-	14, // [14:14] is the sub-list for extension extendee
-	0,  // [0:14] is the sub-list for field type_name
+	7,  // 8: xbench.plugin.v1.RunRequest.mode:type_name -> xbench.plugin.v1.Mode
+	8,  // 9: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
+	6,  // 10: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
+	13, // 11: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
+	13, // 12: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
+	20, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	1,  // 14: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
+	4,  // 15: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	8,  // 16: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	10, // 17: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
+	12, // 18: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	15, // 19: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	5,  // 20: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	9,  // 21: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	11, // 22: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
+	14, // 23: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	16, // 24: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	20, // [20:25] is the sub-list for method output_type
+	15, // [15:20] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -1151,7 +1222,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   20,
+			NumMessages:   21,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
