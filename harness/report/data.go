@@ -44,8 +44,8 @@ type Report struct {
 	Calibrations []backend.Calibration
 	Superseded   int
 	multiDevice  bool
-	kindOf       map[string]string // series -> device kind
-	viewKind     string            // the device kind of a kindViews view, "" for the whole folder
+	kindOf       map[string]string                   // series -> device kind
+	viewKind     string                              // the device kind of a kindViews view, "" for the whole folder
 	byConfig     map[string]map[string]result.Result // config key -> backend -> result
 }
 
