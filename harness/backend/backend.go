@@ -113,3 +113,10 @@ func RunAll(ctx context.Context, b Backend, reqs []RunRequest) ([]result.Result,
 	}
 	return out, nil
 }
+
+// RawRunner is implemented by a backend whose results arrive as JSON from
+// another process (a JSON-lines program): the plugin layer passes those
+// bytes through untouched, and the host validates them once, on arrival.
+type RawRunner interface {
+	RunRaw(ctx context.Context, req RunRequest) ([]byte, error)
+}

@@ -43,6 +43,7 @@ type workloadFlags struct {
 	shapes              string
 	backward, innerOnly bool
 	warmup, repeats     int
+	limit               int // an Expander's limit flag (--max-problems)
 }
 
 // workloadArg finds --workload in args (or in a sweep file's "workload"
@@ -95,6 +96,10 @@ func (f *workloadFlags) register(fs *pflag.FlagSet, w workload.Workload, list bo
 	}
 	if s, ok := w.(workload.Suiter); ok {
 		fs.StringVar(&f.shapes, "shapes", "", "run a set of shapes instead of one (a comma list is their union): "+s.SuiteHelp())
+	}
+	if e, ok := w.(workload.Expander); ok {
+		name, help := e.LimitFlag()
+		fs.IntVar(&f.limit, name, 0, help)
 	}
 	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
 	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
@@ -151,6 +156,10 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 			suite = append(suite, got...)
 		}
 	}
+	if f.limit < 0 {
+		name, _ := f.w.(workload.Expander).LimitFlag()
+		return nil, usagef("--%s %d is not allowed (allowed: 0 for all, or a positive count)", name, f.limit)
+	}
 	seen := map[string]bool{}
 	var out []Job
 	err := sweep.Product(lists, func(v []string) error {
@@ -165,14 +174,23 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 			for k, val := range shape {
 				set[k] = val
 			}
-			cfg, err := workload.Resolve(f.w, v[0], set, f.warmup, f.repeats)
-			if err != nil {
-				return err
+			sets := []map[string]string{set}
+			if e, ok := f.w.(workload.Expander); ok {
+				var err error
+				if sets, err = e.Expand(set, f.limit); err != nil {
+					return err
+				}
 			}
-			key := workload.Key(cfg) + "@" + v[1]
-			if !seen[key] { // "1b" and "1.3b" are one configuration
-				seen[key] = true
-				out = append(out, Job{Device: v[1], Config: cfg})
+			for _, set := range sets {
+				cfg, err := workload.Resolve(f.w, v[0], set, f.warmup, f.repeats)
+				if err != nil {
+					return err
+				}
+				key := workload.Key(cfg) + "@" + v[1]
+				if !seen[key] { // "1b" and "1.3b" are one configuration
+					seen[key] = true
+					out = append(out, Job{Device: v[1], Config: cfg})
+				}
 			}
 		}
 		return nil

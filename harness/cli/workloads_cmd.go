@@ -24,6 +24,10 @@ func workloadsCmd(_ context.Context, a *App, args []string) error {
 		if s, ok := w.(workload.Suiter); ok {
 			fmt.Fprintf(a.Stdout, "  --shapes: %s\n", s.SuiteHelp())
 		}
+		if e, ok := w.(workload.Expander); ok {
+			name, help := e.LimitFlag()
+			fmt.Fprintf(a.Stdout, "  --%s: %s\n", name, help)
+		}
 		tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "  flag\tdefault\tallowed\tmeaning")
 		for _, p := range w.Params() {

@@ -22,11 +22,36 @@ type BarGroup struct {
 // Bars draws one cluster per category, one bar per group, with the
 // category labels slanted so long configuration names fit.
 func Bars(a Axes, categories []string, groups []BarGroup) (*gplot.Plot, error) {
+	return bars(a, categories, groups, true)
+}
+
+// NamedBars draws one bar per name in its group's colour, each labelled on
+// the axis, without a legend: the chart of a single category.
+func NamedBars(a Axes, groups []BarGroup) (*gplot.Plot, error) {
+	var names []string
+	one := make([]BarGroup, len(groups))
+	for i, g := range groups {
+		names = append(names, g.Name)
+		one[i] = BarGroup{Name: g.Name, Color: g.Color, Values: make([]float64, len(groups))}
+		for j := range one[i].Values {
+			one[i].Values[j] = math.NaN()
+		}
+		if len(g.Values) > 0 {
+			one[i].Values[i] = g.Values[0]
+		}
+	}
+	return bars(a, names, one, false)
+}
+
+func bars(a Axes, categories []string, groups []BarGroup, clustered bool) (*gplot.Plot, error) {
 	p := newPlot(a.Title, a.XLabel, a.YLabel)
 	if len(groups) == 0 {
 		return p, nil
 	}
 	w := vg.Points(math.Max(4, math.Min(14, 60/float64(len(groups)))))
+	if !clustered {
+		w = vg.Points(28)
+	}
 	for i, g := range groups {
 		vals := make(plotter.Values, len(categories))
 		for j := range vals {
@@ -39,12 +64,17 @@ func Bars(a Axes, categories []string, groups []BarGroup) (*gplot.Plot, error) {
 			return nil, fmt.Errorf("bars %q group %s: %w", a.Title, g.Name, err)
 		}
 		b.Color, b.LineStyle.Width = g.Color, 0
-		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
 		p.Add(b)
+		if !clustered {
+			continue
+		}
+		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
 		p.Legend.Add(g.Name, b)
 	}
 	p.NominalX(categories...)
-	headroom(p, false)
+	if clustered {
+		headroom(p, false)
+	}
 	p.X.Tick.Label.Rotation = math.Pi / 5
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Add(plotter.NewGrid())

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 
+	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/xbench/xbench/harness/compare"
@@ -41,13 +42,23 @@ func (r *Report) backwardForward() (*Chart, error) {
 	}
 	var groups []plot.BarGroup
 	for i, b := range r.Backends {
-		groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+		if len(cats) > 1 || !math.IsNaN(vals[i][0]) {
+			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+		}
 	}
-	p, err := plot.Bars(plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}, cats, groups)
+	a := plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}
+	bars, w := plot.Bars, vg.Length(math.Max(7, 1+0.45*float64(len(cats))))*vg.Inch
+	if len(cats) == 1 {
+		// One configuration: a bar per backend that ran both phases,
+		// named on the axis, the configuration in the title.
+		a.Title += ": " + cats[0]
+		bars = func(a plot.Axes, _ []string, g []plot.BarGroup) (*gplot.Plot, error) { return plot.NamedBars(a, g) }
+		w = vg.Length(2.5+0.6*float64(len(groups))) * vg.Inch
+	}
+	p, err := bars(a, cats, groups)
 	if err != nil {
 		return nil, err
 	}
-	w := vg.Length(math.Max(7, 1+0.45*float64(len(cats)))) * vg.Inch
 	return &Chart{Figure: plot.Single("backward-forward", "Backward against forward", p, w, 4.5*vg.Inch),
 		Caption: fmt.Sprintf("Median of the backward call (forward plus gradients) over the forward median, per configuration; ttt.CostOf counts %dx the FLOPs. A missing bar: one of the two did not finish.", ttt.BackwardFactor)}, nil
 }

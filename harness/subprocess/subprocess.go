@@ -47,6 +47,7 @@ type Backend struct {
 var (
 	_ backend.Backend     = (*Backend)(nil)
 	_ backend.BatchRunner = (*Backend)(nil)
+	_ backend.RawRunner   = (*Backend)(nil)
 )
 
 // New prepares (but does not start) a backend process. Its stderr is copied
@@ -259,6 +260,26 @@ func (b *Backend) Run(ctx context.Context, req backend.RunRequest) (result.Resul
 		return failedResult(req, "backend returned an invalid result: "+err.Error()), nil
 	}
 	return res, nil
+}
+
+// RunRaw is Run without decoding: the result bytes as the program wrote
+// them (a crash becomes a failed result the harness writes), for the plugin
+// layer to pass through to the host, which validates them once.
+func (b *Backend) RunRaw(ctx context.Context, req backend.RunRequest) ([]byte, error) {
+	rep, err := b.call(ctx, "run", req)
+	if err != nil {
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			r := failedResult(req, exitMessage(exit))
+			r.Tail = exit.Tail
+			return json.Marshal(r)
+		}
+		return nil, err
+	}
+	if len(rep.Result) == 0 {
+		return nil, errors.New("run: reply has no result object")
+	}
+	return rep.Result, nil
 }
 
 // RunBatch sends every request in one "run_batch" round trip; each result

@@ -150,3 +150,19 @@ func TestReadLineLimit(t *testing.T) {
 		}
 	}
 }
+
+// RunRaw hands back the program's result bytes exactly as written, so the
+// plugin layer can pass them through and the host validate them once.
+func TestRunRawPassesBytesThrough(t *testing.T) {
+	argv := script(t, `    sys.stdout.write('{"id": %d, "result": {"backend":  "t", "odd_spacing": 1.50}}\n' % req["id"]); sys.stdout.flush()
+`)
+	b := New(argv, os.Environ(), "", &bytes.Buffer{})
+	defer b.Close()
+	raw, err := b.RunRaw(context.Background(), backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"backend":  "t", "odd_spacing": 1.50}`; string(raw) != want {
+		t.Fatalf("RunRaw = %s, want %s", raw, want)
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Kind is a parameter's type.
@@ -15,6 +17,9 @@ const (
 	Int  Kind = "int"
 	Enum Kind = "enum"
 	Bool Kind = "bool"
+	// String is free text (a folder path): no control characters, at most
+	// MaxLen bytes, so a value stays printable and fits a file name.
+	String Kind = "string"
 )
 
 // Param declares one parameter. Its key in result.Config.Params is Name
@@ -31,6 +36,8 @@ type Param struct {
 	// Min and Max bound an Int (inclusive); Max 0 means 1<<40, a bound every
 	// parameter needs so derived numbers cannot overflow.
 	Min, Max int64
+	// MaxLen bounds a String's length in bytes; 0 means DefaultMaxLen.
+	MaxLen int
 	// SizeAxis marks a parameter along which memory and time grow (a larger
 	// Int, or a later value of an Enum whose Allowed is in increasing size):
 	// a progressive sweep that ran out of memory at one value skips the
@@ -46,6 +53,9 @@ type Param struct {
 // DefaultMax bounds an Int parameter whose declaration names no Max.
 const DefaultMax = int64(1) << 40
 
+// DefaultMaxLen bounds a String parameter whose declaration names no MaxLen.
+const DefaultMaxLen = 256
+
 // Flag is the command-line flag of the parameter.
 func (p Param) Flag() string { return "--" + strings.ReplaceAll(p.Name, "_", "-") }
 
@@ -60,6 +70,14 @@ func (p Param) Upper() int64 {
 	return p.Max
 }
 
+// MaxBytes is the effective MaxLen of a String.
+func (p Param) MaxBytes() int {
+	if p.MaxLen <= 0 {
+		return DefaultMaxLen
+	}
+	return p.MaxLen
+}
+
 // AllowedText says what values are allowed, for help and errors.
 func (p Param) AllowedText() string {
 	switch p.Kind {
@@ -67,6 +85,8 @@ func (p Param) AllowedText() string {
 		return strings.Join(p.Allowed, ", ")
 	case Bool:
 		return "true, false"
+	case String:
+		return fmt.Sprintf("non-empty text of at most %d bytes without control characters", p.MaxBytes())
 	default:
 		return fmt.Sprintf("integers %d to %d", p.Min, p.Upper())
 	}
@@ -93,6 +113,11 @@ func (p Param) Canonical(v string) (string, error) {
 			return "", bad()
 		}
 		return strconv.FormatBool(b), nil
+	case String:
+		if v == "" || len(v) > p.MaxBytes() || strings.ContainsFunc(v, unicode.IsControl) || !utf8.ValidString(v) {
+			return "", bad()
+		}
+		return v, nil
 	default:
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil || n < p.Min || n > p.Upper() {

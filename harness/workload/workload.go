@@ -108,3 +108,15 @@ type Suiter interface {
 type Smaller interface {
 	SmallDefaults() map[string]string
 }
+
+// Expander is implemented by a workload whose flags name many
+// configurations at once (a folder of problems): Expand turns the
+// parameter set of one combination of the flags into the parameter sets of
+// its configurations, each of which the harness then resolves. limit, when
+// above 0, is the value of the flag LimitFlag names: the most
+// configurations to take from each expansion.
+type Expander interface {
+	Expand(set map[string]string, limit int) ([]map[string]string, error)
+	// LimitFlag names the flag of limit (without dashes) and its help.
+	LimitFlag() (name, help string)
+}

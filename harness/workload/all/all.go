@@ -4,10 +4,12 @@ package all
 import (
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/harness/workload/problem"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 func init() {
 	workload.Register(ttt.Workload{})
 	workload.Register(gemm.Workload{})
+	workload.Register(problem.Workload{})
 }
