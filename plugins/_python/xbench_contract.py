@@ -323,6 +323,20 @@ def is_oom(exc: BaseException) -> bool:
     matched by name so torch need not be imported), Python's MemoryError, a
     message saying "out of memory", or XLA's RESOURCE_EXHAUSTED."""
     if isinstance(exc, MemoryError) or any(t.__name__ == "OutOfMemoryError" for t in type(exc).__mro__):
+    def flush(self) -> None:
+        """--cold-cache: evict the caches before a timed call, outside it.
+        This default writes a host buffer larger than the CPU's LLC
+        (xbench_modes.cpu_flush); a GPU timer overrides it with a device
+        write, and the contract refuses cold-cache on a GPU timer that does not."""
+        import xbench_modes
+
+        xbench_modes.cpu_flush()
+
+    def graph(self, fn: Callable[[], Any]) -> Callable[[], Any]:
+        """--cuda-graph: return a callable that replays fn captured as a CUDA
+        graph, or raise Unsupported with the reason (this default)."""
+        raise Unsupported(f"CUDA graphs are not available with this timer ({self.description})")
+
         return True
     msg = str(exc)
     return "out of memory" in msg.lower() or "RESOURCE_EXHAUSTED" in msg

@@ -16,6 +16,7 @@ import traceback
 import uuid
 
 import xbench_contract as xc
+from xbench_modes import Mode
 from xbench_workloads import VIEWS
 
 # One per process: a CLI invocation, or a whole serve session (the harness
@@ -84,7 +85,14 @@ def _now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str, dev: xc.Device, seed: int):
+def _check_mode(timer: xc.Timer, dev: xc.Device, mode: Mode) -> None:
+    """Unsupported when the timer cannot honour the mode on this device."""
+    if mode.cold_cache and dev.kind != "cpu" and type(timer).flush is xc.Timer.flush:
+        raise xc.Unsupported(f"--cold-cache on {dev.kind}: the timer ({timer.description}) has no device cache flush")
+
+
+def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str, dev: xc.Device, seed: int,
+             mode: Mode = Mode()):
     # A function of its own so that the model and inputs die with its frame:
     # after an OOM, release() can then actually free the memory.
     prepared = _method(fw, "prepare", cfg.workload)(v, variant, dev, seed)
@@ -92,8 +100,16 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     compile_ms = timer.time(step)  # rule 1: the first call alone
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
         timer.time(step)
+    if mode.cuda_graph:
+        step = timer.graph(step)  # captured once; warmup and samples replay it
     fw.reset_peak_memory(dev)
-    samples = [timer.time(step) for _ in range(cfg.repeats)]  # rule 3
+    samples = []
+    for _ in range(cfg.repeats):  # rule 3
+        if mode.cold_cache:
+            timer.flush()  # outside the sample: the timer starts after the write is done
+        samples.append(timer.time(step))
+    if mode.cold_cache:
+        timer.flush()  # allocates the flush buffer once, before the peak counter restarts
     peak = int(fw.peak_memory_bytes(dev))
     bad = [s for s in samples if not math.isfinite(s) or s < 0]
     if bad or not samples:
@@ -101,11 +117,11 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings)
 
 
-def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0) -> dict:
-    """Time one configuration by the protocol's rules; returns a result
-    record (status ok, unsupported, oom or failed). ConfigError (raised, not
-    recorded) for a device outside auto/cpu/cuda/rocm or a param that does
-    not convert to its type."""
+def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0, mode: Mode = Mode()) -> dict:
+    """Time one configuration by the protocol's rules in the given timing
+    mode; returns a result record (status ok, unsupported, oom or failed)
+    that records the mode. ConfigError (raised, not recorded) for a device
+    outside auto/cpu/cuda/rocm or a param that does not convert to its type."""
     cfg = _config(cfg)
     _check_device(device)
     v = view(cfg)
@@ -117,7 +133,8 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         dev = _resolve(fw, caps, who, device)
         timer = fw.timer(dev)
         timing = timer.description
-        samples, compile_ms, peak, nparams, warnings = _measure(fw, timer, cfg, v, variant, dev, seed)
+        _check_mode(timer, dev, mode)
+        samples, compile_ms, peak, nparams, warnings = _measure(fw, timer, cfg, v, variant, dev, seed, mode)
     except xc.Unsupported as e:
         status, message = "unsupported", str(e)
     except Exception as e:  # noqa: BLE001 - every failure becomes a record
@@ -148,17 +165,18 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         "env": env,
         "warnings": warnings,
         "timestamp": _now(),
+        "mode": mode.to_json(),
     }
-    for k in ("message", "warnings"):  # omitempty fields of result.Result
+    for k in ("message", "warnings", "mode"):  # omitempty fields of result.Result
         if not rec[k]:
             del rec[k]
     return rec
 
 
 def run_batch(fw: xc.Framework, requests: list) -> list:
-    """op run_batch: one result per (config, variant, device, seed) tuple, in
-    order, each exactly as run() makes it."""
-    return [run(fw, cfg, variant, device, seed) for cfg, variant, device, seed in requests]
+    """op run_batch: one result per (config, variant, device, seed[, mode])
+    tuple, in order, each exactly as run() makes it."""
+    return [run(fw, *req) for req in requests]
 
 
 def _versions(fw: xc.Framework) -> dict:
@@ -250,12 +268,17 @@ def _parse_request(req, op: str) -> tuple:
 
 def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
     req = msg.get("request")
+def _parse_mode(req: dict) -> Mode:
+    """The run request's timing mode; ConfigError if malformed."""
+    return Mode.from_json(req.get("mode"))
+
+
     if op == "info":
         return {"info": fw.info()}
     if op == "calibrate":
         return {"calibration": calibrate(fw, req)}
     if op == "run":
-        return {"result": run(fw, *_parse_request(req, op))}
+        return {"result": run(fw, *_parse_request(req, op), 0, _parse_mode(req))}
     if op == "run_batch":
         reqs = msg.get("requests")
         if not isinstance(reqs, list):
@@ -263,7 +286,7 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
         parsed = []
         for i, r in enumerate(reqs):  # all checked before any runs: a broken batch runs nothing
             try:
-                parsed.append((*_parse_request(r, "run_batch"), 0))
+                parsed.append((*_parse_request(r, "run_batch"), 0, _parse_mode(r)))
             except xc.ConfigError as e:
                 raise xc.ConfigError(f"requests[{i}]: {e}") from e
         return {"results": run_batch(fw, parsed)}

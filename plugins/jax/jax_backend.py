@@ -73,7 +73,7 @@ class Backend(xc.Framework):
         return xc.Device(requested, name, driver=driver, count=1)
 
     def timer(self, device: xc.Device) -> xc.Timer:
-        return m.BlockTimer()
+        return m.BlockTimer(device.kind)
 
     def peak_memory_bytes(self, device: xc.Device) -> int:
         # memory_stats() is None on cpu; on a GPU its peak counts from process

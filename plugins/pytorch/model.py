@@ -233,6 +233,36 @@ class CudaEventTimer(xc.Timer):
         end.synchronize()
         return start.elapsed_time(end)
 
+    def flush(self) -> None:
+        """A memset over a device buffer larger than L2, on the timing stream
+        before the start event, so the sample begins once it is done."""
+        global _flush_buffer
+        if _flush_buffer is None:  # once per process
+            import xbench_modes
+
+            _flush_buffer = torch.empty(xbench_modes.GPU_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+        _flush_buffer.zero_()
+
+    def graph(self, fn):
+        """fn captured as a CUDA graph (after two calls on a side stream, as
+        torch.cuda.graph requires); the returned callable replays it."""
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                fn()
+        torch.cuda.current_stream().wait_stream(side)
+        g = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(g):
+                fn()
+        except Exception as e:  # noqa: BLE001 - a call that cannot be captured is a mode this backend lacks
+            raise xc.Unsupported(f"--cuda-graph: the call cannot be captured as a CUDA graph: {xc.failure_message(e)}") from e
+        return g.replay
+
+
+_flush_buffer = None
+
 
 class CpuTimer(xc.Timer):
     description = "time.perf_counter on cpu; peak memory not measured on cpu (reported as 0)"
