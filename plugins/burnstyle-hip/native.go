@@ -53,6 +53,11 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		res.Status, res.Message = result.StatusUnsupported, msg
 		return res, nil
 	}
+	if msg := modeUnsupported(req); msg != "" {
+		res.Status, res.Message = result.StatusUnsupported, msg
+		return res, nil
+	}
+	res.Mode = req.Mode
 	if req.Config.Workload == gemm.Name {
 		return runGEMM(ctx, req, res)
 	}

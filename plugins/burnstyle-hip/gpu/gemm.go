@@ -20,9 +20,10 @@ package gpu
 //	func (s GEMMSpec) DeviceBytes() (int64, error) // A+B+C+workspace; compare with d.FreeBytes()
 //	func (d *Device) GEMMSupports(spec GEMMSpec) error
 //	func (d *Device) TimeGEMM(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
+//	func (d *Device) TimeGEMMCold(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error) // L2 flushed before each sample
 //	func (d *Device) ExportGEMM(ctx, spec, a, b []float32) ([]float32, error)
 //	func GEMMAvailable() error                 // the shared "cuda" device, cuBLAS loaded
-//	func TimeGEMM(ctx, spec, warmup, repeats, seed) (GEMMTiming, error) // on Shared("cuda")
+//	func TimeGEMM(ctx, spec, warmup, repeats, seed, cold) (GEMMTiming, error) // on Shared("cuda")
 //	func ExportGEMM(ctx, spec, a, b) ([]float32, error)                 // on Shared("cuda")
 //
 // Threads and contexts: a caller needs nothing special. A Device (from Open,
@@ -297,6 +298,22 @@ func (d *Device) libraryVersion() string {
 // alone (CompileMs), warmup calls follow untimed, then repeats calls each
 // between two device events.
 func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
+	return d.timeGEMM(ctx, spec, warmup, repeats, seed, 0)
+}
+
+// FlushBytes is what TimeGEMMCold writes before each timed call: more than
+// the L2 of any current GPU (H100 and H200 have 50 MiB).
+const FlushBytes = 256 << 20
+
+// TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
+// call a memset over a FlushBytes buffer (allocated once per call of
+// TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
+// both before the start event, so the write is never in a sample.
+func (d *Device) TimeGEMMCold(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
+	return d.timeGEMM(ctx, spec, warmup, repeats, seed, FlushBytes)
+}
+
+func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64) (GEMMTiming, error) {
 	var out GEMMTiming
 	if err := d.GEMMSupports(spec); err != nil {
 		return out, err
@@ -355,10 +372,26 @@ func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 			}
 			defer r.drv.eventDestroy(ev[i])
 		}
+		var flush devPtr
+		if flushBytes > 0 {
+			if flush, err = r.alloc(flushBytes); err != nil {
+				return fmt.Errorf("gemm --cold-cache: flush buffer of %d MiB: %w", flushBytes>>20, err)
+			}
+			defer r.free(flush)
+		}
 		out.SamplesMs = make([]float64, 0, repeats)
 		for i := 0; i < repeats; i++ {
 			if err := ctx.Err(); err != nil {
 				return err
+			}
+			if flushBytes > 0 {
+				// A new value each time, so no layer can skip the write.
+				if err := r.fill32(flush, uint32(i+1), flushBytes/4); err != nil {
+					return err
+				}
+				if err := r.sync(); err != nil {
+					return err
+				}
 			}
 			if err := r.record(ev[0]); err != nil {
 				return err
@@ -387,6 +420,9 @@ func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 	}
 	out.Timing = fmt.Sprintf("device events around each call (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
 		call, out.Library, d.rt.blas.path)
+	if flushBytes > 0 {
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", flushBytes>>20)
+	}
 	return out, nil
 }
 
@@ -560,11 +596,14 @@ func GEMMAvailable() error {
 	return nil
 }
 
-// TimeGEMM is Device.TimeGEMM on Shared("cuda").
-func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
+// TimeGEMM is Device.TimeGEMM on Shared("cuda"), or TimeGEMMCold when cold.
+func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, cold bool) (GEMMTiming, error) {
 	d, err := Shared("cuda")
 	if err != nil {
 		return GEMMTiming{}, err
+	}
+	if cold {
+		return d.TimeGEMMCold(ctx, spec, warmup, repeats, seed)
 	}
 	return d.TimeGEMM(ctx, spec, warmup, repeats, seed)
 }

@@ -92,6 +92,15 @@ func TestGEMMEmulator(t *testing.T) {
 		t.Errorf("timing %+v", tm)
 	}
 	t.Logf("%+v", tm)
+	// --cold-cache: the same samples, the flush buffer not in the peak, and
+	// the timing note saying what was written outside the events.
+	cold, err := d.TimeGEMMCold(context.Background(), gpu.GEMMSpec{Batch: 1, M: 16, N: 24, K: 8, Dtype: "float32"}, 0, 2, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cold.SamplesMs) != 2 || cold.PeakMemoryBytes >= gpu.FlushBytes || !strings.Contains(cold.Timing, "256 MiB memset") {
+		t.Errorf("cold timing %+v", cold)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := d.TimeGEMM(ctx, gpu.GEMMSpec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, 0, 2, 1); err == nil {

@@ -1,0 +1,72 @@
+package burnstylehip
+
+// Timing modes (docs/protocol.md, "Timing modes"): cold-cache for GEMM, on
+// the GPU through gpu.TimeGEMMCold and on the CPU through a host buffer
+// larger than the last-level cache; no CUDA graphs anywhere yet.
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/workload/gemm"
+)
+
+// minCPUFlushBytes is written on a CPU even when the LLC reads smaller or
+// cannot be read (the Python contract uses the same floor).
+const minCPUFlushBytes = 64 << 20
+
+// modeUnsupported says why this backend cannot time req in its mode, or "".
+func modeUnsupported(req backend.RunRequest) string {
+	switch {
+	case req.Mode.CUDAGraph:
+		return Name + ": --cuda-graph: this backend does not capture its calls as CUDA graphs (cuBLAS and its kernels launch eagerly)"
+	case req.Mode.ColdCache && req.Config.Workload != gemm.Name:
+		return Name + ": --cold-cache is implemented for the gemm workload only (workload " + req.Config.Workload + ")"
+	}
+	return ""
+}
+
+var (
+	cpuFlushOnce sync.Once
+	cpuFlushBuf  []byte
+)
+
+// cpuFlush writes every byte of a host buffer twice the LLC (at least
+// minCPUFlushBytes), allocated once per process, so the next call starts
+// with the caches holding none of its operands.
+func cpuFlush() {
+	cpuFlushOnce.Do(func() { cpuFlushBuf = make([]byte, max(2*llcBytes(), minCPUFlushBytes)) })
+	for i := range cpuFlushBuf {
+		cpuFlushBuf[i]++
+	}
+}
+
+// llcBytes is the largest CPU cache sysfs reports, or 0 when unknown.
+func llcBytes() int {
+	paths, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*/size")
+	best := 0
+	for _, p := range paths {
+		raw, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		text := strings.ToUpper(strings.TrimSpace(string(raw)))
+		mult := 1
+		switch {
+		case strings.HasSuffix(text, "K"):
+			mult = 1 << 10
+		case strings.HasSuffix(text, "M"):
+			mult = 1 << 20
+		case strings.HasSuffix(text, "G"):
+			mult = 1 << 30
+		}
+		if n, err := strconv.Atoi(strings.TrimRight(text, "KMG")); err == nil {
+			best = max(best, n*mult)
+		}
+	}
+	return best
+}
