@@ -33,7 +33,7 @@ func TestReportTwoBackends(t *testing.T) {
 			t.Errorf("the page's charts name %s fewer than 6 times", b)
 		}
 		svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-roofline.svg"))
-		if err != nil || !strings.Contains(string(svg), ">"+b+"</text>") {
+		if err != nil || !strings.Contains(string(svg), ">"+b+", float32</text>") {
 			t.Errorf("roofline svg does not name %s: %v", b, err)
 		}
 	}

@@ -48,6 +48,9 @@ type Figure struct {
 	Panels [][]*gplot.Plot
 	Width  vg.Length
 	Height vg.Length
+	// LegendOutside draws a single panel's legend to the right of it,
+	// off the data and the grid lines.
+	LegendOutside bool
 }
 
 // Single is a figure of one panel.
@@ -62,6 +65,10 @@ func (f Figure) draw(c draw.Canvas) {
 		cols = max(cols, len(r))
 	}
 	if rows == 1 && cols == 1 {
+		if f.LegendOutside {
+			drawLegendOutside(f.Panels[0][0], c)
+			return
+		}
 		f.Panels[0][0].Draw(c)
 		return
 	}
@@ -104,6 +111,21 @@ func (f Figure) PNG(dpi int) ([]byte, error) {
 		return nil, fmt.Errorf("render %s as png: %w", f.Name, err)
 	}
 	return buf.Bytes(), nil
+}
+
+// drawLegendOutside draws p without its legend on the left of c and the
+// legend in a column on the right, as wide as its longest entry.
+func drawLegendOutside(p *gplot.Plot, c draw.Canvas) {
+	leg := p.Legend
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	pad := vg.Millimeter * 3
+	w := leg.Rectangle(c).Size().X + 2*pad
+	bare := *p
+	bare.Legend = gplot.NewLegend()
+	bare.Draw(draw.Crop(c, 0, -w, 0, 0))
+	// Top-aligned with the data area: below the title.
+	title := p.Title.TextStyle.Height(p.Title.Text) + p.Title.Padding
+	leg.Draw(draw.Crop(c, c.Size().X-w+pad, 0, 0, -title-pad))
 }
 
 // newPlot is a panel with the common styling.

@@ -31,6 +31,9 @@ type Axes struct {
 	XTicks []float64
 	// XTickLabels, when as long as XTicks, labels them (model sizes).
 	XTickLabels []string
+	// LegendOutside leaves no headroom for a legend in the data area:
+	// the figure draws it beside the panel (Figure.LegendOutside).
+	LegendOutside bool
 }
 
 var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
@@ -67,7 +70,19 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Left = true
-	headroom(p, a.LogY)
+	if !a.LegendOutside {
+		headroom(p, a.LogY)
+	}
+	// One point (or one value) leaves an empty range, which gonum widens
+	// by one either side: below zero on a log axis. Widen by a factor.
+	for _, ax := range []struct {
+		ax  *gplot.Axis
+		log bool
+	}{{&p.X, a.LogX}, {&p.Y, a.LogY}} {
+		if ax.log && ax.ax.Min == ax.ax.Max && ax.ax.Min > 0 {
+			ax.ax.Min, ax.ax.Max = ax.ax.Min/2, ax.ax.Max*2
+		}
+	}
 	return p, nil
 }
 
@@ -130,9 +145,10 @@ type Ceiling struct {
 
 // Roofline draws achieved TFLOP/s against arithmetic intensity (FLOP per
 // byte) on log-log axes, under each ceiling min(peak, bandwidth *
-// intensity). The x range covers the points and every ridge point.
+// intensity). The x range covers the points and every ridge point. Its
+// figure should set LegendOutside: the plot leaves no room for a legend.
 func Roofline(title string, pts []Series, ceilings []Ceiling) (*gplot.Plot, error) {
-	a := Axes{Title: title, XLabel: "arithmetic intensity (FLOP/byte)", YLabel: "achieved TFLOP/s", LogX: true, LogY: true}
+	a := Axes{Title: title, XLabel: "arithmetic intensity (FLOP/byte)", YLabel: "achieved TFLOP/s", LogX: true, LogY: true, LegendOutside: true}
 	for i := range pts {
 		pts[i].PointsOnly = true
 	}
@@ -173,9 +189,9 @@ func Roofline(title string, pts []Series, ceilings []Ceiling) (*gplot.Plot, erro
 		p.Add(l)
 		p.Legend.Add(c.Name, l)
 	}
-	// Room above the highest roof for the legend.
+	// The highest roof in view, a little below the top.
 	for _, c := range ceilings {
-		p.Y.Max = math.Max(p.Y.Max, 4*c.PeakTFLOPs)
+		p.Y.Max = math.Max(p.Y.Max, 1.5*c.PeakTFLOPs)
 	}
 	return p, nil
 }

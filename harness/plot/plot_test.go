@@ -2,6 +2,7 @@ package plot
 
 import (
 	"bytes"
+	"fmt"
 	"image/color"
 	"image/png"
 	"math"
@@ -97,4 +98,41 @@ func TestDivergingAndText(t *testing.T) {
 	if textOn(color.Black) != color.White || textOn(color.White) != color.Black || textOn(nil) != color.Black {
 		t.Error("text colour should contrast with its fill")
 	}
+}
+
+// TestLegendOutside: a figure with LegendOutside draws the legend's
+// entries right of the panel, not over its data area.
+func TestLegendOutside(t *testing.T) {
+	roof, err := Roofline("r", []Series{{Name: "alpha", Color: Color(0), X: []float64{50}, Y: []float64{10}}},
+		[]Ceiling{{Name: "float32 roof", Color: color.Black, PeakTFLOPs: 60, TBps: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Single("roofline", "", roof, 8*vg.Inch, 4*vg.Inch)
+	f.LegendOutside = true
+	svg, err := f.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	axisLabel := textX(t, svg, "arithmetic intensity (FLOP/byte)")
+	for _, entry := range []string{"alpha", "float32 roof"} {
+		if x := textX(t, svg, entry); x < 2*axisLabel {
+			t.Errorf("legend entry %q at x=%.0f, inside the plot (x axis label centred at %.0f)", entry, x, axisLabel)
+		}
+	}
+}
+
+func textX(t *testing.T, svg []byte, text string) float64 {
+	t.Helper()
+	s := string(svg)
+	i := strings.Index(s, ">"+text+"</text>")
+	if i < 0 {
+		t.Fatalf("no text %q", text)
+	}
+	j := strings.LastIndex(s[:i], `<text x="`)
+	var x float64
+	if _, err := fmt.Sscanf(s[j+len(`<text x="`):], "%g", &x); err != nil {
+		t.Fatalf("x of %q: %v", text, err)
+	}
+	return x
 }

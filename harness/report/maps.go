@@ -53,7 +53,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 		// named on the axis, the configuration in the title.
 		a.Title += ": " + cats[0]
 		bars = func(a plot.Axes, _ []string, g []plot.BarGroup) (*gplot.Plot, error) { return plot.NamedBars(a, g) }
-		w = vg.Length(2.5+0.6*float64(len(groups))) * vg.Inch
+		w = vg.Length(math.Max(4.5, 2.5+0.6*float64(len(groups)))) * vg.Inch
 	}
 	p, err := bars(a, cats, groups)
 	if err != nil {
@@ -69,6 +69,9 @@ func (r *Report) heatmapSize() (vg.Length, vg.Length) {
 }
 
 func (r *Report) ratioHeatmap() (*Chart, error) {
+	if r.Baseline == "" {
+		return nil, nil // a device kind the baseline backend did not run on
+	}
 	g := plot.Grid{Title: "Time ratio to " + r.Baseline + " (green faster, red slower)", Cols: r.Backends}
 	for _, t := range r.Tables() {
 		g.Rows = append(g.Rows, t.Label)
@@ -125,36 +128,51 @@ func (r *Report) feasibility() (*Chart, error) {
 }
 
 func (r *Report) roofline() (*Chart, error) {
-	var series []plot.Series
 	var dev result.Device
 	dtypes := map[string]bool{}
-	for _, b := range r.Backends {
-		s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
-		for _, t := range r.Tables() {
-			for _, x := range t.Rows {
-				if x.Backend == b && !math.IsNaN(x.TFLOPs) {
-					s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
-					dtypes[t.Config.Dtype()] = true
-					if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
-						dev = res.Device
-					}
-				}
+	for _, t := range r.Tables() {
+		for _, x := range t.Rows {
+			if !math.IsNaN(x.TFLOPs) {
+				dtypes[t.Config.Dtype()] = true
 			}
 		}
-		series = append(series, s)
 	}
 	if len(dtypes) == 0 {
 		return nil, nil
+	}
+	var names []string
+	for d := range dtypes {
+		names = append(names, d)
+	}
+	slices.Sort(names)
+	// One series per backend and dtype: the colour is the backend's, the
+	// glyph the dtype's, and the legend names both.
+	var series []plot.Series
+	for _, b := range r.Backends {
+		for di, d := range names {
+			s := plot.Series{Name: b + ", " + d, Color: r.color(b), Shape: di}
+			for _, t := range r.Tables() {
+				if t.Config.Dtype() != d {
+					continue
+				}
+				for _, x := range t.Rows {
+					if x.Backend == b && !math.IsNaN(x.TFLOPs) {
+						s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
+						if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
+							dev = res.Device
+						}
+					}
+				}
+			}
+			if len(s.X) > 0 {
+				series = append(series, s)
+			}
+		}
 	}
 	var ceilings []plot.Ceiling
 	caption := "Achieved FLOP/s (ttt.CostOf FLOPs over the median) against arithmetic intensity (FLOPs over compulsory bytes). "
 	cal, ok := r.Calibration(dev)
 	if ok {
-		var names []string
-		for d := range dtypes {
-			names = append(names, d)
-		}
-		slices.Sort(names)
 		for i, d := range names {
 			if peak := cal.MatmulTFLOPs[d]; peak > 0 && cal.CopyGBps > 0 {
 				ceilings = append(ceilings, plot.Ceiling{Name: fmt.Sprintf("%s roof: %.4g TFLOP/s, %.4g GB/s", d, peak, cal.CopyGBps),
@@ -169,5 +187,7 @@ func (r *Report) roofline() (*Chart, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Chart{Figure: plot.Single("roofline", "Roofline", p, 8*vg.Inch, 5.5*vg.Inch), Caption: caption}, nil
+	f := plot.Single("roofline", "Roofline", p, 10*vg.Inch, 5.5*vg.Inch)
+	f.LegendOutside = true
+	return &Chart{Figure: f, Caption: caption + " Colour is the backend, the glyph the dtype."}, nil
 }
