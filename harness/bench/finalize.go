@@ -64,7 +64,32 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	if st.CV > stats.CVWarnThreshold {
 		r.Warnings = appendOnce(r.Warnings, fmt.Sprintf("cv %.1f%% is above %.0f%%: timings are noisy", 100*st.CV, 100*stats.CVWarnThreshold))
 	}
+	for _, w := range TimingWarnings(r.Config) {
+		r.Warnings = appendOnce(r.Warnings, w)
+	}
 	return r
+}
+
+// The fewest warm-up calls and timed repeats a timing is trusted from:
+// fewer warm-ups can leave caches, allocators and autotuners cold inside
+// the samples, and fewer repeats give no 95% interval of the median (6 is
+// the least) or a wide one.
+const (
+	MinWarmup  = 3
+	MinRepeats = 10
+)
+
+// TimingWarnings says what is too few about a configuration's --warmup and
+// --repeats, for the result and the run table.
+func TimingWarnings(c result.Config) []string {
+	var out []string
+	if c.Warmup < MinWarmup {
+		out = append(out, fmt.Sprintf("--warmup %d is below %d: early calls may be timed cold", c.Warmup, MinWarmup))
+	}
+	if c.Repeats < MinRepeats {
+		out = append(out, fmt.Sprintf("--repeats %d is below %d: the median's interval is wide or absent", c.Repeats, MinRepeats))
+	}
+	return out
 }
 
 // badSamples says why an ok result's samples are unusable, or "".

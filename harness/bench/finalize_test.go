@@ -12,6 +12,18 @@ import (
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
+func TestTimingWarnings(t *testing.T) {
+	for _, tt := range []struct {
+		warmup, repeats int
+		want            int
+	}{{3, 10, 0}, {2, 10, 1}, {3, 9, 1}, {0, 1, 2}, {10, 1000, 0}} {
+		c := ttt.Config{ModelSize: "tiny", TTTType: "linear", Warmup: tt.warmup, Repeats: tt.repeats}.Result()
+		if got := TimingWarnings(c); len(got) != tt.want {
+			t.Errorf("--warmup %d --repeats %d: %v, want %d warnings", tt.warmup, tt.repeats, got, tt.want)
+		}
+	}
+}
+
 func TestFinalize(t *testing.T) {
 	reg, err := registry.Open(registry.Options{Root: t.TempDir()}, nil)
 	if err != nil {
@@ -54,10 +66,23 @@ func TestFinalize(t *testing.T) {
 			if r.Stats == nil && (r.Throughput != 0 || r.ThroughputUnit != "") {
 				t.Errorf("throughput %v %s on a %s result", r.Throughput, r.ThroughputUnit, r.Status)
 			}
-			if tt.wantStatus == result.StatusOK && (len(r.Warnings) > 1 || (len(r.Warnings) == 1 && !strings.Contains(r.Warnings[0], "is above"))) {
+			// cfg has --warmup 0 and --repeats 3: both too few, said once each.
+			var ws []string
+			timing := 0
+			for _, w := range r.Warnings {
+				if strings.HasPrefix(w, "--warmup 0 is below 3") || strings.HasPrefix(w, "--repeats 3 is below 10") {
+					timing++
+					continue
+				}
+				ws = append(ws, w)
+			}
+			if want := map[bool]int{true: 2, false: 0}[tt.wantStatus == result.StatusOK]; timing != want {
+				t.Errorf("%d timing-rule warnings in %v, want %d", timing, r.Warnings, want)
+			}
+			if tt.wantStatus == result.StatusOK && (len(ws) > 1 || (len(ws) == 1 && !strings.Contains(ws[0], "is above"))) {
 				t.Errorf("backend cv warning not replaced by the harness's: %v", r.Warnings)
 			}
-			if got := len(r.Warnings) > 0 && strings.Contains(r.Warnings[0], "is above"); got != tt.wantWarn {
+			if got := len(ws) > 0 && strings.Contains(ws[0], "is above"); got != tt.wantWarn {
 				t.Errorf("warnings %v, want warning %v", r.Warnings, tt.wantWarn)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/units"
 	"github.com/xbench/xbench/harness/workload"
 )
@@ -62,7 +63,11 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 		median, ci, tps, ratio := "-", "-", "-", "-"
 		if r.Stats != nil {
 			median = fmt.Sprintf("%.3f", r.Stats.MedianMs)
-			ci = fmt.Sprintf("%.3f-%.3f", r.Stats.CI95LowMs, r.Stats.CI95HighMs)
+			if stats.HasCI(*r.Stats) {
+				ci = fmt.Sprintf("%.3f-%.3f", r.Stats.CI95LowMs, r.Stats.CI95HighMs)
+			} else {
+				ci = fmt.Sprintf("none (n=%d < 6)", r.Stats.SampleCount)
+			}
 			tps = fmt.Sprintf("%.4g", r.Throughput)
 			if r.Throughput >= 1e4 {
 				tps = fmt.Sprintf("%.0f", r.Throughput)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/ttt"
@@ -74,7 +75,10 @@ func (r *Report) row(res result.Result) Row {
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
 	}
-	row.MedianMs, row.CILo, row.CIHi, row.Throughput, row.Unit = res.Stats.MedianMs, res.Stats.CI95LowMs, res.Stats.CI95HighMs, res.Throughput, res.ThroughputUnit
+	row.MedianMs, row.Throughput, row.Unit = res.Stats.MedianMs, res.Throughput, res.ThroughputUnit
+	if stats.HasCI(*res.Stats) { // below 6 samples there is no 95% interval
+		row.CILo, row.CIHi = res.Stats.CI95LowMs, res.Stats.CI95HighMs
+	}
 	if cost, err := workload.CostOf(res.Config); err == nil {
 		row.Cost = cost
 		row.TFLOPs = cost.FLOPs / (res.Stats.MedianMs / 1000) / 1e12

@@ -90,7 +90,9 @@ type Stats struct {
 	MinMs       float64 `json:"min_ms"`
 	MaxMs       float64 `json:"max_ms"`
 	P10Ms       float64 `json:"p10_ms"`
+	P50Ms       float64 `json:"p50_ms,omitempty"`
 	P90Ms       float64 `json:"p90_ms"`
+	P99Ms       float64 `json:"p99_ms,omitempty"` // only from stats.MinP99Samples samples on
 	CI95LowMs   float64 `json:"ci95_low_ms"`
 	CI95HighMs  float64 `json:"ci95_high_ms"`
 	CV          float64 `json:"cv"`

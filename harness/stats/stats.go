@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	mstats "github.com/montanaflynn/stats"
+	"golang.org/x/perf/benchmath"
 
 	"github.com/xbench/xbench/harness/result"
 )
@@ -22,10 +23,17 @@ const (
 	MethodMinMax         = "min-max (n<6)"
 )
 
-// Summarize computes the summary of samples (milliseconds). The 95%
-// interval of the median is distribution-free: it comes from order
-// statistics and the binomial distribution, so it assumes nothing about the
-// shape of the timing distribution (which is usually skewed).
+// MinP99Samples is the fewest samples a p99 is reported from: with fewer,
+// the 99th percentile is an interpolation between the largest samples.
+const MinP99Samples = 100
+
+// Summarize computes the summary of samples (milliseconds). The median and
+// its 95% interval come from golang.org/x/perf/benchmath's AssumeNothing
+// (the statistics benchstat uses): distribution-free, from order
+// statistics and the binomial distribution, so they assume nothing about
+// the shape of the timing distribution (which is usually skewed). Below 6
+// samples there is no 95% interval: the summary then holds min and max,
+// with CIMethod MethodMinMax, and HasCI is false.
 func Summarize(samples []float64) (result.Stats, error) {
 	n := len(samples)
 	if n == 0 {
@@ -38,28 +46,35 @@ func Summarize(samples []float64) (result.Stats, error) {
 	}
 	data := mstats.Float64Data(append([]float64(nil), samples...))
 	sort.Float64s(data)
-	median, _ := data.Median()
+	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(data, &benchmath.DefaultThresholds), 0.95)
 	mean, _ := data.Mean()
 	std := 0.0
 	if n > 1 {
 		std, _ = data.StandardDeviationSample()
 	}
 	st := result.Stats{
-		MedianMs: median, MeanMs: mean, StdMs: std,
+		MedianMs: sum.Center, MeanMs: mean, StdMs: std,
 		MinMs: data[0], MaxMs: data[n-1],
-		P10Ms: Quantile(data, 0.10), P90Ms: Quantile(data, 0.90),
+		P10Ms: Quantile(data, 0.10), P50Ms: Quantile(data, 0.50), P90Ms: Quantile(data, 0.90),
 		SampleCount: n,
+	}
+	if n >= MinP99Samples {
+		st.P99Ms = Quantile(data, 0.99)
 	}
 	if mean > 0 {
 		st.CV = std / mean
 	}
-	if k, ok := MedianCIIndex(n, 0.95); ok {
-		st.CI95LowMs, st.CI95HighMs, st.CIMethod = data[k], data[n-1-k], MethodOrderStatistic
-	} else {
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
 		st.CI95LowMs, st.CI95HighMs, st.CIMethod = data[0], data[n-1], MethodMinMax
+	} else {
+		st.CI95LowMs, st.CI95HighMs, st.CIMethod = sum.Lo, sum.Hi, MethodOrderStatistic
 	}
 	return st, nil
 }
+
+// HasCI says whether st holds a 95% interval of the median (6 samples or
+// more); without one, tables print no interval.
+func HasCI(st result.Stats) bool { return st.CIMethod == MethodOrderStatistic }
 
 // Quantile interpolates linearly between order statistics of sorted data
 // (numpy's default "linear" method, so the Python contract agrees).
@@ -75,36 +90,4 @@ func Quantile(sorted []float64, q float64) float64 {
 	}
 	frac := pos - float64(lo)
 	return sorted[lo] + frac*(sorted[lo+1]-sorted[lo])
-}
-
-// MedianCIIndex returns the largest k such that [x(k), x(n-1-k)] (0-indexed
-// order statistics) covers the median with probability >= level. ok is false
-// when even [min, max] falls short (n < 6 for 95%).
-func MedianCIIndex(n int, level float64) (k int, ok bool) {
-	best := -1
-	for k := 0; k < (n+1)/2; k++ {
-		if binomCoverage(n, k) >= level {
-			best = k
-		} else {
-			break
-		}
-	}
-	return best, best >= 0
-}
-
-// binomCoverage is the probability that [x(k), x(n-1-k)] holds the median:
-// at least k+1 samples fall on each side, P(k+1 <= Binomial(n, 1/2) <= n-1-k).
-func binomCoverage(n, k int) float64 {
-	total := 0.0
-	for i := k + 1; i <= n-1-k; i++ {
-		total += math.Exp(logChoose(n, i) - float64(n)*math.Ln2)
-	}
-	return total
-}
-
-func logChoose(n, k int) float64 {
-	a, _ := math.Lgamma(float64(n + 1))
-	b, _ := math.Lgamma(float64(k + 1))
-	c, _ := math.Lgamma(float64(n - k + 1))
-	return a - b - c
 }

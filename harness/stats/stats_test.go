@@ -5,18 +5,30 @@ import (
 	"testing"
 )
 
-func TestMedianCIIndex(t *testing.T) {
+// TestMedianCI: the interval is benchmath's (order statistics of the
+// binomial), absent below 6 samples, and widens no further than min-max.
+func TestMedianCI(t *testing.T) {
 	tests := []struct {
 		n      int
-		wantK  int
-		wantOK bool
+		lo, hi float64 // for samples 1..n
+		ok     bool
 	}{
-		{1, -1, false}, {5, -1, false}, {6, 0, true}, {10, 1, true}, {20, 5, true}, {100, 39, true},
+		{1, 1, 1, false}, {5, 1, 5, false}, {6, 1, 6, true}, {10, 2, 9, true}, {20, 6, 15, true}, {100, 40, 60, true},
 	}
 	for _, tt := range tests {
-		k, ok := MedianCIIndex(tt.n, 0.95)
-		if k != tt.wantK || ok != tt.wantOK {
-			t.Errorf("MedianCIIndex(%d) = %d,%v; want %d,%v", tt.n, k, ok, tt.wantK, tt.wantOK)
+		xs := make([]float64, tt.n)
+		for i := range xs {
+			xs[tt.n-1-i] = float64(i + 1) // unsorted input
+		}
+		s, err := Summarize(xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.CI95LowMs != tt.lo || s.CI95HighMs != tt.hi || HasCI(s) != tt.ok {
+			t.Errorf("n=%d: interval %v-%v has CI %v; want %v-%v %v", tt.n, s.CI95LowMs, s.CI95HighMs, HasCI(s), tt.lo, tt.hi, tt.ok)
+		}
+		if wantP99 := tt.n >= MinP99Samples; (s.P99Ms != 0) != wantP99 {
+			t.Errorf("n=%d: p99 %v, want one only from %d samples", tt.n, s.P99Ms, MinP99Samples)
 		}
 	}
 }
@@ -32,7 +44,7 @@ func TestSummarize(t *testing.T) {
 	}{
 		{"median", s.MedianMs, 5.5}, {"mean", s.MeanMs, 5.5}, {"min", s.MinMs, 1}, {"max", s.MaxMs, 10},
 		{"p10", s.P10Ms, 1.9}, {"p90", s.P90Ms, 9.1}, {"std", s.StdMs, 3.0276503540974917},
-		{"ci low", s.CI95LowMs, 2}, {"ci high", s.CI95HighMs, 9}, {"cv", s.CV, 3.0276503540974917 / 5.5},
+		{"ci low", s.CI95LowMs, 2}, {"ci high", s.CI95HighMs, 9}, {"cv", s.CV, 3.0276503540974917 / 5.5}, {"p50", s.P50Ms, 5.5},
 	}
 	for _, c := range checks {
 		if math.Abs(c.got-c.want) > 1e-12 {
@@ -57,5 +69,20 @@ func TestSummarizeSmallAndBad(t *testing.T) {
 	one, err := Summarize([]float64{4})
 	if err != nil || one.StdMs != 0 || one.CV != 0 {
 		t.Errorf("one sample: %+v %v", one, err)
+	}
+}
+
+func TestP99(t *testing.T) {
+	xs := make([]float64, 200)
+	for i := range xs {
+		xs[i] = float64(i)
+	}
+	s, err := Summarize(xs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// numpy.percentile(range(200), 99) = 197.01
+	if math.Abs(s.P99Ms-197.01) > 1e-9 || s.P50Ms != 99.5 || s.MedianMs != 99.5 {
+		t.Errorf("p99 %v p50 %v median %v", s.P99Ms, s.P50Ms, s.MedianMs)
 	}
 }
