@@ -51,7 +51,7 @@ func TestRunBadInputExit2(t *testing.T) {
 	}{
 		{"gemm m 0", []string{"--workload", "gemm", "--m", "0"}, []string{"--m", `"0"`, "integers 1 to 1048576"}},
 		{"gemm layout", []string{"--workload", "gemm", "--layout", "xy"}, []string{"--layout", `"xy"`, "nn, nt, tn, tt"}},
-		{"unknown workload", []string{"--workload", "nope"}, []string{"--workload", `"nope"`, "gemm, ttt"}},
+		{"unknown workload", []string{"--workload", "nope"}, []string{"--workload", `"nope"`, "gemm, problem, ttt"}},
 		{"ttt flag on gemm", []string{"--workload", "gemm", "--seq-len", "64"}, []string{"--seq-len"}},
 		{"negative timeout", []string{"--timeout", "-5s"}, []string{"--timeout", "-5s", "positive duration"}},
 		{"empty backends", []string{"--backends", ""}, []string{"--backends", "empty"}},

@@ -63,7 +63,8 @@ What else the Framework subclass defines (name/description come from plugin.json
             calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
               "copy_gbps": GB/s, "method": str}: the device's ceilings for
               `xbench calibrate` (op "calibrate"); skip dtypes the device lacks.
-  Raise Unsupported anywhere for a combination it cannot run; any other
+  Raise Unsupported anywhere for a combination it cannot run, Failed for a
+  classified failure whose message stands as it is; any other
   exception becomes status failed, or oom when is_oom(exc) (one classifier
   for every backend: torch's OutOfMemoryError, MemoryError, "out of memory",
   XLA's RESOURCE_EXHAUSTED).
@@ -81,7 +82,7 @@ Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
   serve(fw) -> exit code
 
-Re-exported helpers: xbench_workloads (TTT, Gemm, VIEWS), xbench_spec (SIZES,
+Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, VIEWS), xbench_spec (SIZES,
 model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
 count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.
@@ -104,9 +105,9 @@ from xbench_spec import (  # noqa: F401  (re-exported for framework files)
 __all__ = [
     # types and errors
     "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
-    "ConfigError", "Unsupported", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
+    "ConfigError", "Unsupported", "Failed", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
     # workload views
-    "TTT", "Gemm", "VIEWS",
+    "TTT", "Gemm", "Problem", "VIEWS",
     # entry points (lazy)
     "main", "run", "run_batch", "export", "serve",
     # spec facts
@@ -132,7 +133,7 @@ DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
     "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
-    "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "VIEWS": "xbench_workloads",
+    "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "Problem": "xbench_workloads", "VIEWS": "xbench_workloads",
 }
 
 
@@ -149,6 +150,12 @@ def __getattr__(name: str):
 class ConfigError(ValueError):
     """A request that is malformed (not merely unsupported): exit 2 on the
     command line, an {"error": ...} reply while serving."""
+
+
+class Failed(Exception):
+    """Raised by a framework for a classified failure whose message is the
+    result's message as it is (a candidate that fails its correctness gate:
+    "incorrect: max abs err ..."), without the exception type in front."""
 
 
 class Unsupported(Exception):

@@ -78,6 +78,8 @@ def _failure(exc: BaseException) -> tuple:
     # The traceback goes to stderr (the harness logs it); the record gets the
     # exception line (xc.failure_message).
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    if isinstance(exc, xc.Failed):
+        return "failed", " ".join(str(exc).split())
     return ("oom" if xc.is_oom(exc) else "failed"), xc.failure_message(exc)
 
 

@@ -136,6 +136,33 @@ class Gemm(_View):
         return False
 
 
+@dataclass
+class Problem(_View):
+    """The problem workload's params: one file of a KernelBench-format set,
+    problems/level<level>/<problem>_*.py (problems is absolute). Export's one
+    input is "seed": the model and get_inputs() are made under it on the CPU."""
+
+    workload = "problem"
+    problems: str = "problems"
+    level: int = 1
+    problem: int = 1
+    dtype: str = "float32"
+    phase: str = "forward"
+    warmup: int = 3
+    repeats: int = 10
+
+    def path(self) -> str:
+        import xbench_problems
+
+        return xbench_problems.find(self.problems, self.level, self.problem)
+
+    def check_tensors(self, weights: dict, inputs: dict) -> None:
+        _check_shapes((("inputs", inputs, {"seed": (1,)}),))
+
+    def output_float64(self) -> bool:
+        return self.dtype == "float64"
+
+
 def _check_shapes(groups) -> None:
     for where, have, want in groups:
         for name, shape in want.items():
@@ -147,4 +174,4 @@ def _check_shapes(groups) -> None:
 
 # The workloads the contract has a view of. A framework may declare another
 # workload too: its prepare_<workload> then gets the plain Config.
-VIEWS = {"ttt": TTT, "gemm": Gemm}
+VIEWS = {"ttt": TTT, "gemm": Gemm, "problem": Problem}

@@ -19,15 +19,23 @@ TTT_CAPS = xc.WorkloadCaps(
     values={"dtype": ("float32", "tf32", "bfloat16", "float16", "float64"), "ttt_type": ("linear", "mlp"),
             "backbone": ("transformer",)},
 )
-ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES))
-# The compile variant: model.py with torch.compile'd inner steps (compiled.py). TTT only.
+# The problem workload (problem.py): eager here, float64 only for the verify reference.
+PROBLEM_CAPS = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32", "float64")})
+PROBLEM_COMPILED = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32",)})
+ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS)
+# The compile variant: model.py with torch.compile'd inner steps (compiled.py)
+# for TTT; torch.compile of the problem's Model (inductor, mode default).
 COMPILE = xc.Variant(
-    "compile", "torch.compile of the per-mini-batch inner step; on a GPU the timed call is one CUDA graph",
+    "compile", "ttt: torch.compile of the per-mini-batch inner step, on a GPU the timed call is one CUDA graph; "
+               "problem: torch.compile(Model), inductor, mode default",
     xc.Capabilities(xc.WorkloadCaps(
         "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
         values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                "backbone": ("transformer",)})),
+                "backbone": ("transformer",)}), PROBLEM_COMPILED),
 )
+COMPILE_MAX_AUTOTUNE = xc.Variant(
+    "compile-max-autotune", "problem: torch.compile(Model), inductor, mode max-autotune-no-cudagraphs",
+    xc.Capabilities(PROBLEM_COMPILED))
 
 
 def set_precision(dtype: str) -> None:
@@ -56,7 +64,7 @@ def _nvidia_driver() -> str:
 class Backend(xc.Framework):
     framework = "torch"
     capabilities = ALL
-    variants = (COMPILE,)
+    variants = (COMPILE, COMPILE_MAX_AUTOTUNE)
     gemm = GEMM
 
     def versions(self) -> dict:
@@ -157,6 +165,18 @@ class Backend(xc.Framework):
 
             step = compiled.timed_step(step, device.kind, warnings)
         return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
+
+    def prepare_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import problem
+
+        set_precision("float32")  # float32 is float32: no TF32 in matmuls or cuDNN convolutions
+        return problem.prepare(cfg, variant, device, seed)
+
+    def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import problem
+
+        set_precision("float32")
+        return problem.export(cfg, variant, device, int(inputs["seed"].reshape(-1)[0]))
 
     def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict,
                inner=None) -> dict:
