@@ -66,6 +66,7 @@ func (a *App) commands() []command {
 		{name: "verify", summary: "check that backends compute the same model", run: verifyCmd},
 		{name: "compare", summary: "compare two runs: ratio, interval, test and verdict per backend", run: compareCmd},
 		{name: "report", summary: "write an HTML report with charts from a results folder", run: reportCmd},
+		{name: "history", summary: "series over many result folders: steps by commit, a dashboard, CSV, a CI gate", run: historyCmd},
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
 		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},

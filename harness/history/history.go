@@ -93,6 +93,9 @@ func Build(dirs []string, opt Options) (*History, error) {
 			return nil, fmt.Errorf("history: %w", err)
 		}
 		h.Skipped = append(h.Skipped, skipped...)
+		if len(rs) == 0 && len(skipped) > 0 {
+			return nil, fmt.Errorf("history: read %s: no valid results in it (%d skipped, first: %s)", d, len(skipped), skipped[0])
+		}
 		if len(rs) == 0 {
 			return nil, fmt.Errorf("history: read %s: no results in it", d)
 		}

@@ -1,0 +1,287 @@
+package report
+
+// The nightly dashboard: a static site drawn from a history (harness/history),
+// one page per workload with a chart per configuration group (every backend
+// of one configuration, device and timing mode) and a table of the latest
+// steps linking to the result folders of the commits either side, an index
+// page, and series.csv with every point. Every page inlines its charts and
+// font, so the folder can be published anywhere as it is.
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/xbench/xbench/harness/history"
+	"github.com/xbench/xbench/harness/plot"
+	"github.com/xbench/xbench/harness/result"
+)
+
+//go:embed dashboard.html.tmpl
+var dashboardTemplate string
+
+type dashGroup struct {
+	ID, Title string
+	Series    []*history.Series
+	SVG       template.HTML
+}
+
+type dashStep struct {
+	Series             *history.Series
+	Step               history.Step
+	FirstBad, LastGood history.Run
+	GoodLink, BadLink  string
+}
+
+type dashPage struct {
+	Title, Workload string
+	Workloads       []string
+	Runs            []history.Run
+	DateNote        string
+	Groups          []dashGroup
+	Steps           []dashStep
+	FontCSS         template.CSS
+	Newest          string
+}
+
+// WriteDashboard writes index.html, <workload>.html and series.csv into
+// dir and returns the files written.
+func WriteDashboard(h *history.History, dir string) ([]string, error) {
+	if len(h.Runs) == 0 {
+		return nil, fmt.Errorf("dashboard: the history has no runs")
+	}
+	css, err := plot.FontFaceCSS()
+	if err != nil {
+		return nil, err
+	}
+	tmpl, err := template.New("dash").Funcs(funcs).Funcs(template.FuncMap{
+		"short": func(c string) string { return shortHash(c, 10) },
+		"date":  func(r history.Run) string { return r.Date.UTC().Format("2006-01-02 15:04") },
+		"step":  func(s history.Step) string { return fmt.Sprintf("%+.1f%%", 100*(s.Ratio-1)) },
+		"ci": func(s history.Step) string {
+			return fmt.Sprintf("%+.1f%% to %+.1f%%", 100*(s.Lo-1), 100*(s.Hi-1))
+		},
+		"up": func(s history.Step) bool { return s.Ratio > 1 },
+	}).Parse(dashboardTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: parse template: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("dashboard: create %s: %w", dir, err)
+	}
+	byWorkload := map[string][]*history.Series{}
+	var workloads []string
+	for _, s := range h.Series {
+		if byWorkload[s.Workload] == nil {
+			workloads = append(workloads, s.Workload)
+		}
+		byWorkload[s.Workload] = append(byWorkload[s.Workload], s)
+	}
+	base := dashPage{Workloads: workloads, Runs: h.Runs, DateNote: h.DateNote, FontCSS: template.CSS(css), //nolint:gosec // a constant @font-face rule
+		Newest: h.Runs[len(h.Runs)-1].Date.UTC().Format("2006-01-02 15:04")}
+	var files []string
+	write := func(name string, pg dashPage) error {
+		var buf bytes.Buffer
+		if err := tmpl.Execute(&buf, pg); err != nil {
+			return fmt.Errorf("dashboard: render %s: %w", name, err)
+		}
+		p := filepath.Join(dir, name)
+		if err := writePublic(p, buf.Bytes()); err != nil {
+			return fmt.Errorf("dashboard: %w", err)
+		}
+		files = append(files, p)
+		return nil
+	}
+	index := base
+	index.Title = "xbench nightly"
+	index.Steps = latestSteps(h, h.Series, dir)
+	if err := write("index.html", index); err != nil {
+		return nil, err
+	}
+	for _, w := range workloads {
+		pg := base
+		pg.Title, pg.Workload = "xbench nightly: "+w, w
+		pg.Steps = latestSteps(h, byWorkload[w], dir)
+		groups, err := dashGroups(h, byWorkload[w])
+		if err != nil {
+			return nil, err
+		}
+		pg.Groups = groups
+		if err := write(w+".html", pg); err != nil {
+			return nil, err
+		}
+	}
+	var csv bytes.Buffer
+	if err := h.WriteCSV(&csv); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(dir, "series.csv")
+	if err := writePublic(p, csv.Bytes()); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	return append(files, p), nil
+}
+
+// latestSteps is the newest step of every series that has one, newest first.
+func latestSteps(h *history.History, series []*history.Series, dir string) []dashStep {
+	var out []dashStep
+	for _, s := range series {
+		if len(s.Steps) == 0 {
+			continue
+		}
+		st := s.Steps[len(s.Steps)-1]
+		out = append(out, dashStep{Series: s, Step: st, FirstBad: h.Runs[st.FirstBad], LastGood: h.Runs[st.LastGood],
+			GoodLink: link(dir, h.Runs[st.LastGood].Dir), BadLink: link(dir, h.Runs[st.FirstBad].Dir)})
+	}
+	// Newest first; among equals, the larger slowdown first.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && (out[j].Step.FirstBad > out[j-1].Step.FirstBad ||
+			out[j].Step.FirstBad == out[j-1].Step.FirstBad && out[j].Step.Ratio > out[j-1].Step.Ratio); j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// link is a result folder relative to the dashboard, as a URL path.
+func link(dir, target string) string {
+	rel, err := filepath.Rel(dir, target)
+	if err != nil {
+		abs, _ := filepath.Abs(target)
+		return "file://" + filepath.ToSlash(abs)
+	}
+	return filepath.ToSlash(rel) + "/"
+}
+
+// dashGroups draws one chart per configuration, device and mode.
+func dashGroups(h *history.History, series []*history.Series) ([]dashGroup, error) {
+	var groups []dashGroup
+	index := map[string]int{}
+	for _, s := range series {
+		k := s.Key.Config + "@" + s.Device + "@" + s.Mode
+		i, ok := index[k]
+		if !ok {
+			i = len(groups)
+			index[k] = i
+			groups = append(groups, dashGroup{ID: fmt.Sprintf("g%d", i), Title: fmt.Sprintf("%s on %s, %s", s.Label, s.Device, s.Mode)})
+		}
+		groups[i].Series = append(groups[i].Series, s)
+	}
+	for i := range groups {
+		svg, err := dashChart(h, groups[i])
+		if err != nil {
+			return nil, err
+		}
+		groups[i].SVG = template.HTML(plot.InlineSVG(svg)) //nolint:gosec // generated by gonum, text escaped by vgsvg
+	}
+	return groups, nil
+}
+
+// notOK are the point kinds drawn on the chart's floor, with their glyphs.
+var notOK = []struct {
+	name     string
+	statuses []result.Status
+	glyph    draw.GlyphDrawer
+}{
+	{"failed, oom, timeout", []result.Status{result.StatusFailed, result.StatusOOM, result.StatusTimeout}, draw.CrossGlyph{}},
+	{"unsupported, skipped", []result.Status{result.StatusUnsupported, result.StatusSkipped}, draw.RingGlyph{}},
+	{"missing", []result.Status{history.StatusMissing}, draw.PlusGlyph{}},
+}
+
+func dashChart(h *history.History, g dashGroup) ([]byte, error) {
+	n := len(h.Runs)
+	var series []plot.Series
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for i, s := range g.Series {
+		ps := plot.Series{Name: s.Backend, Color: plot.Color(i), Shape: i}
+		for _, p := range s.Points {
+			if p.OK() {
+				ps.X, ps.Y = append(ps.X, float64(p.Run)), append(ps.Y, p.Median)
+				lo, hi = math.Min(lo, p.Lo), math.Max(hi, p.Hi)
+			}
+		}
+		series = append(series, ps)
+	}
+	// Ticks: short commits, thinned so no two labels meet.
+	every := max(1, (n+7)/8)
+	var ticks []float64
+	var labels []string
+	for i := 0; i < n; i += every {
+		ticks, labels = append(ticks, float64(i)), append(labels, shortHash(h.Runs[i].Commit, 7))
+	}
+	p, err := plot.Lines(plot.Axes{XLabel: "commit (oldest to newest)", YLabel: "median ms (95% CI)", XTicks: ticks, XTickLabels: labels}, series)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
+	}
+	if math.IsInf(lo, 0) {
+		lo, hi = 0, 1
+	}
+	floor := lo - 0.08*(hi-lo+1e-9)
+	for i, s := range g.Series {
+		var errs plotter.XYs
+		var yerr plotter.YErrors
+		for _, pt := range s.Points {
+			if pt.OK() {
+				errs = append(errs, plotter.XY{X: float64(pt.Run), Y: pt.Median})
+				yerr = append(yerr, struct{ Low, High float64 }{pt.Median - pt.Lo, pt.Hi - pt.Median})
+			}
+		}
+		if len(errs) > 0 {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYs
+				plotter.YErrors
+			}{errs, yerr})
+			if err != nil {
+				return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
+			}
+			eb.LineStyle.Color, eb.CapWidth = plot.Color(i), vg.Points(4)
+			p.Add(eb)
+		}
+	}
+	entries := len(g.Series)
+	for _, kind := range notOK {
+		var xys plotter.XYs
+		for _, s := range g.Series {
+			for _, pt := range s.Points {
+				for _, st := range kind.statuses {
+					if pt.Status == st {
+						xys = append(xys, plotter.XY{X: float64(pt.Run), Y: floor})
+					}
+				}
+			}
+		}
+		if len(xys) == 0 {
+			continue
+		}
+		sc, err := plotter.NewScatter(xys)
+		if err != nil {
+			return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
+		}
+		sc.GlyphStyle = draw.GlyphStyle{Color: plot.Color(7), Radius: vg.Points(3), Shape: kind.glyph}
+		p.Add(sc)
+		p.Legend.Add(kind.name, sc)
+		entries++
+	}
+	// Room for the legend above the data, and the floor row in view.
+	p.Y.Min = math.Min(p.Y.Min, floor-0.05*(hi-lo+1e-9))
+	p.Y.Max = hi + (hi-p.Y.Min)*0.16*float64(entries)
+	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
+	fig := plot.Single(g.ID, g.Title, p, 18*vg.Centimeter, 9*vg.Centimeter)
+	return fig.SVG()
+}
+
+// shortHash is the first n characters of a commit, or "?" for none.
+func shortHash(c string, n int) string {
+	if c == "" {
+		return "?"
+	}
+	return c[:min(n, len(c))]
+}

@@ -1,0 +1,125 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/history"
+	"github.com/xbench/xbench/harness/history/historytest"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// plantedHistory is twenty nights with triton at 1024 8% slower from night
+// 13, a failed, an unsupported and a missing cell.
+func plantedHistory(t *testing.T) (*history.History, string) {
+	t.Helper()
+	root := t.TempDir()
+	dirs, err := historytest.Nightly(filepath.Join(root, "results"), 20, func(night int, b, m string) float64 {
+		if b == "triton" && m == "1024" && night >= 13 {
+			return 1.08
+		}
+		return 1
+	}, func(night int, b, m string) result.Status {
+		switch {
+		case b == "jax" && m == "256" && night == 5:
+			return result.StatusFailed
+		case b == "pytorch" && m == "4096" && night == 9:
+			return result.StatusUnsupported
+		case b == "jax" && m == "4096" && night == 15:
+			return ""
+		}
+		return result.StatusOK
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := history.Build(dirs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, root
+}
+
+// TestDashboardPages: an index and a gemm page, a chart per shape, the
+// step's row linking to the result folders either side of it, series.csv.
+func TestDashboardPages(t *testing.T) {
+	h, root := plantedHistory(t)
+	out := filepath.Join(root, "site")
+	files, err := WriteDashboard(h, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 3 {
+		t.Errorf("files %v, want index.html, gemm.html, series.csv", files)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "gemm.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	for _, want := range []string{`href="../results/night-13/"`, `href="../results/night-12/"`, `<td class="slower">&#43;8.`, "<svg", "@font-face",
+		"failed, oom, timeout", "unsupported, skipped", "missing"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("gemm.html lacks %q", want)
+		}
+	}
+	if n := strings.Count(page, "<figure"); n != 3 {
+		t.Errorf("gemm.html has %d charts, want one per shape (3)", n)
+	}
+	if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
+		t.Error("the page links outside itself")
+	}
+}
+
+// TestDashboardInChromium lays the gemm page out in headless Chromium and
+// fails on overlapping text, text over a glyph's edge or widths other than
+// the layout's (layoutProblems, as for the report).
+// XBENCH_SCREENSHOT_DASHBOARD=path keeps a screenshot (docs/dashboard.png).
+func TestDashboardInChromium(t *testing.T) {
+	h, root := plantedHistory(t)
+	out := filepath.Join(root, "site")
+	if _, err := WriteDashboard(h, out); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(out, "gemm.html")
+	l := layoutIn(t, page)
+	if len(l.Charts) != 3 {
+		t.Errorf("%d charts measured, want 3", len(l.Charts))
+	}
+	for _, p := range layoutProblems(l) {
+		t.Error(p)
+	}
+	if keep := os.Getenv("XBENCH_SCREENSHOT_DASHBOARD"); keep != "" {
+		screenshot(t, page, keep, 1400, 2600)
+	}
+}
+
+// TestDashboardCheckCatchesOverlap: the layout check fails this page when
+// two labels are drawn on top of each other (a tick label copied onto
+// its neighbour), so the test above has teeth.
+func TestDashboardCheckCatchesOverlap(t *testing.T) {
+	h, root := plantedHistory(t)
+	out := filepath.Join(root, "site")
+	if _, err := WriteDashboard(h, out); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(out, "gemm.html")
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every chart's title text drawn twice at the same place.
+	s := string(raw)
+	i := strings.Index(s, "<text")
+	j := strings.Index(s[i:], "</text>") + i + len("</text>")
+	s = s[:j] + s[i:j] + s[j:]
+	if err := os.WriteFile(page, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(layoutProblems(layoutIn(t, page)), "\n")
+	if !strings.Contains(problems, "overlaps") {
+		t.Errorf("a doubled label was not reported; problems:\n%s", problems)
+	}
+}
