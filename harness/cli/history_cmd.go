@@ -110,9 +110,11 @@ func writeHistorySummary(a *App, h *history.History) {
 
 // gitCommitDate looks commits up in repo with git; a commit git does not
 // know (or no git at all) is not an error: the run is ordered by timestamp.
+// A "-dirty" commit (a run from a modified tree) is dated by its base commit.
 func gitCommitDate(repo string) func(string) (time.Time, bool) {
 	return func(commit string) (time.Time, bool) {
-		if strings.HasPrefix(commit, "-") {
+		commit = strings.TrimSuffix(commit, "-dirty")
+		if commit == "" || strings.HasPrefix(commit, "-") {
 			return time.Time{}, false
 		}
 		out, err := exec.Command("git", "-C", repo, "show", "-s", "--format=%cI", commit+"^{commit}", "--").Output()

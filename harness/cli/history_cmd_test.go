@@ -2,6 +2,7 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -64,6 +65,25 @@ func TestHistoryGate(t *testing.T) {
 	} {
 		if _, _, code, err := runApp(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: exit %d, error %v; want 2 naming %q", tc.args[1:], code, err, tc.want)
+		}
+	}
+}
+
+// TestGitCommitDate: a commit of this checkout is dated by git, also when
+// recorded as "-dirty"; an unknown one, or an option-like one, is not.
+func TestGitCommitDate(t *testing.T) {
+	head, err := exec.Command("git", "-C", "../..", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		t.Fatalf("git rev-parse: %v", err)
+	}
+	date := gitCommitDate("../..")
+	c := strings.TrimSpace(string(head))
+	for _, tc := range []struct {
+		commit string
+		ok     bool
+	}{{c, true}, {c + "-dirty", true}, {"0000000000000000000000000000000000000bad", false}, {"--all", false}, {"", false}} {
+		if d, ok := date(tc.commit); ok != tc.ok || ok && d.IsZero() {
+			t.Errorf("commit %q: date %v, %v; want found %v", tc.commit, d, ok, tc.ok)
 		}
 	}
 }
