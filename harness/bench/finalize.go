@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"time"
@@ -34,6 +35,9 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	}
 	if r.Env.NixRev == "" {
 		r.Env.NixRev = s.Meta.NixRev
+	}
+	if r.Env.Settings == nil && len(s.Meta.Settings) > 0 {
+		r.Env.Settings = maps.Clone(s.Meta.Settings)
 	}
 	if r.Env.VisibleDevices == "" {
 		r.Env.VisibleDevices = s.Meta.VisibleDevices

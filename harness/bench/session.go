@@ -48,6 +48,9 @@ type Meta struct {
 	Host           string
 	NixRev         string
 	VisibleDevices string
+	// Settings are recorded in every result's env.settings (the ROCm
+	// settings `xbench problems` starts backends with).
+	Settings map[string]string
 }
 
 // NewSession prepares a session; backends start on first use.

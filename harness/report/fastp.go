@@ -43,15 +43,15 @@ func (r *Report) FastP() []FastP {
 					base = &t.Rows[i]
 				}
 			}
-			if row == nil || !row.Correct {
+			if row == nil {
 				continue
 			}
+			o := Outcome{Correct: row.Correct}
+			if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 {
+				o.Speedup = base.MedianMs / row.MedianMs
+			}
 			for i, p := range FastPThresholds {
-				if p == 0 {
-					f.Counts[i]++
-					continue
-				}
-				if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 && base.MedianMs/row.MedianMs > p {
+				if Exceeds(o, p) {
 					f.Counts[i]++
 				}
 			}
@@ -59,4 +59,32 @@ func (r *Report) FastP() []FastP {
 		out = append(out, f)
 	}
 	return out
+}
+
+// Outcome is one configuration (problem) of a backend, as fast_p sees it:
+// correct or not, and its speedup over the baseline (0 when unknown).
+type Outcome struct {
+	Correct bool
+	Speedup float64
+}
+
+// Exceeds is the one fast_p rule: correct, and for p > 0 a speedup above
+// p. fast_0 is therefore the share correct, whether or not the baseline
+// has a time.
+func Exceeds(o Outcome, p float64) bool {
+	return o.Correct && (p == 0 || o.Speedup > p)
+}
+
+// FastPOf is the share of total that exceeds p (0 for no total).
+func FastPOf(outcomes []Outcome, total int, p float64) float64 {
+	if total == 0 {
+		return 0
+	}
+	n := 0
+	for _, o := range outcomes {
+		if Exceeds(o, p) {
+			n++
+		}
+	}
+	return float64(n) / float64(total)
 }

@@ -113,6 +113,9 @@ type Env struct {
 	// it: with `sweep --gpus`, the GPU a cell ran on.
 	VisibleDevices string `json:"visible_devices,omitempty"`
 	Python         string `json:"python,omitempty"`
+	// Settings are environment settings the harness ran the backend under
+	// for stability (ROCm's HSA_ENABLE_SDMA=0, core dumps off), by name.
+	Settings map[string]string `json:"settings,omitempty"`
 }
 
 // Result is one backend on one configuration.

@@ -1,0 +1,141 @@
+package problems
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/xbench/xbench/harness/report"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload/problem"
+)
+
+// CurveSteps are the thresholds of the printed fast_p curve: 0 to 4 by 0.25.
+var CurveSteps = func() []float64 {
+	var out []float64
+	for p := 0.0; p <= 4; p += 0.25 {
+		out = append(out, p)
+	}
+	return out
+}()
+
+// LevelScore is one backend on one level of a baseline.
+type LevelScore struct {
+	Backend, Level string
+	Total          int              // problems of the level in the baseline
+	Outcomes       []report.Outcome // one per baseline problem, in file name order
+}
+
+// FastP is the share of the level's problems that are correct with a
+// speedup above p (report.Exceeds).
+func (s LevelScore) FastP(p float64) float64 { return report.FastPOf(s.Outcomes, s.Total, p) }
+
+// MaxSpeedup is the largest speedup of a correct problem (0 if none): the
+// curve is 0 from there on.
+func (s LevelScore) MaxSpeedup() float64 {
+	m := 0.0
+	for _, o := range s.Outcomes {
+		if o.Correct && o.Speedup > m {
+			m = o.Speedup
+		}
+	}
+	return m
+}
+
+// Score pairs each backend's problem results with the baseline by level
+// and file name. Correct is status ok (for candidates: the gate passed);
+// the speedup is the baseline mean over the result's mean (KernelBench's
+// rule, both means from the same statistics). A baseline problem a backend
+// has no ok result for counts as incorrect. Baseline backends themselves
+// are scored too when present (eager against eager is fast_1 = 0).
+func Score(b Baseline, rs []result.Result) []LevelScore {
+	type key struct{ backend, level, name string }
+	got := map[key]result.Result{}
+	backends := map[string]bool{}
+	for _, r := range rs {
+		if r.Config.Workload != problem.Name {
+			continue
+		}
+		level, id := r.Config.Int("level"), r.Config.Int("problem")
+		name := problem.NameOf(r.Config.Get("problems"), level, id) // "" (folder gone) matches no baseline key
+		backends[r.Backend] = true
+		k := key{r.Backend, LevelKey(level), name}
+		if old, ok := got[k]; !ok || old.Status != result.StatusOK {
+			got[k] = r
+		}
+	}
+	var out []LevelScore
+	for _, be := range sortedKeys(backends) {
+		for _, lv := range sortedKeys(b) {
+			s := LevelScore{Backend: be, Level: lv, Total: len(b[lv])}
+			for _, name := range sortedKeys(b[lv]) {
+				o := report.Outcome{}
+				if r, ok := got[key{be, lv, name}]; ok && r.Status == result.StatusOK && r.Stats != nil && r.Stats.MeanMs > 0 {
+					o = report.Outcome{Correct: true, Speedup: b[lv][name].Mean / r.Stats.MeanMs}
+				}
+				s.Outcomes = append(s.Outcomes, o)
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	// level2 before level10, file 2_ before 10_
+	sort.Slice(out, func(i, j int) bool { return naturalLess(out[i], out[j]) })
+	return out
+}
+
+// naturalLess orders strings with their digit runs compared as numbers.
+func naturalLess(a, b string) bool {
+	for a != "" && b != "" {
+		da, db := digits(a), digits(b)
+		if da != "" && db != "" {
+			na, nb := strings.TrimLeft(da, "0"), strings.TrimLeft(db, "0")
+			if len(na) != len(nb) {
+				return len(na) < len(nb)
+			}
+			if na != nb {
+				return na < nb
+			}
+			a, b = a[len(da):], b[len(db):]
+			continue
+		}
+		if a[0] != b[0] {
+			return a[0] < b[0]
+		}
+		a, b = a[1:], b[1:]
+	}
+	return len(a) < len(b)
+}
+
+func digits(s string) string {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return s[:i]
+}
+
+// WriteScores prints, per backend and level, fast_0, fast_1, fast_2 and
+// the curve.
+func WriteScores(w io.Writer, baselinePath string, scores []LevelScore) {
+	fmt.Fprintf(w, "fast_p against %s (correct and speedup > p, over the baseline's problems; speedup = baseline mean / mean)\n", baselinePath)
+	fmt.Fprintf(w, "%-32s %-8s %6s %8s %8s %8s %12s\n", "backend", "level", "total", "fast_0", "fast_1", "fast_2", "max speedup")
+	for _, s := range scores {
+		fmt.Fprintf(w, "%-32s %-8s %6d %8.3f %8.3f %8.3f %12.3g\n", s.Backend, s.Level, s.Total, s.FastP(0), s.FastP(1), s.FastP(2), s.MaxSpeedup())
+	}
+	for _, s := range scores {
+		var parts []string
+		for _, p := range CurveSteps {
+			parts = append(parts, fmt.Sprintf("%g:%.3f", p, s.FastP(p)))
+		}
+		fmt.Fprintf(w, "curve %s %s  %s\n", s.Backend, s.Level, strings.Join(parts, " "))
+	}
+}
