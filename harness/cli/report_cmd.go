@@ -4,18 +4,20 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/report"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 func reportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var resultsDir, out, baseline string
 	fs.StringVar(&resultsDir, "results", "results", "results folder (or one run's folder), read recursively")
-	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write; charts go beside it as <name>-<chart>.svg and .png")
+	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write (charts go beside it as <name>-<chart>.svg and .png, tables as <name>-<table>.csv), or a .pdf file: one PDF with the charts and tables")
 	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
@@ -32,11 +34,19 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 			return usagef("--baseline %q has no results in %s (backends: %s)", baseline, resultsDir, strings.Join(r.Backends, ", "))
 		}
 	}
-	files, err := r.Write(out)
+	write := r.Write
+	switch ext := strings.ToLower(filepath.Ext(out)); ext {
+	case ".pdf":
+		write = r.WritePDF
+	case ".html", ".htm":
+	default:
+		return usagef("--out %q: the format comes from the extension; allowed: .html, .htm, .pdf", workload.Cut(out, 80))
+	}
+	files, err := write(out)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stderr, "report: %d results of %d backends, %d configurations; wrote %s and %d chart files\n",
+	fmt.Fprintf(a.Stderr, "report: %d results of %d backends, %d configurations; wrote %s and %d files beside it\n",
 		len(r.Results), len(r.Backends), len(r.Configs), out, len(files)-1)
 	return nil
 }

@@ -37,12 +37,19 @@ func TestReportTwoBackends(t *testing.T) {
 			t.Errorf("roofline svg does not name %s: %v", b, err)
 		}
 	}
-	for _, bad := range [][]string{{"--results", filepath.Join(dir, "nope")}, {"--results", dir, "--baseline"}, {"--results", dir, "extra"}} {
+	for _, bad := range [][]string{{"--results", filepath.Join(dir, "nope")}, {"--results", dir, "--baseline"}, {"--results", dir, "extra"}, {"--results", dir, "--out", filepath.Join(dir, "r.txt")}} {
 		if _, _, code, _ := runApp(t, append([]string{"report"}, bad...)...); code != 2 {
 			t.Errorf("report %v: exit %d, want 2", bad, code)
 		}
 	}
 	if _, _, code, err := runApp(t, "report", "--results", dir, "--out", out, "--baseline", "jax"); code != 2 || !strings.Contains(err.Error(), "jax") {
 		t.Errorf("unknown baseline: exit %d %v, want 2", code, err)
+	}
+	pdf := filepath.Join(t.TempDir(), "r.pdf")
+	if _, _, code, err := runApp(t, "report", "--results", dir, "--out", pdf); code != 0 {
+		t.Fatalf("--out r.pdf: exit %d %v", code, err)
+	}
+	if raw, err := os.ReadFile(pdf); err != nil || !strings.HasPrefix(string(raw), "%PDF-") {
+		t.Errorf("--out r.pdf wrote no PDF: %v", err)
 	}
 }

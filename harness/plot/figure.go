@@ -143,3 +143,13 @@ func newPlot(title, xlabel, ylabel string) *gplot.Plot {
 	p.Legend.Top = true
 	return p
 }
+
+// DrawAt draws the figure on c with its lower left corner at at, scaled
+// by scale: a page of a multi-page document (the report's PDF).
+func (f Figure) DrawAt(c vg.Canvas, at vg.Point, scale float64) {
+	c.Push()
+	defer c.Pop()
+	c.Translate(at)
+	c.Scale(scale, scale)
+	f.draw(draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}})
+}

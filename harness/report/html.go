@@ -36,6 +36,7 @@ type page struct {
 	Generated  string
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
+	CSVFiles   []string     // the summary tables as CSV, beside the page
 }
 
 type pageChart struct {
@@ -46,8 +47,9 @@ type pageChart struct {
 	AltNames string
 }
 
-// Write renders the page to out and every chart as out's base name plus
-// "-<chart>.svg" and ".png" beside it, and returns the files written. The
+// Write renders the page to out, every chart as out's base name plus
+// "-<chart>.svg" and ".png" beside it and every summary table as
+// "-<table>.csv", and returns the files written. The
 // page inlines its SVGs and CSS and links nothing outside itself, so it
 // opens offline and can be mailed around alone.
 func (r *Report) Write(out string) ([]string, error) {
@@ -86,6 +88,18 @@ func (r *Report) Write(out string) ([]string, error) {
 			files = append(files, p)
 		}
 		pg.Charts = append(pg.Charts, pc)
+	}
+	for _, t := range r.TextTables(fullNum) {
+		data, err := t.CSV()
+		if err != nil {
+			return nil, err
+		}
+		name := base + "-" + t.Name + ".csv"
+		if err := writePublic(filepath.Join(dir, name), data); err != nil {
+			return nil, fmt.Errorf("report: write table: %w", err)
+		}
+		files = append(files, filepath.Join(dir, name))
+		pg.CSVFiles = append(pg.CSVFiles, name)
 	}
 	seen := map[string]bool{}
 	for _, res := range r.Results {

@@ -42,8 +42,8 @@ func TestWriteSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1+2*len(chartNames) {
-		t.Errorf("wrote %d files, want the page and %d charts in two formats: %v", len(files), len(chartNames), files)
+	if len(files) != 1+2*len(chartNames)+3 {
+		t.Errorf("wrote %d files, want the page, %d charts in two formats and 3 CSV tables: %v", len(files), len(chartNames), files)
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {

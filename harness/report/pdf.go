@@ -1,0 +1,169 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/vgpdf"
+
+	"github.com/xbench/xbench/harness/plot"
+)
+
+// The PDF form of the report: A4 landscape, a first page with what the
+// folder holds, one page per chart (vector, drawn by the same code as the
+// SVGs, the font embedded) and the summary tables drawn with the same PDF
+// canvas, breaking across pages.
+
+var (
+	pageW, pageH = 297 * vg.Millimeter, 210 * vg.Millimeter
+	margin       = 12 * vg.Millimeter
+)
+
+const (
+	pdfTextPt  = 7.0
+	pdfTitlePt = 13.0
+	pdfHeadPt  = 10.0
+)
+
+// WritePDF writes the report as one PDF at out and returns it.
+func (r *Report) WritePDF(out string) ([]string, error) {
+	charts, err := r.Charts()
+	if err != nil {
+		return nil, err
+	}
+	c := vgpdf.New(pageW, pageH)
+	c.EmbedFonts(true)
+	p := &pdfPage{c: c, y: pageH - margin}
+	p.line(pdfTitlePt, "xbench report: "+r.Dir)
+	p.line(pdfTextPt+1, fmt.Sprintf("%d results, backends %s; baseline %s (ratios are taken on the same device kind only)",
+		len(r.Results), strings.Join(r.Backends, ", "), r.Baseline))
+	p.y -= vg.Points(6)
+	for _, t := range r.TextTables(shortNum) {
+		p.table(t)
+	}
+	for _, ch := range charts {
+		c.NextPage()
+		p.y = pageH - margin
+		p.line(pdfHeadPt, ch.Title)
+		for _, l := range wrap(ch.Caption, 190) {
+			p.line(pdfTextPt, l)
+		}
+		availW, availH := pageW-2*margin, p.y-margin
+		scale := min(float64(availW/ch.Width), float64(availH/ch.Height))
+		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*ch.Height}, scale)
+	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return nil, fmt.Errorf("report: render pdf %s: %w", out, err)
+	}
+	if err := writePublic(out, buf.Bytes()); err != nil {
+		return nil, fmt.Errorf("report: write pdf: %w", err)
+	}
+	return []string{out}, nil
+}
+
+// pdfPage writes lines top-down, starting a new page when one is full.
+type pdfPage struct {
+	c *vgpdf.Canvas
+	y vg.Length // baseline of the next line
+}
+
+func (p *pdfPage) need(h vg.Length) {
+	if p.y-h < margin {
+		p.c.NextPage()
+		p.y = pageH - margin
+	}
+}
+
+func (p *pdfPage) line(size float64, s string) {
+	h := vg.Points(size * 1.4)
+	p.need(h)
+	p.y -= h
+	plot.Text(p.c, vg.Point{X: margin, Y: p.y}, size, s)
+}
+
+// table draws t with columns as wide as their widest cell (cut to a
+// share of the page), repeating the header on every page it spans.
+func (p *pdfPage) table(t TextTable) {
+	const maxCol = 60 // characters
+	cut := func(s string) string {
+		if r := []rune(s); len(r) > maxCol {
+			return string(r[:maxCol-1]) + "…"
+		}
+		return s
+	}
+	widths := make([]float64, len(t.Header))
+	for _, row := range append([][]string{t.Header}, t.Rows...) {
+		for i, cell := range row {
+			widths[i] = max(widths[i], plot.TextWidth(cut(cell), pdfTextPt)+6)
+		}
+	}
+	if total := sum(widths); total > float64(pageW-2*margin) {
+		f := float64(pageW-2*margin) / total
+		for i := range widths {
+			widths[i] *= f
+		}
+	}
+	rowH := vg.Points(pdfTextPt * 1.6)
+	p.y -= vg.Points(6)
+	p.line(pdfHeadPt, t.Title)
+	header := func() { p.row(t.Header, widths, rowH, cut) }
+	header()
+	for _, row := range t.Rows {
+		if p.y-rowH < margin {
+			p.need(rowH * 2)
+			header()
+		}
+		p.row(row, widths, rowH, cut)
+	}
+}
+
+func (p *pdfPage) row(cells []string, widths []float64, h vg.Length, cut func(string) string) {
+	p.need(h)
+	p.y -= h
+	x := margin
+	for i, cell := range cells {
+		plot.Text(p.c, vg.Point{X: x, Y: p.y + vg.Points(pdfTextPt*0.45)}, pdfTextPt, fit(cut(cell), widths[i]-4))
+		x += vg.Points(widths[i])
+	}
+	plot.HLine(p.c, margin, x, p.y)
+}
+
+// fit cuts s, with an ellipsis, to w points at the table's size.
+func fit(s string, w float64) string {
+	r := []rune(s)
+	for len(r) > 1 && plot.TextWidth(string(r), pdfTextPt) > w {
+		r = append(r[:len(r)-2], '…')
+	}
+	return string(r)
+}
+
+func sum(xs []float64) float64 {
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}
+
+// wrap breaks s into lines of at most n characters at spaces.
+func wrap(s string, n int) []string {
+	var lines []string
+	line := ""
+	for _, w := range strings.Fields(s) {
+		if line != "" && len(line)+1+len(w) > n {
+			lines = append(lines, line)
+			line = ""
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return lines
+}

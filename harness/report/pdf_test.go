@@ -1,0 +1,67 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestWritePDF: a real PDF, not HTML under a .pdf name: the PDF header,
+// one page for the tables and one per chart, and the font embedded.
+func TestWritePDF(t *testing.T) {
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "report.pdf")
+	if _, err := r.WritePDF(out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pages := len(regexp.MustCompile(`/Type /Page\b[^s]`).FindAll(raw, -1))
+	if !bytes.HasPrefix(raw, []byte("%PDF-")) || pages < 1+len(charts) || !bytes.Contains(raw, []byte("/FontFile2")) {
+		t.Errorf("PDF: header %q, %d pages (want at least %d), embedded font %v",
+			raw[:min(8, len(raw))], pages, 1+len(charts), bytes.Contains(raw, []byte("/FontFile2")))
+	}
+}
+
+// TestSummaryCSV: the page's tables are written beside it as CSV, one
+// summary row per result, numbers that do not apply left blank.
+func TestSummaryCSV(t *testing.T) {
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	page, _ := os.ReadFile(out)
+	for _, name := range []string{"fastp", "ceilings", "summary"} {
+		if !strings.Contains(string(page), `href="report-`+name+`.csv"`) {
+			t.Errorf("page does not link report-%s.csv", name)
+		}
+	}
+	f, err := os.Open(filepath.Join(filepath.Dir(out), "report-summary.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+len(r.Results) {
+		t.Fatalf("%d rows, want a header and %d results", len(rows), len(r.Results))
+	}
+	for _, row := range rows[1:] {
+		if row[2] != "ok" && (row[3] != "" || row[9] != "") {
+			t.Errorf("%s %s is %s but has median %q ratio %q, want blanks", row[0], row[1], row[2], row[3], row[9])
+		}
+	}
+}
