@@ -110,7 +110,7 @@ func (p *Progress) Cell(ev Event) {
 	delete(p.running, ev.Worker)
 	if !ev.Existing && ev.Result.Status != result.StatusSkipped {
 		p.ranWeight += p.weight[key]
-		p.ranTime += ev.Took
+		p.ranTime += cellTime(ev)
 	}
 	if ev.Existing {
 		p.draw()
@@ -186,6 +186,23 @@ func (p *Progress) draw() {
 	}
 	fmt.Fprint(p.w, "\r\033[K"+s)
 	p.barShown = true
+}
+
+// cellTime is what a cell cost the sweep for the ETA: for a finished
+// timing, its compilation plus warm-up and timed calls at the mean, so the
+// first cell of a backend does not count the backend's start (which the
+// later cells do not pay); otherwise the wall time it took.
+func cellTime(ev Event) time.Duration {
+	r := ev.Result
+	if r.Status != result.StatusOK || r.Stats == nil {
+		return ev.Took
+	}
+	calls := float64(r.Config.Warmup + r.Config.Repeats)
+	own := time.Duration((r.CompileMs + calls*r.Stats.MeanMs) * float64(time.Millisecond))
+	if ev.Took > 0 && own > ev.Took {
+		return ev.Took
+	}
+	return own
 }
 
 // eta extrapolates the time per unit of weight of the cells that ran.
