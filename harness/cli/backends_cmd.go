@@ -31,6 +31,9 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	for _, e := range reg.Skipped {
+		fmt.Fprintf(a.Stderr, "warning: skipped a backend: %v\n", e)
+	}
 	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
 	defer sess.Close()
 	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)

@@ -97,26 +97,29 @@ func (m Manifest) Argv(python string) []string {
 
 // Discover loads every plugins/*/plugin.json below dir, sorted by name.
 // Two manifests with one name are an error, since results are keyed by it.
-func Discover(dir string) ([]Manifest, error) {
+func Discover(dir string) ([]Manifest, []error, error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "*", "plugin.json"))
 	if err != nil {
-		return nil, fmt.Errorf("discover plugins in %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("discover plugins in %s: %w", dir, err)
 	}
 	seen := map[string]string{}
 	var out []Manifest
+	var skipped []error
 	for _, p := range paths {
 		m, err := Load(p)
 		if err != nil {
-			return nil, err
+			// One broken backend must not hide the others.
+			skipped = append(skipped, err)
+			continue
 		}
 		if prev, dup := seen[m.Name]; dup {
-			return nil, fmt.Errorf("backend %q is defined twice: %s and %s", m.Name, prev, p)
+			return nil, nil, fmt.Errorf("backend %q is defined twice: %s and %s", m.Name, prev, p)
 		}
 		seen[m.Name] = p
 		out = append(out, m)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, skipped, nil
 }
 
 func fileExists(p string) bool {

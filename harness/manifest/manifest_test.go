@@ -52,13 +52,28 @@ func TestDiscoverRejectsDuplicates(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, "a", `{"name":"same","runtime":"builtin"}`)
 	write(t, dir, "b", `{"name":"same","runtime":"builtin"}`)
-	if _, err := Discover(dir); err == nil || !strings.Contains(err.Error(), "defined twice") {
+	if _, _, err := Discover(dir); err == nil || !strings.Contains(err.Error(), "defined twice") {
 		t.Fatalf("duplicate names accepted: %v", err)
 	}
 }
 
+// TestDiscoverSkipsBadManifest: a broken plugin.json is skipped and named,
+// and the other backends are still found.
+func TestDiscoverSkipsBadManifest(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, "good", `{"name":"good","runtime":"builtin"}`)
+	write(t, dir, "bad", `{"name":"bad","runtime":`)
+	ms, skipped, err := Discover(dir)
+	if err != nil || len(ms) != 1 || ms[0].Name != "good" || len(skipped) != 1 || !strings.Contains(skipped[0].Error(), "bad") {
+		t.Fatalf("found %v, skipped %v, error %v; want good found and bad skipped by name", ms, skipped, err)
+	}
+}
+
 func TestRepositoryManifestsLoad(t *testing.T) {
-	ms, err := Discover("../../plugins")
+	ms, skipped, err := Discover("../../plugins")
+	if len(skipped) > 0 {
+		t.Errorf("repository manifests skipped: %v", skipped)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,6 +37,9 @@ type Registry struct {
 	builtins  map[string]Builtin
 	manifests map[string]manifest.Manifest
 	env       runner.Mode
+	// Skipped are the manifests that could not be read, each error naming
+	// its file: those backends are left out, the others still work.
+	Skipped []error
 }
 
 // Open discovers manifests. A built-in backend needs a manifest too (runtime
@@ -47,10 +50,14 @@ func Open(opts Options, builtins map[string]Builtin) (*Registry, error) {
 	}
 	r := &Registry{opts: opts, builtins: builtins, manifests: map[string]manifest.Manifest{}}
 	for _, dir := range append([]string{filepath.Join(opts.Root, "plugins")}, opts.ExtraDirs...) {
-		ms, err := manifest.Discover(dir)
+		ms, skipped, err := manifest.Discover(dir)
 		if err != nil {
 			return nil, err
 		}
+		for _, e := range skipped {
+			opts.Logger.Warn("skipping a backend whose manifest is bad", "error", e)
+		}
+		r.Skipped = append(r.Skipped, skipped...)
 		for _, m := range ms {
 			if m.Runtime == manifest.RuntimeBuiltin && builtins[m.Name] == nil {
 				return nil, fmt.Errorf("manifest %s/plugin.json names built-in backend %q, which this binary does not contain", m.Dir, m.Name)
