@@ -33,8 +33,9 @@ func CSVHeader(rs []result.Result) []string {
 
 // CSV writes a header and one row per result. Summary columns and the
 // throughput are empty for results without samples (never 0, which would
-// read as a measurement); samples_ms holds every sample, separated by
-// spaces, so nothing is lost.
+// read as a measurement); samples_ms holds every sample as a JSON list
+// ("[1.5,1.25]", "[]" without samples), so nothing is lost and pandas reads
+// it with json.loads.
 func CSV(w io.Writer, rs []result.Result) error {
 	cw := csv.NewWriter(w)
 	header := CSVHeader(rs)
@@ -69,7 +70,7 @@ func CSV(w io.Writer, rs []result.Result) error {
 		for i, s := range r.SamplesMs {
 			samples[i] = ftoa(s)
 		}
-		row = append(row, r.Timestamp, r.Env.GitCommit, r.Message, strings.Join(samples, " "))
+		row = append(row, r.Timestamp, r.Env.GitCommit, r.Message, "["+strings.Join(samples, ",")+"]")
 		if err := cw.Write(row); err != nil {
 			return fmt.Errorf("write csv row %s: %w", r.Backend, err)
 		}

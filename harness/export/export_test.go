@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -145,7 +146,11 @@ func TestCSV(t *testing.T) {
 		if row[col["backend"]] != r.Backend || row[col["status"]] != string(r.Status) || row[col["phase"]] != r.Config.Phase || row[col["seq_len"]] != r.Config.Get("seq_len") || row[col["model_size"]] != r.Config.Get("model_size") {
 			t.Errorf("row %d: %v", i, row)
 		}
-		if r.Status == result.StatusOK && (row[col["median_ms"]] == "" || len(strings.Fields(row[col["samples_ms"]])) != len(r.SamplesMs) || row[col["achieved_tflops"]] == "") {
+		var samples []float64
+		if err := json.Unmarshal([]byte(row[col["samples_ms"]]), &samples); err != nil || len(samples) != len(r.SamplesMs) {
+			t.Errorf("row %d: samples_ms %q is not a JSON list of %d samples: %v", i, row[col["samples_ms"]], len(r.SamplesMs), err)
+		}
+		if r.Status == result.StatusOK && (row[col["median_ms"]] == "" || row[col["achieved_tflops"]] == "") {
 			t.Errorf("row %d: ok result without summary or samples: %v", i, row)
 		}
 		if r.Status != result.StatusOK && (row[col["median_ms"]] != "" || row[col["message"]] == "") {
