@@ -120,6 +120,18 @@ func TestBaselineCandidatesScoreOnCPU(t *testing.T) {
 		if err != nil {
 			t.Fatalf("score: %v\n%s", err, errs)
 		}
+		if kind == "right" {
+			// The report copes with a workload of unknown cost and shows fast_p
+			// of the candidates against pytorch when both are in one folder.
+			html := filepath.Join(tmp, "report.html")
+			if _, errs, err := xbench(t, "report", "--results", tmp, "--out", html); err != nil {
+				t.Fatalf("report: %v\n%s", err, errs)
+			}
+			page, _ := os.ReadFile(html)
+			if !strings.Contains(string(page), "fast_1.5") || !strings.Contains(string(page), "candidates") {
+				t.Error("report has no fast_p table of the candidates")
+			}
+		}
 		// Right: 1 of 10 level1 and 1 of 5 level2 problems correct; wrong: none.
 		wantLine := map[string]string{"right": "level1       10    0.100", "wrong": "level1       10    0.000"}[kind]
 		if !strings.Contains(out, wantLine) {

@@ -79,7 +79,9 @@ func (r *Report) row(res result.Result) Row {
 	if stats.HasCI(*res.Stats) { // below 6 samples there is no 95% interval
 		row.CILo, row.CIHi = res.Stats.CI95LowMs, res.Stats.CI95HighMs
 	}
-	if cost, err := workload.CostOf(res.Config); err == nil {
+	// A workload whose cost is unknown (problem: arbitrary PyTorch) reports
+	// zero FLOPs: no rate, no percent of peak, no roofline point.
+	if cost, err := workload.CostOf(res.Config); err == nil && cost.FLOPs > 0 {
 		row.Cost = cost
 		row.TFLOPs = cost.FLOPs / (res.Stats.MedianMs / 1000) / 1e12
 		if cal, ok := r.Calibration(res.Device); ok {
