@@ -323,13 +323,6 @@ class Timer:
         fn()
         return (time.perf_counter() - t0) * 1000.0
 
-
-def is_oom(exc: BaseException) -> bool:
-    """The one out-of-memory classifier of every Python backend: torch's
-    OutOfMemoryError (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError;
-    matched by name so torch need not be imported), Python's MemoryError, a
-    message saying "out of memory", or XLA's RESOURCE_EXHAUSTED."""
-    if isinstance(exc, MemoryError) or any(t.__name__ == "OutOfMemoryError" for t in type(exc).__mro__):
     def flush(self) -> None:
         """--cold-cache: evict the caches before a timed call, outside it.
         This default writes a host buffer larger than the CPU's LLC
@@ -344,6 +337,13 @@ def is_oom(exc: BaseException) -> bool:
         graph, or raise Unsupported with the reason (this default)."""
         raise Unsupported(f"CUDA graphs are not available with this timer ({self.description})")
 
+
+def is_oom(exc: BaseException) -> bool:
+    """The one out-of-memory classifier of every Python backend: torch's
+    OutOfMemoryError (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError;
+    matched by name so torch need not be imported), Python's MemoryError, a
+    message saying "out of memory", or XLA's RESOURCE_EXHAUSTED."""
+    if isinstance(exc, MemoryError) or any(t.__name__ == "OutOfMemoryError" for t in type(exc).__mro__):
         return True
     msg = str(exc)
     return "out of memory" in msg.lower() or "RESOURCE_EXHAUSTED" in msg

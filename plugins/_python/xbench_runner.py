@@ -100,18 +100,18 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     prepared = _method(fw, "prepare", cfg.workload)(v, variant, dev, seed)
     step = prepared.step
     compile_ms = timer.time(step)  # rule 1: the first call alone
-    for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
-        timer.time(step)
     if mode.cuda_graph:
         step = timer.graph(step)  # captured once; warmup and samples replay it
+    for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
+        timer.time(step)
+    if mode.cold_cache:
+        timer.flush()  # allocates the flush buffer once, before the peak counter restarts
     fw.reset_peak_memory(dev)
     samples = []
     for _ in range(cfg.repeats):  # rule 3
         if mode.cold_cache:
             timer.flush()  # outside the sample: the timer starts after the write is done
         samples.append(timer.time(step))
-    if mode.cold_cache:
-        timer.flush()  # allocates the flush buffer once, before the peak counter restarts
     peak = int(fw.peak_memory_bytes(dev))
     bad = [s for s in samples if not math.isfinite(s) or s < 0]
     if bad or not samples:
@@ -165,9 +165,9 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         "peak_memory_bytes": peak,
         "num_params": int(nparams),
         "env": env,
+        "mode": mode.to_json(),
         "warnings": warnings,
         "timestamp": _now(),
-        "mode": mode.to_json(),
     }
     for k in ("message", "warnings", "mode"):  # omitempty fields of result.Result
         if not rec[k]:
@@ -268,13 +268,13 @@ def _parse_request(req, op: str) -> tuple:
     return cfg, variant, device
 
 
-def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
-    req = msg.get("request")
 def _parse_mode(req: dict) -> Mode:
     """The run request's timing mode; ConfigError if malformed."""
     return Mode.from_json(req.get("mode"))
 
 
+def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
+    req = msg.get("request")
     if op == "info":
         return {"info": fw.info()}
     if op == "calibrate":
