@@ -58,6 +58,7 @@ func TestRunBadInputExit2(t *testing.T) {
 		{"log level", []string{"--log-level", "shouty"}, []string{"--log-level", "shouty"}},
 		{"plugin path", []string{"--plugin-path", "/nonexistent"}, []string{"--plugin-path", "/nonexistent", "not a folder"}},
 		{"results is a file", []string{"--results", file}, []string{"--results", file, "is a file"}},
+		{"results empty", []string{"--results", ""}, []string{"--results", "empty"}},
 		{"long value cut", []string{"--workload", "gemm", "--layout", strings.Repeat("q", 100_000)}, []string{"--layout", strings.Repeat("q", 80) + "..."}},
 	}
 	for _, tt := range tests {

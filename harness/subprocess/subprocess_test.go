@@ -166,3 +166,20 @@ func TestRunRawPassesBytesThrough(t *testing.T) {
 		t.Fatalf("RunRaw = %s, want %s", raw, want)
 	}
 }
+
+// A backend that dies with a Python traceback shows the exception line in
+// the result's message, not only "exited: EOF; exit status 1".
+func TestCrashMessageCarriesTheExceptionLine(t *testing.T) {
+	argv := script(t, `    sys.stderr.write('Traceback (most recent call last):\n  File "x.py", line 1\nValueError: shapes do not match\n'); sys.stderr.flush()
+    sys.exit(1)
+`)
+	b := New(argv, os.Environ(), "", &bytes.Buffer{})
+	defer b.Close()
+	r, err := b.Run(context.Background(), backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Status != result.StatusFailed || !strings.Contains(r.Message, "ValueError: shapes do not match") {
+		t.Fatalf("status %s, message %q: want failed naming the exception", r.Status, r.Message)
+	}
+}

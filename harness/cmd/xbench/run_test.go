@@ -127,3 +127,25 @@ func TestHangAtStartIsATimeout(t *testing.T) {
 		t.Errorf("hung backend %s survived its timeout", pid)
 	}
 }
+
+// Listing backends starts each one to ask what it supports; a backend that
+// hangs while starting is bounded by --timeout there too, and named.
+func TestBackendsListingBoundsAHangingStart(t *testing.T) {
+	dir := throwaway(t, nil)
+	script := filepath.Join(dir, "example", "backend.py")
+	raw, _ := os.ReadFile(script)
+	hang := "import time\ntime.sleep(600)\n"
+	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--timeout", "3s")
+	var line string
+	for _, l := range strings.Split(o.stdout, "\n") {
+		if strings.HasPrefix(l, "example") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "did not start within --timeout 3s") {
+		t.Fatalf("example backend's row %q does not name the bound; exit %d\n%s\n%s", line, o.code, o.stdout, o.stderr)
+	}
+}
