@@ -7,6 +7,7 @@ package sweep_test
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -365,4 +366,25 @@ func TestRunInterruptedExits130AndWritesNothing(t *testing.T) {
 		t.Errorf("interrupted run wrote %v", files)
 	}
 	waitDead(t, readPids(t, pidFile))
+}
+
+// When the result cannot be stored after it was measured (the folder is
+// gone, the disk full), run prints it as JSON so nothing measured is lost,
+// and exits non-zero naming the error.
+func TestRunKeepsAResultItCannotStore(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results")
+	o := runXbench(t, []string{"XBENCH_FAULT_BREAK=" + results}, "run", "--env", "venv", "--plugin-path", faultDir,
+		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "160", "--warmup", "0", "--repeats", "3",
+		"--results", results)
+	if o.code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", o.code, o.stderr)
+	}
+	var r result.Result
+	line, _, _ := strings.Cut(strings.TrimSpace(o.stdout), "\n")
+	if err := json.Unmarshal([]byte(line), &r); err != nil || r.Status != result.StatusOK || len(r.SamplesMs) != 3 {
+		t.Fatalf("stdout does not hold the measured result (%v): %q", err, o.stdout)
+	}
+	if !strings.Contains(o.stderr, "printed above as JSON") {
+		t.Errorf("stderr does not say where the result went:\n%s", o.stderr)
+	}
 }
