@@ -90,3 +90,15 @@ func TestRunBadInputExit2(t *testing.T) {
 		})
 	}
 }
+
+// Results written by default land in a folder git ignores, so measuring
+// never leaves untracked files in the checkout.
+func TestDefaultResultsFolderIsIgnored(t *testing.T) {
+	raw, err := os.ReadFile("../../.gitignore")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "/"+defaultResults+"/") {
+		t.Fatalf(".gitignore does not ignore /%s/:\n%s", defaultResults, raw)
+	}
+}
