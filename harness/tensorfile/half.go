@@ -70,3 +70,24 @@ func f16ToFloat32(h uint16) float32 {
 	}
 	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
 }
+
+// The conversions every Go component uses for half-precision values (the
+// native backend's kernels and its GEMM included): one definition.
+
+// BF16Bits is x rounded to bfloat16 (nearest even), as its bits.
+func BF16Bits(x float32) uint16 { return float32ToBF16(x) }
+
+// FromBF16Bits widens a bfloat16 exactly.
+func FromBF16Bits(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// RoundBF16 is x rounded to the nearest bfloat16 (ties to even).
+func RoundBF16(x float32) float32 { return FromBF16Bits(BF16Bits(x)) }
+
+// F16Bits is x rounded to IEEE binary16 (nearest even), as its bits.
+func F16Bits(x float32) uint16 { return float32ToF16(x) }
+
+// FromF16Bits widens an IEEE binary16 exactly.
+func FromF16Bits(h uint16) float32 { return f16ToFloat32(h) }
+
+// RoundF16 is x rounded to the nearest binary16 (ties to even).
+func RoundF16(x float32) float32 { return FromF16Bits(F16Bits(x)) }

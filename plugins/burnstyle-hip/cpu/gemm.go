@@ -2,7 +2,8 @@ package cpu
 
 import (
 	"fmt"
-	"math"
+
+	"github.com/xbench/xbench/harness/tensorfile"
 )
 
 // GEMM is the standalone dense product of the "gemm" workload:
@@ -119,72 +120,13 @@ func GEMMDtype(dtype string, batch, m, n, k int, transA, transB bool, a, b []flo
 	return c, nil
 }
 
-// BF16Bits rounds x to bfloat16, to nearest even; a NaN stays a quiet NaN.
-func BF16Bits(x float32) uint16 {
-	u := math.Float32bits(x)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
-
-// FromBF16Bits widens a bfloat16 exactly.
-func FromBF16Bits(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
-// RoundBF16 is x rounded to the nearest bfloat16 (ties to even).
-func RoundBF16(x float32) float32 { return FromBF16Bits(BF16Bits(x)) }
-
-// F16Bits rounds x to IEEE binary16, to nearest even, with subnormals,
-// overflow to infinity and NaN (kept quiet) handled.
-func F16Bits(x float32) uint16 {
-	u := math.Float32bits(x)
-	sign := uint16(u>>16) & 0x8000
-	exp := int(u>>23) & 0xff
-	mant := u & 0x7fffff
-	if exp == 0xff {
-		if mant != 0 {
-			return sign | 0x7e00
-		}
-		return sign | 0x7c00
-	}
-	e := exp - 127 + 15 // binary16 biased exponent
-	if e >= 31 {
-		return sign | 0x7c00
-	}
-	if e <= 0 {
-		// Subnormal (or zero) half: h = round(|x| * 2^24). |x| < 2^-14 here,
-		// so the scaled value is below 1024 and exact in float64; Go's
-		// RoundToEven is the IEEE tie rule. h may reach 1024: the smallest
-		// normal, which is the correct carry.
-		v := math.Abs(float64(x)) * (1 << 24)
-		return sign | uint16(math.RoundToEven(v))
-	}
-	h := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1fff
-	if rem > 0x1000 || (rem == 0x1000 && h&1 == 1) {
-		h++ // a carry into the exponent is the correct rounding, up to infinity
-	}
-	return sign | uint16(h)
-}
-
-// FromF16Bits widens an IEEE binary16 exactly.
-func FromF16Bits(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1f
-	mant := uint32(h & 0x3ff)
-	switch exp {
-	case 0:
-		v := float32(mant) * (1.0 / (1 << 24))
-		if sign != 0 {
-			v = -v
-		}
-		return v
-	case 0x1f:
-		return math.Float32frombits(sign | 0x7f800000 | mant<<13)
-	}
-	return math.Float32frombits(sign | (exp-15+127)<<23 | mant<<13)
-}
-
-// RoundF16 is x rounded to the nearest binary16 (ties to even).
-func RoundF16(x float32) float32 { return FromF16Bits(F16Bits(x)) }
+// The half-precision conversions are tensorfile's (one definition for
+// every Go component); these names keep the package's callers short.
+var (
+	BF16Bits     = tensorfile.BF16Bits
+	FromBF16Bits = tensorfile.FromBF16Bits
+	RoundBF16    = tensorfile.RoundBF16
+	F16Bits      = tensorfile.F16Bits
+	FromF16Bits  = tensorfile.FromF16Bits
+	RoundF16     = tensorfile.RoundF16
+)
