@@ -320,7 +320,7 @@ func TestKilledSweepFinishesOnRerun(t *testing.T) {
 func TestSetsidChildIsReaped(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	o := runXbench(t, []string{"XBENCH_FAULT_PIDS=" + pidFile}, "run", "--env", "venv", "--plugin-path", faultDir,
-		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "144", "--warmup", "0", "--repeats", "3",
+		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "4000", "--warmup", "0", "--repeats", "3",
 		"--results", t.TempDir())
 	if o.code != 0 {
 		t.Fatalf("exit %d\n%s", o.code, o.stderr)
@@ -374,7 +374,7 @@ func TestRunInterruptedExits130AndWritesNothing(t *testing.T) {
 func TestRunKeepsAResultItCannotStore(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results")
 	o := runXbench(t, []string{"XBENCH_FAULT_BREAK=" + results}, "run", "--env", "venv", "--plugin-path", faultDir,
-		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "160", "--warmup", "0", "--repeats", "3",
+		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "4016", "--warmup", "0", "--repeats", "3",
 		"--results", results)
 	if o.code != 1 {
 		t.Fatalf("exit %d, want 1\n%s", o.code, o.stderr)

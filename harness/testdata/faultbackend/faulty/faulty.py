@@ -10,10 +10,10 @@ the protocol sends them; schema version 2):
                           64 result that breaks the schema
                           80 NaN samples   96 negative samples   112 no samples
                           128 status oom from the framework side
-                          160 ok, after replacing the folder named by
+                          4016 ok, after replacing the folder named by
                               XBENCH_FAULT_BREAK with a file, so the harness
                               cannot store the result (a full disk, say)
-                          144 ok, after starting a child in a new session
+                          4000 ok, after starting a child in a new session
                               (setsid) that sleeps on: xbench must reap it
                           anything else: ok
 
@@ -97,14 +97,14 @@ def run(req, reply):
         return {"result": result(cfg, samples=[-1.0] * cfg.get("repeats", 3))}
     if seq == 112:
         return {"result": result(cfg, samples=[])}
-    if seq == 160:
+    if seq == 4016:
         import shutil
         path = os.environ["XBENCH_FAULT_BREAK"]
         shutil.rmtree(path)
         with open(path, "w") as f:
             f.write("not a folder any more\n")
         return {"result": result(cfg)}
-    if seq == 144:
+    if seq == 4000:
         child = subprocess.Popen(["sleep", "3600"], start_new_session=True)
         path = os.environ.get("XBENCH_FAULT_PIDS")
         if path:
