@@ -38,9 +38,9 @@ def build(mod, cls, dev: torch.device, seed: int, dtype=torch.float32) -> torch.
     torch.manual_seed(seed)
     with torch.device("cpu"):
         model = cls(*mod.get_init_inputs())
-    if dtype != torch.float32:
-        model = model.to(dtype)
-    return model.to(dev).eval()
+    # Cast always: parameters take the process's default dtype, which a
+    # caller may have changed.
+    return model.to(dtype).to(dev).eval()
 
 
 def make_inputs(mod, dev: torch.device, seed: int, on_device: bool, dtype=torch.float32) -> list:

@@ -11,7 +11,16 @@ import torch.nn.functional as F
 import model as m
 import xbench_contract as xc
 
-torch.set_default_dtype(torch.float64)
+
+
+@pytest.fixture(autouse=True)
+def float64_default():
+    """These checks compare in float64; set it per test and restore it, so
+    other test modules (collected in the same process) keep float32."""
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield
+    torch.set_default_dtype(old)
 
 
 def layer_norm(z, w, b, eps=xc.EPS):
