@@ -124,9 +124,7 @@ class Gemm(_View):
     repeats: int = 10
 
     def stored_shapes(self) -> tuple:
-        a = (self.batch, self.m, self.k) if self.layout[0] == "n" else (self.batch, self.k, self.m)
-        b = (self.batch, self.k, self.n) if self.layout[1] == "n" else (self.batch, self.n, self.k)
-        return a, b
+        return gemm_stored_shapes(self.m, self.n, self.k, self.batch, self.layout)
 
     def check_tensors(self, weights: dict, inputs: dict) -> None:
         a, b = self.stored_shapes()
@@ -134,6 +132,34 @@ class Gemm(_View):
 
     def output_float64(self) -> bool:
         return False
+
+
+def gemm_stored_shapes(m: int, n: int, k: int, batch: int, layout: str) -> tuple[tuple, tuple]:
+    """The stored shapes of A and B for a layout (the one definition the
+    contract and every framework's GEMM module use)."""
+    a = (batch, m, k) if layout[0] == "n" else (batch, k, m)
+    b = (batch, k, n) if layout[1] == "n" else (batch, n, k)
+    return a, b
+
+
+def parse_gemm(params: dict[str, str], dtypes) -> tuple[int, int, int, int, str, str]:
+    """(m, n, k, batch, layout, dtype) of a GEMM's string params, checked
+    (ValueError) for a framework module called outside the harness; dtypes
+    are the dtypes that module has a storage type for."""
+    import xbench_contract as xc
+
+    try:
+        m, n, k, batch = (int(params[x]) for x in ("m", "n", "k", "batch"))
+    except (KeyError, ValueError) as e:
+        raise ValueError(f"gemm params need decimal m, n, k, batch: {params}") from e
+    if min(m, n, k, batch) < 1:
+        raise ValueError(f"gemm sizes must be >= 1: {params}")
+    layout, dtype = params.get("layout", "nn"), params.get("dtype", "float32")
+    if layout not in xc.GEMM_LAYOUTS:
+        raise ValueError(f"gemm layout {layout!r} is not one of {xc.GEMM_LAYOUTS}")
+    if dtype not in dtypes:
+        raise ValueError(f"gemm dtype {dtype!r} is not one of {tuple(dtypes)}")
+    return m, n, k, batch, layout, dtype
 
 
 @dataclass

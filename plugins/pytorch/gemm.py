@@ -41,7 +41,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-LAYOUTS = ("nn", "nt", "tn", "tt")
+from xbench_workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
     "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),
@@ -54,25 +54,8 @@ _OUT = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloa
 
 
 def parse(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
-    """(m, n, k, batch, layout, dtype), checked."""
-    try:
-        m, n, k, batch = (int(params[x]) for x in ("m", "n", "k", "batch"))
-    except (KeyError, ValueError) as e:
-        raise ValueError(f"gemm params need decimal m, n, k, batch: {params}") from e
-    if min(m, n, k, batch) < 1:
-        raise ValueError(f"gemm sizes must be >= 1: {params}")
-    layout, dtype = params.get("layout", "nn"), params.get("dtype", "float32")
-    if layout not in LAYOUTS:
-        raise ValueError(f"gemm layout {layout!r} is not one of {LAYOUTS}")
-    if dtype not in _STORE:
-        raise ValueError(f"gemm dtype {dtype!r} is not one of {tuple(_STORE)}")
-    return m, n, k, batch, layout, dtype
-
-
-def stored_shapes(m: int, n: int, k: int, batch: int, layout: str) -> tuple[tuple, tuple]:
-    a = (batch, m, k) if layout[0] == "n" else (batch, k, m)
-    b = (batch, k, n) if layout[1] == "n" else (batch, n, k)
-    return a, b
+    """(m, n, k, batch, layout, dtype), checked (the contract's one parser)."""
+    return parse_gemm(params, _STORE)
 
 
 def _kind(device: str) -> str:
