@@ -31,7 +31,7 @@ func CompareConfigs(a, b result.Config) int {
 	}
 	w, err := workload.Lookup(a.Workload)
 	if err != nil {
-		return cmp.Or(cmp.Compare(workload.Key(a), workload.Key(b)))
+		return cmp.Compare(workload.Key(a), workload.Key(b))
 	}
 	for _, p := range w.Params() {
 		if c := compareValue(p, a.Get(p.Name), b.Get(p.Name)); c != 0 {

@@ -186,7 +186,7 @@ var funcs = template.FuncMap{
 	"share": func(f FastP, i int) string {
 		return fmt.Sprintf("%.0f%% (%d/%d)", 100*f.Share(i), f.Counts[i], f.Total)
 	},
-	"bytes":  Bytes,
+	"bytes":  units.Bytes,
 	"slower": func(x float64) bool { return x > 1.05 },
 	"faster": func(x float64) bool { return x < 0.95 },
 	"join":   strings.Join,
@@ -199,6 +199,3 @@ var funcs = template.FuncMap{
 		return strings.Join(parts, ", ")
 	},
 }
-
-// Bytes is units.Bytes, kept for the report's callers.
-func Bytes(b int64) string { return units.Bytes(b) }

@@ -124,10 +124,3 @@ func WriteCSV(w io.Writer, snap Snapshot) error {
 	}
 	return export.CSV(w, rs)
 }
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
