@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -234,7 +235,9 @@ func problemsCandidates(ctx context.Context, a *App, args []string) error {
 func problemsScore(a *App, args []string) error {
 	fs := pflag.NewFlagSet("problems score", pflag.ContinueOnError)
 	var baseline, dir string
+	var cross bool
 	fs.StringVar(&baseline, "baseline", "", "a KernelBench baseline file (results/timing/<hardware>/baseline_time_torch.json)")
+	fs.BoolVar(&cross, "cross-hardware", false, "score results of one device kind (cpu, gpu) against a baseline timed on the other")
 	fs.StringVar(&dir, "results", filepath.Join(defaultResults, "candidates"), "folder of problem results to score (every backend in it)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
@@ -254,6 +257,14 @@ func problemsScore(a *App, args []string) error {
 		return err
 	}
 	warnSkipped(a, skipped)
+	hw := problems.CheckHardware(b, rs)
+	if len(hw.Kinds) > 0 && !cross {
+		return usagef("--baseline %q was timed on another kind of device: %s (allowed: a baseline of the same device kind, or --cross-hardware to score across machines)",
+			workload.Cut(baseline, 80), strings.Join(hw.Kinds, "; "))
+	}
+	for _, w := range slices.Concat(hw.Kinds, hw.Names) {
+		fmt.Fprintf(a.Stderr, "warning: %s: speedups compare machines as well as kernels\n", w)
+	}
 	scores := problems.Score(b, rs)
 	if len(scores) == 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("no problem results in %s to score", dir)}

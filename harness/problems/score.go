@@ -54,13 +54,12 @@ func Score(b Baseline, rs []result.Result) []LevelScore {
 	got := map[key]result.Result{}
 	backends := map[string]bool{}
 	for _, r := range rs {
-		if r.Config.Workload != problem.Name {
+		level, name, ok := problemOf(r)
+		if !ok {
 			continue
 		}
-		level, id := r.Config.Int("level"), r.Config.Int("problem")
-		name := problem.NameOf(r.Config.Get("problems"), level, id) // "" (folder gone) matches no baseline key
 		backends[r.Backend] = true
-		k := key{r.Backend, LevelKey(level), name}
+		k := key{r.Backend, level, name}
 		if old, ok := got[k]; !ok || old.Status != result.StatusOK {
 			got[k] = r
 		}
@@ -80,6 +79,55 @@ func Score(b Baseline, rs []result.Result) []LevelScore {
 		}
 	}
 	return out
+}
+
+// problemOf is the baseline level key and file name of a problem result
+// ("" when its folder is gone, which matches no baseline key); ok is false
+// for results of other workloads.
+func problemOf(r result.Result) (level, name string, ok bool) {
+	if r.Config.Workload != problem.Name {
+		return "", "", false
+	}
+	lv, id := r.Config.Int("level"), r.Config.Int("problem")
+	return LevelKey(lv), problem.NameOf(r.Config.Get("problems"), lv, id), true
+}
+
+// Hardware says where a baseline was timed against where the results it
+// scores ran, over the problems they share. Kinds lists the distinct pairs
+// whose device kinds differ (a CPU run against a GPU baseline: its
+// speedups compare machines, not kernels); Names those of one kind on
+// differently named hardware (an H100 SXM against an H100 PCIe baseline).
+type Hardware struct{ Kinds, Names []string }
+
+// CheckHardware compares each result with the baseline entry of its
+// problem. KernelBench writes "cuda:0" for every GPU (ROCm torch too), so
+// the kinds compared are cpu and gpu.
+func CheckHardware(b Baseline, rs []result.Result) Hardware {
+	kind := func(s string) string {
+		if s == "cpu" {
+			return "cpu"
+		}
+		return "gpu"
+	}
+	kinds, names := map[string]bool{}, map[string]bool{}
+	for _, r := range rs {
+		level, name, ok := problemOf(r)
+		if !ok || r.Status != result.StatusOK {
+			continue
+		}
+		e, ok := b[level][name]
+		if !ok {
+			continue
+		}
+		pair := fmt.Sprintf("baseline on %q (%s), results on %q (%s)", e.Hardware, e.Device, r.Device.Name, r.Device.Kind)
+		switch {
+		case kind(strings.SplitN(e.Device, ":", 2)[0]) != kind(r.Device.Kind):
+			kinds[pair] = true
+		case e.Hardware != r.Device.Name:
+			names[pair] = true
+		}
+	}
+	return Hardware{Kinds: sortedKeys(kinds), Names: sortedKeys(names)}
 }
 
 func sortedKeys[V any](m map[string]V) []string {

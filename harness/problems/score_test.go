@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,5 +91,50 @@ func TestNaturalOrder(t *testing.T) {
 	got := sortedKeys(map[string]int{"10_a.py": 0, "2_b.py": 0, "1_c.py": 0, "level10": 0, "level2": 0})
 	if strings.Join(got, " ") != "1_c.py 2_b.py 10_a.py level2 level10" {
 		t.Errorf("order %v", got)
+	}
+}
+
+// CheckHardware sorts each shared problem's (baseline, result) pair into a
+// kind mismatch (refused by the CLI), a name mismatch (warned) or neither.
+func TestCheckHardware(t *testing.T) {
+	dir := problemSet(t, map[int][]string{1: {"1_a.py", "2_b.py"}})
+	onGPU := func(r result.Result, name string) result.Result {
+		r.Device = result.Device{Kind: "cuda", Name: name}
+		return r
+	}
+	h100 := Entry{Mean: 1, Hardware: "NVIDIA H100 80GB HBM3", Device: "cuda:0"}
+	cpu := Entry{Mean: 1, Hardware: "cpu", Device: "cpu"}
+	cases := []struct {
+		name         string
+		base         Entry
+		r            result.Result
+		kinds, names int
+	}{
+		{"same gpu", h100, onGPU(res(dir, "c", 1, 1, 2), "NVIDIA H100 80GB HBM3"), 0, 0},
+		{"same cpu", cpu, res(dir, "c", 1, 1, 2), 0, 0},
+		{"cpu results, gpu baseline", h100, res(dir, "c", 1, 1, 2), 1, 0},
+		{"gpu results, cpu baseline", cpu, onGPU(res(dir, "c", 1, 1, 2), "NVIDIA H100 80GB HBM3"), 1, 0},
+		{"other gpu", h100, onGPU(res(dir, "c", 1, 1, 2), "NVIDIA H100 PCIe"), 0, 1},
+		{"rocm result, kernelbench cuda:0", h100, func() result.Result {
+			r := onGPU(res(dir, "c", 1, 1, 2), "NVIDIA H100 80GB HBM3")
+			r.Device.Kind = "rocm"
+			return r
+		}(), 0, 0},
+		{"failed result is not compared", h100, res(dir, "c", 1, 1, 0), 0, 0},
+		{"problem not in the baseline", h100, res(dir, "c", 1, 2, 2), 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := Baseline{"level1": {"1_a.py": c.base}}
+			h := CheckHardware(b, []result.Result{c.r})
+			if len(h.Kinds) != c.kinds || len(h.Names) != c.names {
+				t.Errorf("CheckHardware = %+v, want %d kind and %d name mismatches", h, c.kinds, c.names)
+			}
+			for _, s := range slices.Concat(h.Kinds, h.Names) {
+				if !strings.Contains(s, c.base.Hardware) || !strings.Contains(s, c.r.Device.Name) {
+					t.Errorf("mismatch %q should name both %q and %q", s, c.base.Hardware, c.r.Device.Name)
+				}
+			}
+		})
 	}
 }
