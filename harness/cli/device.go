@@ -83,3 +83,22 @@ func (f *workloadFlags) pin() (string, error) {
 	}
 	return gpu, nil
 }
+
+// pinned is the GPU a sweep's --device pins ("" for none).
+func (f *sweepFlags) pinned() (string, error) {
+	// --device cuda:N is a sweep on one worker pinned to GPU N: the --gpus
+	// path with one id. Together with --gpus (which GPUs?) or --slurm (the
+	// scheduler picks each task's GPUs) it is refused.
+	pinned, err := f.w.pin()
+	if err != nil {
+		return "", err
+	}
+	if pinned != "" && f.gpus != "" {
+		return "", usagef("--device %q and --gpus %q were both given (allowed: one of them: --device cuda:N or rocm:N pins the sweep to GPU N, --gpus spreads it over several)",
+			workload.Cut(f.w.device, 80), workload.Cut(f.gpus, 80))
+	}
+	if pinned != "" && f.slurm {
+		return "", usagef("--device %q and --slurm were both given (allowed: --device cuda or rocm with --slurm: SLURM gives each task its GPUs, e.g. --slurm-args=--gres=gpu:1)", workload.Cut(f.w.device, 80))
+	}
+	return pinned, nil
+}
