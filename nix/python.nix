@@ -40,8 +40,8 @@ let
   tritonFor = ps: if isCuda then ps.triton-cuda else ps.triton;
 
   # What every backend's Python side uses (the JSON-lines contract, result
-  # schema checks, tensors for export).
-  common = ps: [ ps.numpy ps.jsonschema ];
+  # schema checks, tensors for export through safetensors).
+  common = ps: [ ps.numpy ps.jsonschema ps.safetensors ];
 in
 {
   inherit python;

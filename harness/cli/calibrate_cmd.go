@@ -26,7 +26,7 @@ func calibrateCmd(ctx context.Context, a *App, args []string) error {
 	var device, dtypeList, runID string
 	c.register(fs)
 	fs.Lookup("backends").Usage = "the one backend to measure through (default pytorch)"
-	fs.StringVar(&device, "device", "auto", "device: "+strings.Join(devices, ", "))
+	fs.StringVar(&device, "device", "auto", "device: "+deviceAllowed)
 	fs.StringVar(&dtypeList, "dtypes", "float32,tf32,bfloat16,float16", "comma-separated dtypes to measure the matmul peak of ("+strings.Join(dtypes, ", ")+")")
 	fs.StringVar(&runID, "run-id", "", "store beside this run's results (default: a new run id)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
@@ -39,7 +39,8 @@ func calibrateCmd(ctx context.Context, a *App, args []string) error {
 	if strings.Contains(name, ",") {
 		return usagef("--backends %q: calibrate measures through one backend", name)
 	}
-	if err := oneOf("--device", device, devices); err != nil {
+	device, gpu, err := parseDevice(device)
+	if err != nil {
 		return err
 	}
 	var want []string
@@ -64,13 +65,13 @@ func calibrateCmd(ctx context.Context, a *App, args []string) error {
 	if runID == "" {
 		runID = newRunID()
 	}
-	sess := bench.NewSession(reg, runID, sessionMeta(root, reg), nil)
+	sess := bench.NewSession(reg, runID, sessionMeta(root, reg), pinEnv(gpu))
 	defer sess.Close()
 	b, _, err := sess.Backend(ctx, base)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(a.Stderr, "calibrate: measuring %s on %s through %s ...\n", strings.Join(want, ", "), device, base)
+	fmt.Fprintf(a.Stderr, "calibrate: measuring %s on %s through %s ...\n", strings.Join(want, ", "), deviceText(device, gpu), base)
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	_, err = calibrateThrough(cctx, b, base, backend.CalibrateRequest{Device: device, Dtypes: want}, c.resultsDir, runID, a.Stdout)

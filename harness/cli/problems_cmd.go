@@ -85,6 +85,8 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	if err != nil {
 		return nil, err
 	}
+	// --device cuda:N pins the backends as sweep --gpus pins a worker.
+	extraEnv = append(pinEnv(f.w.gpu), extraEnv...)
 	if len(jobs) > 0 && problems.IsRocm(jobs[0].Device, problems.FileExists) {
 		env, rocm := problems.ApplyRocm()
 		extraEnv = append(extraEnv, env...)

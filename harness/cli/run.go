@@ -151,7 +151,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess := a.newSession(reg, root)
+	sess := a.newSession(reg, root, pinEnv(w.gpu))
 	sess.Mode = m.mode()
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
@@ -167,7 +167,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	for _, job := range jobs {
 		for _, name := range names {
 			done++
-			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", done, total, name, describe(job.Config), job.Device)
+			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", done, total, name, describe(job.Config), deviceText(job.Device, job.GPU))
 			start := time.Now()
 			r := sess.Run(ctx, name, job.Device, job.Config, c.timeout)
 			if ctx.Err() != nil {
@@ -195,9 +195,10 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	return failedError(results)
 }
 
-// newSession starts a session that reports each backend's start-up time.
-func (a *App) newSession(reg *registry.Registry, root string) *bench.Session {
-	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), nil)
+// newSession starts a session that reports each backend's start-up time;
+// env pins its backend processes to a GPU (--device cuda:N), or is nil.
+func (a *App) newSession(reg *registry.Registry, root string, env []string) *bench.Session {
+	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), env)
 	sess.OnStart = func(name string, took time.Duration) {
 		fmt.Fprintf(a.Stderr, "started %s in %.2fs (process, imports, handshake; paid once per invocation)\n", name, took.Seconds())
 	}

@@ -66,7 +66,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")
 	fs.BoolVar(&f.csv, "csv", false, "print one CSV row per finished cell, run nothing")
 	fs.BoolVar(&f.clear, "clear-failures", false, "delete failed, timeout and skipped cells so the next sweep reruns them")
-	fs.StringVar(&f.gpus, "gpus", "", "GPU ids, one worker (and backend processes) per GPU, e.g. 0,1,2,3")
+	fs.StringVar(&f.gpus, "gpus", "", "GPU ids, one worker (and backend processes) per GPU, e.g. 0,1,2,3 (not with --device cuda:N)")
 	fs.StringVar(&f.shard, "shard", "", "run only shard i of N (i/N, 0-based), as SLURM array task i does")
 	fs.BoolVar(&f.slurm, "slurm", false, "submit the sweep as a SLURM job array, one shard per task")
 	fs.StringVar(&f.slurmArgs, "slurm-args", "", "more sbatch arguments, split at spaces (e.g. \"--partition=gpu --time=4:00:00\")")
@@ -145,6 +145,10 @@ func (a *App) sweepRegistry(c *commonFlags, out io.Writer, tails *sweep.Tails) (
 }
 
 func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet, folder *sweep.Folder) error {
+	pinned, err := f.pinned()
+	if err != nil {
+		return err
+	}
 	if err := f.c.checkWritable(); err != nil {
 		return err
 	}
@@ -153,14 +157,12 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	}
 	shard, shards := 0, 1
 	if f.shard != "" {
-		var err error
 		if shard, shards, err = sweep.ParseShard(f.shard); err != nil {
 			return usagef("%v", err)
 		}
 	}
-	gpus := []string{""}
+	gpus := []string{pinned}
 	if f.gpus != "" {
-		var err error
 		if gpus, err = sweep.SplitList("gpus", f.gpus); err != nil {
 			return usagef("%v", workload.Cut(err.Error(), 200))
 		}

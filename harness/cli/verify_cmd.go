@@ -64,7 +64,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create --dump folder %s: %w", dir, err)
 	}
-	sess := a.newSession(reg, root)
+	sess := a.newSession(reg, root, pinEnv(job.GPU))
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {
@@ -72,7 +72,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	}
 	rows, err := verify.Run(ctx, sess, verify.Plan{Workload: wl, Config: cfg, Device: device, Backends: names, Seed: seed, Dir: dir,
 		Progress: func(i, n int, name string) {
-			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, n, name, cfg.Dtype(), device)
+			fmt.Fprintf(a.Stderr, "[%d/%d] %s: %s on %s ...\n", i+1, n, name, cfg.Dtype(), deviceText(device, job.GPU))
 		}})
 	if err != nil {
 		return err

@@ -40,6 +40,7 @@ type workloadFlags struct {
 	name                string
 	values              map[string]*string
 	phase, device       string
+	gpu                 string // the GPU --device pins, set by jobs
 	shapes              string
 	backward, innerOnly bool
 	warmup, repeats     int
@@ -103,13 +104,14 @@ func (f *workloadFlags) register(fs *pflag.FlagSet, w workload.Workload, list bo
 	}
 	fs.IntVar(&f.warmup, "warmup", 3, "untimed calls after the first (compile) call")
 	fs.IntVar(&f.repeats, "repeats", 10, "timed calls")
-	fs.StringVar(&f.device, "device", "auto", listed("device: "+strings.Join(devices, ", ")))
+	fs.StringVar(&f.device, "device", "auto", listed("device: "+deviceAllowed))
 }
 
-// Job is one configuration on one requested device.
+// Job is one configuration on one requested device: Device is the kind
+// the backend is asked for, GPU the one --device cuda:N pinned ("" for none).
 type Job struct {
-	Device string
-	Config result.Config
+	Device, GPU string
+	Config      result.Config
 }
 
 // jobs checks every flag once and expands lists and --shapes into the
@@ -126,6 +128,11 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 		}
 		phases = map[bool]string{true: workload.PhaseBackward, false: workload.PhaseInnerOnly}[f.backward]
 	}
+	gpu, err := f.pin()
+	if err != nil {
+		return nil, err
+	}
+	f.gpu = gpu
 	params := f.w.Params()
 	names := append([]string{"phase", "device"}, workload.FlagNames(f.w)...)
 	texts := []string{phases, f.device}
@@ -162,9 +169,10 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 	}
 	seen := map[string]bool{}
 	var out []Job
-	err := sweep.Product(lists, func(v []string) error {
-		if !slices.Contains(devices, v[1]) {
-			return usagef("--device %q is not allowed (allowed: %s)", workload.Cut(v[1], 80), strings.Join(devices, ", "))
+	err = sweep.Product(lists, func(v []string) error {
+		kind, gpu, err := parseDevice(v[1])
+		if err != nil {
+			return err
 		}
 		for _, shape := range suite {
 			set := map[string]string{}
@@ -186,10 +194,10 @@ func (f *workloadFlags) jobs(fs *pflag.FlagSet) ([]Job, error) {
 				if err != nil {
 					return err
 				}
-				key := workload.Key(cfg) + "@" + v[1]
+				key := workload.Key(cfg) + "@" + kind
 				if !seen[key] { // "1b" and "1.3b" are one configuration
 					seen[key] = true
-					out = append(out, Job{Device: v[1], Config: cfg})
+					out = append(out, Job{Device: kind, GPU: gpu, Config: cfg})
 				}
 			}
 		}

@@ -31,9 +31,13 @@ func CSVHeader(rs []result.Result) []string {
 	return slices.Concat(csvLead, workload.ParamColumns(cfgs), csvTail)
 }
 
-// CSV writes a header and one row per result. Summary columns and the
+// CSV writes a header and one row per result; `xbench export --format csv`
+// and `xbench sweep --csv` both print it. Summary columns and the
 // throughput are empty for results without samples (never 0, which would
-// read as a measurement); samples_ms holds every sample as a JSON list
+// read as a measurement), and so are peak_memory_bytes, compile_ms and
+// num_params where such a result left them 0 (an unsupported or failed
+// cell measured nothing; an oom one may still say how far it got).
+// n_samples stays a count (0). samples_ms holds every sample as a JSON list
 // ("[1.5,1.25]", "[]" without samples), so nothing is lost and pandas reads
 // it with json.loads.
 func CSV(w io.Writer, rs []result.Result) error {
@@ -56,7 +60,10 @@ func CSV(w io.Writer, rs []result.Result) error {
 		} else {
 			row = append(row, make([]string, 12)...)
 		}
-		row = append(row, strconv.FormatInt(r.PeakMemoryBytes, 10), ftoa(r.CompileMs), strconv.FormatInt(r.NumParams, 10))
+		measured := r.Stats != nil
+		row = append(row, unlessUnset(strconv.FormatInt(r.PeakMemoryBytes, 10), r.PeakMemoryBytes == 0, measured),
+			unlessUnset(ftoa(r.CompileMs), r.CompileMs == 0, measured),
+			unlessUnset(strconv.FormatInt(r.NumParams, 10), r.NumParams == 0, measured))
 		if cost, err := workload.CostOf(c); err == nil {
 			achieved := ""
 			if r.Stats != nil && r.Stats.MedianMs > 0 {
@@ -80,4 +87,13 @@ func CSV(w io.Writer, rs []result.Result) error {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	return nil
+}
+
+// unlessUnset is a number's text, or empty for a 0 that a result without
+// a measurement holds only because the field is required.
+func unlessUnset(text string, zero, measured bool) string {
+	if zero && !measured {
+		return ""
+	}
+	return text
 }

@@ -110,7 +110,8 @@ type Env struct {
 	Runner    string            `json:"runner,omitempty"`
 	NixRev    string            `json:"nix_rev,omitempty"`
 	// VisibleDevices is CUDA_VISIBLE_DEVICES (or HIP's) as the backend saw
-	// it: with `sweep --gpus`, the GPU a cell ran on.
+	// it: with `sweep --gpus` or `--device cuda:N`/`rocm:N`, the physical
+	// GPU a cell ran on (the backend itself saw it as device 0).
 	VisibleDevices string `json:"visible_devices,omitempty"`
 	Python         string `json:"python,omitempty"`
 	// Settings are environment settings the harness ran the backend under

@@ -201,15 +201,15 @@ func TestShellsStubEval(t *testing.T) {
 		switch backend {
 		case "default":
 		case "bench-pytorch":
-			wantPy = []string{"torch-" + accel, "numpy", "jsonschema"}
+			wantPy = []string{"torch-" + accel, "numpy", "jsonschema", "safetensors"}
 		case "bench-jax":
-			wantPy = []string{"jax-" + accel, "jaxlib-" + accel, "numpy", "jsonschema"}
+			wantPy = []string{"jax-" + accel, "jaxlib-" + accel, "numpy", "jsonschema", "safetensors"}
 		case "bench-kernels":
 			triton := "triton-" + accel
 			if accel == "cuda" {
 				triton = "triton-cuda"
 			}
-			wantPy = []string{"torch-" + accel, triton, "numpy", "jsonschema"}
+			wantPy = []string{"torch-" + accel, triton, "numpy", "jsonschema", "safetensors"}
 		default:
 			t.Errorf("%s: unknown backend %q", name, backend)
 		}

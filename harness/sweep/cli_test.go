@@ -4,11 +4,13 @@ package sweep_test
 // and GPU workers (helpers in e2e_test.go).
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
 )
 
@@ -108,4 +110,51 @@ func TestGPUsPinOneWorkerEach(t *testing.T) {
 	if len(rows) != 4 || len(seen) != 2 {
 		t.Errorf("%d cells over %d GPUs, want 4 over 2:\n%s", len(rows), len(seen), o.stderr)
 	}
+}
+
+// TestDevicePinsOneGPU: --device cuda:N and rocm:N start the backend with
+// the --gpus environment for GPU N, ask it for the plain kind, and record N
+// in env.visible_devices, for run and for sweep (one worker named gpu N;
+// cells keyed by the kind, so a resumed sweep does not depend on the pin).
+func TestDevicePinsOneGPU(t *testing.T) {
+	common := []string{"--env", "venv", "--plugin-path", faultDir, "--backends", "faulty", "--model-size", "tiny",
+		"--seq-len", "16", "--warmup", "0", "--repeats", "3"}
+	check := func(t *testing.T, r result.Result, kind, pin, gpu string) {
+		t.Helper()
+		if r.Status != result.StatusOK || r.Device.Kind != kind || r.Device.Name != "fault injector "+pin || r.Env.VisibleDevices != gpu {
+			t.Errorf("status %s, device %+v, visible_devices %q; want ok, kind %s, pinning %q, visible_devices %q",
+				r.Status, r.Device, r.Env.VisibleDevices, kind, pin, gpu)
+		}
+	}
+	t.Run("run cuda", func(t *testing.T) {
+		o := runXbench(t, nil, append([]string{"run", "--device", "cuda:3", "--json", "--results", t.TempDir()}, common...)...)
+		if o.code != 0 || !strings.Contains(o.stderr, "on cuda:3 ...") {
+			t.Fatalf("exit %d\n%s", o.code, o.stderr)
+		}
+		var r result.Result
+		if err := json.Unmarshal([]byte(strings.TrimSpace(o.stdout)), &r); err != nil {
+			t.Fatalf("run --json: %v\n%s", err, o.stdout)
+		}
+		check(t, r, "cuda", "CUDA_VISIBLE_DEVICES=3 ROCR_VISIBLE_DEVICES=3 HIP_VISIBLE_DEVICES=0", "3")
+	})
+	t.Run("sweep rocm", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "sweep")
+		o := runXbench(t, nil, append([]string{"sweep", "--device", "rocm:2", "--results", dir}, common...)...)
+		if o.code != 0 || !strings.Contains(o.stderr, "gpu 2 [1/1] faulty") {
+			t.Fatalf("exit %d\n%s", o.code, o.stderr)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*__rocm.json"))
+		if len(files) != 1 {
+			t.Fatalf("cell files %v, want one keyed by device rocm", files)
+		}
+		raw, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r result.Result
+		if err := json.Unmarshal(raw, &r); err != nil {
+			t.Fatal(err)
+		}
+		check(t, r, "rocm", "CUDA_VISIBLE_DEVICES=2 ROCR_VISIBLE_DEVICES=2 HIP_VISIBLE_DEVICES=0", "2")
+	})
 }

@@ -1,13 +1,19 @@
 package sweep
 
+// The locking itself is github.com/gofrs/flock (flock(2) with LOCK_NB, and
+// the reopen-read-write retry NFSv4 needs, which matters for SLURM sweep
+// folders on shared filesystems). What stays here is the sweep's policy:
+// which files, shared or exclusive, and the holder note that makes a busy
+// folder's message name who holds it.
+
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/gofrs/flock"
 )
 
 // Lock keeps two sweeps from writing one folder. It is an flock, not a pid
@@ -18,8 +24,8 @@ import (
 // (shards of one sweep write disjoint cells and may run together) and
 // .lock-shard-i-of-n exclusively (one process per shard).
 type Lock struct {
-	files    []*os.File
-	recorded []*os.File // files holding this process's name, emptied on Release
+	held     []*flock.Flock
+	recorded []string // lock files holding this process's note, emptied on Release
 }
 
 // LockFolder takes the lock of dir for a whole sweep (count <= 1) or for one
@@ -30,41 +36,48 @@ func LockFolder(dir string, index, count int) (*Lock, error) {
 	}
 	l := &Lock{}
 	if count <= 1 {
-		if err := l.take(filepath.Join(dir, ".lock"), syscall.LOCK_EX, true); err != nil {
+		if err := l.take(filepath.Join(dir, ".lock"), true); err != nil {
 			return nil, err
 		}
 		return l, nil
 	}
-	if err := l.take(filepath.Join(dir, ".lock"), syscall.LOCK_SH, false); err != nil {
+	if err := l.take(filepath.Join(dir, ".lock"), false); err != nil {
 		return nil, err
 	}
-	if err := l.take(filepath.Join(dir, fmt.Sprintf(".lock-shard-%d-of-%d", index, count)), syscall.LOCK_EX, true); err != nil {
+	if err := l.take(filepath.Join(dir, fmt.Sprintf(".lock-shard-%d-of-%d", index, count)), true); err != nil {
 		l.Release()
 		return nil, err
 	}
 	return l, nil
 }
 
-func (l *Lock) take(path string, how int, record bool) error {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+// take locks path without waiting: exclusively (and then notes this process
+// in the file, for the message another sweep gets) or shared.
+func (l *Lock) take(path string, exclusive bool) error {
+	// Read-write, so an exclusive lock also works where flock is emulated
+	// by fcntl (NFS), which wants a writable descriptor.
+	fl := flock.New(path, flock.SetFlag(os.O_CREATE|os.O_RDWR), flock.SetPermissions(0o644))
+	try, how := fl.TryRLock, "shared"
+	if exclusive {
+		try, how = fl.TryLock, "exclusive"
+	}
+	ok, err := try()
 	if err != nil {
-		return fmt.Errorf("open lock file %s: %w", path, err)
+		return fmt.Errorf("lock %s (%s): %w", path, how, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return &BusyError{Path: path, Holder: holder(filepath.Dir(path))}
-		}
-		return fmt.Errorf("lock %s: %w", path, err)
+	if !ok {
+		return &BusyError{Path: path, Holder: holder(filepath.Dir(path))}
 	}
-	if record {
-		// Who holds it, for the message another sweep gets.
+	l.held = append(l.held, fl)
+	if exclusive {
 		host, _ := os.Hostname()
-		_ = f.Truncate(0)
-		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d on %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))), 0)
-		l.recorded = append(l.recorded, f)
+		note := fmt.Sprintf("pid %d on %s since %s\n", os.Getpid(), host, time.Now().UTC().Format(time.RFC3339))
+		// Best effort: a lock without its note still excludes; the busy
+		// message just names no holder.
+		if os.WriteFile(path, []byte(note), 0o644) == nil {
+			l.recorded = append(l.recorded, path)
+		}
 	}
-	l.files = append(l.files, f)
 	return nil
 }
 
@@ -80,17 +93,17 @@ func holder(dir string) string {
 	return strings.Join(out, "; ")
 }
 
-// Release drops the lock. The files stay, emptied, so a later busy message
-// names only live holders (or one that was killed before it could release).
+// Release drops the lock. The files stay, emptied (while still locked, so
+// no new holder's note is wiped), so a later busy message names only live
+// holders (or one that was killed before it could release).
 func (l *Lock) Release() {
-	for _, f := range l.recorded {
-		_ = f.Truncate(0)
+	for _, p := range l.recorded {
+		_ = os.Truncate(p, 0)
 	}
-	for _, f := range l.files {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+	for _, fl := range l.held {
+		_ = fl.Unlock() // also closes the descriptor
 	}
-	l.files, l.recorded = nil, nil
+	l.held, l.recorded = nil, nil
 }
 
 // BusyError is a folder another sweep is writing.

@@ -1,5 +1,21 @@
 package sweep
 
+// Why not a progress library (issue 17 asked about
+// github.com/schollz/progressbar/v3): what such a library does is draw
+// "[####....] 3/10" with \r and estimate the rest from the time per unit
+// of progress. Neither fits here. Off a terminal (CI, SLURM task output,
+// device logs) the sweep must print one plain line per cell, which scripts
+// and tests grep ("[773/1704] pytorch ... ok, median 0.0533 ms (0.1s, ETA
+// ~1h7m10s)"): a bar library has no such mode, so that path is ours either
+// way. On a terminal, its ETA is wall time since start over progress, which
+// counts every backend's start-up and first compilation and treats a
+// 4096-cube GEMM like a 64-cube one; ours weights cells by estimated cost
+// and charges a cell only its own compilation and calls (cellTime), divided
+// over the workers. Fed our weights and with its ETA hidden, the library
+// would be left drawing the bar (a dozen lines below), while log lines and
+// failures printed above the bar still need our lock and clearing. So the
+// bar stays ours.
+
 import (
 	"github.com/xbench/xbench/harness/workload"
 

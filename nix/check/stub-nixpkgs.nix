@@ -20,6 +20,7 @@ let
   pythonPackages = {
     numpy = mkPkg "numpy";
     jsonschema = mkPkg "jsonschema";
+    safetensors = mkPkg "safetensors";
     torch = mkPkg "torch-${accel}" // { passthru = { cudaSupport = cuda; rocmSupport = rocm; }; };
     triton = mkPkg "triton-${accel}";
     triton-cuda = mkPkg "triton-cuda";

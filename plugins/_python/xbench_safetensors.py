@@ -1,14 +1,18 @@
-"""A small numpy reader/writer for the safetensors format.
+"""Safetensors files as numpy arrays, through the `safetensors` package.
 
-Written here instead of depending on the `safetensors` package so that every
-Python backend can exchange tensors with the harness with numpy alone.
+`safetensors.numpy` does the format (header, offsets, alignment, byte
+order); this module keeps the two functions the backends call and the
+project's rules around it:
 
-Format: 8-byte little-endian header length N, N bytes of JSON
-({name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {...}}),
-then the raw little-endian data; offsets count from the end of the header.
-
-Supported dtypes: F32, F64, F16, I32, I64 (read and write) and BF16 (read
-only: numpy has no bfloat16, so BF16 is widened to float32 on reading).
+- Read: every dtype numpy has (F32, F64, F16, I32, I64, ...) comes back as
+  the library loads it, made writable and independent of the file. BF16 has
+  no numpy dtype and the library refuses it, so those tensors alone are read
+  as raw bits from the data offsets the header names and widened exactly to
+  float32 (a bfloat16 is the top half of a float32).
+- Write: only F32, F64, F16, I32 and I64, the dtypes the harness's Go reader
+  (harness/tensorfile) takes; arrays are made contiguous first, because the
+  library writes the memory it is given, so a transposed view would be
+  stored in the wrong order.
 """
 
 from __future__ import annotations
@@ -17,86 +21,67 @@ import json
 import struct
 
 import numpy as np
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
 
-_DTYPES = {
-    "F32": np.dtype("<f4"),
-    "F64": np.dtype("<f8"),
-    "F16": np.dtype("<f2"),
-    "I32": np.dtype("<i4"),
-    "I64": np.dtype("<i8"),
-}
-_NAMES = {d.newbyteorder("="): name for name, d in _DTYPES.items()}
-# Headers larger than this are almost certainly a corrupt or foreign file.
-_MAX_HEADER = 100 * 1024 * 1024
+_WRITABLE = {np.dtype(t) for t in (np.float32, np.float64, np.float16, np.int32, np.int64)}
 
 
-def _read_span(f, start: int, size: int) -> bytearray:
-    # readinto a bytearray gives numpy a writable buffer without a second copy,
-    # which matters for multi-GB weight files.
-    buf = bytearray(size)
-    f.seek(start)
-    if f.readinto(buf) != size:
-        raise ValueError(f"{f.name}: truncated data at offset {start}")
-    return buf
+def _bf16_as_float32(path: str, names: list[str]) -> dict[str, np.ndarray]:
+    # The library has already checked the header (safe_open succeeded), so
+    # this only looks up where each BF16 tensor's bytes are.
+    out = {}
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+        for name in names:
+            meta = header[name]
+            begin, end = meta["data_offsets"]
+            f.seek(8 + n + begin)
+            raw = f.read(end - begin)
+            shape = [int(s) for s in meta["shape"]]
+            count = int(np.prod(shape, dtype=np.int64))
+            if len(raw) != 2 * count:
+                raise ValueError(f"{path}: tensor {name!r}: {len(raw)} bytes of BF16, shape {shape} needs {2 * count}")
+            bits = np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16
+            out[name] = bits.view(np.float32).reshape(shape)
+    return out
 
 
 def read_safetensors(path: str) -> dict[str, np.ndarray]:
-    """All tensors of a file, as numpy arrays in native byte order."""
+    """All tensors of a file, as writable numpy arrays in native byte order
+    (BF16 widened to float32)."""
     out: dict[str, np.ndarray] = {}
-    with open(path, "rb") as f:
-        raw = f.read(8)
-        if len(raw) != 8:
-            raise ValueError(f"{path}: too short to be a safetensors file")
-        (n,) = struct.unpack("<Q", raw)
-        if n > _MAX_HEADER:
-            raise ValueError(f"{path}: header length {n} is implausible; not a safetensors file?")
-        header = json.loads(f.read(n))
-        base = 8 + n
-        for name, meta in header.items():
-            if name == "__metadata__":
-                continue
-            dtype, shape = meta["dtype"], [int(s) for s in meta["shape"]]
-            begin, end = meta["data_offsets"]
-            count = int(np.prod(shape, dtype=np.int64))
-            if dtype == "BF16":
-                bits = np.frombuffer(_read_span(f, base + begin, end - begin), dtype="<u2")
-                if bits.size != count:
-                    raise ValueError(f"{path}: tensor {name!r} has {bits.size} values, shape {shape} needs {count}")
-                # bfloat16 is the top half of a float32: shift it back into place.
-                arr = (bits.astype(np.uint32) << 16).view(np.float32)
-            elif dtype in _DTYPES:
-                arr = np.frombuffer(_read_span(f, base + begin, end - begin), dtype=_DTYPES[dtype])
-                if arr.size != count:
-                    raise ValueError(f"{path}: tensor {name!r} has {arr.size} values, shape {shape} needs {count}")
-                # A no-op on little-endian hosts (the bytearray is already writable).
-                arr = arr.astype(_DTYPES[dtype].newbyteorder("="), copy=False)
-            else:
-                raise ValueError(f"{path}: tensor {name!r} has dtype {dtype}; supported: BF16, {', '.join(_DTYPES)}")
-            out[name] = arr.reshape(shape)
+    bf16: list[str] = []
+    try:
+        with safe_open(path, framework="np") as f:
+            for name in f.keys():
+                if f.get_slice(name).get_dtype() == "BF16":
+                    bf16.append(name)
+                    continue
+                # A copy: the library's arrays may be views of a mapping of
+                # the file, and callers keep and modify what they read.
+                out[name] = np.array(f.get_tensor(name), copy=True)
+    except (SafetensorError, TypeError) as e:
+        raise ValueError(f"read safetensors {path}: {e}") from e
+    if bf16:
+        out.update(_bf16_as_float32(path, bf16))
     return out
 
 
 def write_safetensors(path: str, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> None:
-    """Write arrays (float32/64/16, int32/64) in name order, little-endian."""
-    header: dict = {}
-    if metadata:
-        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
-    blobs = []
-    offset = 0
+    """Write arrays (float32/64/16, int32/64), little-endian, with optional
+    string metadata."""
+    arrays = {}
     for name in sorted(tensors):
         arr = np.asarray(tensors[name])
-        key = arr.dtype.newbyteorder("=")
-        if key not in _NAMES:
-            raise ValueError(f"tensor {name!r} has numpy dtype {arr.dtype}; supported: {', '.join(_DTYPES)}")
-        data = np.ascontiguousarray(arr, dtype=_DTYPES[_NAMES[key]]).tobytes()
-        header[name] = {"dtype": _NAMES[key], "shape": list(arr.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode()
-    # Pad with spaces so the data starts 8-byte aligned, as other writers do.
-    text += b" " * (-len(text) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for data in blobs:
-            f.write(data)
+        if arr.dtype.newbyteorder("=") not in _WRITABLE:
+            raise ValueError(f"write safetensors {path}: tensor {name!r} has numpy dtype {arr.dtype}; "
+                             "supported: float32, float64, float16, int32, int64")
+        # order="C", not ascontiguousarray: that one turns a scalar into shape (1,).
+        arrays[name] = np.asarray(arr, order="C")
+    meta = {str(k): str(v) for k, v in metadata.items()} if metadata else None
+    try:
+        save_file(arrays, path, metadata=meta)
+    except SafetensorError as e:
+        raise ValueError(f"write safetensors {path}: {e}") from e

@@ -43,3 +43,52 @@ def test_bf16_read(tmp_path):
 def test_bad_dtype_rejected(tmp_path):
     with pytest.raises(ValueError, match="dtype"):
         write_safetensors(str(tmp_path / "x"), {"u": np.zeros(2, np.uint8)})
+
+
+def test_bf16_beside_other_dtypes(tmp_path):
+    # The library refuses BF16 for numpy; the other tensors of the same file
+    # still come through it, the BF16 one is widened from its raw bits.
+    vals = np.array([[0.5, -1.0], [65280.0, 2.0**-10]], np.float32)  # exact in bf16
+    bits = (vals.view(np.uint32) >> 16).astype("<u2").tobytes()
+    f32 = np.arange(3, dtype="<f4").tobytes()
+    header = json.dumps({
+        "__metadata__": {"k": "v"},
+        "w": {"dtype": "F32", "shape": [3], "data_offsets": [0, len(f32)]},
+        "x": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [len(f32), len(f32) + len(bits)]},
+    }).encode()
+    p = tmp_path / "mixed.safetensors"
+    p.write_bytes(struct.pack("<Q", len(header)) + header + f32 + bits)
+    back = read_safetensors(str(p))
+    np.testing.assert_array_equal(back["x"], vals)
+    assert back["x"].dtype == np.float32 and back["x"].flags.writeable
+    np.testing.assert_array_equal(back["w"], np.arange(3, dtype=np.float32))
+
+
+def test_views_and_byte_order_written_as_values(tmp_path):
+    # The library writes the memory it is given: a transposed view or a
+    # big-endian array must still be stored as its values.
+    base = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = {"t": base.T, "be": np.array([1.5, -2.0], dtype=">f8"), "step": np.arange(10, dtype=np.int64)[::3]}
+    p = tmp_path / "v.safetensors"
+    write_safetensors(str(p), t)
+    back = read_safetensors(str(p))
+    for k, v in t.items():
+        np.testing.assert_array_equal(back[k], v)
+        assert back[k].dtype.isnative
+
+
+def test_read_is_a_copy_of_the_file(tmp_path):
+    p = tmp_path / "c.safetensors"
+    write_safetensors(str(p), {"a": np.zeros(4, np.float32)})
+    first = read_safetensors(str(p))
+    first["a"][0] = 7.0
+    assert read_safetensors(str(p))["a"][0] == 0.0
+
+
+def test_errors_name_the_file(tmp_path):
+    p = tmp_path / "garbage.safetensors"
+    p.write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
+    with pytest.raises(ValueError, match="garbage.safetensors"):
+        read_safetensors(str(p))
+    with pytest.raises(ValueError, match=r"x\.st.*'u'.*uint8"):
+        write_safetensors(str(tmp_path / "x.st"), {"u": np.zeros(2, np.uint8)})

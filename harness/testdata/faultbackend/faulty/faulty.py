@@ -34,21 +34,23 @@ INFO = {
     "name": "faulty",
     "description": "fails on purpose",
     "capabilities": {"workloads": [{
-        "workload": "ttt", "phases": ["forward", "backward", "inner_only"], "devices": ["cpu"],
+        "workload": "ttt", "phases": ["forward", "backward", "inner_only"], "devices": ["cpu", "cuda", "rocm"],
         "values": {"ttt_type": ["linear", "mlp"], "dtype": ["float32", "bfloat16", "float16"],
                    "backbone": ["transformer"]},
     }]},
 }
 
 
-def result(cfg, status="ok", samples=None, message=""):
+def result(cfg, status="ok", samples=None, message="", device="cpu"):
     repeats = cfg.get("repeats", 3)
     return {
         # samples first, so a truncated copy of the line still shows them
         "samples_ms": [1.0 + 0.01 * i for i in range(repeats)] if samples is None else samples,
         "backend": "faulty", "status": status, "message": message, "config": cfg,
         # The GPU pinning the harness gave this process, for --gpus tests.
-        "device": {"kind": "cpu", "name": "fault injector " + pinning(), "count": 1},
+        # kind: what the harness asked for, so a test sees that --device
+        # cuda:N reaches the backend as plain cuda (no GPU is touched).
+        "device": {"kind": device if device in ("cuda", "rocm") else "cpu", "name": "fault injector " + pinning(), "count": 1},
         "compile_ms": 0.5, "peak_memory_bytes": 0, "num_params": 0, "throughput": 0,
         "env": {"framework": "none", "timing": "host-clock"},
         "run_id": "", "schema_version": 2,
@@ -113,7 +115,7 @@ def run(req, reply):
         return {"result": result(cfg)}
     if seq == 128:
         return {"result": result(cfg, status="oom", samples=[], message="the framework ran out of memory")}
-    return {"result": result(cfg)}
+    return {"result": result(cfg, device=req.get("device", "cpu"))}
 
 
 def main():
