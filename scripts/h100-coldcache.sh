@@ -43,7 +43,7 @@ sweep=($X sweep --workload gemm --device "$device" --backends "$all" --dtype "$d
 [ "$device" = cuda ] && step machine 15 sh -c 'nvidia-smi -L; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv'
 # Interleaved halves would share one process's caches and clocks; two
 # sweeps, each with fresh backend processes, keep the modes apart.
-step warm 260 "${sweep[@]}" --results "$R/warm"
+step warm 260 "${sweep[@]}" --cold-cache=false --results "$R/warm"
 step cold 260 "${sweep[@]}" --results "$R/cold" --cold-cache
 for m in warm cold; do
   $X sweep --results "$R/$m" --status 2>&1 | tee -a "$log"

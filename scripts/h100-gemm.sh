@@ -36,7 +36,7 @@ step "verify ttt 125m linear float32" 70 $X verify --device cuda --model-size 12
 step "calibrate" 45 $X calibrate --backends pytorch --device cuda --dtypes float32,tf32,bfloat16 --results "$R"
 step "sweep gemm square+llm bfloat16,float32" 9999 sh -c "
   t0=\$(date +%s)
-  $X sweep --workload gemm --device cuda --backends $all --dtype bfloat16,float32 --shapes square,llm --warmup 3 --repeats 10 --timeout 120s --results $R/sweep
+  $X sweep --workload gemm --device cuda --backends $all --dtype bfloat16,float32 --shapes square,llm --warmup 3 --repeats 10 --timeout 120s --cold-cache=false --results $R/sweep
   echo sweep wall \$(( \$(date +%s) - t0 ))s"
 $X sweep --results "$R/sweep" --status 2>&1 | tee -a "$log"
 tar czf "$out/results.tgz" "$R"

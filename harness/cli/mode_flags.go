@@ -15,15 +15,28 @@ import (
 // "Timing modes"): every configuration of one invocation is timed the same way.
 type modeFlags struct {
 	coldCache, cudaGraph bool
+	fs                   *pflag.FlagSet
+	wl                   workload.Workload
 }
 
-func (m *modeFlags) register(fs *pflag.FlagSet) {
-	fs.BoolVar(&m.coldCache, "cold-cache", false, "flush the last-level cache before every timed call (a write over a buffer larger than it, not in the sample)")
+// register adds the mode flags; wl's default decides --cold-cache when the
+// command line (or a sweep file) does not set it.
+func (m *modeFlags) register(fs *pflag.FlagSet, wl workload.Workload) {
+	m.fs, m.wl = fs, wl
+	help := "flush the last-level cache before every timed call (a write over a buffer larger than it, not in the sample)"
+	if workload.ColdCacheByDefault(wl) {
+		help += "; on by default for " + wl.Name() + " (single kernels): --cold-cache=false times warm"
+	}
+	fs.BoolVar(&m.coldCache, "cold-cache", false, help)
 	fs.BoolVar(&m.cudaGraph, "cuda-graph", false, "capture the call as a CUDA graph once and time its replays (backends that cannot answer unsupported)")
 }
 
 func (m *modeFlags) mode() result.Mode {
-	return result.Mode{ColdCache: m.coldCache, CUDAGraph: m.cudaGraph}
+	cold := m.coldCache
+	if m.fs != nil && !m.fs.Changed("cold-cache") && m.wl != nil {
+		cold = workload.ColdCacheByDefault(m.wl)
+	}
+	return result.Mode{ColdCache: cold, CUDAGraph: m.cudaGraph}
 }
 
 // checkFolderMode refuses to add results of one mode to a sweep folder that

@@ -134,7 +134,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	var baseline string
 	w.register(fs, wl, false, nil)
 	c.register(fs)
-	m.register(fs)
+	m.register(fs, wl)
 	fs.BoolVar(&asJSON, "json", false, "print one result JSON per line instead of a table")
 	fs.StringVar(&baseline, "baseline", "", "backend the ratio column compares against (default: the fastest)")
 	if help, err := parseFlags(a, fs, args); help || err != nil {

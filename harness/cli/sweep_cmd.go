@@ -60,7 +60,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs.Lookup("results").DefValue, f.c.resultsDir = defaultResults+"/sweep", defaultResults+"/sweep"
 	fs.Lookup("results").Usage = "sweep folder: one file per cell, shared by shards and reruns"
 	f.w.register(fs, wl, true, nil)
-	f.m.register(fs)
+	f.m.register(fs, wl)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
 	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")

@@ -120,3 +120,17 @@ type Expander interface {
 	// LimitFlag names the flag of limit (without dashes) and its help.
 	LimitFlag() (name, help string)
 }
+
+// ColdCacher is implemented by a workload of single kernels, whose numbers
+// a warm last-level cache flatters: inside a model, the layers before a
+// kernel have evicted its operands. Its timings default to --cold-cache;
+// --cold-cache=false times it warm.
+type ColdCacher interface {
+	ColdCacheByDefault() bool
+}
+
+// ColdCacheByDefault says whether w's timings are cold unless asked otherwise.
+func ColdCacheByDefault(w Workload) bool {
+	c, ok := w.(ColdCacher)
+	return ok && c.ColdCacheByDefault()
+}
