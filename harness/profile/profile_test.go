@@ -80,10 +80,14 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func k(name string, ms float64, n int64) backend.KernelTime {
+	return backend.KernelTime{Name: name, SelfMs: ms, Count: n}
+}
+
 func TestSummarizeDeviceTimes(t *testing.T) {
 	rep := backend.ProfileReport{Status: result.StatusOK, Device: result.Device{Kind: "cuda", Name: "H100"},
 		Profiler: "torch.profiler (CUPTI)", TimeKind: backend.TimeDevice, WallMs: 10, Calls: 2,
-		Kernels: []backend.KernelTime{{"elementwise_kernel", 1, 4}, {"sm90_xmma_gemm", 6, 2}, {"aten::view", 0, 9}, {"flash_fwd", 2, 2}}}
+		Kernels: []backend.KernelTime{k("elementwise_kernel", 1, 4), k("sm90_xmma_gemm", 6, 2), k("aten::view", 0, 9), k("flash_fwd", 2, 2)}}
 	s := Summarize("pytorch", rep)
 	if len(s.Kernels) != 3 || s.Kernels[0].Name != "sm90_xmma_gemm" || s.Kernels[0].Share != 60 {
 		t.Fatalf("kernels %+v", s.Kernels)
@@ -106,7 +110,7 @@ func TestSummarizeDeviceTimes(t *testing.T) {
 
 func TestSummarizeHostTimesHasNoLaunchRow(t *testing.T) {
 	s := Summarize("jax", backend.ProfileReport{Profiler: "jax.profiler", TimeKind: backend.TimeHost, WallMs: 50,
-		Kernels: []backend.KernelTime{{"dot.1", 3, 1}, {"fusion.2", 1, 1}}})
+		Kernels: []backend.KernelTime{k("dot.1", 3, 1), k("fusion.2", 1, 1)}})
 	if s.TotalMs != 4 || s.Kernels[0].Share != 75 {
 		t.Errorf("summary %+v", s)
 	}
