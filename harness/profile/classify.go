@@ -41,6 +41,10 @@ type rule struct {
 // matmuls that XLA and inductor call fusions) and copies before
 // elementwise (a transpose fusion moves data).
 var rules = []rule{
+	// XLA's CPU backend hands dots, reductions and elementwise chains alike
+	// to YNNPACK as "ynn_fusion.N": the name does not say which, so it is
+	// not guessed.
+	{Other, []string{"ynn_fusion"}, nil},
 	// The TTT inner loop is the model's attention: the sequence mixer
 	// that sits where softmax attention sits in a transformer. Its fused
 	// kernels (triton ttt_linear_kernel, the native "inner" phase) go here.

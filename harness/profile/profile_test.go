@@ -60,6 +60,7 @@ func TestClassify(t *testing.T) {
 		{"dynamic_update_slice_fusion", Copies},
 		{"copy.4", Copies},
 		{"while.1", Other},
+		{"ynn_fusion.30", Other},
 		// the native backend's phases
 		{"gemm", GEMM},
 		{"gemm_qkvg", GEMM},

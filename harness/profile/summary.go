@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"text/tabwriter"
 
 	"github.com/xbench/xbench/harness/backend"
 )
@@ -97,30 +96,29 @@ func (s Summary) Write(w io.Writer, top int) {
 		shown = shown[:top]
 	}
 	fmt.Fprintf(w, "  top %d of %d kernels by self time (%s):\n", len(shown), len(s.Kernels), label)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  self ms (profiled)\tshare\tcount\t  category\t  kernel\t")
+	const row = "  %14s %7s %7s  %-16s  %s\n"
+	fmt.Fprintf(w, row, "self ms", "share", "count", "category", "kernel")
 	for _, k := range shown {
-		fmt.Fprintf(tw, "  %.3f\t%.1f%%\t%d\t  %s\t  %s\t\n", k.SelfMs, k.Share, k.Count, k.Category, cut(k.Name, 90))
+		fmt.Fprintf(w, row, ms(k.SelfMs), share(k.Share), fmt.Sprint(k.Count), k.Category, cut(k.Name, 100))
 	}
 	if r.TimeKind == backend.TimeDevice {
-		fmt.Fprintf(tw, "  %.3f\t%.1f%%\t-\t  %s\t  (wall less the kernels' device time)\t\n", s.LaunchMs, pct(s.LaunchMs, s.TotalMs), Launch)
+		fmt.Fprintf(w, row, ms(s.LaunchMs), share(pct(s.LaunchMs, s.TotalMs)), "-", Launch, "(wall of the calls less the kernels' device time)")
 	}
-	tw.Flush()
 	fmt.Fprintf(w, "  share by category (%s):\n", label)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "  self ms (profiled)\tshare\t  category\t")
+	const catRow = "  %14s %7s  %s\n"
+	fmt.Fprintf(w, catRow, "self ms", "share", "category")
 	for _, c := range Categories {
-		ms, ok := s.ByCat[c]
-		if !ok {
-			continue
+		if v, ok := s.ByCat[c]; ok {
+			fmt.Fprintf(w, catRow, ms(v), share(pct(v, s.TotalMs)), c)
 		}
-		fmt.Fprintf(tw, "  %.3f\t%.1f%%\t  %s\t\n", ms, pct(ms, s.TotalMs), c)
 	}
-	tw.Flush()
 	if r.TracePath != "" {
 		fmt.Fprintf(w, "  Chrome trace: %s (open in chrome://tracing or ui.perfetto.dev)\n", r.TracePath)
 	}
 }
+
+func ms(v float64) string    { return fmt.Sprintf("%.3f", v) }
+func share(v float64) string { return fmt.Sprintf("%.1f%%", v) }
 
 func deviceText(r backend.ProfileReport) string {
 	if r.Device.Name == "" {
