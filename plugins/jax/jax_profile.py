@@ -49,8 +49,16 @@ def kernels(events: list) -> tuple:
     spans = [e for e in events if e.get("ph") == "X" and "ts" in e]
     if device:
         kind = "device"
-        keep = [e for e in spans if e.get("pid") in device
-                and threads.get((e.get("pid"), e.get("tid")), "").startswith("Stream")]
+        lane = lambda e: threads.get((e.get("pid"), e.get("tid")), "")  # noqa: E731
+        on_device = [e for e in spans if e.get("pid") in device]
+        keep = [e for e in on_device if lane(e).startswith("Stream")]
+        if not keep:
+            # No per-stream kernel lanes: the XLA Ops lane (kernels grouped by
+            # the HLO op that launched them) still holds device time, once.
+            keep = [e for e in on_device if lane(e) == "XLA Ops"]
+        if not keep:
+            seen = sorted({lane(e) for e in on_device})
+            raise RuntimeError(f"jax trace has device events but no 'Stream' or 'XLA Ops' lane (lanes: {seen})")
     else:
         kind = "host"
         keep = [e for e in spans if "hlo_op" in (e.get("args") or {})]
