@@ -97,7 +97,7 @@ func (s Summary) Write(w io.Writer, top int) {
 	}
 	fmt.Fprintf(w, "  top %d of %d kernels by self time (%s):\n", len(shown), len(s.Kernels), label)
 	const row = "  %14s %7s %7s  %-16s  %s\n"
-	fmt.Fprintf(w, row, "self ms", "share", "count", "category", "kernel")
+	fmt.Fprintf(w, row, "profiled ms", "share", "count", "category", "kernel")
 	for _, k := range shown {
 		fmt.Fprintf(w, row, ms(k.SelfMs), share(k.Share), fmt.Sprint(k.Count), k.Category, cut(k.Name, 100))
 	}
@@ -106,7 +106,7 @@ func (s Summary) Write(w io.Writer, top int) {
 	}
 	fmt.Fprintf(w, "  share by category (%s):\n", label)
 	const catRow = "  %14s %7s  %s\n"
-	fmt.Fprintf(w, catRow, "self ms", "share", "category")
+	fmt.Fprintf(w, catRow, "profiled ms", "share", "category")
 	for _, c := range Categories {
 		if v, ok := s.ByCat[c]; ok {
 			fmt.Fprintf(w, catRow, ms(v), share(pct(v, s.TotalMs)), c)
