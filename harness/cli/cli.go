@@ -69,6 +69,7 @@ func (a *App) commands() []command {
 		{name: "history", summary: "series over many result folders: steps by commit, a dashboard, CSV, a CI gate", run: historyCmd},
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
 		{name: "problems", summary: "KernelBench-format problem sets: baselines, candidate kernels, fast_p", run: problemsCmd},
+		{name: "profile", summary: "run one configuration under each backend's own profiler: top kernels, categories, a Chrome trace", run: profileCmd},
 		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
 		{name: "workloads", summary: "list workloads and their parameters", run: workloadsCmd},

@@ -82,16 +82,19 @@ func (c *commonFlags) checkWritable() error {
 }
 
 // writable creates dir if needed and proves a file can be written there.
-func writable(dir string) error {
+func writable(dir string) error { return writableFlag("--results", dir) }
+
+// writableFlag is writable for the folder given by flag.
+func writableFlag(flag, dir string) error {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		return usagef("--results %q is a file (allowed: a folder)", workload.Cut(dir, 80))
+		return usagef("%s %q is a file (allowed: a folder)", flag, workload.Cut(dir, 80))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return usagef("--results %q cannot be created: %v", workload.Cut(dir, 80), err)
+		return usagef("%s %q cannot be created: %v", flag, workload.Cut(dir, 80), err)
 	}
 	f, err := os.CreateTemp(dir, ".xbench-write-check-*")
 	if err != nil {
-		return usagef("--results %q is not writable: %v", workload.Cut(dir, 80), err)
+		return usagef("%s %q is not writable: %v", flag, workload.Cut(dir, 80), err)
 	}
 	f.Close()
 	return os.Remove(f.Name())

@@ -74,6 +74,8 @@ type reply struct {
 	Export  *backend.ExportResponse `json:"export,omitempty"`
 	// Calibration answers the optional "calibrate" op (calibrate.go).
 	Calibration *backend.Calibration `json:"calibration,omitempty"`
+	// Profile answers the optional "profile" op (profile.go).
+	Profile *backend.ProfileReport `json:"profile,omitempty"`
 }
 
 func (b *Backend) start() error {

@@ -63,6 +63,11 @@ What else the Framework subclass defines (name/description come from plugin.json
             calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
               "copy_gbps": GB/s, "method": str}: the device's ceilings for
               `xbench calibrate` (op "calibrate"); skip dtypes the device lacks.
+            profile(device, body, trace_path) -> {"profiler": str, "time_kind": "device"|"host",
+              "kernels": [{"name", "self_ms", "count"}]}: run body() (it makes the
+              profiled calls) under the framework's profiler, write a Chrome trace
+              to trace_path, and return each kernel's self time summed over the
+              calls; for `xbench profile` (op "profile", xbench_profile.py).
   Raise Unsupported anywhere for a combination it cannot run, Failed for a
   classified failure whose message stands as it is; any other
   exception becomes status failed, or oom when is_oom(exc) (one classifier
@@ -73,7 +78,7 @@ The contract does: JSON type checks only (ConfigError -> exit 2 / error reply;
 ranges and defaults are the harness's), capability and variant checks (->
 status unsupported), the timing rules (first call -> compile_ms, warmup,
 repeats), the result record, export file I/O, and the serve loop (stdout
-reserved for replies; ops info, run, run_batch, export, calibrate, shutdown).
+reserved for replies; ops info, run, run_batch, export, calibrate, profile, shutdown).
 
 Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop.
@@ -434,6 +439,11 @@ class Framework:
 
     def calibrate(self, device: Device, dtypes: list) -> dict:
         raise Unsupported(f"backend {self.name} cannot calibrate")
+
+    def profile(self, device: Device, body: Callable[[], None], trace_path: str) -> dict:
+        # Never called: xbench_profile answers "cannot profile" when a
+        # framework does not override this.
+        raise Unsupported(f"backend {self.name} cannot profile")
 
     def info(self) -> dict:
         d = {"name": self.name, "description": self.description, "capabilities": self.capabilities.to_json()}

@@ -279,6 +279,10 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
         return {"info": fw.info()}
     if op == "calibrate":
         return {"calibration": calibrate(fw, req)}
+    if op == "profile":
+        import xbench_profile
+
+        return {"profile": xbench_profile.profile(fw, *xbench_profile.parse(req))}
     if op == "run":
         return {"result": run(fw, *_parse_request(req, op), 0, _parse_mode(req))}
     if op == "run_batch":
@@ -300,7 +304,7 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
                 raise xc.ConfigError(f"export request needs {k} (a path{'; may be empty' if k == 'weights_path' else ''})")
             paths.append(req.get(k, ""))
         return {"export": export(fw, cfg, variant, device, *paths)}
-    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, export, calibrate, shutdown")
+    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, export, calibrate, profile, shutdown")
 
 
 def protocol_stdout():

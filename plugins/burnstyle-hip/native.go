@@ -73,15 +73,7 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 	res.Device = e.Device()
 
 	var weights, inputs map[string]tensorfile.Tensor
-	if cfg.InnerOnly {
-		weights = ttt.InitParams(ttt.InnerParams(s, cfg.TTTType, cfg.MiniBatch), 0, false)
-		inputs = ttt.RandomInnerInputs(0, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
-		res.NumParams = ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)
-	} else {
-		weights = ttt.DefaultWeights(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg), 0)
-		inputs = map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(0, cfg.Batch, cfg.SeqLen, s.Vocab)}
-		res.NumParams = ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
-	}
+	weights, inputs, res.NumParams = defaultTensors(cfg, s)
 
 	var j job
 	if err := safely(func() (err error) { j, err = e.Prepare(cfg, s, weights, inputs); return err }); err != nil {
@@ -105,6 +97,19 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 	}
 	res.PeakMemoryBytes = j.MemoryBytes()
 	return res, nil
+}
+
+// defaultTensors are what a timed (or profiled) call runs on: the spec's
+// default weights (seed 0) and random inputs, with the parameter count.
+func defaultTensors(cfg ttt.Config, s ttt.Size) (weights, inputs map[string]tensorfile.Tensor, params int64) {
+	if cfg.InnerOnly {
+		return ttt.InitParams(ttt.InnerParams(s, cfg.TTTType, cfg.MiniBatch), 0, false),
+			ttt.RandomInnerInputs(0, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim),
+			ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)
+	}
+	return ttt.DefaultWeights(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg), 0),
+		map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(0, cfg.Batch, cfg.SeqLen, s.Vocab)},
+		ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
 }
 
 // timeSteps runs the protocol's timing sequence on a prepared job.

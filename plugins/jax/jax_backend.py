@@ -86,6 +86,12 @@ class Backend(xc.Framework):
         # (jax caches per function object), while jax.random's stay cached.
         gc.collect()
 
+    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+        """`xbench profile` under jax.profiler (jax_profile.py)."""
+        import jax_profile
+
+        return jax_profile.profile(device.kind, body, trace_path)
+
     def _put(self, arrays: dict, dtype) -> dict:
         return {k: jax.device_put(jnp.asarray(v, dtype), self._jax_device) for k, v in arrays.items()}
 

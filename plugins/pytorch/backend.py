@@ -113,6 +113,13 @@ class Backend(xc.Framework):
 
         return calibrate.measure(device.kind, dtypes, set_precision)
 
+    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+        """`xbench profile` under torch.profiler (torch_profile.py); the
+        compile variant and the triton backend inherit it."""
+        import torch_profile
+
+        return torch_profile.profile(device.kind, body, trace_path)
+
     def _setup(self, cfg: xc.TTT, device: xc.Device):
         set_precision(cfg.dtype)
         return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")

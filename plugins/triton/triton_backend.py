@@ -70,10 +70,31 @@ class Backend(torch_backend.Backend):
             t.description = "time.perf_counter on cpu, kernel in the Triton interpreter (not a performance number)"
         return t
 
+    _label_kernel = False  # set only while profiling on cpu (profile below)
+
+    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+        # In the interpreter the kernel runs as plain Python, which
+        # torch.profiler sees as no op at all: label it, so its host time is
+        # a row of its own rather than missing. On a GPU the kernels have
+        # their own names on the device and need no label.
+        self._label_kernel = device.kind == "cpu"
+        try:
+            return super().profile(device, body, trace_path)
+        finally:
+            self._label_kernel = False
+
     def _kernel_inner(self):
+        import torch
         import triton_model  # imports triton, after TRITON_INTERPRET is settled
 
-        return triton_model.ttt_inner
+        kernel = triton_model.ttt_inner
+
+        def inner(*args, **kwargs):
+            if not self._label_kernel:
+                return kernel(*args, **kwargs)
+            with torch.profiler.record_function("ttt_inner (Triton interpreter)"):
+                return kernel(*args, **kwargs)
+        return inner
 
     def _check(self, cfg: xc.TTT) -> None:
         import triton_model

@@ -1045,6 +1045,263 @@ func (x *CalibrateReply) GetMethod() string {
 	return ""
 }
 
+// Profile is optional (harness/backend.Profiler): a backend without it
+// answers UNIMPLEMENTED. The reply's figures are profiled, never timings.
+type ProfileRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Workload string                 `protobuf:"bytes,1,opt,name=workload,proto3" json:"workload,omitempty"`
+	Variant  string                 `protobuf:"bytes,2,opt,name=variant,proto3" json:"variant,omitempty"`
+	Device   string                 `protobuf:"bytes,3,opt,name=device,proto3" json:"device,omitempty"`
+	Config   *Config                `protobuf:"bytes,4,opt,name=config,proto3" json:"config,omitempty"`
+	Calls    int64                  `protobuf:"varint,5,opt,name=calls,proto3" json:"calls,omitempty"`
+	// Absolute path the backend writes its Chrome trace to.
+	TracePath     string `protobuf:"bytes,6,opt,name=trace_path,json=tracePath,proto3" json:"trace_path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileRequest) Reset() {
+	*x = ProfileRequest{}
+	mi := &file_xbench_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileRequest) ProtoMessage() {}
+
+func (x *ProfileRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileRequest.ProtoReflect.Descriptor instead.
+func (*ProfileRequest) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *ProfileRequest) GetWorkload() string {
+	if x != nil {
+		return x.Workload
+	}
+	return ""
+}
+
+func (x *ProfileRequest) GetVariant() string {
+	if x != nil {
+		return x.Variant
+	}
+	return ""
+}
+
+func (x *ProfileRequest) GetDevice() string {
+	if x != nil {
+		return x.Device
+	}
+	return ""
+}
+
+func (x *ProfileRequest) GetConfig() *Config {
+	if x != nil {
+		return x.Config
+	}
+	return nil
+}
+
+func (x *ProfileRequest) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *ProfileRequest) GetTracePath() string {
+	if x != nil {
+		return x.TracePath
+	}
+	return ""
+}
+
+type KernelTime struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Self time in milliseconds, total over the profiled calls.
+	SelfMs        float64 `protobuf:"fixed64,2,opt,name=self_ms,json=selfMs,proto3" json:"self_ms,omitempty"`
+	Count         int64   `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *KernelTime) Reset() {
+	*x = KernelTime{}
+	mi := &file_xbench_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *KernelTime) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*KernelTime) ProtoMessage() {}
+
+func (x *KernelTime) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use KernelTime.ProtoReflect.Descriptor instead.
+func (*KernelTime) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *KernelTime) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *KernelTime) GetSelfMs() float64 {
+	if x != nil {
+		return x.SelfMs
+	}
+	return 0
+}
+
+func (x *KernelTime) GetCount() int64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+type ProfileReply struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Status   string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message  string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Device   *Device                `protobuf:"bytes,3,opt,name=device,proto3" json:"device,omitempty"`
+	Profiler string                 `protobuf:"bytes,4,opt,name=profiler,proto3" json:"profiler,omitempty"`
+	// "device" or "host": what the self times measure.
+	TimeKind      string        `protobuf:"bytes,5,opt,name=time_kind,json=timeKind,proto3" json:"time_kind,omitempty"`
+	Kernels       []*KernelTime `protobuf:"bytes,6,rep,name=kernels,proto3" json:"kernels,omitempty"`
+	WallMs        float64       `protobuf:"fixed64,7,opt,name=wall_ms,json=wallMs,proto3" json:"wall_ms,omitempty"`
+	Calls         int64         `protobuf:"varint,8,opt,name=calls,proto3" json:"calls,omitempty"`
+	TracePath     string        `protobuf:"bytes,9,opt,name=trace_path,json=tracePath,proto3" json:"trace_path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileReply) Reset() {
+	*x = ProfileReply{}
+	mi := &file_xbench_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileReply) ProtoMessage() {}
+
+func (x *ProfileReply) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileReply.ProtoReflect.Descriptor instead.
+func (*ProfileReply) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ProfileReply) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *ProfileReply) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *ProfileReply) GetDevice() *Device {
+	if x != nil {
+		return x.Device
+	}
+	return nil
+}
+
+func (x *ProfileReply) GetProfiler() string {
+	if x != nil {
+		return x.Profiler
+	}
+	return ""
+}
+
+func (x *ProfileReply) GetTimeKind() string {
+	if x != nil {
+		return x.TimeKind
+	}
+	return ""
+}
+
+func (x *ProfileReply) GetKernels() []*KernelTime {
+	if x != nil {
+		return x.Kernels
+	}
+	return nil
+}
+
+func (x *ProfileReply) GetWallMs() float64 {
+	if x != nil {
+		return x.WallMs
+	}
+	return 0
+}
+
+func (x *ProfileReply) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *ProfileReply) GetTracePath() string {
+	if x != nil {
+		return x.TracePath
+	}
+	return ""
+}
+
 var File_xbench_proto protoreflect.FileDescriptor
 
 const file_xbench_proto_rawDesc = "" +
@@ -1134,13 +1391,38 @@ const file_xbench_proto_rawDesc = "" +
 	"\x06method\x18\x04 \x01(\tR\x06method\x1a?\n" +
 	"\x11MatmulTflopsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x012\xfb\x02\n" +
+	"\x05value\x18\x02 \x01(\x01R\x05value:\x028\x01\"\xc5\x01\n" +
+	"\x0eProfileRequest\x12\x1a\n" +
+	"\bworkload\x18\x01 \x01(\tR\bworkload\x12\x18\n" +
+	"\avariant\x18\x02 \x01(\tR\avariant\x12\x16\n" +
+	"\x06device\x18\x03 \x01(\tR\x06device\x120\n" +
+	"\x06config\x18\x04 \x01(\v2\x18.xbench.plugin.v1.ConfigR\x06config\x12\x14\n" +
+	"\x05calls\x18\x05 \x01(\x03R\x05calls\x12\x1d\n" +
+	"\n" +
+	"trace_path\x18\x06 \x01(\tR\ttracePath\"O\n" +
+	"\n" +
+	"KernelTime\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x17\n" +
+	"\aself_ms\x18\x02 \x01(\x01R\x06selfMs\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x03R\x05count\"\xb1\x02\n" +
+	"\fProfileReply\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x120\n" +
+	"\x06device\x18\x03 \x01(\v2\x18.xbench.plugin.v1.DeviceR\x06device\x12\x1a\n" +
+	"\bprofiler\x18\x04 \x01(\tR\bprofiler\x12\x1b\n" +
+	"\ttime_kind\x18\x05 \x01(\tR\btimeKind\x126\n" +
+	"\akernels\x18\x06 \x03(\v2\x1c.xbench.plugin.v1.KernelTimeR\akernels\x12\x17\n" +
+	"\awall_ms\x18\a \x01(\x01R\x06wallMs\x12\x14\n" +
+	"\x05calls\x18\b \x01(\x03R\x05calls\x12\x1d\n" +
+	"\n" +
+	"trace_path\x18\t \x01(\tR\ttracePath2\xc8\x03\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
 	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12N\n" +
 	"\bRunBatch\x12!.xbench.plugin.v1.RunBatchRequest\x1a\x1f.xbench.plugin.v1.RunBatchReply\x12H\n" +
 	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReply\x12Q\n" +
-	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
+	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReply\x12K\n" +
+	"\aProfile\x12 .xbench.plugin.v1.ProfileRequest\x1a\x1e.xbench.plugin.v1.ProfileReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
 
 var (
 	file_xbench_proto_rawDescOnce sync.Once
@@ -1154,7 +1436,7 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_xbench_proto_goTypes = []any{
 	(*WorkloadCaps)(nil),     // 0: xbench.plugin.v1.WorkloadCaps
 	(*Values)(nil),           // 1: xbench.plugin.v1.Values
@@ -1173,42 +1455,50 @@ var file_xbench_proto_goTypes = []any{
 	(*ExportReply)(nil),      // 14: xbench.plugin.v1.ExportReply
 	(*CalibrateRequest)(nil), // 15: xbench.plugin.v1.CalibrateRequest
 	(*CalibrateReply)(nil),   // 16: xbench.plugin.v1.CalibrateReply
-	nil,                      // 17: xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	nil,                      // 18: xbench.plugin.v1.WorkloadCaps.MaxEntry
-	nil,                      // 19: xbench.plugin.v1.Config.ParamsEntry
-	nil,                      // 20: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	(*ProfileRequest)(nil),   // 17: xbench.plugin.v1.ProfileRequest
+	(*KernelTime)(nil),       // 18: xbench.plugin.v1.KernelTime
+	(*ProfileReply)(nil),     // 19: xbench.plugin.v1.ProfileReply
+	nil,                      // 20: xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	nil,                      // 21: xbench.plugin.v1.WorkloadCaps.MaxEntry
+	nil,                      // 22: xbench.plugin.v1.Config.ParamsEntry
+	nil,                      // 23: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	17, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	18, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
+	20, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	21, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
 	0,  // 2: xbench.plugin.v1.Capabilities.workloads:type_name -> xbench.plugin.v1.WorkloadCaps
 	2,  // 3: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	2,  // 4: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	3,  // 5: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	19, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
+	22, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
 	6,  // 7: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
 	7,  // 8: xbench.plugin.v1.RunRequest.mode:type_name -> xbench.plugin.v1.Mode
 	8,  // 9: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
 	6,  // 10: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
 	13, // 11: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
 	13, // 12: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
-	20, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
-	1,  // 14: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
-	4,  // 15: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	8,  // 16: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	10, // 17: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
-	12, // 18: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	15, // 19: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
-	5,  // 20: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	9,  // 21: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	11, // 22: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
-	14, // 23: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	16, // 24: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
-	20, // [20:25] is the sub-list for method output_type
-	15, // [15:20] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	6,  // 14: xbench.plugin.v1.ProfileRequest.config:type_name -> xbench.plugin.v1.Config
+	13, // 15: xbench.plugin.v1.ProfileReply.device:type_name -> xbench.plugin.v1.Device
+	18, // 16: xbench.plugin.v1.ProfileReply.kernels:type_name -> xbench.plugin.v1.KernelTime
+	1,  // 17: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
+	4,  // 18: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	8,  // 19: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	10, // 20: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
+	12, // 21: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	15, // 22: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	17, // 23: xbench.plugin.v1.Backend.Profile:input_type -> xbench.plugin.v1.ProfileRequest
+	5,  // 24: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	9,  // 25: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	11, // 26: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
+	14, // 27: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	16, // 28: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	19, // 29: xbench.plugin.v1.Backend.Profile:output_type -> xbench.plugin.v1.ProfileReply
+	24, // [24:30] is the sub-list for method output_type
+	18, // [18:24] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -1222,7 +1512,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -29,6 +29,7 @@ const (
 	Backend_RunBatch_FullMethodName  = "/xbench.plugin.v1.Backend/RunBatch"
 	Backend_Export_FullMethodName    = "/xbench.plugin.v1.Backend/Export"
 	Backend_Calibrate_FullMethodName = "/xbench.plugin.v1.Backend/Calibrate"
+	Backend_Profile_FullMethodName   = "/xbench.plugin.v1.Backend/Profile"
 )
 
 // BackendClient is the client API for Backend service.
@@ -40,6 +41,7 @@ type BackendClient interface {
 	RunBatch(ctx context.Context, in *RunBatchRequest, opts ...grpc.CallOption) (*RunBatchReply, error)
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportReply, error)
 	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error)
+	Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error)
 }
 
 type backendClient struct {
@@ -100,6 +102,16 @@ func (c *backendClient) Calibrate(ctx context.Context, in *CalibrateRequest, opt
 	return out, nil
 }
 
+func (c *backendClient) Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ProfileReply)
+	err := c.cc.Invoke(ctx, Backend_Profile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BackendServer is the server API for Backend service.
 // All implementations must embed UnimplementedBackendServer
 // for forward compatibility.
@@ -109,6 +121,7 @@ type BackendServer interface {
 	RunBatch(context.Context, *RunBatchRequest) (*RunBatchReply, error)
 	Export(context.Context, *ExportRequest) (*ExportReply, error)
 	Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error)
+	Profile(context.Context, *ProfileRequest) (*ProfileReply, error)
 	mustEmbedUnimplementedBackendServer()
 }
 
@@ -133,6 +146,9 @@ func (UnimplementedBackendServer) Export(context.Context, *ExportRequest) (*Expo
 }
 func (UnimplementedBackendServer) Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Calibrate not implemented")
+}
+func (UnimplementedBackendServer) Profile(context.Context, *ProfileRequest) (*ProfileReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Profile not implemented")
 }
 func (UnimplementedBackendServer) mustEmbedUnimplementedBackendServer() {}
 func (UnimplementedBackendServer) testEmbeddedByValue()                 {}
@@ -245,6 +261,24 @@ func _Backend_Calibrate_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_Profile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ProfileRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).Profile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_Profile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).Profile(ctx, req.(*ProfileRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Backend_ServiceDesc is the grpc.ServiceDesc for Backend service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -271,6 +305,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Calibrate",
 			Handler:    _Backend_Calibrate_Handler,
+		},
+		{
+			MethodName: "Profile",
+			Handler:    _Backend_Profile_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -3,6 +3,7 @@ package cpu
 import (
 	"fmt"
 	"math"
+	"time"
 )
 
 // Forward maps tokens [batch, seqLen] to logits [batch, seqLen, V]. The
@@ -25,28 +26,35 @@ func (m *Model[T]) Forward(tokens []int32, batch, seqLen int) ([]T, error) {
 	}
 	ws, C, n := m.ws, s.Hidden, batch*seqLen
 
+	t0 := m.Prof.begin()
 	for i, t := range tokens {
 		copy(ws.h[i*C:(i+1)*C], m.embed[int(t)*C:(int(t)+1)*C])
 	}
+	t0 = m.Prof.end("embed", t0)
 	for l := range m.layers {
-		m.tttBlock(&m.layers[l], ws)
-		m.mlpBlock(&m.layers[l], ws)
+		t0 = m.tttBlock(&m.layers[l], ws, t0)
+		t0 = m.mlpBlock(&m.layers[l], ws, t0)
 	}
 	rmsNorm(ws.x, ws.h, m.finalNorm, n)
+	t0 = m.Prof.end("rms_norm", t0)
 	MatMulNT(ws.logits, ws.x, m.embed, n, C, s.Vocab)
+	m.Prof.end("gemm", t0)
 	return ws.logits, nil
 }
 
-// tttBlock is h = h + TTT(RMSNorm_ttt(h)).
-func (m *Model[T]) tttBlock(ly *layer[T], ws *workspace[T]) {
+// tttBlock is h = h + TTT(RMSNorm_ttt(h)). t0 is when it started, for
+// the phase record; it returns when it ended.
+func (m *Model[T]) tttBlock(ly *layer[T], ws *workspace[T], t0 time.Time) time.Time {
 	s, C, nh := m.Size, m.Size.Hidden, m.Size.Heads
 	B, L := ws.batch, ws.seqLen
 	n := B * L
 	rmsNorm(ws.x, ws.h, ly.tttNorm, n)
+	t0 = m.Prof.end("rms_norm", t0)
 	MatMulNT(ws.q, ws.x, ly.wq, n, C, C)
 	MatMulNT(ws.k, ws.x, ly.wk, n, C, C)
 	MatMulNT(ws.v, ws.x, ly.wv, n, C, C)
 	MatMulNT(ws.lr, ws.x, ly.lrW, n, C, nh)
+	t0 = m.Prof.end("gemm", t0)
 
 	// Split heads to [B, nh, L, f], rotating Q and K, and lay the gate out
 	// as [B, nh, L].
@@ -63,7 +71,9 @@ func (m *Model[T]) tttBlock(ly *layer[T], ws *workspace[T]) {
 		}
 	})
 
+	t0 = m.Prof.end("rope_split_heads", t0)
 	ly.inner.Run(ws.oh, ws.qh, ws.kh, ws.vh, ws.gate, B, L)
+	t0 = m.Prof.end("ttt_inner", t0)
 
 	// Merge heads back to [T, C], post-norm over C, project, add.
 	parallelRows(n, func(row int) {
@@ -75,25 +85,33 @@ func (m *Model[T]) tttBlock(ly *layer[T], ws *workspace[T]) {
 		}
 		layerNormRow(o, o, ly.postW, ly.postB)
 	})
+	t0 = m.Prof.end("merge_heads_layer_norm", t0)
 	MatMulNT(ws.x, ws.q, ly.wo, n, C, C)
+	t0 = m.Prof.end("gemm", t0)
 	addInto(ws.h, ws.x)
+	return m.Prof.end("residual_add", t0)
 }
 
 // mlpBlock is h = h + SwiGLU(RMSNorm_mlp(h)).
-func (m *Model[T]) mlpBlock(ly *layer[T], ws *workspace[T]) {
+func (m *Model[T]) mlpBlock(ly *layer[T], ws *workspace[T], t0 time.Time) time.Time {
 	C, I := m.Size.Hidden, m.Size.MLP
 	n := ws.batch * ws.seqLen
 	rmsNorm(ws.x, ws.h, ly.mlpNorm, n)
+	t0 = m.Prof.end("rms_norm", t0)
 	MatMulNT(ws.g, ws.x, ly.wGate, n, C, I)
 	MatMulNT(ws.u, ws.x, ly.wUp, n, C, I)
+	t0 = m.Prof.end("gemm", t0)
 	parallelRows(n, func(row int) {
 		g, u := ws.g[row*I:(row+1)*I], ws.u[row*I:(row+1)*I]
 		for i, v := range g {
 			g[i] = silu(v) * u[i]
 		}
 	})
+	t0 = m.Prof.end("swiglu", t0)
 	MatMulNT(ws.x, ws.g, ly.wDown, n, I, C)
+	t0 = m.Prof.end("gemm", t0)
 	addInto(ws.h, ws.x)
+	return m.Prof.end("residual_add", t0)
 }
 
 // addInto sets h += d.

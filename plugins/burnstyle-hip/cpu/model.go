@@ -17,6 +17,8 @@ type Model[T Float] struct {
 	finalNorm []T
 	rope      rope[T]
 	ws        *workspace[T]
+	// Prof, when set, records the phases of every Forward (phases.go).
+	Prof *Phases
 }
 
 type layer[T Float] struct {

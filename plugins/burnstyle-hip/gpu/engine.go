@@ -167,3 +167,7 @@ func (j *Job) Close() error {
 	j.m.Close()
 	return nil
 }
+
+// Phases runs one call with an event between launch groups (Model.Profile)
+// and returns the device milliseconds per part, for `xbench profile`.
+func (j *Job) Phases() (map[string]float64, error) { return j.m.Profile() }
