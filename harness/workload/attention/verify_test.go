@@ -200,7 +200,9 @@ func TestTolerancePassesCorrectAndFailsWrong(t *testing.T) {
 					}
 				}
 			}
-			if e := worst(t, cfg, refs, rounded); e > tol/2 {
+			e := worst(t, cfg, refs, rounded)
+			t.Logf("%s %s: rounding gives %.2e", dt, phase, e)
+			if e > tol/2 {
 				t.Errorf("%s %s: rounding alone gives %.2e, over half the tolerance %.0e", dt, phase, e, tol)
 			}
 			unscaled := slices.Clone(in["q"])
@@ -221,10 +223,35 @@ func TestTolerancePassesCorrectAndFailsWrong(t *testing.T) {
 				"no mask":     compute(noMask, in["q"], in["k"], in["v"], in["dout"]),
 				"wrong group": compute(s, in["q"], swapped, in["v"], in["dout"]),
 			} {
-				if e := worst(t, cfg, refs, g); e < 10*tol {
+				e := worst(t, cfg, refs, g)
+				t.Logf("%s %s: %s gives %.2e (tolerance %.0e)", dt, phase, name, e, tol)
+				if e < 10*tol {
 					t.Errorf("%s %s: bug %q gives %.2e, within 10× the tolerance %.0e", dt, phase, name, e, tol)
 				}
 			}
 		}
+	}
+}
+
+func TestTolerance(t *testing.T) {
+	tests := []struct {
+		phase, dtype string
+		seq, kv      string
+		want         float64
+	}{
+		{"forward", "float32", "37", "0", 1e-5},
+		{"backward", "float32", "256", "0", 2e-5},
+		{"both", "bfloat16", "100", "1024", 3e-2 * 2},
+		{"forward", "float16", "1024", "0", 3e-3 * 2},
+		{"forward", "bfloat16", "16384", "0", 2e-2 * 5},
+	}
+	for _, tc := range tests {
+		cfg := resolve(t, tc.phase, map[string]string{"dtype": tc.dtype, "seq_len": tc.seq, "kv_len": tc.kv})
+		if got := (Workload{}).Tolerance(cfg); math.Abs(got-tc.want) > 1e-15 {
+			t.Errorf("%s %s s%s kv%s: tolerance %v, want %v", tc.phase, tc.dtype, tc.seq, tc.kv, got, tc.want)
+		}
+	}
+	if got := (Workload{}).Tolerance(result.Config{Params: map[string]string{"dtype": "float64"}}); got != 0 {
+		t.Errorf("unknown dtype: tolerance %v, want 0", got)
 	}
 }
