@@ -107,7 +107,7 @@ __all__ = [
     "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
     "ConfigError", "Unsupported", "Failed", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
     # workload views
-    "TTT", "Gemm", "Problem", "VIEWS",
+    "TTT", "Gemm", "Problem", "Attention", "VIEWS", "attention_caps",
     # entry points (lazy)
     "main", "run", "run_batch", "export", "serve",
     # spec facts
@@ -116,6 +116,7 @@ __all__ = [
     # tensors
     "read_safetensors", "write_safetensors",
     "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "GEMM_DTYPES", "GEMM_LAYOUTS",
+    "ATTENTION_DTYPES", "ATTENTION_PHASES",
 ]
 
 SCHEMA_VERSION = 2
@@ -126,6 +127,8 @@ TTT_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
 BACKBONES = ("transformer", "mamba")
 GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
 GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
+ATTENTION_DTYPES = ("float32", "bfloat16", "float16")
+ATTENTION_PHASES = ("forward", "backward", "both")
 # Every dtype any workload names (calibrate's check).
 DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 
@@ -134,6 +137,7 @@ _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
     "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
     "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "Problem": "xbench_workloads", "VIEWS": "xbench_workloads",
+    "Attention": "xbench_workloads",
 }
 
 
@@ -377,6 +381,12 @@ def gemm_caps(module, devices: tuple) -> WorkloadCaps | None:
     dts = [d for d in GEMM_DTYPES if any(d in module.DTYPES.get(_gemm_kind(k), ()) for k in devices)]
     return WorkloadCaps("gemm", phases=("forward",), devices=tuple(devices),
                         values={"dtype": tuple(dts), "layout": GEMM_LAYOUTS})
+
+
+def attention_caps(devices: tuple, dtypes: tuple = ATTENTION_DTYPES, phases: tuple = ATTENTION_PHASES) -> WorkloadCaps:
+    """The attention capability entry of a backend or variant: the phases,
+    devices and dtypes it runs (every parameter value otherwise)."""
+    return WorkloadCaps("attention", phases=tuple(phases), devices=tuple(devices), values={"dtype": tuple(dtypes)})
 
 
 def _gemm_kind(kind: str) -> str:
