@@ -16,7 +16,7 @@ A backend is a folder plugins/<name>/ with
                 `requires`, so a missing package gives one clear line (exit 2).
   the framework file(s): the models, the timer, and a Framework subclass.
 
-Workloads. A request names a workload ("ttt", "gemm"); its config carries the
+Workloads. A request names a workload ("ttt", "gemm", "attention"); its config carries the
 workload's params as canonical strings, already validated by the harness. The
 contract dispatches by workload name to two methods of the Framework:
 
@@ -29,7 +29,8 @@ contract dispatches by workload name to two methods of the Framework:
       for gemm); the contract writes the outputs as F32 (F64 for ttt float64)
 
 cfg is the contract's typed view of the params (xbench_workloads: TTT with
-.size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype; a view's
+.size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype, Attention
+with its shapes, .kvh/.kv (the 0 defaults resolved) and .outputs(); a view's
 .to_params() gives the string params back), or the plain Config for a
 workload the contract has no view of. Methods are
 used rather than handler objects so a backend built on another (triton on
@@ -82,7 +83,7 @@ Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
   serve(fw) -> exit code
 
-Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, VIEWS), xbench_spec (SIZES,
+Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, Attention, VIEWS), xbench_spec (SIZES,
 model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
 count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.

@@ -120,7 +120,7 @@ def _refusals(f: Callable, cfg: xc.Attention, variant: str) -> Callable:
                 except RuntimeError:
                     pass
             why = "; ".join(dict.fromkeys(" ".join(str(w.message).split()) for w in caught)) or " ".join(str(e).split())
-            raise xc.Unsupported(f"torch {torch.__version__} sdpa has no {FORCED.get(variant, variant)} kernel for "
+            raise xc.Unsupported(f"torch {torch.__version__} sdpa has no {FORCED.get(variant) or variant or 'default'} kernel for "
                                  f"{cfg.dtype} head_dim {cfg.head_dim} gqa {cfg.group > 1} on {q.device.type}: {why}") from None
     return guarded
 
