@@ -28,3 +28,7 @@ done
 for d in float32 bfloat16; do
   bin/xbench verify --workload gemm --device cpu --dtype "$d" --layout nt
 done
+# attention at its verify defaults (GQA, 37 positions, head_dim 40): out in
+# float32, then out and the three gradients in bfloat16 with the causal mask
+bin/xbench verify --workload attention --device cpu --dtype float32
+bin/xbench verify --workload attention --device cpu --phase backward --dtype bfloat16 --causal true

@@ -36,7 +36,9 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
-	if w.backward {
+	if _, grads := wl.(workload.MultiOutput); w.backward && !grads {
+		// A workload that names no gradients among its outputs would be
+		// graded on its forward output alone, which --backward would misstate.
 		return usagef("--backward: verify compares forward outputs (logits) or --inner-only outputs; gradients are not compared")
 	}
 	job, err := w.one(fs)

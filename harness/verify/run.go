@@ -77,39 +77,51 @@ func WriteFixtures(wl workload.Workload, dir string, cfg result.Config, seed int
 	return fx, files, tensorfile.Write(files.Inputs, fx.Inputs)
 }
 
-// reference is the float64 output every backend is graded against: the
-// workload's own, or its reference backend's float64 export on the CPU.
-func reference(ctx context.Context, bs Backends, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files Files, dir string) (tensorfile.Tensor, error) {
+// reference is the float64 tensors every backend is graded against, by
+// name (workload.OutputsOf): the workload's own, or its reference backend's
+// float64 export on the CPU.
+func reference(ctx context.Context, bs Backends, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files Files, dir string) (map[string]tensorfile.Tensor, error) {
 	name := wl.ReferenceBackend()
 	if name == "" {
+		if m, ok := wl.(workload.MultiOutput); ok {
+			ts, err := m.References(cfg, fx)
+			if err != nil {
+				return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
+			}
+			return ts, nil
+		}
 		t, err := wl.Reference(cfg, fx)
 		if err != nil {
-			return t, fmt.Errorf("%s reference: %w", wl.Name(), err)
+			return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
 		}
-		return t, nil
+		return map[string]tensorfile.Tensor{wl.Output(cfg): t}, nil
 	}
 	refCfg := cfg.With("dtype", "float64")
 	out := filepath.Join(dir, "reference-float64.safetensors")
 	b, _, err := bs.Backend(ctx, name)
 	if err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
+		return nil, fmt.Errorf("reference %s float64: %w", name, err)
 	}
 	resp, err := b.Export(ctx, exportRequest("", "cpu", refCfg, files, out))
 	if err != nil {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %w", name, err)
+		return nil, fmt.Errorf("reference %s float64: %w", name, err)
 	}
 	if resp.Status != result.StatusOK {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s float64: %s: %s", name, resp.Status, resp.Message)
+		return nil, fmt.Errorf("reference %s float64: %s: %s", name, resp.Status, resp.Message)
 	}
 	m, err := tensorfile.Read(out)
 	if err != nil {
-		return tensorfile.Tensor{}, err
+		return nil, err
 	}
-	t, ok := m[wl.Output(cfg)]
-	if !ok {
-		return tensorfile.Tensor{}, fmt.Errorf("reference %s: %s has no tensor %q", name, out, wl.Output(cfg))
+	want := map[string]tensorfile.Tensor{}
+	for _, o := range workload.OutputsOf(wl, cfg) {
+		t, ok := m[o]
+		if !ok {
+			return nil, fmt.Errorf("reference %s: %s has no tensor %q", name, out, o)
+		}
+		want[o] = t
 	}
-	return t, nil
+	return want, nil
 }
 
 func exportRequest(variant, device string, cfg result.Config, files Files, out string) backend.ExportRequest {
@@ -119,7 +131,7 @@ func exportRequest(variant, device string, cfg result.Config, files Files, out s
 
 // one grades one backend: unsupported when its capabilities or its answer
 // say so, error when it broke, else pass or FAIL by the workload's tolerance.
-func one(ctx context.Context, bs Backends, wl workload.Workload, full, device string, cfg result.Config, files Files, dir string, want tensorfile.Tensor) Row {
+func one(ctx context.Context, bs Backends, wl workload.Workload, full, device string, cfg result.Config, files Files, dir string, want map[string]tensorfile.Tensor) Row {
 	row := Row{Backend: full, Device: device, Dtype: cfg.Dtype(), Tolerance: wl.Tolerance(cfg)}
 	name, variant := backend.SplitName(full)
 	b, info, err := bs.Backend(ctx, name)
@@ -151,5 +163,5 @@ func one(ctx context.Context, bs Backends, wl workload.Workload, full, device st
 		}
 		return row
 	}
-	return Check(row, out, wl.Output(cfg), want)
+	return CheckAll(row, out, workload.OutputsOf(wl, cfg), want)
 }

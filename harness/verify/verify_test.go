@@ -57,3 +57,41 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// Several tensors of one output (attention's out and gradients): the row
+// carries the worst, the message lists each, and one bad tensor fails the
+// row however good the others are.
+func TestCheckAll(t *testing.T) {
+	dir := t.TempDir()
+	ref := tensorfile.F64([]int{2}, []float64{3, 4})
+	want := map[string]tensorfile.Tensor{"out": ref, "dq": ref, "dk": ref}
+	names := []string{"out", "dq", "dk"}
+	write := func(name string, dk []float32) string {
+		p := filepath.Join(dir, name)
+		m := map[string]tensorfile.Tensor{
+			"out": tensorfile.F32([]int{2}, []float32{3, 4}),
+			"dq":  tensorfile.F32([]int{2}, []float32{3, 4.05}),
+			"dk":  tensorfile.F32([]int{2}, dk),
+		}
+		if err := tensorfile.Write(p, m); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	row := CheckAll(Row{Tolerance: 0.02}, write("ok", []float32{3, 4}), names, want)
+	if row.Verdict != Pass || math.Abs(row.RelL2-0.01) > 1e-6 || !strings.HasPrefix(row.Message, "worst dq; out 0.00e+00, dq 1.00e-02, dk 0.00e+00") {
+		t.Errorf("all close: %s rel %v %q", row.Verdict, row.RelL2, row.Message)
+	}
+	row = CheckAll(Row{Tolerance: 0.02}, write("bad", []float32{3, 5}), names, want)
+	if row.Verdict != Fail || !strings.HasPrefix(row.Message, "worst dk") {
+		t.Errorf("dk off by 0.2: %s %q", row.Verdict, row.Message)
+	}
+	row = CheckAll(Row{Tolerance: 0.02}, write("nan", []float32{3, float32(math.NaN())}), names, want)
+	if row.Verdict != Fail || !math.IsNaN(row.RelL2) {
+		t.Errorf("NaN in dk: %s rel %v", row.Verdict, row.RelL2)
+	}
+	row = CheckAll(Row{Tolerance: 0.02}, write("ok2", []float32{3, 4}), []string{"out", "dv"}, want)
+	if row.Verdict != Error || !strings.Contains(row.Message, `no tensor "dv"`) {
+		t.Errorf("missing dv: %s %q", row.Verdict, row.Message)
+	}
+}

@@ -134,3 +134,23 @@ func ColdCacheByDefault(w Workload) bool {
 	c, ok := w.(ColdCacher)
 	return ok && c.ColdCacheByDefault()
 }
+
+// MultiOutput is implemented by a workload whose verification compares
+// more than one tensor for some configurations: an output and the gradients
+// of its inputs. Outputs names them, Output(cfg) first; verify grades each
+// against Tolerance(cfg) and reports the worst. With a ReferenceBackend the
+// reference tensors are read from that backend's float64 export by these
+// names; without one, References computes them.
+type MultiOutput interface {
+	Outputs(cfg result.Config) []string
+	References(cfg result.Config, fx Fixtures) (map[string]tensorfile.Tensor, error)
+}
+
+// OutputsOf names the tensors verify compares for cfg: the MultiOutput's
+// list, or the one Output.
+func OutputsOf(w Workload, cfg result.Config) []string {
+	if m, ok := w.(MultiOutput); ok {
+		return m.Outputs(cfg)
+	}
+	return []string{w.Output(cfg)}
+}

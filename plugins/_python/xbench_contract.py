@@ -16,7 +16,7 @@ A backend is a folder plugins/<name>/ with
                 `requires`, so a missing package gives one clear line (exit 2).
   the framework file(s): the models, the timer, and a Framework subclass.
 
-Workloads. A request names a workload ("ttt", "gemm"); its config carries the
+Workloads. A request names a workload ("ttt", "gemm", "attention"); its config carries the
 workload's params as canonical strings, already validated by the harness. The
 contract dispatches by workload name to two methods of the Framework:
 
@@ -29,7 +29,8 @@ contract dispatches by workload name to two methods of the Framework:
       for gemm); the contract writes the outputs as F32 (F64 for ttt float64)
 
 cfg is the contract's typed view of the params (xbench_workloads: TTT with
-.size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype; a view's
+.size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype, Attention
+with its shapes, .kvh/.kv (the 0 defaults resolved) and .outputs(); a view's
 .to_params() gives the string params back), or the plain Config for a
 workload the contract has no view of. Methods are
 used rather than handler objects so a backend built on another (triton on
@@ -87,7 +88,7 @@ Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
   export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
   serve(fw) -> exit code
 
-Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, VIEWS), xbench_spec (SIZES,
+Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, Attention, VIEWS), xbench_spec (SIZES,
 model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
 count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
 first use because they need numpy, read_safetensors / write_safetensors.
@@ -112,7 +113,7 @@ __all__ = [
     "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
     "ConfigError", "Unsupported", "Failed", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
     # workload views
-    "TTT", "Gemm", "Problem", "VIEWS",
+    "TTT", "Gemm", "Problem", "Attention", "VIEWS", "attention_caps",
     # entry points (lazy)
     "main", "run", "run_batch", "export", "serve",
     # spec facts
@@ -121,6 +122,7 @@ __all__ = [
     # tensors
     "read_safetensors", "write_safetensors",
     "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "GEMM_DTYPES", "GEMM_LAYOUTS",
+    "ATTENTION_DTYPES", "ATTENTION_PHASES",
 ]
 
 SCHEMA_VERSION = 2
@@ -131,6 +133,8 @@ TTT_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
 BACKBONES = ("transformer", "mamba")
 GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
 GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
+ATTENTION_DTYPES = ("float32", "bfloat16", "float16")
+ATTENTION_PHASES = ("forward", "backward", "both")
 # Every dtype any workload names (calibrate's check).
 DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 
@@ -139,6 +143,7 @@ _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
     "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
     "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "Problem": "xbench_workloads", "VIEWS": "xbench_workloads",
+    "Attention": "xbench_workloads",
 }
 
 
@@ -382,6 +387,12 @@ def gemm_caps(module, devices: tuple) -> WorkloadCaps | None:
     dts = [d for d in GEMM_DTYPES if any(d in module.DTYPES.get(_gemm_kind(k), ()) for k in devices)]
     return WorkloadCaps("gemm", phases=("forward",), devices=tuple(devices),
                         values={"dtype": tuple(dts), "layout": GEMM_LAYOUTS})
+
+
+def attention_caps(devices: tuple, dtypes: tuple = ATTENTION_DTYPES, phases: tuple = ATTENTION_PHASES) -> WorkloadCaps:
+    """The attention capability entry of a backend or variant: the phases,
+    devices and dtypes it runs (every parameter value otherwise)."""
+    return WorkloadCaps("attention", phases=tuple(phases), devices=tuple(devices), values={"dtype": tuple(dtypes)})
 
 
 def _gemm_kind(kind: str) -> str:

@@ -30,9 +30,17 @@ def _convert(cls, params: dict) -> dict:
                 out[f.name] = int(value, 10)
             except (TypeError, ValueError):
                 raise xc.ConfigError(f"param {f.name} = {value!r} must be a decimal integer string") from None
+        elif f.type in (bool, "bool"):
+            if value not in ("true", "false"):
+                raise xc.ConfigError(f"param {f.name} = {value!r} must be \"true\" or \"false\"")
+            out[f.name] = value == "true"
         else:
             out[f.name] = value
     return out
+
+
+def _canonical(value) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 class _View:
@@ -47,7 +55,8 @@ class _View:
         return cls(phase=cfg.phase, warmup=cfg.warmup, repeats=cfg.repeats, **_convert(cls, cfg.params))
 
     def to_params(self) -> dict:
-        return {f.name: str(getattr(self, f.name)) for f in fields(self)
+        # bools in the harness's canonical spelling ("true"), not Python's
+        return {f.name: _canonical(getattr(self, f.name)) for f in fields(self)
                 if f.name not in ("phase", "warmup", "repeats")}
 
     def config(self):
@@ -189,6 +198,82 @@ class Problem(_View):
         return self.dtype == "float64"
 
 
+@dataclass
+class Attention(_View):
+    """The attention workload's params (docs/workloads/attention.md): q, out,
+    dout [batch, heads, seq_len, head_dim]; k, v [batch, kv_heads, kv_len,
+    head_dim]; query head h reads kv head h // (heads // kv_heads). kv_heads 0
+    means heads and kv_len 0 means seq_len (the harness keeps the 0 in the
+    key); read kvh and kv for the resolved values. phase: forward, backward
+    (the backward alone, after a forward made before timing) or both."""
+
+    workload = "attention"
+    batch: int = 4
+    heads: int = 32
+    kv_heads: int = 0
+    seq_len: int = 4096
+    kv_len: int = 0
+    head_dim: int = 128
+    causal: bool = False
+    dtype: str = "bfloat16"
+    phase: str = "forward"
+    warmup: int = 3
+    repeats: int = 10
+
+    @property
+    def kvh(self) -> int:
+        return self.kv_heads or self.heads
+
+    @property
+    def kv(self) -> int:
+        return self.kv_len or self.seq_len
+
+    @property
+    def group(self) -> int:
+        return self.heads // self.kvh
+
+    @property
+    def backward(self) -> bool:
+        return self.phase in ("backward", "both")
+
+    @property
+    def scale(self) -> float:
+        return self.head_dim ** -0.5
+
+    def q_shape(self) -> tuple:
+        return (self.batch, self.heads, self.seq_len, self.head_dim)
+
+    def k_shape(self) -> tuple:
+        return (self.batch, self.kvh, self.kv, self.head_dim)
+
+    def outputs(self) -> tuple:
+        """The tensors an export writes: out, and the gradients when backward."""
+        return ("out", "dq", "dk", "dv") if self.backward else ("out",)
+
+    def check(self) -> None:
+        """The spec's rules between params, for a framework module called
+        outside the harness (which has already enforced them): ValueError."""
+        if min(self.batch, self.heads, self.seq_len, self.head_dim) < 1 or min(self.kv_heads, self.kv_len) < 0:
+            raise ValueError(f"attention sizes must be >= 1 (kv_heads, kv_len >= 0): {self.to_params()}")
+        if self.heads % self.kvh:
+            raise ValueError(f"attention kv_heads {self.kv_heads} does not divide heads {self.heads}")
+        if self.causal and self.kv != self.seq_len:
+            raise ValueError(f"attention causal needs kv_len = seq_len, got seq_len {self.seq_len}, kv_len {self.kv_len}")
+        import xbench_contract as xc
+
+        if self.dtype not in xc.ATTENTION_DTYPES:
+            raise ValueError(f"attention dtype {self.dtype!r} is not one of {xc.ATTENTION_DTYPES}")
+
+    def check_tensors(self, weights: dict, inputs: dict) -> None:
+        want = {"q": self.q_shape(), "k": self.k_shape(), "v": self.k_shape()}
+        if self.backward:
+            want["dout"] = self.q_shape()
+        _check_shapes((("inputs", inputs, want),))
+
+    def output_float64(self) -> bool:
+        return False
+
+
 def _check_shapes(groups) -> None:
     for where, have, want in groups:
         for name, shape in want.items():
@@ -200,4 +285,4 @@ def _check_shapes(groups) -> None:
 
 # The workloads the contract has a view of. A framework may declare another
 # workload too: its prepare_<workload> then gets the plain Config.
-VIEWS = {"ttt": TTT, "gemm": Gemm, "problem": Problem}
+VIEWS = {"ttt": TTT, "gemm": Gemm, "problem": Problem, "attention": Attention}

@@ -1,5 +1,6 @@
 """The jax backend's adapter to xbench_contract: capabilities, devices,
-precision, building a jitted timed step, export. The model is in jax_model.py.
+precision, building a jitted timed step, export. The model is in jax_model.py,
+the GEMM in jax_gemm.py, attention in jax_attention.py.
 
 The files are named jax_*.py (not model.py/backend.py) so that a test process
 can import them next to the pytorch backend's model.py without a clash.
@@ -30,6 +31,16 @@ CAPS = xc.Capabilities(
                     values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
                             "backbone": ("transformer",)}),
     xc.gemm_caps(GEMM, DEVICES),
+    xc.attention_caps(DEVICES),
+)
+# attention (jax_attention.py): the variants are dot_product_attention's
+# implementations; cuDNN's fused kernel exists only on NVIDIA GPUs and for
+# 16-bit dtypes, so the harness answers the rest without a call.
+VARIANTS = (
+    xc.Variant("xla", "attention: jax.nn.dot_product_attention(implementation='xla')",
+               xc.Capabilities(xc.attention_caps(DEVICES))),
+    xc.Variant("cudnn", "attention: jax.nn.dot_product_attention(implementation='cudnn'), cuDNN's fused kernel",
+               xc.Capabilities(xc.attention_caps(("cuda",), dtypes=("bfloat16", "float16")))),
 )
 GPU_PLATFORMS = ("cuda", "rocm")  # jax's platform names for its GPU plugins
 
@@ -44,6 +55,7 @@ def _devices(platform: str) -> list:
 class Backend(xc.Framework):
     framework = "jax"
     capabilities = CAPS
+    variants = VARIANTS
     gemm = GEMM
 
     def __init__(self):
@@ -116,6 +128,18 @@ class Backend(xc.Framework):
         prepared = super().prepare_gemm(cfg, variant, device, seed)
         self._peak_warning(device, prepared.warnings)
         return prepared
+
+    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import jax_attention
+
+        warnings = []
+        self._peak_warning(device, warnings)
+        return xc.Prepared(step=jax_attention.prepare(cfg, variant, self._jax_device, seed), warnings=warnings)
+
+    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import jax_attention
+
+        return jax_attention.export(cfg, variant, self._jax_device, inputs)
 
     def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []

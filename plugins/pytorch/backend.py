@@ -1,6 +1,7 @@
 """The pytorch backend's adapter to xbench_contract: capabilities, devices,
 precision flags, building a timed step, export, per workload. The TTT model
-is in model.py, the GEMM in gemm.py (the contract's base class drives it)."""
+is in model.py, the GEMM in gemm.py (the contract's base class drives it),
+attention in attention.py."""
 
 from __future__ import annotations
 
@@ -22,20 +23,37 @@ TTT_CAPS = xc.WorkloadCaps(
 # The problem workload (problem.py): eager here, float64 only for the verify reference.
 PROBLEM_CAPS = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32", "float64")})
 PROBLEM_COMPILED = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32",)})
-ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS)
+# The attention workload (attention.py): every phase and dtype on every
+# device, the same for the variants that run everywhere; sdpa-efficient has
+# no CPU kernel in torch. A shape or dtype a forced kernel refuses on a GPU is
+# answered unsupported at the call, with torch's reasons.
+ATTENTION_CAPS = xc.attention_caps(DEVICES)
+ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS, ATTENTION_CAPS)
 # The compile variant: model.py with torch.compile'd inner steps (compiled.py)
-# for TTT; torch.compile of the problem's Model (inductor, mode default).
+# for TTT; torch.compile of the problem's Model (inductor, mode default); of
+# the sdpa call for attention.
 COMPILE = xc.Variant(
     "compile", "ttt: torch.compile of the per-mini-batch inner step, on a GPU the timed call is one CUDA graph; "
-               "problem: torch.compile(Model), inductor, mode default",
+               "problem: torch.compile(Model), inductor, mode default; attention: torch.compile of the sdpa call",
     xc.Capabilities(xc.WorkloadCaps(
         "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
         values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                "backbone": ("transformer",)}), PROBLEM_COMPILED),
+                "backbone": ("transformer",)}), PROBLEM_COMPILED, ATTENTION_CAPS),
 )
 COMPILE_MAX_AUTOTUNE = xc.Variant(
     "compile-max-autotune", "problem: torch.compile(Model), inductor, mode max-autotune-no-cudagraphs",
     xc.Capabilities(PROBLEM_COMPILED))
+
+ATTENTION_VARIANTS = (
+    xc.Variant("sdpa-flash", "attention: scaled_dot_product_attention forced to its flash kernel (sdpa_kernel)",
+               xc.Capabilities(ATTENTION_CAPS)),
+    xc.Variant("sdpa-efficient", "attention: scaled_dot_product_attention forced to its memory-efficient kernel "
+               "(no CPU kernel)", xc.Capabilities(xc.attention_caps(("cuda", "rocm")))),
+    xc.Variant("sdpa-math", "attention: scaled_dot_product_attention forced to its math (composite) kernel",
+               xc.Capabilities(ATTENTION_CAPS)),
+    xc.Variant("naive", "attention: matmul, float32 softmax, matmul as a user writes it (repeat_interleave for GQA)",
+               xc.Capabilities(ATTENTION_CAPS)),
+)
 
 
 def set_precision(dtype: str) -> None:
@@ -64,7 +82,7 @@ def _nvidia_driver() -> str:
 class Backend(xc.Framework):
     framework = "torch"
     capabilities = ALL
-    variants = (COMPILE, COMPILE_MAX_AUTOTUNE)
+    variants = (COMPILE, COMPILE_MAX_AUTOTUNE, *ATTENTION_VARIANTS)
     gemm = GEMM
 
     def versions(self) -> dict:
@@ -179,6 +197,18 @@ class Backend(xc.Framework):
         set_precision("float32")  # float32 is float32: no TF32 in matmuls or cuDNN convolutions
         return problem.prepare(cfg, variant, device, seed)
 
+    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import attention
+
+        set_precision(cfg.dtype)  # float32 is IEEE: no TF32 in the products
+        return xc.Prepared(step=attention.prepare(cfg, variant, _torch_device(device), seed))
+
+    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import attention
+
+        set_precision(cfg.dtype)
+        return attention.export(cfg, variant, _torch_device(device), inputs)
+
     def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import problem
 
@@ -201,6 +231,10 @@ class Backend(xc.Framework):
             tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
             logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
             return {"logits": logits.to(out_dtype).cpu().numpy()}
+
+
+def _torch_device(device: xc.Device) -> str:
+    return "cpu" if device.kind == "cpu" else "cuda"  # a ROCm torch calls its GPU "cuda" too
 
 
 def _init(specs, dtype, dev, gen) -> dict:

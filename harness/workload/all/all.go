@@ -3,6 +3,7 @@ package all
 
 import (
 	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/problem"
 	"github.com/xbench/xbench/harness/workload/ttt"
@@ -12,4 +13,5 @@ func init() {
 	workload.Register(ttt.Workload{})
 	workload.Register(gemm.Workload{})
 	workload.Register(problem.Workload{})
+	workload.Register(attention.Workload{})
 }

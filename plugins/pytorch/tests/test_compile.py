@@ -29,9 +29,13 @@ def test_info_declares_compile(fw):
     variants = {v["name"]: v for v in fw.info()["variants"]}
     assert "compile" in variants
     ttt = variants["compile"]["capabilities"]["workloads"]
-    assert [w["workload"] for w in ttt] == ["ttt", "problem"] and "forward" in ttt[0]["phases"]
+    assert [w["workload"] for w in ttt] == ["ttt", "problem", "attention"] and "forward" in ttt[0]["phases"]
     # The problem workload's further compile mode is a variant of its own.
     assert [w["workload"] for w in variants["compile-max-autotune"]["capabilities"]["workloads"]] == ["problem"]
+    # attention's kernel variants declare attention only; efficient has no cpu kernel.
+    for name in ("sdpa-flash", "sdpa-efficient", "sdpa-math", "naive"):
+        assert [w["workload"] for w in variants[name]["capabilities"]["workloads"]] == ["attention"]
+    assert variants["sdpa-efficient"]["capabilities"]["workloads"][0]["devices"] == ["cuda", "rocm"]
 
 
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])

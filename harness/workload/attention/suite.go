@@ -1,0 +1,151 @@
+package attention
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/xbench/xbench/harness/workload"
+)
+
+// suiteTokens is the tokens of one call in the llm and grid suites: batch ·
+// seq_len = 16384, so every length does comparable work per token and the
+// longest runs at batch 1.
+const suiteTokens = 16384
+
+// suiteLens are the seq_len values of the llm and grid suites.
+var suiteLens = []int{512, 1024, 2048, 4096, 8192, 16384}
+
+// llmModel is one decoder's attention heads: the query heads, the key/value
+// heads (fewer for GQA) and the head width.
+type llmModel struct {
+	name                    string
+	heads, kvHeads, headDim int
+}
+
+// llmModels: GPT-2 small is also TTT 125m's attention; Llama-3-70B has
+// Llama-2-70B's heads and Mistral-7B Llama-3-8B's. They stay listed so the
+// suite says which models it covers, and deduplication drops the repeats.
+var llmModels = []llmModel{
+	{"gpt-2-small", 12, 12, 64},
+	{"gpt-3-175b", 96, 96, 128},
+	{"llama-2-7b", 32, 32, 128},
+	{"llama-2-70b", 64, 8, 128},
+	{"llama-3-8b", 32, 8, 128},
+	{"llama-3-70b", 64, 8, 128},
+	{"mistral-7b", 32, 8, 128},
+	{"gemma-7b", 16, 16, 256},
+}
+
+func (Workload) SuiteHelp() string {
+	return "llm (causal self-attention of 8 LLMs, 512 to 16384 tokens), grid (seq_len 512-16384 x head_dim 64/128/256, width 2048), " +
+		"or a CSV file of batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal] rows"
+}
+
+// Suite expands --shapes SPEC. llm sets every parameter but dtype (its
+// shapes are causal self-attention by definition); grid leaves causal and
+// dtype to the flags; a CSV row sets its columns.
+func (Workload) Suite(spec string) ([]map[string]string, error) {
+	switch spec {
+	case "llm":
+		return llmSuite(), nil
+	case "grid":
+		return gridSuite(), nil
+	}
+	return csvSuite(spec)
+}
+
+func shape(batch, heads, kvHeads, seqLen, headDim int) map[string]string {
+	return map[string]string{"batch": strconv.Itoa(batch), "heads": strconv.Itoa(heads), "kv_heads": strconv.Itoa(kvHeads),
+		"seq_len": strconv.Itoa(seqLen), "kv_len": "0", "head_dim": strconv.Itoa(headDim)}
+}
+
+// llmSuite is each model at each length, batch suiteTokens/seq_len, causal,
+// in model order, identical head configurations once.
+func llmSuite() []map[string]string {
+	var out []map[string]string
+	seen := map[[3]int]bool{}
+	for _, m := range llmModels {
+		key := [3]int{m.heads, m.kvHeads, m.headDim}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		for _, l := range suiteLens {
+			sh := shape(suiteTokens/l, m.heads, m.kvHeads, l, m.headDim)
+			sh["causal"] = "true"
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// gridSuite is the FlashAttention papers' benchmark: a model width of 2048
+// (heads = 2048/head_dim), 16k tokens a call, every length at each head size.
+func gridSuite() []map[string]string {
+	var out []map[string]string
+	for _, d := range []int{64, 128, 256} {
+		for _, l := range suiteLens {
+			out = append(out, shape(suiteTokens/l, 2048/d, 0, l, d))
+		}
+	}
+	return out
+}
+
+// csvColumns are the columns of a CSV suite, in order; causal is optional.
+var csvColumns = []string{"batch", "heads", "kv_heads", "seq_len", "kv_len", "head_dim", "causal"}
+
+// csvSuite reads rows batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal].
+// A first row whose first field is not a number is a header; blank lines and
+// '#' lines are ignored. Each value is checked here so an error names the
+// file and line; the rules between values are Check's, per configuration.
+func csvSuite(path string) ([]map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &workload.ValueError{Flag: "--shapes", Value: path,
+			Allowed: "llm, grid, or a readable CSV file of batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal] rows; " + err.Error()}
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.FieldsPerRecord = -1
+	r.TrimLeadingSpace = true
+	r.Comment = '#'
+	var w Workload
+	var out []map[string]string
+	for first := true; ; first = false {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("--shapes %s: %w", path, err) // a csv.ParseError names the line
+		}
+		line, _ := r.FieldPos(0)
+		if first {
+			if _, err := strconv.Atoi(strings.TrimSpace(rec[0])); err != nil {
+				continue
+			}
+		}
+		if len(rec) != 6 && len(rec) != 7 {
+			return nil, fmt.Errorf("--shapes %s:%d: %d fields, want batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal]", path, line, len(rec))
+		}
+		row := map[string]string{}
+		for i, v := range rec {
+			p, _ := workload.ParamOf(w, csvColumns[i])
+			c, err := p.Canonical(strings.TrimSpace(v))
+			if err != nil {
+				return nil, fmt.Errorf("--shapes %s:%d: %w", path, line, err)
+			}
+			row[csvColumns[i]] = c
+		}
+		out = append(out, row)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--shapes %s: no shapes in the file (want rows batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal])", path)
+	}
+	return out, nil
+}
