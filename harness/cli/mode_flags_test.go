@@ -24,6 +24,7 @@ func TestColdCacheDefaultsByWorkload(t *testing.T) {
 		{"ttt", nil, result.Mode{}},
 		{"ttt", []string{"--cold-cache"}, result.Mode{ColdCache: true}},
 		{"problem", nil, result.Mode{}},
+		{"attention", nil, result.Mode{ColdCache: true}},
 	}
 	for _, c := range cases {
 		wl, err := workload.Lookup(c.workload)

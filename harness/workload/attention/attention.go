@@ -23,6 +23,7 @@ var (
 	_ workload.Suiter      = Workload{}
 	_ workload.Smaller     = Workload{}
 	_ workload.MultiOutput = Workload{}
+	_ workload.ColdCacher  = Workload{}
 )
 
 // Name is the workload's name.
@@ -188,3 +189,8 @@ func (Workload) SmallDefaults() map[string]string {
 	return map[string]string{"batch": "2", "heads": "4", "kv_heads": "2", "seq_len": "37", "kv_len": "0",
 		"head_dim": "40", "dtype": "float32"}
 }
+
+// ColdCacheByDefault: attention is one kernel (or a fused pair), timed as
+// GEMM is, with L2 flushed before each call unless --cold-cache=false;
+// tritonbench's flash_attention operator flushes too.
+func (Workload) ColdCacheByDefault() bool { return true }
