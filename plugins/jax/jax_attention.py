@@ -89,8 +89,11 @@ def _refusals(cfg: xc.Attention, variant: str, device, f: Callable, args: tuple)
     Other combinations are not traced twice."""
     if variant != "cudnn" and not (cfg.dtype == "float16" and device.platform == "cpu"):
         return
+    # The backward is lowered too: cuDNN's backward refuses shapes its
+    # forward takes (seq_len 37 on the H100: "Unsupported sequence length").
+    traced = (lambda q, k, v, do: jax.vjp(f, q, k, v)[1](do)) if cfg.backward else f
     try:
-        jax.jit(f).lower(*args[:3])
+        jax.jit(traced).lower(*args[:4 if cfg.backward else 3])
     except (RuntimeError, ValueError, NotImplementedError) as e:
         impl = IMPLEMENTATIONS[variant] or "default"
         raise xc.Unsupported(f"jax {jax.__version__} dot_product_attention (implementation {impl}) cannot run "

@@ -49,6 +49,8 @@ ATTENTION_VARIANTS = (
                xc.Capabilities(ATTENTION_CAPS)),
     xc.Variant("sdpa-efficient", "attention: scaled_dot_product_attention forced to its memory-efficient kernel "
                "(no CPU kernel)", xc.Capabilities(xc.attention_caps(("cuda", "rocm")))),
+    xc.Variant("sdpa-cudnn", "attention: scaled_dot_product_attention forced to its cuDNN kernel (NVIDIA only)",
+               xc.Capabilities(xc.attention_caps(("cuda",)))),
     xc.Variant("sdpa-math", "attention: scaled_dot_product_attention forced to its math (composite) kernel",
                xc.Capabilities(ATTENTION_CAPS)),
     xc.Variant("naive", "attention: matmul, float32 softmax, matmul as a user writes it (repeat_interleave for GQA)",

@@ -50,6 +50,12 @@ def test_efficient_kernel_is_unsupported_on_cpu():
         attention.export(cfg, "sdpa-efficient", "cpu", inputs(cfg))
 
 
+def test_cudnn_kernel_is_unsupported_on_cpu():
+    cfg = _cfg()
+    with pytest.raises(xc.Unsupported, match="CUDNN_ATTENTION kernel .* on cpu"):
+        attention.export(cfg, "sdpa-cudnn", "cpu", inputs(cfg))
+
+
 def test_unknown_variant():
     with pytest.raises(ValueError, match="unknown variant 'flash3'"):
         attention.function(_cfg(), "flash3")

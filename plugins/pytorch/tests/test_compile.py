@@ -33,9 +33,10 @@ def test_info_declares_compile(fw):
     # The problem workload's further compile mode is a variant of its own.
     assert [w["workload"] for w in variants["compile-max-autotune"]["capabilities"]["workloads"]] == ["problem"]
     # attention's kernel variants declare attention only; efficient has no cpu kernel.
-    for name in ("sdpa-flash", "sdpa-efficient", "sdpa-math", "naive"):
+    for name in ("sdpa-flash", "sdpa-efficient", "sdpa-cudnn", "sdpa-math", "naive"):
         assert [w["workload"] for w in variants[name]["capabilities"]["workloads"]] == ["attention"]
     assert variants["sdpa-efficient"]["capabilities"]["workloads"][0]["devices"] == ["cuda", "rocm"]
+    assert variants["sdpa-cudnn"]["capabilities"]["workloads"][0]["devices"] == ["cuda"]
 
 
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
