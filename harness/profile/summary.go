@@ -102,7 +102,7 @@ func (s Summary) Write(w io.Writer, top int) {
 		fmt.Fprintf(w, row, ms(k.SelfMs), share(k.Share), fmt.Sprint(k.Count), k.Category, cut(k.Name, 100))
 	}
 	if r.TimeKind == backend.TimeDevice {
-		fmt.Fprintf(w, row, ms(s.LaunchMs), share(pct(s.LaunchMs, s.TotalMs)), "-", Launch, "(wall of the calls less the kernels' device time)")
+		fmt.Fprintf(w, row, ms(s.LaunchMs), share(pct(s.LaunchMs, s.TotalMs)), "-", Launch, "(wall of the calls less the kernels' device time: host launch and idle gaps, and any device work the profiler saw no kernel for)")
 	}
 	fmt.Fprintf(w, "  share by category (%s):\n", label)
 	const catRow = "  %14s %7s  %s\n"
