@@ -24,7 +24,7 @@ import (
 // AttentionShape is one attention problem's geometry.
 type AttentionShape struct {
 	Batch, Heads, KVHeads, SeqLen, KVLen, HeadDim int
-	Causal                                         bool
+	Causal                                        bool
 }
 
 // Check states what the kernels assume; kv_heads and kv_len must already be
