@@ -95,7 +95,9 @@ func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
 	return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
 }
 
-func (s AttentionSpec) String() string { return "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype }
+func (s AttentionSpec) String() string {
+	return "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype
+}
 
 // check validates the spec against what the kernel and its launch take.
 func (s AttentionSpec) check() error {
