@@ -246,12 +246,6 @@ func (a *attnKernel) describe() string {
 		t.BM, t.BN, a.nt, a.smem, a.regs, a.local)
 }
 
-// AttentionAvailable is nil when the process-wide CUDA device opens.
-func AttentionAvailable() error {
-	_, err := Shared("cuda")
-	return err
-}
-
 // TimeAttention is Device.TimeAttention on Shared("cuda").
 func TimeAttention(ctx context.Context, spec AttentionSpec, warmup, repeats int, seed uint64, cold bool) (AttentionTiming, error) {
 	d, err := Shared("cuda")
@@ -268,4 +262,14 @@ func ExportAttention(ctx context.Context, spec AttentionSpec, q, k, v []float32)
 		return nil, err
 	}
 	return d.ExportAttention(ctx, spec, q, k, v)
+}
+
+// AttentionSupported is nil when the process-wide CUDA device opens and
+// accepts spec; otherwise the reason.
+func AttentionSupported(spec AttentionSpec) error {
+	d, err := Shared("cuda")
+	if err != nil {
+		return err
+	}
+	return d.AttentionSupports(spec)
 }
