@@ -1,30 +1,33 @@
 package gpu
 
 // The attention workload's forward (docs/workloads/attention.md) on CUDA,
-// with our own kernel (kernels/attention.cu), compiled by NVRTC per head dim
-// and dtype.
+// with our own kernels (kernels/attention.cu, attention_mma.cu), compiled
+// by NVRTC per head dim and dtype.
 //
-// Algorithm: FlashAttention-2's forward (Dao 2023) on CUDA cores. One block
-// of 128 threads per (query tile, batch*head); the q tile is loaded once,
-// scaled by log2(e)/sqrt(D), and k/v tiles stream through shared memory
-// while an online softmax keeps each row's running max and sum in float32
-// and the unnormalised output in registers; the output is divided by the
-// sum once. Tiles wholly above the bottom-right causal diagonal are skipped,
-// tail tiles of seq_len, kv_len and a head dim that is not a multiple of 8
-// are masked, and GQA maps query head h to kv head h/(H/KH) by index.
-// bfloat16 and float16 are loaded to float32 and the output rounded back
-// (nearest even); all math is float32. Tiles (query rows x kv rows, all
-// float32 in shared memory): head dim up to 64: 64x64 (66 KB at 64); up
-// to 128: 64x32 (73 KB at 128); up to 256: 32x16 (66 KB at 256), within
-// the 99 KB the brief allows. Verified on the CPU emulator only (g++
-// standing in for NVRTC, blocks as fibers; odd shapes, GQA, causal,
-// float32/bfloat16/float16, see attention_test.go): nothing has been run or
-// timed on a real GPU yet, and tensor cores are not used.
+// Algorithm: FlashAttention-2's forward (Dao 2023). One block of 128
+// threads per (query tile, batch*head) loads its q tile once; k/v tiles
+// stream through shared memory while an online softmax keeps each row's
+// running max and sum in float32 (exp2 on scores scaled by log2(e)/sqrt(D))
+// and the unnormalised output in registers, divided by the sum once at the
+// end. kv tiles wholly above the bottom-right causal diagonal are never
+// loaded, query tiles with the most keys start first, tails of seq_len,
+// kv_len and the head dim are masked or zero-padded, and GQA maps query
+// head h to kv head h/(H/KH) by index. Two kernels: bfloat16 and float16
+// run on tensor cores (xa_attention_mma: mma.sync m16n8k16 for q.k^T and
+// p.v, float32 accumulators, p rounded to the dtype in registers, tiles
+// in the dtype: 64 query x 64 kv rows up to D = 128, 64x32 above, 52 KB of
+// shared memory at D = 128, 66 KB at 256) on sm_80 and newer; float32
+// (IEEE, never TF32) and, with CUDACores, the 16-bit types run on CUDA
+// cores (xa_attention_fwd, float32 tiles: 64x64 up to D = 64, 64x32 up to
+// 128, 32x16 up to 256; at most 74 KB). Both stay within 99 KB. Verified
+// on the CPU emulator only (g++ for NVRTC, blocks as fibers, mma.sync by a
+// stand-in that follows the PTX fragment layout; odd shapes, GQA, causal,
+// rows with no key, every dtype and tile size, see attention_test.go):
+// nothing has been run or timed on a real GPU yet.
 
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
@@ -36,6 +39,9 @@ import (
 type AttentionSpec struct {
 	cpu.AttentionShape
 	Dtype string // float32, bfloat16, float16
+	// CUDACores runs bfloat16 and float16 on the CUDA-core kernel instead
+	// of tensor cores: a baseline, and what runs below sm_80 anyway.
+	CUDACores bool
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -52,8 +58,12 @@ type AttentionTiming struct {
 	Timing string
 }
 
-// attnTiles is the compiled kernel's geometry for one head dim.
-type attnTiles struct{ BM, BN, DP int }
+// attnTiles is one kernel's geometry for one head dim: query rows BM and
+// kv rows BN per tile, head dim padded to DP.
+type attnTiles struct {
+	MMA        bool // xa_attention_mma (tensor cores), else xa_attention_fwd
+	BM, BN, DP int
+}
 
 const attnThreads = 128 // XA_NT
 
@@ -63,11 +73,41 @@ func attnTilesFor(d int) attnTiles {
 	dp := (d + 7) / 8 * 8
 	switch {
 	case dp <= 64:
-		return attnTiles{64, 64, dp}
+		return attnTiles{false, 64, 64, dp}
 	case dp <= 128:
-		return attnTiles{64, 32, dp}
+		return attnTiles{false, 64, 32, dp}
 	}
-	return attnTiles{32, 16, dp}
+	return attnTiles{false, 32, 16, dp}
+}
+
+// mmaTilesFor is the tensor-core kernel's geometry: 64 query rows (4 warps
+// of 16), the head dim padded to the k step of 16, 64 kv rows (32 past
+// D = 128, where the output accumulators take 128 registers a thread).
+// Tiles are 16-bit, so D = 256 needs 66 KB.
+func mmaTilesFor(d int) attnTiles {
+	dp := (d + 15) / 16 * 16
+	if dp > 128 {
+		return attnTiles{true, 64, 32, dp}
+	}
+	return attnTiles{true, 64, 64, dp}
+}
+
+// tiles picks the kernel for a device of compute capability sm (e.g. 90):
+// tensor cores for bfloat16 and float16 from sm_80 (mma.sync with bf16
+// needs it) unless CUDACores asks otherwise; float32 always on CUDA cores
+// (the spec's float32 is IEEE, never TF32).
+func (s AttentionSpec) tiles(sm int) attnTiles {
+	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
+		return mmaTilesFor(s.HeadDim)
+	}
+	return attnTilesFor(s.HeadDim)
+}
+
+func (t attnTiles) kernel() string {
+	if t.MMA {
+		return "xa_attention_mma"
+	}
+	return "xa_attention_fwd"
 }
 
 // attnMaxSmem is the shared memory the kernel may ask for: 99 KB, the
@@ -75,9 +115,13 @@ func attnTilesFor(d int) attnTiles {
 // so one tile table fits every current NVIDIA GPU.
 const attnMaxSmem = 99 << 10
 
-// smemBytes mirrors XA_SMEM_FLOATS in attention.cu; the emulator fails a
-// launch that gives less than the kernel computes.
+// smemBytes mirrors XA_SMEM_FLOATS in attention.cu and XM_SMEM_BYTES in
+// attention_mma.cu; the emulator fails a launch that gives less than the
+// kernel computes.
 func (t attnTiles) smemBytes() int {
+	if t.MMA {
+		return 2 * (t.BM + 2*t.BN) * (t.DP + 8)
+	}
 	qs := t.DP + 1
 	return 4 * (t.BM*qs + t.BN*qs + t.BN*t.DP + t.BM*(t.BN+1))
 }
@@ -138,7 +182,7 @@ func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
 func (s AttentionSpec) source() string {
 	var b strings.Builder
-	for _, f := range []string{"prelude.cuh", "attention.cu"} {
+	for _, f := range []string{"prelude.cuh", "attention.cu", "attention_mma.cu"} {
 		data, err := kernelFS.ReadFile("kernels/" + f)
 		if err != nil {
 			panic(err) // embedded at build time; cannot be missing
@@ -150,9 +194,12 @@ func (s AttentionSpec) source() string {
 
 func (s AttentionSpec) defines() []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
-	t := attnTilesFor(s.HeadDim)
+	// Both kernels' geometries: a 16-bit program holds both (the tensor-core
+	// kernel compiles only for XA_DT != 0).
+	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim)
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
-		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN)}
+		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
+		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN)}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.
@@ -163,87 +210,10 @@ func (d *Device) AttentionSupports(spec AttentionSpec) error {
 	if d.rt.kind != "cuda" {
 		return fmt.Errorf("%s: attention on %s is not implemented (the kernel is checked on CUDA only)", spec, d.rt.kind)
 	}
-	if need := attnTilesFor(spec.HeadDim).smemBytes(); need > d.rt.maxDynSmem {
+	if need := spec.tiles(d.rt.sm()).smemBytes(); need > d.rt.maxDynSmem {
 		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.info.Name, d.rt.maxDynSmem)
 	}
 	return nil
-}
-
-// attnKernel is one compiled program and its device buffers.
-type attnKernel struct {
-	spec           AttentionSpec
-	mod, fn        uintptr
-	q, k, v, o     devPtr
-	bytes          int64
-	regs, local    int
-	grid, smem, nt int
-}
-
-// allocAttn allocates q, k, v and out (out rounded up to whole 32-bit
-// words, so it can be poisoned with fill32). On the worker thread; free
-// releases everything, the module included.
-func (d *Device) allocAttn(spec AttentionSpec) (*attnKernel, error) {
-	r := d.rt
-	t := attnTilesFor(spec.HeadDim)
-	a := &attnKernel{spec: spec, grid: (spec.SeqLen + t.BM - 1) / t.BM, smem: t.smemBytes(), nt: attnThreads}
-	qb, kvb := spec.bytes()
-	var err error
-	for _, p := range []struct {
-		dst *devPtr
-		n   int64
-	}{{&a.q, qb}, {&a.k, kvb}, {&a.v, kvb}, {&a.o, r4b(qb)}} {
-		if *p.dst, err = r.alloc(p.n); err != nil {
-			a.free(r)
-			return nil, fmt.Errorf("%s: %w", spec, err)
-		}
-		a.bytes += p.n
-	}
-	return a, nil
-}
-
-// buildAttn compiles a's program (NVRTC, per head dim and dtype), loads it
-// and allows its dynamic shared memory. On the worker thread.
-func (d *Device) buildAttn(a *attnKernel) error {
-	r := d.rt
-	var err error
-	if a.mod, _, err = r.module(a.spec.source(), a.spec.defines()); err != nil {
-		return fmt.Errorf("%s: compile: %w", a.spec, err)
-	}
-	if a.fn, err = r.function(a.mod, "xa_attention_fwd"); err == nil && r.setDynSmem != nil {
-		err = r.setDynSmem(a.fn, a.smem)
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", a.spec, err)
-	}
-	a.regs, a.local = r.funcAttrs(a.fn)
-	return nil
-}
-
-// launch enqueues one forward on the current stream.
-func (a *attnKernel) launch(r *rt) error {
-	s := a.spec
-	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
-	return r.launch("xa_attention_fwd", a.fn, [3]int{a.grid, s.Batch * s.Heads, 1}, [3]int{a.nt, 1, 1}, a.smem,
-		a.q, a.k, a.v, a.o, i32(s.Heads), i32(s.KVHeads), i32(s.SeqLen), i32(s.KVLen), i32(b2i(s.Causal)), qmul)
-}
-
-func (a *attnKernel) free(r *rt) {
-	for _, p := range []devPtr{a.q, a.k, a.v, a.o} {
-		if p != 0 {
-			r.free(p)
-		}
-	}
-	if a.mod != 0 {
-		r.drv.moduleUnload(a.mod)
-	}
-}
-
-// describe is the kernel's build for the timing note: a register spill
-// (local bytes > 0) shows here first.
-func (a *attnKernel) describe() string {
-	t := attnTilesFor(a.spec.HeadDim)
-	return fmt.Sprintf("xa_attention_fwd (CUDA cores) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",
-		t.BM, t.BN, a.nt, a.smem, a.regs, a.local)
 }
 
 // TimeAttention is Device.TimeAttention on Shared("cuda").

@@ -97,21 +97,45 @@ func attnSpec(b, h, kh, sl, kv, dim int, causal bool, dtype string) gpu.Attentio
 
 // TestEmuAttention: odd lengths (37 queries, 53 keys: no tile is whole),
 // causal and not, GQA 4/2, every dtype, and one head dim per tile table
-// entry (16, 32: 64x64; 20: padded columns; 96: 64x32; 200: 32x16).
+// entry of the CUDA-core kernel (16, 32: 64x64; 20: padded columns; 96:
+// 64x32; 200: 32x16), bfloat16 and float16 on both kernels.
 func TestEmuAttention(t *testing.T) {
 	d := openEmu(t)
 	for _, dt := range []string{"float32", "bfloat16"} {
 		for _, causal := range []bool{false, true} {
 			for _, dim := range []int{16, 32} {
-				checkAttention(t, d, attnSpec(2, 4, 2, 37, 53, dim, causal, dt))
+				s := attnSpec(2, 4, 2, 37, 53, dim, causal, dt)
+				s.CUDACores = true
+				checkAttention(t, d, s)
 			}
 		}
 	}
-	checkAttention(t, d, attnSpec(1, 2, 1, 37, 37, 24, true, "float16"))
-	checkAttention(t, d, attnSpec(1, 2, 2, 70, 70, 20, true, "float32"))   // two query tiles, D % 8 != 0
-	checkAttention(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "float32"))   // 16 rows see no key
-	checkAttention(t, d, attnSpec(1, 1, 1, 37, 101, 96, true, "bfloat16")) // 64x32 tiles, a skipped kv tile
+	cc := attnSpec(1, 2, 1, 37, 37, 24, true, "float16")
+	cc.CUDACores = true
+	checkAttention(t, d, cc)
+	checkAttention(t, d, attnSpec(1, 2, 2, 70, 70, 20, true, "float32")) // two query tiles, D % 8 != 0
+	checkAttention(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "float32")) // 16 rows see no key
+	cc = attnSpec(1, 1, 1, 37, 101, 96, true, "bfloat16")                // 64x32 tiles, a skipped kv tile
+	cc.CUDACores = true
+	checkAttention(t, d, cc)
 	checkAttention(t, d, attnSpec(1, 2, 1, 37, 53, 200, false, "float32")) // 32x16 tiles
+}
+
+// TestEmuAttentionMMA: the tensor-core kernel (bfloat16, float16) through
+// the emulator's mma.sync stand-in: odd lengths, GQA, causal with a
+// skipped kv tile and rows with no key, head dims padded to 16 (24, 20:
+// also element-wise tile loads) and the 64x32 tiles past 128.
+func TestEmuAttentionMMA(t *testing.T) {
+	d := openEmu(t)
+	for _, dt := range []string{"bfloat16", "float16"} {
+		for _, causal := range []bool{false, true} {
+			checkAttention(t, d, attnSpec(2, 4, 2, 37, 53, 32, causal, dt))
+		}
+		checkAttention(t, d, attnSpec(1, 2, 1, 70, 70, 24, true, dt))
+	}
+	checkAttention(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "bfloat16"))   // 16 rows see no key
+	checkAttention(t, d, attnSpec(1, 1, 1, 37, 150, 20, true, "float16"))   // D % 8 != 0, skipped kv tiles
+	checkAttention(t, d, attnSpec(1, 1, 1, 37, 53, 136, false, "bfloat16")) // 64x32 tiles
 }
 
 func TestEmuAttentionTiming(t *testing.T) {
@@ -124,7 +148,7 @@ func TestEmuAttentionTiming(t *testing.T) {
 		}
 		want := int64(2 * (2*37*16 + 53*16) * 2)
 		if len(tm.SamplesMs) != 3 || tm.CompileMs <= 0 || tm.PeakMemoryBytes != want || tm.Device.Kind != "cuda" ||
-			!strings.Contains(tm.Timing, "xa_attention_fwd") || strings.Contains(tm.Timing, "memset") != cold {
+			!strings.Contains(tm.Timing, "xa_attention_mma (tensor cores") || strings.Contains(tm.Timing, "memset") != cold {
 			t.Errorf("cold=%v: %+v (want peak %d)", cold, tm, want)
 		}
 		for _, ms := range tm.SamplesMs {

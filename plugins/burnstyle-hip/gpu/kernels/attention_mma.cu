@@ -1,0 +1,214 @@
+// Attention forward on tensor cores for bfloat16 and float16 (XA_DT 1, 2):
+// the algorithm of attention.cu (FlashAttention-2: q tile resident, k/v
+// tiles streamed, online softmax in float32) with both products as
+// mma.sync m16n8k16 (16-bit inputs, float32 accumulation). Appended to
+// attention.cu, whose xa_t, xa_st and xa_min it uses.
+//
+// 128 threads = 4 warps; warp w owns query rows 16w..16w+15 of the XM_BM = 64
+// row tile. In the fragments of m16n8k16 lane = 4*gq + tq; a lane holds rows
+// gq and gq + 8 and columns 2tq, 2tq + 1 of each 8-column accumulator tile,
+// so a row's max and sum reduce over the 4 lanes of a quad (xor 1, 2). The
+// scores' accumulator layout of two adjacent 8-column tiles is exactly the
+// A-operand layout of the next product, so p never leaves registers: it is
+// rounded to the dtype in pairs and fed to p.v directly.
+//
+// Shared memory holds q, k, v tiles in the dtype, rows XM_SS = XM_DP + 8
+// halves apart (16-byte aligned rows; the 8-half skew spreads the fragment
+// loads of 8 rows over distinct banks). XM_DP is XA_D rounded up to 16 (the
+// k step), zero filled.
+#if XA_DT != 0
+#define XM_NT 128
+#define XM_SS (XM_DP + 8)
+#define XM_SMEM_BYTES ((XM_BM + 2 * XM_BN) * XM_SS * 2)
+#define XM_NS (XM_BN / 8)  // 8-column score tiles per warp
+#define XM_NO (XM_DP / 8)  // 8-column output tiles per warp
+
+#ifdef XB_EMU
+// One warp's m16n8k16 on the emulator: each lane posts its fragments to a
+// per-warp table, a shuffle serves as the warp barrier (every lane must
+// reach it), each lane computes its own four outputs in float32 from the
+// exact 16-bit products, and a second shuffle keeps the table until all
+// lanes have read it. Blocks run one at a time, so a static table is safe.
+__device__ __forceinline__ float xm_half(unsigned w, int hi) { return xa_ld((xa_t)(hi ? w >> 16 : w & 0xffffu)); }
+__device__ void xm_mma(float* d, const unsigned* a, const unsigned* b) {
+  static unsigned tab[32][32][6];  // [warp][lane][a0..a3, b0, b1]
+  const int lane = threadIdx.x & 31, gq = lane >> 2, tq = lane & 3;
+  unsigned(*W)[6] = tab[threadIdx.x >> 5];
+  for (int i = 0; i < 4; ++i) W[lane][i] = a[i];
+  W[lane][4] = b[0], W[lane][5] = b[1];
+  XB_SHFL_XOR(0.f, 1);
+  for (int e = 0; e < 4; ++e) {
+    const int row = gq + 8 * (e >> 1), col = 2 * tq + (e & 1);
+    float acc = d[e];
+    for (int k = 0; k < 16; ++k) {
+      // A (row, k): lane 4*(row%8) + (k%8)/2, register (row>=8) + 2*(k>=8), half k%2.
+      const float x = xm_half(W[4 * (row & 7) + ((k & 7) >> 1)][(row >> 3) + 2 * (k >> 3)], k & 1);
+      // B (k, col): lane 4*col + (k%8)/2, register 4 + (k>=8), half k%2.
+      const float y = xm_half(W[4 * col + ((k & 7) >> 1)][4 + (k >> 3)], k & 1);
+      acc += x * y;
+    }
+    d[e] = acc;
+  }
+  XB_SHFL_XOR(0.f, 1);
+}
+// Two floats rounded to the dtype, lo in the low half.
+__device__ __forceinline__ unsigned xm_pack(float lo, float hi) {
+  return (unsigned)xa_st(lo) | ((unsigned)xa_st(hi) << 16);
+}
+#else
+__device__ __forceinline__ void xm_mma(float* d, const unsigned* a, const unsigned* b) {
+#if XA_DT == 1
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+#else
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+#endif
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+}
+// cvt packs its first source into the upper half.
+__device__ __forceinline__ unsigned xm_pack(float lo, float hi) {
+  unsigned r;
+#if XA_DT == 1
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+#endif
+
+__device__ __forceinline__ unsigned xm_ld2(const xa_t* p) { return *(const unsigned*)p; }
+
+// Rows [r0, r0 + N) of a [len, XA_D] matrix into a [N, XM_SS] tile in the
+// dtype, zero beyond len and XA_D: 16-byte copies when rows are whole
+// 16-byte units (XA_D % 8 == 0), else element by element.
+template <int N>
+__device__ __forceinline__ void xm_tile(xa_t* __restrict__ dst, const xa_t* __restrict__ src, int r0, int len) {
+  if (XA_D % 8 == 0) {
+    constexpr int C = XM_DP / 8;
+    for (int e = threadIdx.x; e < N * C; e += XM_NT) {
+      const int r = e / C, c = e % C;
+      float4 x = {0.f, 0.f, 0.f, 0.f};  // bits only: a 16-byte carrier
+      if (r0 + r < len && c * 8 < XA_D) x = *(const float4*)(src + (long)(r0 + r) * XA_D + c * 8);
+      *(float4*)(dst + r * XM_SS + c * 8) = x;
+    }
+  } else {
+    for (int e = threadIdx.x; e < N * XM_DP; e += XM_NT) {
+      const int r = e / XM_DP, d = e % XM_DP;
+      dst[r * XM_SS + d] = (r0 + r < len && d < XA_D) ? src[(long)(r0 + r) * XA_D + d] : (xa_t)0;
+    }
+  }
+}
+
+// Arguments and grid as xa_attention_fwd; qmul = log2(e)/sqrt(XA_D) is
+// applied to the float32 scores (q stays exact in the dtype).
+XB_KERNEL void __launch_bounds__(XM_NT)
+    xa_attention_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
+                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul) {
+  XB_DYN_SMEM(smf);
+#ifdef XB_EMU
+  emu_check_smem(XM_SMEM_BYTES);
+#endif
+  xa_t* Qs = (xa_t*)smf;
+  xa_t* Ks = Qs + XM_BM * XM_SS;
+  xa_t* Vs = Ks + XM_BN * XM_SS;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * XM_BM;  // the causal tiles with most keys first
+  const int bh = blockIdx.y, b = bh / H, h = bh % H, kh = h / (H / KH);
+  const xa_t* kb = k + (long)(b * KH + kh) * KV * XA_D;  // GQA: an index, no copy
+  const xa_t* vb = v + (long)(b * KH + kh) * KV * XA_D;
+  const int shift = KV - S;
+  const int kvEnd = causal ? xa_min(KV, m0 + XM_BM + shift) : KV;
+  const int r0 = 16 * warp + gq;  // this lane's rows in the tile: r0 and r0 + 8
+
+  xm_tile<XM_BM>(Qs, q + (long)bh * S * XA_D, m0, S);
+  const float NEG_INF = __uint_as_float(0xff800000u);
+  float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f}, o[XM_NO][4];
+#pragma unroll
+  for (int n = 0; n < XM_NO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+
+  for (int n0 = 0; n0 < kvEnd; n0 += XM_BN) {
+    __syncthreads();  // the previous tile's readers are done (and Qs is written)
+    xm_tile<XM_BN>(Ks, kb, n0, KV);
+    xm_tile<XM_BN>(Vs, vb, n0, KV);
+    __syncthreads();
+    float s[XM_NS][4];
+#pragma unroll
+    for (int n = 0; n < XM_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XM_DP; kk += 16) {
+      const unsigned a[4] = {xm_ld2(Qs + r0 * XM_SS + kk + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 2 * tq),
+                             xm_ld2(Qs + r0 * XM_SS + kk + 8 + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 8 + 2 * tq)};
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n) {
+        const xa_t* kr = Ks + (8 * n + gq) * XM_SS + kk + 2 * tq;  // B(k, col) = K[col][k]
+        const unsigned bb[2] = {xm_ld2(kr), xm_ld2(kr + 8)};
+        xm_mma(s[n], a, bb);
+      }
+    }
+    const bool edge = n0 + XM_BN > KV || (causal && n0 + XM_BN - 1 > m0 + shift);
+#pragma unroll
+    for (int n = 0; n < XM_NS; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] *= qmul;
+        const int col = n0 + 8 * n + 2 * tq + (e & 1), row = m0 + r0 + 8 * (e >> 1);
+        if (edge && (col >= KV || (causal && col > row + shift))) s[n][e] = NEG_INF;
+      }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {  // row r0 + 8*hr: elements 2hr, 2hr + 1
+      float mx = NEG_INF;
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hr], s[n][2 * hr + 1]));
+      mx = fmaxf(mx, XB_SHFL_XOR(mx, 1));
+      mx = fmaxf(mx, XB_SHFL_XOR(mx, 2));
+      const float mnew = fmaxf(mrow[hr], mx);
+      const float base = mnew == NEG_INF ? 0.f : mnew;  // no visible key yet: p = 0, no inf - inf
+      const float alpha = exp2f(mrow[hr] - base);
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n)
+#pragma unroll
+        for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
+          s[n][e] = exp2f(s[n][e] - base);
+          sum += s[n][e];
+        }
+      sum += XB_SHFL_XOR(sum, 1);
+      sum += XB_SHFL_XOR(sum, 2);
+      lrow[hr] = lrow[hr] * alpha + sum;
+      mrow[hr] = mnew;
+#pragma unroll
+      for (int n = 0; n < XM_NO; ++n) o[n][2 * hr] *= alpha, o[n][2 * hr + 1] *= alpha;
+    }
+#pragma unroll
+    for (int j = 0; j < XM_BN / 16; ++j) {  // keys 16j..16j+15 of the tile: score tiles 2j, 2j+1
+      const unsigned a[4] = {xm_pack(s[2 * j][0], s[2 * j][1]), xm_pack(s[2 * j][2], s[2 * j][3]),
+                             xm_pack(s[2 * j + 1][0], s[2 * j + 1][1]), xm_pack(s[2 * j + 1][2], s[2 * j + 1][3])};
+      const xa_t* vr = Vs + (16 * j + 2 * tq) * XM_SS + gq;  // B(k, col) = V[k][col]
+#pragma unroll
+      for (int n = 0; n < XM_NO; ++n) {
+        const xa_t* p = vr + 8 * n;
+        const unsigned bb[2] = {(unsigned)p[0] | ((unsigned)p[XM_SS] << 16),
+                                (unsigned)p[8 * XM_SS] | ((unsigned)p[9 * XM_SS] << 16)};
+        xm_mma(o[n], a, bb);
+      }
+    }
+  }
+
+  xa_t* ob = out + (long)bh * S * XA_D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = m0 + r0 + 8 * hr;
+    if (row >= S) continue;
+    const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
+#pragma unroll
+    for (int n = 0; n < XM_NO; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * n + 2 * tq + e;
+        if (col < XA_D) ob[(long)row * XA_D + col] = xa_st(o[n][2 * hr + e] * inv);
+      }
+  }
+}
+XB_EXPORT(xa_attention_mma)
+#endif
