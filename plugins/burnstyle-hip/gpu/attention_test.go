@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -136,6 +138,9 @@ func TestEmuAttentionMMA(t *testing.T) {
 	checkAttention(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "bfloat16"))   // 16 rows see no key
 	checkAttention(t, d, attnSpec(1, 1, 1, 37, 150, 20, true, "float16"))   // D % 8 != 0, skipped kv tiles
 	checkAttention(t, d, attnSpec(1, 1, 1, 37, 53, 136, false, "bfloat16")) // 64x32 tiles
+	for _, dim := range []int{64, 128, 256} {                               // the suites' head dims
+		checkAttention(t, d, attnSpec(1, 2, 1, 37, 53, dim, true, "bfloat16"))
+	}
 }
 
 func TestEmuAttentionTiming(t *testing.T) {
@@ -177,5 +182,51 @@ func TestEmuAttentionRefuses(t *testing.T) {
 	s := attnSpec(1, 1, 1, 4, 4, 8, false, "float32")
 	if _, err := d.ExportAttention(context.Background(), s, make([]float32, 3), nil, nil); err == nil || !strings.Contains(err.Error(), "have 3, 0, 0") {
 		t.Errorf("short q: %v", err)
+	}
+}
+
+// TestGPUAttention runs with XBENCH_REQUIRE_GPU=1 on a real GPU (see
+// TestGPU): both kernels against the float64 reference at the suites' head
+// dims and at odd lengths, then the times of one Llama-3-8B prefill cell
+// (b4 h32/8 s4096 d128 causal), logged as TFLOP/s by the workload's count.
+func TestGPUAttention(t *testing.T) {
+	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
+		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
+	}
+	d, err := gpu.Open("cuda")
+	if err != nil {
+		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
+	}
+	defer d.Close()
+	for _, dt := range []string{"float32", "bfloat16", "float16"} {
+		for _, cores := range []bool{false, true} {
+			if cores && dt == "float32" {
+				continue // float32 always runs on CUDA cores
+			}
+			for _, dim := range []int{64, 128, 256} {
+				for _, causal := range []bool{false, true} {
+					s := attnSpec(1, 4, 2, 300, 300, dim, causal, dt)
+					s.CUDACores = cores
+					checkAttention(t, d, s)
+				}
+			}
+			s := attnSpec(2, 4, 2, 37, 53, 20, true, dt)
+			s.CUDACores = cores
+			checkAttention(t, d, s)
+		}
+	}
+	for _, tc := range []struct {
+		dt    string
+		cores bool
+	}{{"bfloat16", false}, {"float16", false}, {"bfloat16", true}, {"float32", false}} {
+		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
+		s.CUDACores = tc.cores
+		tm, err := d.TimeAttention(context.Background(), s, 3, 10, 1, false)
+		if err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+		ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
+		flops := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2
+		t.Logf("%s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, ms, flops/ms/1e9, tm.CompileMs, tm.Timing)
 	}
 }
