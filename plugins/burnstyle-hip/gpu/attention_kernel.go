@@ -100,3 +100,26 @@ func (r *rt) sm() int {
 	}
 	return 0
 }
+
+// AttentionCompileReport compiles spec's program with NVRTC alone (no
+// driver, no GPU; XBENCH_LIBNVRTC overrides where NVRTC is found) for arch
+// ("sm_90") and returns ptxas's per-kernel report: registers, spill stores
+// and loads, shared memory. A machine without a GPU catches compile errors
+// and spills with it.
+func AttentionCompileReport(spec AttentionSpec, arch string) (string, error) {
+	if err := spec.check(); err != nil {
+		return "", err
+	}
+	lib, path, err := specNVRTC.open()
+	if err != nil {
+		return "", err
+	}
+	preloadSiblings(path, "libnvrtc-builtins.so*")
+	var r rtcAPI
+	if err := bind(lib, path, r.table(nvrtcNames)); err != nil {
+		return "", err
+	}
+	opts := append([]string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}, spec.defines()...)
+	_, log, err := r.build("nvrtc", spec.source(), opts)
+	return log, err
+}

@@ -230,3 +230,27 @@ func TestGPUAttention(t *testing.T) {
 		t.Logf("%s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, ms, flops/ms/1e9, tm.CompileMs, tm.Timing)
 	}
 }
+
+// TestAttentionNVRTC compiles every dtype at the suites' head dims (and a
+// padded one) with the real NVRTC for sm_90 when XBENCH_LIBNVRTC names it
+// (no GPU needed) and fails on a compile error or a register spill.
+func TestAttentionNVRTC(t *testing.T) {
+	if os.Getenv("XBENCH_LIBNVRTC") == "" {
+		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the attention kernels for sm_90")
+	}
+	for _, dt := range []string{"float32", "bfloat16", "float16"} {
+		for _, dim := range []int{20, 32, 64, 128, 256} {
+			s := attnSpec(1, 1, 1, 1, 1, dim, false, dt)
+			log, err := gpu.AttentionCompileReport(s, "sm_90")
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", s, err, log)
+			}
+			t.Logf("%s:\n%s", s, log)
+			for _, line := range strings.Split(log, "\n") {
+				if strings.Contains(line, "bytes spill") && !strings.Contains(line, " 0 bytes spill stores, 0 bytes spill loads") {
+					t.Errorf("%s spills registers:\n%s", s, log)
+				}
+			}
+		}
+	}
+}
