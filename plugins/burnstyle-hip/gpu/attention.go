@@ -21,9 +21,11 @@ package gpu
 // cores (xa_attention_fwd, float32 tiles: 64x64 up to D = 64, 64x32 up to
 // 128, 32x16 up to 256; at most 74 KB). Both stay within 99 KB. Verified
 // on the CPU emulator only (g++ for NVRTC, blocks as fibers, mma.sync by a
-// stand-in that follows the PTX fragment layout; odd shapes, GQA, causal,
-// rows with no key, every dtype and tile size, see attention_test.go):
-// nothing has been run or timed on a real GPU yet.
+// stand-in that follows the PTX ISA's fragment layout; odd shapes, GQA,
+// causal, rows with no key, every dtype and tile size, see
+// attention_test.go), and compiled by the real NVRTC for sm_90 without
+// spills (TestAttentionNVRTC): nothing has been run or timed on a real GPU
+// yet; TestGPUAttention is the first check to run there.
 
 import (
 	"context"
