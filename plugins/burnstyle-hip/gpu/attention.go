@@ -16,7 +16,9 @@ package gpu
 // run on tensor cores (xa_attention_mma: mma.sync m16n8k16 for q.k^T and
 // p.v, float32 accumulators, p rounded to the dtype in registers, tiles
 // in the dtype: 64 query x 64 kv rows up to D = 128, 64x32 above, 52 KB of
-// shared memory at D = 128, 66 KB at 256) on sm_80 and newer; float32
+// shared memory at D = 128, 66 KB at 256; v of a tile loads by cp.async
+// while q.k^T runs, k of the next while p.v runs, as in FA2) on sm_80 and
+// newer; float32
 // (IEEE, never TF32) and, with CUDACores, the 16-bit types run on CUDA
 // cores (xa_attention_fwd, float32 tiles: 64x64 up to D = 64, 64x32 up to
 // 128, 32x16 up to 256; at most 74 KB). Both stay within 99 KB. Verified
@@ -44,6 +46,10 @@ type AttentionSpec struct {
 	// CUDACores runs bfloat16 and float16 on the CUDA-core kernel instead
 	// of tensor cores: a baseline, and what runs below sm_80 anyway.
 	CUDACores bool
+	// SyncLoads has the tensor-core kernel load k/v tiles with plain loads
+	// instead of its cp.async pipeline: the fallback should the pipeline
+	// misbehave on a GPU (the emulator copies synchronously either way).
+	SyncLoads bool
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -92,6 +98,15 @@ func mmaTilesFor(d int) attnTiles {
 		return attnTiles{true, 64, 32, dp}
 	}
 	return attnTiles{true, 64, 64, dp}
+}
+
+// minBlocks is the tensor-core kernel's __launch_bounds__ minimum (see
+// attention_mma.cu): 3 blocks per SM up to D = 128, else 1.
+func (t attnTiles) minBlocks() int {
+	if t.DP <= 128 {
+		return 3
+	}
+	return 1
 }
 
 // tiles picks the kernel for a device of compute capability sm (e.g. 90):
@@ -201,7 +216,8 @@ func (s AttentionSpec) defines() []string {
 	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim)
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
-		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN)}
+		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
+		fmt.Sprintf("-DXM_ASYNC=%d", b2i(!s.SyncLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks())}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

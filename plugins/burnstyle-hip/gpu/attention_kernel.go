@@ -83,7 +83,10 @@ func (a *attnKernel) free(r *rt) {
 func (a *attnKernel) describe() string {
 	t, unit := a.tiles, "CUDA cores"
 	if t.MMA {
-		unit = "tensor cores, mma.sync m16n8k16"
+		unit = "tensor cores, mma.sync m16n8k16, cp.async k/v pipeline"
+		if a.spec.SyncLoads {
+			unit = "tensor cores, mma.sync m16n8k16, plain k/v loads"
+		}
 	}
 	return fmt.Sprintf("%s (%s) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",
 		t.kernel(), unit, t.BM, t.BN, a.nt, a.smem, a.regs, a.local)

@@ -79,18 +79,41 @@ __device__ __forceinline__ unsigned xm_pack(float lo, float hi) {
 
 __device__ __forceinline__ unsigned xm_ld2(const xa_t* p) { return *(const unsigned*)p; }
 
+// 16-byte global -> shared copies. With XM_ASYNC (CUDA) they are cp.async:
+// issued without waiting, grouped by xm_commit, and complete for this
+// thread after xm_wait (a barrier then makes them visible to the block),
+// so a tile's load overlaps the other product. Elsewhere (the emulator,
+// XM_ASYNC 0) a plain copy, and commit and wait do nothing.
+#if XM_ASYNC && !defined(XB_EMU)
+__device__ __forceinline__ void xm_cp16(xa_t* dst, const xa_t* src) {
+  unsigned s;
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(dst));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void xm_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+__device__ __forceinline__ void xm_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
+#else
+__device__ __forceinline__ void xm_cp16(xa_t* dst, const xa_t* src) { *(float4*)dst = *(const float4*)src; }
+__device__ __forceinline__ void xm_commit() {}
+__device__ __forceinline__ void xm_wait() {}
+#endif
+
 // Rows [r0, r0 + N) of a [len, XA_D] matrix into a [N, XM_SS] tile in the
 // dtype, zero beyond len and XA_D: 16-byte copies when rows are whole
-// 16-byte units (XA_D % 8 == 0), else element by element.
+// 16-byte units (XA_D % 8 == 0, through xm_cp16), else element by element
+// with plain loads.
 template <int N>
 __device__ __forceinline__ void xm_tile(xa_t* __restrict__ dst, const xa_t* __restrict__ src, int r0, int len) {
   if (XA_D % 8 == 0) {
     constexpr int C = XM_DP / 8;
     for (int e = threadIdx.x; e < N * C; e += XM_NT) {
       const int r = e / C, c = e % C;
-      float4 x = {0.f, 0.f, 0.f, 0.f};  // bits only: a 16-byte carrier
-      if (r0 + r < len && c * 8 < XA_D) x = *(const float4*)(src + (long)(r0 + r) * XA_D + c * 8);
-      *(float4*)(dst + r * XM_SS + c * 8) = x;
+      if (r0 + r < len && c * 8 < XA_D) {
+        xm_cp16(dst + r * XM_SS + c * 8, src + (long)(r0 + r) * XA_D + c * 8);
+      } else {
+        const float4 z = {0.f, 0.f, 0.f, 0.f};  // bits only: a 16-byte carrier
+        *(float4*)(dst + r * XM_SS + c * 8) = z;
+      }
     }
   } else {
     for (int e = threadIdx.x; e < N * XM_DP; e += XM_NT) {
@@ -101,8 +124,13 @@ __device__ __forceinline__ void xm_tile(xa_t* __restrict__ dst, const xa_t* __re
 }
 
 // Arguments and grid as xa_attention_fwd; qmul = log2(e)/sqrt(XA_D) is
-// applied to the float32 scores (q stays exact in the dtype).
-XB_KERNEL void __launch_bounds__(XM_NT)
+// applied to the float32 scores (q stays exact in the dtype). XM_MINB, the
+// blocks per SM ptxas must leave registers for, is 3 up to D = 128 (168
+// registers at 128, where it would otherwise take 176 and fit 2 blocks) and
+// 1 above (the 128 output accumulators need 228); stated at all because
+// CUDA 13's ptxas, left to itself, capped D = 20 at 72 registers and
+// spilled.
+XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
     xa_attention_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
                      xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul) {
   XB_DYN_SMEM(smf);
@@ -127,11 +155,17 @@ XB_KERNEL void __launch_bounds__(XM_NT)
 #pragma unroll
   for (int n = 0; n < XM_NO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
 
+  // Pipeline (FA2's): v of a tile loads while q.k^T and the softmax run, k
+  // of the next tile while p.v runs. Each barrier follows a wait, so a
+  // tile is whole and visible, and precedes an issue into a buffer, so
+  // nobody still reads it.
+  if (kvEnd > 0) xm_tile<XM_BN>(Ks, kb, 0, KV);
+  xm_commit();
   for (int n0 = 0; n0 < kvEnd; n0 += XM_BN) {
-    __syncthreads();  // the previous tile's readers are done (and Qs is written)
-    xm_tile<XM_BN>(Ks, kb, n0, KV);
+    xm_wait();
+    __syncthreads();  // q (first time) and k of this tile are in; v of the last tile is read
     xm_tile<XM_BN>(Vs, vb, n0, KV);
-    __syncthreads();
+    xm_commit();
     float s[XM_NS][4];
 #pragma unroll
     for (int n = 0; n < XM_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
@@ -180,6 +214,10 @@ XB_KERNEL void __launch_bounds__(XM_NT)
 #pragma unroll
       for (int n = 0; n < XM_NO; ++n) o[n][2 * hr] *= alpha, o[n][2 * hr + 1] *= alpha;
     }
+    xm_wait();
+    __syncthreads();  // v of this tile is in; k of this tile is read
+    if (n0 + XM_BN < kvEnd) xm_tile<XM_BN>(Ks, kb, n0 + XM_BN, KV);
+    xm_commit();
 #pragma unroll
     for (int j = 0; j < XM_BN / 16; ++j) {  // keys 16j..16j+15 of the tile: score tiles 2j, 2j+1
       const unsigned a[4] = {xm_pack(s[2 * j][0], s[2 * j][1]), xm_pack(s[2 * j][2], s[2 * j][3]),
@@ -195,6 +233,7 @@ XB_KERNEL void __launch_bounds__(XM_NT)
     }
   }
 
+  xm_wait();  // nothing in flight at exit (a block with no visible key issued q)
   xa_t* ob = out + (long)bh * S * XA_D;
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
