@@ -215,12 +215,15 @@ func TestGPUAttention(t *testing.T) {
 			checkAttention(t, d, s)
 		}
 	}
+	sync := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
+	sync.SyncLoads = true
+	checkAttention(t, d, sync)
 	for _, tc := range []struct {
-		dt    string
-		cores bool
-	}{{"bfloat16", false}, {"float16", false}, {"bfloat16", true}, {"float32", false}} {
+		dt          string
+		cores, sync bool
+	}{{"bfloat16", false, false}, {"float16", false, false}, {"bfloat16", false, true}, {"bfloat16", true, false}, {"float32", false, false}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.CUDACores = tc.cores
+		s.CUDACores, s.SyncLoads = tc.cores, tc.sync
 		tm, err := d.TimeAttention(context.Background(), s, 3, 10, 1, false)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
