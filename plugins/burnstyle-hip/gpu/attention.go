@@ -171,8 +171,8 @@ func (s AttentionSpec) check() error {
 	switch {
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
-	case s.Batch*s.Heads > 65535:
-		return fmt.Errorf("%s: batch*heads = %d exceeds 65535, the grid's y limit", s, s.Batch*s.Heads)
+	case s.Batch > 65535 || s.Heads > 65535:
+		return fmt.Errorf("%s: batch and heads must be at most 65535, the grid's z and y limits", s)
 	case attnTilesFor(s.HeadDim).smemBytes() > attnMaxSmem:
 		return fmt.Errorf("%s: tiles need %d bytes of shared memory > %d", s, attnTilesFor(s.HeadDim).smemBytes(), attnMaxSmem)
 	}

@@ -63,7 +63,7 @@ func (d *Device) buildAttn(a *attnKernel) error {
 func (a *attnKernel) launch(r *rt) error {
 	s := a.spec
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
-	return r.launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Batch * s.Heads, 1}, [3]int{a.nt, 1, 1}, a.smem,
+	return r.launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
 		a.q, a.k, a.v, a.o, i32(s.Heads), i32(s.KVHeads), i32(s.SeqLen), i32(s.KVLen), i32(b2i(s.Causal)), qmul)
 }
 

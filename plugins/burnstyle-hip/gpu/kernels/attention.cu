@@ -80,8 +80,9 @@ __device__ __forceinline__ void xa_tile(float* __restrict__ dst, const xa_t* __r
   }
 }
 
-// q, out [B, H, S, XA_D]; k, v [B, KH, KV, XA_D]. Grid: x = query tiles,
-// y = B*H. qmul = log2(e) / sqrt(XA_D). The explicit 1 block per SM lets
+// q, out [B, H, S, XA_D]; k, v [B, KH, KV, XA_D]. Grid: x = query tiles
+// (fastest, so the tiles of one head run together and share its k, v in
+// L2), y = heads, z = batch. qmul = log2(e) / sqrt(XA_D). The explicit 1 block per SM lets
 // ptxas (CUDA 13, sm_90) use the registers it needs: without it, it capped
 // head dims 20 and 32 at 72 registers and spilled 48 bytes.
 XB_KERNEL void __launch_bounds__(XA_NT, 1)
@@ -98,7 +99,7 @@ XB_KERNEL void __launch_bounds__(XA_NT, 1)
   const int tid = threadIdx.x, c = tid & 7, g = tid >> 3;
   // Reversed so the causal tiles with the most keys start first.
   const int m0 = (gridDim.x - 1 - blockIdx.x) * XA_BM;
-  const int bh = blockIdx.y, b = bh / H, h = bh % H, kh = h / (H / KH);
+  const int b = blockIdx.z, h = blockIdx.y, bh = b * H + h, kh = h / (H / KH);
   const xa_t* qh = q + (long)bh * S * XA_D;
   const xa_t* kb = k + (long)(b * KH + kh) * KV * XA_D;  // GQA: an index, no copy
   const xa_t* vb = v + (long)(b * KH + kh) * KV * XA_D;

@@ -142,7 +142,7 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
   xa_t* Vs = Ks + XM_BN * XM_SS;
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int m0 = (gridDim.x - 1 - blockIdx.x) * XM_BM;  // the causal tiles with most keys first
-  const int bh = blockIdx.y, b = bh / H, h = bh % H, kh = h / (H / KH);
+  const int b = blockIdx.z, h = blockIdx.y, bh = b * H + h, kh = h / (H / KH);
   const xa_t* kb = k + (long)(b * KH + kh) * KV * XA_D;  // GQA: an index, no copy
   const xa_t* vb = v + (long)(b * KH + kh) * KV * XA_D;
   const int shift = KV - S;
