@@ -121,6 +121,7 @@ func TestEmuAttention(t *testing.T) {
 	cc.CUDACores = true
 	checkAttention(t, d, cc)
 	checkAttention(t, d, attnSpec(1, 2, 1, 37, 53, 200, false, "float32")) // 32x16 tiles
+	checkAttention(t, d, attnSpec(1, 1, 1, 5, 7, 1, true, "float32"))      // head_dim 1
 }
 
 // TestEmuAttentionMMA: the tensor-core kernel (bfloat16, float16) through
@@ -138,6 +139,7 @@ func TestEmuAttentionMMA(t *testing.T) {
 	checkAttention(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "bfloat16"))   // 16 rows see no key
 	checkAttention(t, d, attnSpec(1, 1, 1, 37, 150, 20, true, "float16"))   // D % 8 != 0, skipped kv tiles
 	checkAttention(t, d, attnSpec(1, 1, 1, 37, 53, 136, false, "bfloat16")) // 64x32 tiles
+	checkAttention(t, d, attnSpec(1, 1, 1, 5, 7, 1, true, "float16"))       // head_dim 1
 	for _, dim := range []int{64, 128, 256} {                               // the suites' head dims
 		checkAttention(t, d, attnSpec(1, 2, 1, 37, 53, dim, true, "bfloat16"))
 	}
@@ -203,6 +205,7 @@ func TestGPUAttention(t *testing.T) {
 			if cores && dt == "float32" {
 				continue // float32 always runs on CUDA cores
 			}
+			checkAttention(t, d, attnSpec(1, 1, 1, 5, 7, 1, true, "float16")) // head_dim 1
 			for _, dim := range []int{64, 128, 256} {
 				for _, causal := range []bool{false, true} {
 					s := attnSpec(1, 4, 2, 300, 300, dim, causal, dt)
