@@ -17,8 +17,8 @@ package gpu
 // p.v, float32 accumulators, p rounded to the dtype in registers, tiles
 // in the dtype: 64 query x 64 kv rows up to D = 128, 64x32 above, 52 KB of
 // shared memory at D = 128, 66 KB at 256; v of a tile loads by cp.async
-// while q.k^T runs, k of the next while p.v runs, as in FA2) on sm_80 and
-// newer; float32
+// while q.k^T runs, k of the next while p.v runs, as in FA2; fragments by
+// ldmatrix) on sm_80 and newer; float32
 // (IEEE, never TF32) and, with CUDACores, the 16-bit types run on CUDA
 // cores (xa_attention_fwd, float32 tiles: 64x64 up to D = 64, 64x32 up to
 // 128, 32x16 up to 256; at most 74 KB). Both stay within 99 KB. Verified
@@ -46,10 +46,12 @@ type AttentionSpec struct {
 	// CUDACores runs bfloat16 and float16 on the CUDA-core kernel instead
 	// of tensor cores: a baseline, and what runs below sm_80 anyway.
 	CUDACores bool
-	// SyncLoads has the tensor-core kernel load k/v tiles with plain loads
-	// instead of its cp.async pipeline: the fallback should the pipeline
-	// misbehave on a GPU (the emulator copies synchronously either way).
-	SyncLoads bool
+	// PlainLoads has the tensor-core kernel load tiles with plain loads and
+	// its fragments with scalar shared-memory loads, instead of the cp.async
+	// pipeline and ldmatrix: the fallback should either misbehave on a GPU
+	// (on the emulator only the ldmatrix part differs: it copies
+	// synchronously either way).
+	PlainLoads bool
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -217,7 +219,7 @@ func (s AttentionSpec) defines() []string {
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
-		fmt.Sprintf("-DXM_ASYNC=%d", b2i(!s.SyncLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks())}
+		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks())}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

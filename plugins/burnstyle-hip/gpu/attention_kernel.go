@@ -83,9 +83,9 @@ func (a *attnKernel) free(r *rt) {
 func (a *attnKernel) describe() string {
 	t, unit := a.tiles, "CUDA cores"
 	if t.MMA {
-		unit = "tensor cores, mma.sync m16n8k16, cp.async k/v pipeline"
-		if a.spec.SyncLoads {
-			unit = "tensor cores, mma.sync m16n8k16, plain k/v loads"
+		unit = "tensor cores, mma.sync m16n8k16, cp.async k/v pipeline, ldmatrix"
+		if a.spec.PlainLoads {
+			unit = "tensor cores, mma.sync m16n8k16, plain loads"
 		}
 	}
 	return fmt.Sprintf("%s (%s) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",

@@ -206,6 +206,11 @@ func TestGPUAttention(t *testing.T) {
 				continue // float32 always runs on CUDA cores
 			}
 			checkAttention(t, d, attnSpec(1, 1, 1, 5, 7, 1, true, "float16")) // head_dim 1
+			for _, dt := range []string{"bfloat16", "float16"} {              // the fallback: scalar fragment loads
+				s := attnSpec(2, 4, 2, 37, 53, 32, true, dt)
+				s.PlainLoads = true
+				checkAttention(t, d, s)
+			}
 			for _, dim := range []int{64, 128, 256} {
 				for _, causal := range []bool{false, true} {
 					s := attnSpec(1, 4, 2, 300, 300, dim, causal, dt)
@@ -219,14 +224,14 @@ func TestGPUAttention(t *testing.T) {
 		}
 	}
 	sync := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
-	sync.SyncLoads = true
+	sync.PlainLoads = true
 	checkAttention(t, d, sync)
 	for _, tc := range []struct {
 		dt          string
 		cores, sync bool
 	}{{"bfloat16", false, false}, {"float16", false, false}, {"bfloat16", false, true}, {"bfloat16", true, false}, {"float32", false, false}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.CUDACores, s.SyncLoads = tc.cores, tc.sync
+		s.CUDACores, s.PlainLoads = tc.cores, tc.sync
 		tm, err := d.TimeAttention(context.Background(), s, 3, 10, 1, false)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
@@ -247,7 +252,7 @@ func TestAttentionNVRTC(t *testing.T) {
 	for _, dt := range []string{"float32", "bfloat16", "float16"} {
 		for _, dim := range []int{20, 32, 64, 128, 256} {
 			s := attnSpec(1, 1, 1, 1, 1, dim, false, dt)
-			s.SyncLoads = dim == 64 // the fallback compiles too
+			s.PlainLoads = dim == 64 // the fallback compiles too
 			log, err := gpu.AttentionCompileReport(s, "sm_90")
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", s, err, log)

@@ -13,9 +13,11 @@
 // rounded to the dtype in pairs and fed to p.v directly.
 //
 // Shared memory holds q, k, v tiles in the dtype, rows XM_SS = XM_DP + 8
-// halves apart (16-byte aligned rows; the 8-half skew spreads the fragment
-// loads of 8 rows over distinct banks). XM_DP is XA_D rounded up to 16 (the
-// k step), zero filled.
+// halves apart: 16-byte aligned rows for cp.async and ldmatrix, and a
+// stride of 4 banks mod 32, so the 8 rows one ldmatrix phase reads (or the
+// scalar fragment loads of XM_FAST 0) fall on distinct banks. XM_DP is
+// XA_D rounded up to 16 (the k step), zero filled. XM_FAST (the default)
+// loads tiles by cp.async and fragments by ldmatrix; 0 uses plain loads.
 #if XA_DT != 0
 #define XM_NT 128
 #define XM_SS (XM_DP + 8)
@@ -79,16 +81,19 @@ __device__ __forceinline__ unsigned xm_pack(float lo, float hi) {
 
 __device__ __forceinline__ unsigned xm_ld2(const xa_t* p) { return *(const unsigned*)p; }
 
-// 16-byte global -> shared copies. With XM_ASYNC (CUDA) they are cp.async:
+// 16-byte global -> shared copies. With XM_FAST (CUDA) they are cp.async:
 // issued without waiting, grouped by xm_commit, and complete for this
 // thread after xm_wait (a barrier then makes them visible to the block),
 // so a tile's load overlaps the other product. Elsewhere (the emulator,
-// XM_ASYNC 0) a plain copy, and commit and wait do nothing.
-#if XM_ASYNC && !defined(XB_EMU)
-__device__ __forceinline__ void xm_cp16(xa_t* dst, const xa_t* src) {
+// XM_FAST 0) a plain copy, and commit and wait do nothing.
+#if XM_FAST && !defined(XB_EMU)
+__device__ __forceinline__ unsigned xm_saddr(const void* p) {
   unsigned s;
-  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(src) : "memory");
+  asm volatile("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(s) : "l"(p));
+  return s;
+}
+__device__ __forceinline__ void xm_cp16(xa_t* dst, const xa_t* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(xm_saddr(dst)), "l"(src) : "memory");
 }
 __device__ __forceinline__ void xm_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
 __device__ __forceinline__ void xm_wait() { asm volatile("cp.async.wait_group 0;" ::: "memory"); }
@@ -96,6 +101,43 @@ __device__ __forceinline__ void xm_wait() { asm volatile("cp.async.wait_group 0;
 __device__ __forceinline__ void xm_cp16(xa_t* dst, const xa_t* src) { *(float4*)dst = *(const float4*)src; }
 __device__ __forceinline__ void xm_commit() {}
 __device__ __forceinline__ void xm_wait() {}
+#endif
+
+// ldmatrix .x4: lanes 8i..8i+7 name the 8 rows (16 bytes each) of 8x8 matrix
+// i; lane l receives in r[i] row l/4, columns 2(l%4) and 2(l%4)+1 of it
+// (the A, B and C fragment pattern of mma), or with trans column l/4, rows
+// 2(l%4) and 2(l%4)+1. One instruction replaces 4 (A, k) or 8 (v, which
+// pairs two rows into a register) scalar shared-memory loads.
+#if XM_FAST && !defined(XB_EMU)
+__device__ __forceinline__ void xm_ldsm4(unsigned* r, const xa_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(xm_saddr(p)));
+}
+__device__ __forceinline__ void xm_ldsm4t(unsigned* r, const xa_t* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(xm_saddr(p)));
+}
+#elif XM_FAST
+// The emulator's stand-in: lanes post their row addresses, a shuffle is the
+// warp barrier, each lane gathers its elements, a second shuffle keeps the
+// table until every lane has read it.
+__device__ void xm_ldsm4x(unsigned* r, const xa_t* p, bool trans) {
+  static const xa_t* tab[32][32];  // [warp][lane]
+  const int lane = threadIdx.x & 31;
+  const xa_t** T = tab[threadIdx.x >> 5];
+  T[lane] = p;
+  XB_SHFL_XOR(0.f, 1);
+  for (int i = 0; i < 4; ++i) {
+    const xa_t* const* M = T + 8 * i;
+    const int a = lane >> 2, b = 2 * (lane & 3);
+    r[i] = trans ? (unsigned)M[b][a] | ((unsigned)M[b + 1][a] << 16) : (unsigned)M[a][b] | ((unsigned)M[a][b + 1] << 16);
+  }
+  XB_SHFL_XOR(0.f, 1);
+}
+__device__ __forceinline__ void xm_ldsm4(unsigned* r, const xa_t* p) { xm_ldsm4x(r, p, false); }
+__device__ __forceinline__ void xm_ldsm4t(unsigned* r, const xa_t* p) { xm_ldsm4x(r, p, true); }
 #endif
 
 // Rows [r0, r0 + N) of a [len, XA_D] matrix into a [N, XM_SS] tile in the
@@ -171,6 +213,21 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
     for (int n = 0; n < XM_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < XM_DP; kk += 16) {
+#if XM_FAST
+      // a: rows 0-7 and 8-15 of the warp's 16 (lanes 0-15), columns kk and
+      // kk + 8 (lanes 16-31). k, two score tiles at a time: rows 8n..8n+7
+      // (lanes 0-15) and 8n+8.. (16-31), columns kk (lanes 0-7, 16-23) and
+      // kk + 8 (8-15, 24-31): b0, b1 of tile n, then of n + 1.
+      unsigned a[4];
+      xm_ldsm4(a, Qs + (16 * warp + (lane & 15)) * XM_SS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XM_NS; n += 2) {
+        unsigned kb4[4];
+        xm_ldsm4(kb4, Ks + (8 * n + (lane & 7) + 8 * (lane >> 4)) * XM_SS + kk + 8 * ((lane >> 3) & 1));
+        xm_mma(s[n], a, kb4);
+        xm_mma(s[n + 1], a, kb4 + 2);
+      }
+#else
       const unsigned a[4] = {xm_ld2(Qs + r0 * XM_SS + kk + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 2 * tq),
                              xm_ld2(Qs + r0 * XM_SS + kk + 8 + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 8 + 2 * tq)};
 #pragma unroll
@@ -179,6 +236,7 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
         const unsigned bb[2] = {xm_ld2(kr), xm_ld2(kr + 8)};
         xm_mma(s[n], a, bb);
       }
+#endif
     }
     const bool edge = n0 + XM_BN > KV || (causal && n0 + XM_BN - 1 > m0 + shift);
 #pragma unroll
@@ -222,6 +280,18 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
     for (int j = 0; j < XM_BN / 16; ++j) {  // keys 16j..16j+15 of the tile: score tiles 2j, 2j+1
       const unsigned a[4] = {xm_pack(s[2 * j][0], s[2 * j][1]), xm_pack(s[2 * j][2], s[2 * j][3]),
                              xm_pack(s[2 * j + 1][0], s[2 * j + 1][1]), xm_pack(s[2 * j + 1][2], s[2 * j + 1][3])};
+#if XM_FAST
+      // v transposed, two output tiles at a time: keys 16j.. (lanes 0-7,
+      // 16-23) and 16j+8.. (8-15, 24-31), columns 8n (lanes 0-15) and
+      // 8n + 8 (16-31): b0, b1 of tile n, then of n + 1.
+#pragma unroll
+      for (int n = 0; n < XM_NO; n += 2) {
+        unsigned vb4[4];
+        xm_ldsm4t(vb4, Vs + (16 * j + (lane & 7) + 8 * ((lane >> 3) & 1)) * XM_SS + 8 * n + 8 * (lane >> 4));
+        xm_mma(o[n], a, vb4);
+        xm_mma(o[n + 1], a, vb4 + 2);
+      }
+#else
       const xa_t* vr = Vs + (16 * j + 2 * tq) * XM_SS + gq;  // B(k, col) = V[k][col]
 #pragma unroll
       for (int n = 0; n < XM_NO; ++n) {
@@ -230,6 +300,7 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
                                 (unsigned)p[8 * XM_SS] | ((unsigned)p[9 * XM_SS] << 16)};
         xm_mma(o[n], a, bb);
       }
+#endif
     }
   }
 
