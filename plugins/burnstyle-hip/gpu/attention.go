@@ -201,7 +201,7 @@ func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
 func (s AttentionSpec) source() string {
 	var b strings.Builder
-	for _, f := range []string{"prelude.cuh", "attention.cu", "attention_mma.cu"} {
+	for _, f := range []string{"prelude.cuh", "attention.cu", "attention_frag.cuh", "attention_mma.cu"} {
 		data, err := kernelFS.ReadFile("kernels/" + f)
 		if err != nil {
 			panic(err) // embedded at build time; cannot be missing
