@@ -1,8 +1,9 @@
 package burnstylehip
 
-// Timing modes (docs/protocol.md, "Timing modes"): cold-cache for GEMM, on
-// the GPU through gpu.TimeGEMMCold and on the CPU through a host buffer
-// larger than the last-level cache; no CUDA graphs anywhere yet.
+// Timing modes (docs/protocol.md, "Timing modes"): cold-cache for GEMM and
+// attention, on the GPU through gpu.TimeGEMMCold and TimeAttention's cold
+// flag, on the CPU through a host buffer larger than the last-level cache;
+// no CUDA graphs anywhere yet.
 
 import (
 	"os"
@@ -24,8 +25,8 @@ func modeUnsupported(req backend.RunRequest) string {
 	switch {
 	case req.Mode.CUDAGraph:
 		return Name + ": --cuda-graph: this backend does not capture its calls as CUDA graphs (cuBLAS and its kernels launch eagerly)"
-	case req.Mode.ColdCache && req.Config.Workload != gemm.Name:
-		return Name + ": --cold-cache is implemented for the gemm workload only (workload " + req.Config.Workload + ")"
+	case req.Mode.ColdCache && req.Config.Workload != gemm.Name && req.Config.Workload != attentionName:
+		return Name + ": --cold-cache is implemented for the gemm and attention workloads only (workload " + req.Config.Workload + ")"
 	}
 	return ""
 }

@@ -31,7 +31,7 @@ func TestModes(t *testing.T) {
 		want string
 	}{
 		{"graph", backend.RunRequest{Workload: "gemm", Device: "cpu", Config: gemm, Mode: result.Mode{CUDAGraph: true}}, "--cuda-graph"},
-		{"cold ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{ColdCache: true}}, "gemm workload only"},
+		{"cold ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{ColdCache: true}}, "gemm and attention workloads only"},
 	} {
 		res, err := New().Run(context.Background(), tc.req)
 		if err != nil || res.Status != result.StatusUnsupported || !strings.Contains(res.Message, tc.want) {

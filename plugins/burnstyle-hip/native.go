@@ -1,7 +1,7 @@
-// Package burnstylehip is the native backend: the TTT model and the GEMM
-// written from their specs in Go, run in-process by the harness. Package cpu holds the
-// pure-Go numeric model; a GPU engine (plugins/burnstyle-hip/gpu) plugs into
-// the same seam (engine.go).
+// Package burnstylehip is the native backend: the TTT model, the GEMM and
+// the attention forward written from their specs in Go, run in-process by
+// the harness. Package cpu holds the pure-Go numeric model; a GPU engine
+// (plugins/burnstyle-hip/gpu) plugs into the same seam (engine.go).
 package burnstylehip
 
 import (
@@ -58,8 +58,11 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		return res, nil
 	}
 	res.Mode = req.Mode
-	if req.Config.Workload == gemm.Name {
+	switch req.Config.Workload {
+	case gemm.Name:
 		return runGEMM(ctx, req, res)
+	case attentionName:
+		return runAttention(ctx, req, res)
 	}
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
@@ -158,8 +161,11 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 		resp.Status, resp.Message = result.StatusUnsupported, msg
 		return resp, nil
 	}
-	if req.Config.Workload == gemm.Name {
+	switch req.Config.Workload {
+	case gemm.Name:
 		return exportGEMM(ctx, req, resp)
+	case attentionName:
+		return exportAttention(ctx, req, resp)
 	}
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)

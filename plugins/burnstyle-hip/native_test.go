@@ -37,6 +37,8 @@ func TestInfo(t *testing.T) {
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer"}}},
 		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
+		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
+			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float16"}}, Max: map[string]int64{"head_dim": 256}},
 	}
 	if info.Name != "burnstyle-hip" || !reflect.DeepEqual(info.Capabilities.Workloads, want) {
 		t.Errorf("info = %+v, want capabilities %+v", info, want)

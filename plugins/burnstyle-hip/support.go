@@ -52,6 +52,17 @@ func (n *Native) capabilities() backend.Capabilities {
 			Devices:  []string{"cpu", "cuda"},
 			Values:   map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}},
 		},
+		{
+			// Our FlashAttention-2-style kernel on CUDA (head_dim up to 256),
+			// pure Go on the CPU, which rounds bfloat16/float16 inputs to the
+			// dtype, computes in float32 and rounds out to the dtype.
+			// Forward only: backward and both are answered in unsupported.
+			Workload: attentionName,
+			Phases:   []string{workload.PhaseForward},
+			Devices:  []string{"cpu", "cuda"},
+			Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
+			Max:      map[string]int64{"head_dim": 256},
+		},
 	}}
 }
 
@@ -60,6 +71,9 @@ func (n *Native) capabilities() backend.Capabilities {
 func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 	if variant != "" {
 		return fmt.Sprintf("variant %q is not supported (burnstyle-hip has no variants)", variant)
+	}
+	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward {
+		return fmt.Sprintf("phase %s is not supported: burnstyle-hip has no attention backward (supported: forward)", cfg.Phase)
 	}
 	return n.capabilities().Unsupported(device, cfg)
 }

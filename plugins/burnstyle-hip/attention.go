@@ -1,0 +1,193 @@
+package burnstylehip
+
+// The attention workload's forward (docs/workloads/attention.md): our own
+// FlashAttention-2-style kernel through package gpu on CUDA, the pure-Go
+// rows of package cpu elsewhere. Backward and both are unsupported (see
+// unsupported in support.go).
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// attentionName must equal harness/workload/attention.Name; it is a local
+// constant until that package is merged into this branch.
+const attentionName = "attention"
+
+// attentionSpec reads the configuration, resolving the workload's "0 means
+// equal" defaults of kv_heads and kv_len.
+func attentionSpec(cfg result.Config) gpu.AttentionSpec {
+	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
+		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}
+	if s.KVHeads == 0 {
+		s.KVHeads = s.Heads
+	}
+	if s.KVLen == 0 {
+		s.KVLen = s.SeqLen
+	}
+	return gpu.AttentionSpec{AttentionShape: s, Dtype: cfg.Dtype()}
+}
+
+// attentionOnGPU says whether a request runs on the GPU, and if it cannot
+// why not: cuda always tries (and a spec the kernel does not take is
+// unsupported), auto takes the GPU when it opens and accepts the spec.
+func attentionOnGPU(device string, s gpu.AttentionSpec) (bool, error) {
+	switch device {
+	case "cuda":
+		if _, err := gpu.Shared("cuda"); err != nil {
+			return true, fmt.Errorf("device \"cuda\" is not available: %w", err)
+		}
+		return true, gpu.AttentionSupported(s)
+	case "cpu":
+		return false, nil
+	}
+	return gpu.AttentionSupported(s) == nil, nil
+}
+
+func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
+	spec, cfg := attentionSpec(req.Config), req.Config
+	if err := spec.AttentionShape.Check(); err != nil {
+		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
+	}
+	onGPU, err := attentionOnGPU(req.Device, spec)
+	if err != nil {
+		res.Status, res.Message = result.StatusUnsupported, err.Error()
+		return res, nil
+	}
+	if onGPU {
+		t, err := gpu.TimeAttention(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, fmt.Errorf("run %s attention: %w", Name, ctx.Err())
+			}
+			res.Status, res.Message = result.StatusFailed, "attention on the GPU: "+err.Error()
+			return res, nil
+		}
+		res.Device, res.Env.Timing = t.Device, t.Timing
+		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
+		return res, nil
+	}
+	e, _ := newCPUEngine()
+	res.Device = e.Device()
+	// The CPU stores bfloat16/float16 tensors as float32 holding the
+	// rounded values (rounded once, before timing, as a GPU's inputs are
+	// already in the dtype), computes in float32 and rounds out per call.
+	q, k, v := attentionInputs(spec)
+	res.PeakMemoryBytes = int64(2*len(q)+2*len(k)+spec.KVLen*runtime.GOMAXPROCS(0)) * 4
+	var callErr error
+	step := func() float64 {
+		start := time.Now()
+		var out []float32
+		if out, callErr = cpu.Attention(spec.AttentionShape, q, k, v); callErr == nil {
+			roundTo(spec.Dtype, out)
+		}
+		return float64(time.Since(start).Nanoseconds()) / 1e6
+	}
+	res.CompileMs = step()
+	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
+		step()
+	}
+	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("run %s attention: %w", Name, err)
+		}
+		if req.Mode.ColdCache {
+			cpuFlush() // before the clock starts: not in the sample
+		}
+		res.SamplesMs = append(res.SamplesMs, step())
+	}
+	if req.Mode.ColdCache {
+		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
+	}
+	if callErr != nil {
+		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
+		return res, nil
+	}
+	res.Status = result.StatusOK
+	return res, nil
+}
+
+// attentionInputs are seeded values in the workload's fixture ranges (q, k
+// in [-2, 2), v in [-1, 1)), rounded to the dtype.
+func attentionInputs(s gpu.AttentionSpec) (q, k, v []float32) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	fill := func(n int, span float32) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = span * (2*rng.Float32() - 1)
+		}
+		roundTo(s.Dtype, x)
+		return x
+	}
+	return fill(s.QLen(), 2), fill(s.KLen(), 2), fill(s.KLen(), 1)
+}
+
+// roundTo rounds x in place to bfloat16 or float16 (nearest even); float32
+// is left alone.
+func roundTo(dtype string, x []float32) {
+	round := cpu.RoundBF16
+	switch dtype {
+	case "bfloat16":
+	case "float16":
+		round = cpu.RoundF16
+	default:
+		return
+	}
+	for i, e := range x {
+		x[i] = round(e)
+	}
+}
+
+func exportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
+	spec := attentionSpec(req.Config)
+	if err := spec.AttentionShape.Check(); err != nil {
+		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
+	}
+	onGPU, err := attentionOnGPU(req.Device, spec)
+	if err != nil {
+		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
+		return resp, nil
+	}
+	in, err := tensorfile.Read(req.InputsPath)
+	if err != nil {
+		return resp, fmt.Errorf("export %s attention: %w", Name, err)
+	}
+	var qkv [3][]float32
+	for i, name := range []string{"q", "k", "v"} {
+		n := spec.KLen()
+		if name == "q" {
+			n = spec.QLen()
+		}
+		if qkv[i], err = floats(in, name, n); err != nil {
+			return resp, fmt.Errorf("export %s attention: %w", Name, err)
+		}
+	}
+	var out []float32
+	if onGPU {
+		out, err = gpu.ExportAttention(ctx, spec, qkv[0], qkv[1], qkv[2])
+		resp.Device = result.Device{Kind: "cuda", Count: 1}
+	} else {
+		e, _ := newCPUEngine()
+		resp.Device = e.Device()
+		out, err = cpu.AttentionDtype(spec.Dtype, spec.AttentionShape, qkv[0], qkv[1], qkv[2])
+	}
+	if err != nil {
+		resp.Status, resp.Message = result.StatusFailed, "attention: "+err.Error()
+		return resp, nil
+	}
+	t := tensorfile.F32([]int{spec.Batch, spec.Heads, spec.SeqLen, spec.HeadDim}, out)
+	if err := tensorfile.Write(req.OutputPath, map[string]tensorfile.Tensor{"out": t}); err != nil {
+		return resp, fmt.Errorf("export %s attention: %w", Name, err)
+	}
+	resp.Status = result.StatusOK
+	return resp, nil
+}

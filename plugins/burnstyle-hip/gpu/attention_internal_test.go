@@ -1,0 +1,47 @@
+package gpu
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+)
+
+var (
+	_ fmt.Stringer = AttentionSpec{}
+	_ fmt.Stringer = cpu.AttentionShape{}
+)
+
+// TestAttentionTiles states the kernels' shape assumptions for every head
+// dim the workload allows: the thread layouts need BM a multiple of 16
+// (both kernels), BN a multiple of 8 (CUDA cores: 8 lanes a row) or of 16
+// (tensor cores: the k step of p.v), DP covering D, and shared memory
+// within attnMaxSmem.
+func TestAttentionTiles(t *testing.T) {
+	for d := 1; d <= 256; d++ {
+		c, m := attnTilesFor(d), mmaTilesFor(d)
+		if c.MMA || c.BM%16 != 0 || c.BN%8 != 0 || c.DP < d || c.DP%8 != 0 || c.smemBytes() > attnMaxSmem {
+			t.Errorf("d=%d: CUDA-core tiles %+v, %d B shared", d, c, c.smemBytes())
+		}
+		if !m.MMA || m.BM != 64 || m.BN%16 != 0 || m.DP < d || m.DP%16 != 0 || m.smemBytes() > attnMaxSmem {
+			t.Errorf("d=%d: tensor-core tiles %+v, %d B shared", d, m, m.smemBytes())
+		}
+	}
+	s := AttentionSpec{AttentionShape: cpu.AttentionShape{HeadDim: 128}, Dtype: "bfloat16"}
+	for _, tc := range []struct {
+		dtype string
+		cores bool
+		sm    int
+		mma   bool
+	}{{"bfloat16", false, 90, true}, {"float16", false, 80, true}, {"bfloat16", false, 75, false},
+		{"float16", true, 90, false}, {"float32", false, 90, false}} {
+		s.Dtype, s.CUDACores = tc.dtype, tc.cores
+		if got := s.tiles(tc.sm); got.MMA != tc.mma {
+			t.Errorf("%s CUDACores=%v sm_%d: tensor cores %v, want %v", tc.dtype, tc.cores, tc.sm, got.MMA, tc.mma)
+		}
+	}
+	r := &rt{archOpts: []string{"--gpu-architecture=sm_90", "-std=c++17"}}
+	if r.sm() != 90 || (&rt{}).sm() != 0 {
+		t.Errorf("sm() = %d from %v", r.sm(), r.archOpts)
+	}
+}

@@ -1,0 +1,184 @@
+package gpu
+
+// Timing and export of the attention forward (attention.go), following
+// TimeGEMM and ExportGEMM: every driver call on the device's worker thread,
+// the first call timed alone as compile_ms, device events around each
+// sample, the cold-cache flush and its synchronize outside the events.
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// TimeAttention times spec: q, k, v from a host generator seeded by seed
+// (uniform in [-1, 1), rounded to the dtype) are uploaded; the first call
+// (NVRTC compile, module load and one launch) is timed alone by the host
+// clock (CompileMs); warmup launches follow untimed; then repeats launches,
+// each between two device events. With cold, before each sample a memset
+// over a FlushBytes buffer and a synchronize run outside the events.
+func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, repeats int, seed uint64, cold bool) (AttentionTiming, error) {
+	var out AttentionTiming
+	if err := d.AttentionSupports(spec); err != nil {
+		return out, err
+	}
+	if warmup < 0 || repeats < 1 {
+		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq := encodeGEMM(randomInputs(spec.QLen(), seed, 1), dt)
+	hk := encodeGEMM(randomInputs(spec.KLen(), seed, 2), dt)
+	hv := encodeGEMM(randomInputs(spec.KLen(), seed, 3), dt)
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	var build string
+	err := d.w.do(func() error {
+		r := d.rt
+		// The first call is compile + one launch: allocation and the
+		// uploads come before its clock starts, as TimeGEMM's do.
+		a, err := d.allocAttn(spec)
+		if err != nil {
+			return err
+		}
+		defer a.free(r)
+		for _, up := range []struct {
+			p devPtr
+			b []byte
+		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
+			if err := r.htod(up.p, up.b); err != nil {
+				return err
+			}
+		}
+		if err := r.sync(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := d.buildAttn(a); err != nil {
+			return err
+		}
+		if err := a.launch(r); err != nil {
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return fmt.Errorf("%s: first launch: %w", spec, err)
+		}
+		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
+		out.PeakMemoryBytes, build = a.bytes, a.describe()
+		for i := 0; i < warmup; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := a.launch(r); err != nil {
+				return err
+			}
+		}
+		var ev [2]uintptr
+		for i := range ev {
+			if ev[i], err = r.newEvent(); err != nil {
+				return err
+			}
+			defer r.drv.eventDestroy(ev[i])
+		}
+		var flush devPtr
+		if cold {
+			if flush, err = r.alloc(FlushBytes); err != nil {
+				return fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", spec, FlushBytes>>20, err)
+			}
+			defer r.free(flush)
+		}
+		out.SamplesMs = make([]float64, 0, repeats)
+		for i := 0; i < repeats; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if cold {
+				// A new value each time, so no layer can skip the write.
+				if err := r.fill32(flush, uint32(i+1), FlushBytes/4); err != nil {
+					return err
+				}
+				if err := r.sync(); err != nil {
+					return err
+				}
+			}
+			if err := r.record(ev[0]); err != nil {
+				return err
+			}
+			if err := a.launch(r); err != nil {
+				return err
+			}
+			if err := r.record(ev[1]); err != nil {
+				return err
+			}
+			ms, err := r.elapsedMs(ev[0], ev[1])
+			if err != nil {
+				return fmt.Errorf("%s: timed launch %d: %w", spec, i, err)
+			}
+			out.SamplesMs = append(out.SamplesMs, ms)
+		}
+		return nil
+	})
+	if err != nil {
+		return AttentionTiming{}, err
+	}
+	out.Device = d.Info()
+	out.Timing = "device events around each launch of " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
+	if cold {
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
+	}
+	return out, nil
+}
+
+// ExportAttention uploads q, k, v (rounded to bfloat16 or float16 on the
+// host for those dtypes), runs one forward and returns out as float32
+// [batch, heads, seq_len, head_dim] (widened exactly from a 16-bit out).
+// out is poisoned with NaN first, so an element the kernel misses shows.
+func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, v []float32) ([]float32, error) {
+	if err := d.AttentionSupports(spec); err != nil {
+		return nil, err
+	}
+	if len(q) != spec.QLen() || len(k) != spec.KLen() || len(v) != spec.KLen() {
+		return nil, fmt.Errorf("%s: q, k, v have %d, %d, %d elements; want %d, %d, %d",
+			spec, len(q), len(k), len(v), spec.QLen(), spec.KLen(), spec.KLen())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq, hk, hv := encodeGEMM(q, dt), encodeGEMM(k, dt), encodeGEMM(v, dt)
+	raw := make([]byte, len(hq))
+	err := d.w.do(func() error {
+		r := d.rt
+		a, err := d.allocAttn(spec)
+		if err != nil {
+			return err
+		}
+		defer a.free(r)
+		if err := d.buildAttn(a); err != nil {
+			return err
+		}
+		for _, up := range []struct {
+			p devPtr
+			b []byte
+		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
+			if err := r.htod(up.p, up.b); err != nil {
+				return err
+			}
+		}
+		if err := r.fill32(a.o, nanWord(dt), r4b(int64(len(hq)))/4); err != nil {
+			return err
+		}
+		if err := a.launch(r); err != nil {
+			r.sync()
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return fmt.Errorf("%s: %w", spec, err)
+		}
+		return r.dtoh(raw, a.o)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return decodeGEMM(raw, dt), nil
+}

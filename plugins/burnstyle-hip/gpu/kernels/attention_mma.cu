@@ -1,0 +1,179 @@
+// Attention forward on tensor cores for bfloat16 and float16 (XA_DT 1, 2):
+// the algorithm of attention.cu (FlashAttention-2: q tile resident, k/v
+// tiles streamed, online softmax in float32) with both products as
+// mma.sync m16n8k16 (16-bit inputs, float32 accumulation). Follows
+// attention.cu (xa_t, xa_st, xa_min) and attention_frag.cuh (xm_mma,
+// xm_pack, xm_ldsm4, xm_tile, ...) in one program.
+//
+// 128 threads = 4 warps; warp w owns query rows 16w..16w+15 of the XM_BM = 64
+// row tile. In the fragments of m16n8k16 lane = 4*gq + tq; a lane holds rows
+// gq and gq + 8 and columns 2tq, 2tq + 1 of each 8-column accumulator tile,
+// so a row's max and sum reduce over the 4 lanes of a quad (xor 1, 2). The
+// scores' accumulator layout of two adjacent 8-column tiles is exactly the
+// A-operand layout of the next product, so p never leaves registers: it is
+// rounded to the dtype in pairs and fed to p.v directly.
+//
+// Shared memory holds q, k, v tiles in the dtype, rows XM_SS = XM_DP + 8
+// halves apart: 16-byte aligned rows for cp.async and ldmatrix, and a
+// stride of 4 banks mod 32, so the 8 rows one ldmatrix phase reads (or the
+// scalar fragment loads of XM_FAST 0) fall on distinct banks. XM_DP is
+// XA_D rounded up to 16 (the k step), zero filled. XM_FAST (the default)
+// loads tiles by cp.async and fragments by ldmatrix; 0 uses plain loads.
+#if XA_DT != 0
+// Arguments and grid as xa_attention_fwd; qmul = log2(e)/sqrt(XA_D) is
+// applied to the float32 scores (q stays exact in the dtype). XM_MINB, the
+// blocks per SM ptxas must leave registers for, is 3 up to D = 128 (157
+// registers at 128 with CUDA 13; asked for 1 block it took more and fit 2)
+// and 1 above (the 128 output accumulators need 232); stated at all because
+// CUDA 13's ptxas, left to itself, capped D = 20 at 72 registers and
+// spilled.
+XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
+    xa_attention_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
+                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul) {
+  XB_DYN_SMEM(smf);
+#ifdef XB_EMU
+  emu_check_smem(XM_SMEM_BYTES);
+#endif
+  xa_t* Qs = (xa_t*)smf;
+  xa_t* Ks = Qs + XM_BM * XM_SS;
+  xa_t* Vs = Ks + XM_BN * XM_SS;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
+  const int m0 = (gridDim.x - 1 - blockIdx.x) * XM_BM;  // the causal tiles with most keys first
+  const int b = blockIdx.z, h = blockIdx.y, bh = b * H + h, kh = h / (H / KH);
+  const xa_t* kb = k + (long)(b * KH + kh) * KV * XA_D;  // GQA: an index, no copy
+  const xa_t* vb = v + (long)(b * KH + kh) * KV * XA_D;
+  const int shift = KV - S;
+  const int kvEnd = causal ? xa_min(KV, m0 + XM_BM + shift) : KV;
+  const int r0 = 16 * warp + gq;  // this lane's rows in the tile: r0 and r0 + 8
+
+  xm_tile<XM_BM>(Qs, q + (long)bh * S * XA_D, m0, S);
+  const float NEG_INF = __uint_as_float(0xff800000u);
+  float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f}, o[XM_NO][4];
+#pragma unroll
+  for (int n = 0; n < XM_NO; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.f;
+
+  // Pipeline (FA2's): v of a tile loads while q.k^T and the softmax run, k
+  // of the next tile while p.v runs. Each barrier follows a wait, so a
+  // tile is whole and visible, and precedes an issue into a buffer, so
+  // nobody still reads it.
+  if (kvEnd > 0) xm_tile<XM_BN>(Ks, kb, 0, KV);
+  xm_commit();
+  for (int n0 = 0; n0 < kvEnd; n0 += XM_BN) {
+    xm_wait();
+    __syncthreads();  // q (first time) and k of this tile are in; v of the last tile is read
+    xm_tile<XM_BN>(Vs, vb, n0, KV);
+    xm_commit();
+    float s[XM_NS][4];
+#pragma unroll
+    for (int n = 0; n < XM_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XM_DP; kk += 16) {
+#if XM_FAST
+      // a: rows 0-7 and 8-15 of the warp's 16 (lanes 0-15), columns kk and
+      // kk + 8 (lanes 16-31). k, two score tiles at a time: rows 8n..8n+7
+      // (lanes 0-15) and 8n+8.. (16-31), columns kk (lanes 0-7, 16-23) and
+      // kk + 8 (8-15, 24-31): b0, b1 of tile n, then of n + 1.
+      unsigned a[4];
+      xm_ldsm4(a, Qs + (16 * warp + (lane & 15)) * XM_SS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XM_NS; n += 2) {
+        unsigned kb4[4];
+        xm_ldsm4(kb4, Ks + (8 * n + (lane & 7) + 8 * (lane >> 4)) * XM_SS + kk + 8 * ((lane >> 3) & 1));
+        xm_mma(s[n], a, kb4);
+        xm_mma(s[n + 1], a, kb4 + 2);
+      }
+#else
+      const unsigned a[4] = {xm_ld2(Qs + r0 * XM_SS + kk + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 2 * tq),
+                             xm_ld2(Qs + r0 * XM_SS + kk + 8 + 2 * tq), xm_ld2(Qs + (r0 + 8) * XM_SS + kk + 8 + 2 * tq)};
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n) {
+        const xa_t* kr = Ks + (8 * n + gq) * XM_SS + kk + 2 * tq;  // B(k, col) = K[col][k]
+        const unsigned bb[2] = {xm_ld2(kr), xm_ld2(kr + 8)};
+        xm_mma(s[n], a, bb);
+      }
+#endif
+    }
+    const bool edge = n0 + XM_BN > KV || (causal && n0 + XM_BN - 1 > m0 + shift);
+#pragma unroll
+    for (int n = 0; n < XM_NS; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        s[n][e] *= qmul;
+        const int col = n0 + 8 * n + 2 * tq + (e & 1), row = m0 + r0 + 8 * (e >> 1);
+        if (edge && (col >= KV || (causal && col > row + shift))) s[n][e] = NEG_INF;
+      }
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {  // row r0 + 8*hr: elements 2hr, 2hr + 1
+      float mx = NEG_INF;
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n) mx = fmaxf(mx, fmaxf(s[n][2 * hr], s[n][2 * hr + 1]));
+      mx = fmaxf(mx, XB_SHFL_XOR(mx, 1));
+      mx = fmaxf(mx, XB_SHFL_XOR(mx, 2));
+      const float mnew = fmaxf(mrow[hr], mx);
+      const float base = mnew == NEG_INF ? 0.f : mnew;  // no visible key yet: p = 0, no inf - inf
+      const float alpha = exp2f(mrow[hr] - base);
+      float sum = 0.f;
+#pragma unroll
+      for (int n = 0; n < XM_NS; ++n)
+#pragma unroll
+        for (int e = 2 * hr; e < 2 * hr + 2; ++e) {
+          s[n][e] = exp2f(s[n][e] - base);
+          sum += s[n][e];
+        }
+      sum += XB_SHFL_XOR(sum, 1);
+      sum += XB_SHFL_XOR(sum, 2);
+      lrow[hr] = lrow[hr] * alpha + sum;
+      mrow[hr] = mnew;
+#pragma unroll
+      for (int n = 0; n < XM_NO; ++n) o[n][2 * hr] *= alpha, o[n][2 * hr + 1] *= alpha;
+    }
+    xm_wait();
+    __syncthreads();  // v of this tile is in; k of this tile is read
+    if (n0 + XM_BN < kvEnd) xm_tile<XM_BN>(Ks, kb, n0 + XM_BN, KV);
+    xm_commit();
+#pragma unroll
+    for (int j = 0; j < XM_BN / 16; ++j) {  // keys 16j..16j+15 of the tile: score tiles 2j, 2j+1
+      const unsigned a[4] = {xm_pack(s[2 * j][0], s[2 * j][1]), xm_pack(s[2 * j][2], s[2 * j][3]),
+                             xm_pack(s[2 * j + 1][0], s[2 * j + 1][1]), xm_pack(s[2 * j + 1][2], s[2 * j + 1][3])};
+#if XM_FAST
+      // v transposed, two output tiles at a time: keys 16j.. (lanes 0-7,
+      // 16-23) and 16j+8.. (8-15, 24-31), columns 8n (lanes 0-15) and
+      // 8n + 8 (16-31): b0, b1 of tile n, then of n + 1.
+#pragma unroll
+      for (int n = 0; n < XM_NO; n += 2) {
+        unsigned vb4[4];
+        xm_ldsm4t(vb4, Vs + (16 * j + (lane & 7) + 8 * ((lane >> 3) & 1)) * XM_SS + 8 * n + 8 * (lane >> 4));
+        xm_mma(o[n], a, vb4);
+        xm_mma(o[n + 1], a, vb4 + 2);
+      }
+#else
+      const xa_t* vr = Vs + (16 * j + 2 * tq) * XM_SS + gq;  // B(k, col) = V[k][col]
+#pragma unroll
+      for (int n = 0; n < XM_NO; ++n) {
+        const xa_t* p = vr + 8 * n;
+        const unsigned bb[2] = {(unsigned)p[0] | ((unsigned)p[XM_SS] << 16),
+                                (unsigned)p[8 * XM_SS] | ((unsigned)p[9 * XM_SS] << 16)};
+        xm_mma(o[n], a, bb);
+      }
+#endif
+    }
+  }
+
+  xm_wait();  // nothing in flight at exit (a block with no visible key issued q)
+  xa_t* ob = out + (long)bh * S * XA_D;
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = m0 + r0 + 8 * hr;
+    if (row >= S) continue;
+    const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
+#pragma unroll
+    for (int n = 0; n < XM_NO; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * n + 2 * tq + e;
+        if (col < XA_D) ob[(long)row * XA_D + col] = xa_st(o[n][2 * hr + e] * inv);
+      }
+  }
+}
+XB_EXPORT(xa_attention_mma)
+#endif
