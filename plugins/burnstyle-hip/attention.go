@@ -15,13 +15,13 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// attentionName must equal harness/workload/attention.Name; it is a local
-// constant until that package is merged into this branch.
-const attentionName = "attention"
+// attentionName is the workload this file implements.
+const attentionName = attention.Name
 
 // attentionSpec reads the configuration, resolving the workload's "0 means
 // equal" defaults of kv_heads and kv_len.
