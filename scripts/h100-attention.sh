@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The H100 measurements of the attention workload (issue 13), most important
+# first, in one device call: every backend verified against the float64
+# reference (forward and backward, bfloat16), the reference point of the
+# issue (batch 1, 32 heads over 8 kv heads, seq_len 4096, head_dim 128,
+# causal, bfloat16) forward and backward on every backend and kernel
+# variant, then the `llm` suite forward and backward across the backends,
+# resumable. From the repository root on the GPU machine, with a static
+# bin/xbench built beforehand:
+#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   DEADLINE=560 bash scripts/h100-attention.sh OUTDIR
+# STEPS=sweep resumes only the sweep. On a CPU, as a check of the script:
+#   DEVICE=cpu SHAPES=scripts/testdata/tiny-attention.csv REF="--batch 1 --heads 4 --kv-heads 2 --seq-len 64 --head-dim 32" bash scripts/h100-attention.sh /tmp/a
+set -uo pipefail
+out=${1:-/tmp/h100-attention-out}
+deadline=${DEADLINE:-560}
+device=${DEVICE:-cuda}
+shapes=${SHAPES:-llm}
+ref=${REF:---batch 1 --heads 32 --kv-heads 8 --seq-len 4096 --head-dim 128}
+X=${XBENCH:-bin/xbench}
+R=${R:-results/h100-attention}
+mkdir -p "$out" "$R"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+backends=pytorch,pytorch/compile,jax,triton,burnstyle-hip
+kernels=pytorch,pytorch/sdpa-flash,pytorch/sdpa-cudnn,pytorch/compile,jax,jax/cudnn,triton,burnstyle-hip
+start=$(date +%s)
+log="$out/h100-attention.log"
+: >"$log"
+
+# step NAME SECONDS CMD...: run CMD within what is left of DEADLINE, log it.
+# STEPS="a,b" runs only the steps whose name contains one of the words.
+step() {
+  local name=$1 want=$2; shift 2
+  if [ -n "${STEPS:-}" ] && ! echo ",$STEPS," | tr ',' '\n' | grep -v '^$' | grep -qF -f - <(echo "$name"); then return; fi
+  local left=$(( deadline - ($(date +%s) - start) - 15 ))
+  if [ "$left" -lt 30 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; return; fi
+  [ "$want" -gt "$left" ] && want=$left
+  echo; echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
+  timeout -k 5 "$want" "$@" 2>&1 | grep -v '^\[.*\] .*: .* \.\.\.$' | tee -a "$log"
+  echo "=== $name: exit ${PIPESTATUS[0]}" | tee -a "$log"
+}
+
+[ "$device" = cuda ] && step machine 15 nvidia-smi -L
+step "verify forward bfloat16" 120 $X verify --workload attention --device "$device" --dtype bfloat16 --timeout 100s --results "$R/verify"
+step "verify backward bfloat16" 120 $X verify --workload attention --device "$device" --dtype bfloat16 --phase backward --timeout 100s --results "$R/verify"
+step "verify forward causal float32" 90 $X verify --workload attention --device "$device" --dtype float32 --causal true --timeout 80s --results "$R/verify"
+for phase in forward backward; do
+  step "reference point $phase" 150 $X run --workload attention --device "$device" $ref --causal true --dtype bfloat16 \
+    --phase "$phase" --backends "$kernels" --timeout 120s --results "$R/reference"
+done
+step "sweep $shapes forward,backward" 9999 $X sweep --workload attention --device "$device" --shapes "$shapes" \
+  --phase forward,backward --dtype bfloat16 --backends "$backends" --warmup 3 --repeats 10 --timeout 120s --results "$R/sweep"
+$X sweep --results "$R/sweep" --status 2>&1 | tee -a "$log"
+tar czf "$out/results.tgz" "$R" 2>>"$log"
+echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
