@@ -174,7 +174,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	var out []float32
 	if onGPU {
 		out, err = gpu.ExportAttention(ctx, spec, qkv[0], qkv[1], qkv[2])
-		resp.Device = result.Device{Kind: "cuda", Count: 1}
+		resp.Device = gpu.SharedInfo()
 	} else {
 		e, _ := newCPUEngine()
 		resp.Device = e.Device()

@@ -115,7 +115,7 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 	var c []float32
 	if gemmOnGPU(req.Device) {
 		c, err = gpu.ExportGEMM(ctx, spec, a, b)
-		resp.Device = result.Device{Kind: "cuda", Count: 1}
+		resp.Device = gpu.SharedInfo()
 	} else {
 		e, _ := newCPUEngine()
 		resp.Device = e.Device()

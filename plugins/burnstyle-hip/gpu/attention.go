@@ -263,3 +263,13 @@ func AttentionSupported(spec AttentionSpec) error {
 	}
 	return d.AttentionSupports(spec)
 }
+
+// SharedInfo describes the process-wide CUDA device (kind, name, driver), or
+// just the kind when it does not open: what an export reply names.
+func SharedInfo() result.Device {
+	d, err := Shared("cuda")
+	if err != nil {
+		return result.Device{Kind: "cuda", Count: 1}
+	}
+	return d.Info()
+}
