@@ -58,7 +58,6 @@ EMULATE = tl.constexpr(INTERPRET)
 DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
 _DTYPE_NAMES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 LOG2E = 1.4426950408889634
-LN2 = 0.6931471805599453
 
 
 @triton.jit
@@ -153,7 +152,7 @@ def _fwd_kernel(Q, K, V, O, LSE, H, GROUP, S, KV, qk_scale,
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with no visible key: out 0, lse -inf
     tl.store(O + qo, (acc / l_safe[:, None]).to(O.dtype.element_ty), mask=rm[:, None] < S)
     # (m_i of such a row is the 0 that _fwd_blocks put in for -inf)
-    lse = tl.where(l_i == 0.0, float("-inf"), (m_i + tl.log2(l_safe)) * 0.6931471805599453)
+    lse = tl.where(l_i == 0.0, float("-inf"), (m_i + tl.log2(l_safe)) * 0.6931471805599453)  # * ln 2
     tl.store(LSE + bh * S + rm, lse, mask=rm < S)
 
 
@@ -229,6 +228,8 @@ def check_shapes(B: int, H: int, KH: int, S: int, KV: int, D: int, dtype, device
         return f"triton attention: dtype {dtype} is not one of float32, bfloat16, float16"
     if min(B, H, KH, S, KV) < 1:
         return f"triton attention: sizes must be >= 1 (B={B} H={H} KH={KH} S={S} KV={KV})"
+    if B * H > 65535:  # grid axis 1 is batch*head; CUDA allows 65535 blocks on axis 1
+        return f"triton attention: B*H = {B * H} is over the grid's 65535"
     if H % KH:
         return f"triton attention: H={H} is not a multiple of KH={KH}"
     if D < 16 or D > 256 or D & (D - 1):
