@@ -24,8 +24,12 @@ Forward (written from the FlashAttention-2 paper, Dao 2023, Algorithm 1):
   * masked scores are -inf; a row whose max is still -inf (all its keys so far
     masked) uses 0 as its max so that exp2 gives 0 instead of NaN.
 Specialised at compile time: CAUSAL, D (a power of two >= 16: tl.arange and
-tl.dot need it, so D is never masked), the dot dtype, the block sizes.
-Precision: float32 inputs use tl.dot with input_precision="ieee" (no TF32);
+tl.dot need it, so D is never masked), the dot dtype, the block sizes, CHUNK.
+Precision: float32 inputs use tl.dot with input_precision="ieee" (no TF32),
+an FMA loop; at D > 32 its D-contracted products (q k^T here; k q^T, v do^T,
+q k^T, do v^T in the backward) take D in CHUNK = 32 column steps read from
+memory (_rows_dot), since whole-D register operands spilled (see
+triton_attention_cfg.py);
 bf16/fp16 run the tensor-core dot with float32 accumulation, P (and in the
 backward dS) rounded to the input dtype before its product, as FlashAttention
 does. In the interpreter (TRITON_INTERPRET=1, set before import) the narrow
@@ -33,15 +37,17 @@ operands are rounded to their dtype and multiplied as float32 (the
 interpreter's narrow-type tl.dot is unreliable, see triton_model.py): the same
 products, since bf16/fp16 products are exact in float32.
 
-Tuning: on a GPU @triton.autotune over the configs of CONFIGS[head-dim bucket]
-(BLOCK_M, BLOCK_N, num_warps, num_stages), keyed on (S, KV, D, CAUSAL) plus
-the dtype, pruned by a shared-memory estimate (_smem) below ~200 KB (an H100
-allows 227 KB per block). D = 256 needs smaller tiles: one 128x256 bf16 tile
-is 64 KB, and K and V tiles are double-buffered. In the interpreter one small
-config (CPU_*), no benchmarking.
-Measured: correctness only, in the interpreter (tests/test_triton_attention.py,
-float64 reference). Nothing has run on a GPU yet: the configs, the shared
-memory estimates and the speed are unmeasured.
+Tuning: on a GPU @triton.autotune over the configs of triton_attention_cfg
+(BLOCK_M, BLOCK_N, num_warps, num_stages per kernel, head-dim bucket and
+operand width), keyed on (S, KV, D, CAUSAL) plus the dtype. D = 256 needs
+smaller tiles: one 128x256 bf16 tile is 64 KB, and K and V tiles are
+double-buffered (an H100 allows 227 KB per block). The first call of a shape
+benchmarks its configs (seconds), so time after a warm-up call. In the
+interpreter one small config (CPU_CONFIGS), no benchmarking.
+Measured: correctness in the interpreter (tests/test_triton_attention.py,
+float64 reference); every GPU config compiled for sm_90 without a GPU (shared
+memory, spills: triton_attention_cfg.py). Nothing has RUN on a GPU yet: GPU
+correctness, the autotuner's choices and the speed are unmeasured.
 """
 
 from __future__ import annotations
@@ -52,6 +58,8 @@ import os
 import torch
 import triton
 import triton.language as tl
+
+from triton_attention_cfg import CPU_CONFIGS, all_configs, pruner
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 EMULATE = tl.constexpr(INTERPRET)
@@ -83,6 +91,22 @@ def _mma(a, b, acc, DT: tl.constexpr):
 
 
 @triton.jit
+def _rows_dot(A, ra, a_lim, B, rb, b_lim, D: tl.constexpr, DK: tl.constexpr):
+    # A[ra, :] @ B[rb, :]^T of float32 rows (rows >= the limits read as 0), D
+    # contracted DK columns at a time, the operands re-read from memory (L1/L2)
+    # per chunk. IEEE float32 tl.dot is an FMA loop in which each thread holds
+    # its rows and columns over the whole contraction: with K = D >= 128 that
+    # spilled kilobytes of stack at every tile size (ptxas, sm_90).
+    rk = tl.arange(0, DK)
+    acc = tl.zeros((ra.shape[0], rb.shape[0]), dtype=tl.float32)
+    for c in tl.static_range(D // DK):
+        a = tl.load(A + ra[:, None] * D + c * DK + rk[None, :], mask=ra[:, None] < a_lim, other=0.0)
+        bt = tl.load(B + rb[None, :] * D + c * DK + rk[:, None], mask=rb[None, :] < b_lim, other=0.0)
+        acc = tl.dot(a, bt, acc, input_precision="ieee")
+    return acc
+
+
+@triton.jit
 def kv_range(mb, S, KV, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     """(full, hi) for query block mb: keys [0, full) are seen whole by every
     row of the block (a multiple of BLOCK_N, inside KV); [full, hi) need the
@@ -99,9 +123,11 @@ def kv_range(mb, S, KV, CAUSAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl
 
 
 @triton.jit
-def _fwd_blocks(acc, l_i, m_i, q, kb, vb, rm, lo, hi, KV, OFF, qk_scale,
+def _fwd_blocks(acc, l_i, m_i, q, qb, kb, vb, rm, lo, hi, S, KV, qk_scale,
                 MASK: tl.constexpr, CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr,
-                BLOCK_N: tl.constexpr):
+                BLOCK_N: tl.constexpr, CHUNK: tl.constexpr):
+    # (an operand a branch leaves unused, q or kt, is dropped by the compiler)
+    OFF = KV - S
     rd = tl.arange(0, D)
     for n0 in range(lo, hi, BLOCK_N):
         rn = n0 + tl.arange(0, BLOCK_N)
@@ -111,7 +137,10 @@ def _fwd_blocks(acc, l_i, m_i, q, kb, vb, rm, lo, hi, KV, OFF, qk_scale,
         else:
             kt = tl.load(kb + rn[None, :] * D + rd[:, None])
             v = tl.load(vb + rn[:, None] * D + rd[None, :])
-        s = _dot(q, kt, DT) * qk_scale  # log2 units
+        if CHUNK:
+            s = _rows_dot(qb, rm, S, kb, rn, KV, D, CHUNK) * qk_scale  # log2 units
+        else:
+            s = _dot(q, kt, DT) * qk_scale
         if MASK:
             keep = rn[None, :] < KV
             if CAUSAL:
@@ -130,7 +159,7 @@ def _fwd_blocks(acc, l_i, m_i, q, kb, vb, rm, lo, hi, KV, OFF, qk_scale,
 
 @triton.jit
 def _fwd_kernel(Q, K, V, O, LSE, H, GROUP, S, KV, qk_scale,
-                CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr,
+                CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, CHUNK: tl.constexpr,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mb = tl.program_id(0)
     bh = tl.program_id(1).to(tl.int64)  # b * H + h; int64: B*H*S*D may pass 2^31
@@ -145,10 +174,11 @@ def _fwd_kernel(Q, K, V, O, LSE, H, GROUP, S, KV, qk_scale,
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     full, hi = kv_range(mb, S, KV, CAUSAL, BLOCK_M, BLOCK_N)
-    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, kb, vb, rm, 0, full, KV, KV - S, qk_scale,
-                                False, CAUSAL, D, DT, BLOCK_N)
-    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, kb, vb, rm, full, hi, KV, KV - S, qk_scale,
-                                True, CAUSAL, D, DT, BLOCK_N)
+    qb = Q + bh * S * D
+    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, qb, kb, vb, rm, 0, full, S, KV, qk_scale,
+                                False, CAUSAL, D, DT, BLOCK_N, CHUNK)
+    acc, l_i, m_i = _fwd_blocks(acc, l_i, m_i, q, qb, kb, vb, rm, full, hi, S, KV, qk_scale,
+                                True, CAUSAL, D, DT, BLOCK_N, CHUNK)
     l_safe = tl.where(l_i == 0.0, 1.0, l_i)  # a row with no visible key: out 0, lse -inf
     tl.store(O + qo, (acc / l_safe[:, None]).to(O.dtype.element_ty), mask=rm[:, None] < S)
     # (m_i of such a row is the 0 that _fwd_blocks put in for -inf)
@@ -156,69 +186,15 @@ def _fwd_kernel(Q, K, V, O, LSE, H, GROUP, S, KV, qk_scale,
     tl.store(LSE + bh * S + rm, lse, mask=rm < S)
 
 
-def _cfg(bm: int, bn: int, warps: int, stages: int) -> triton.Config:
-    return triton.Config({"BLOCK_M": bm, "BLOCK_N": bn}, num_warps=warps, num_stages=stages)
-
-
-# (BLOCK_M, BLOCK_N, num_warps, num_stages) per head-dim bucket (64: D <= 64) and
-# kernel. Unmeasured guesses from the tile arithmetic: at D <= 128 a 128-row q
-# tile with 64-128 keys a step keeps the tensor cores busy; at D = 256 the q tile
-# (BM x 256) and two-three stages of K and V tiles must fit shared memory, so
-# BM <= 128 and BN <= 64. The float32 (FMA dot) entries are the small ones.
-CONFIGS = {
-    "fwd": {64: [(128, 64, 4, 3), (128, 128, 8, 3), (64, 64, 4, 4), (128, 64, 4, 4), (64, 32, 4, 3)],
-            128: [(128, 64, 8, 3), (128, 128, 8, 2), (64, 64, 4, 3), (128, 64, 4, 2), (64, 32, 4, 2)],
-            256: [(64, 64, 4, 2), (128, 64, 8, 2), (64, 32, 4, 2), (128, 32, 8, 2), (32, 32, 4, 2)]},
-    # dk/dv: BLOCK_N kv rows stay (k, v, dk, dv), BLOCK_M q rows stream.
-    "dkdv": {64: [(32, 128, 4, 3), (64, 128, 8, 3), (32, 64, 4, 3), (64, 64, 4, 2), (16, 32, 4, 2)],
-             128: [(32, 128, 8, 2), (32, 64, 4, 3), (64, 64, 4, 2), (64, 128, 8, 2), (16, 32, 4, 2)],
-             256: [(16, 64, 4, 2), (32, 64, 8, 2), (32, 32, 4, 2), (16, 32, 4, 2), (16, 16, 4, 2)]},
-    # dq: BLOCK_M q rows stay (q, do, dq), BLOCK_N kv rows stream.
-    "dq": {64: [(128, 64, 4, 3), (64, 64, 4, 3), (128, 32, 4, 3), (64, 32, 4, 2)],
-           128: [(128, 64, 8, 2), (64, 64, 4, 3), (64, 32, 4, 3), (32, 32, 4, 2)],
-           256: [(64, 32, 4, 2), (32, 64, 4, 2), (64, 64, 8, 1), (32, 32, 4, 2)]},
-}
-# The interpreter's configs (tl.dot needs every dimension >= 16; BM != BN so a
-# mix-up of the two shows in the tests).
-CPU_CONFIGS = {"fwd": (32, 16), "dkdv": (16, 32), "dq": (32, 16)}
-SMEM_LIMIT = 200 * 1024  # of an H100's 227 KB per block, leaving room for layout-conversion scratch
-
-
-def _bucket(d: int) -> int:
-    return 64 if d <= 64 else d
-
-
-def _smem(kind: str, bm: int, bn: int, stages: int, d: int, esize: int) -> int:
-    """Bytes of shared memory a config needs, roughly: the resident tiles once,
-    the streamed tiles once per pipeline stage (plus the tile being read)."""
-    if kind == "fwd":  # q resident; k, v streamed
-        return esize * d * (bm + 2 * bn * max(stages, 1))
-    if kind == "dq":  # q, do resident; k, v streamed
-        return esize * d * (2 * bm + 2 * bn * max(stages, 1))
-    return esize * d * (2 * bn + 2 * bm * max(stages, 1))  # dkdv: k, v resident; q, do streamed
-
-
-def all_configs(kind: str) -> list:
-    seen = dict.fromkeys(c for cs in CONFIGS[kind].values() for c in cs)
-    return [_cfg(*c) for c in seen]
-
-
-def pruner(kind: str):
-    """early_config_prune for @triton.autotune: the configs of the call's
-    head-dim bucket that fit shared memory (at least the smallest one)."""
-    def prune(configs, named_args, **kw):
-        args = {**named_args, **kw}
-        d, esize = args["D"], args["Q"].element_size()
-        want = CONFIGS[kind][_bucket(d)]
-        mine = [c for c in configs if (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) in want]
-        fit = [c for c in mine if _smem(kind, c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_stages, d, esize)
-               <= SMEM_LIMIT]
-        return fit or [min(mine, key=lambda c: c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] * c.num_stages)]
-    return prune
-
-
 _fwd_tuned = triton.autotune(configs=all_configs("fwd"), key=["S", "KV", "D", "CAUSAL"],
                              prune_configs_by={"early_config_prune": pruner("fwd")})(_fwd_kernel)
+
+
+def chunk(dtype: torch.dtype, d: int) -> int:
+    """The CHUNK constexpr: 0 (D-contracted dots on whole register tiles), or
+    the columns per step of _rows_dot for float32 at D > 32 (in the
+    interpreter too, so the tests run that path)."""
+    return 32 if dtype == torch.float32 and d > 32 else 0
 
 
 def check_shapes(B: int, H: int, KH: int, S: int, KV: int, D: int, dtype, device) -> str:
@@ -266,7 +242,7 @@ def forward(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, causal: bool):
     out = torch.empty_like(q)
     lse = torch.empty((B, H, S), device=q.device, dtype=torch.float32)
     args = (q, k, v, out, lse, H, H // KH, S, KV, LOG2E / math.sqrt(D))
-    kw = dict(CAUSAL=bool(causal), D=D, DT=DOT_DTYPES[q.dtype])
+    kw = dict(CAUSAL=bool(causal), D=D, DT=DOT_DTYPES[q.dtype], CHUNK=chunk(q.dtype, D))
     if INTERPRET:
         bm, bn = CPU_CONFIGS["fwd"]
         _fwd_kernel[(triton.cdiv(S, bm), B * H)](*args, **kw, BLOCK_M=bm, BLOCK_N=bn)

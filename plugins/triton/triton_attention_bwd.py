@@ -30,8 +30,8 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_attention import (CPU_CONFIGS, DOT_DTYPES, INTERPRET, LOG2E, _dot, _mma, all_configs, check,
-                              kv_range, pruner)
+from triton_attention import (CPU_CONFIGS, DOT_DTYPES, INTERPRET, LOG2E, _dot, _mma, _rows_dot, all_configs, check,
+                              chunk, kv_range, pruner)
 
 
 @triton.jit
@@ -53,27 +53,33 @@ def _lse2(LSE, rows, S):
 
 
 @triton.jit
-def _dkdv_blocks(dk, dv, k, v, rn, qb, dob, lb, db, lo, hi, S, OFF, qk_scale,
-                 MASK: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, BLOCK_M: tl.constexpr):
+def _dkdv_blocks(dk, dv, k, v, kb, vb, rn, qb, dob, lb, db, lo, hi, S, KV, qk_scale,
+                 MASK: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, BLOCK_M: tl.constexpr, CHUNK: tl.constexpr):
+    # CHUNK: float32 D-contracted products in D-column steps (triton_attention._rows_dot).
     rd = tl.arange(0, D)
+    OFF = KV - S
     for m0 in range(lo, hi, BLOCK_M):
         rm = m0 + tl.arange(0, BLOCK_M)
         qt = tl.load(qb + rm[None, :] * D + rd[:, None], mask=rm[None, :] < S, other=0.0)  # [D, BM]
         do = tl.load(dob + rm[:, None] * D + rd[None, :], mask=rm[:, None] < S, other=0.0)  # [BM, D]
         lse2 = _lse2(lb, rm, S)
         delta = tl.load(db + rm, mask=rm < S, other=0.0)
-        pt = tl.exp2(_dot(k, qt, DT) * qk_scale - lse2[None, :])  # P^T [BN, BM]
+        if CHUNK:
+            kq, vdo = _rows_dot(kb, rn, KV, qb, rm, S, D, CHUNK), _rows_dot(vb, rn, KV, dob, rm, S, D, CHUNK)
+        else:
+            kq, vdo = _dot(k, qt, DT), _dot(v, tl.trans(do), DT)
+        pt = tl.exp2(kq * qk_scale - lse2[None, :])  # P^T [BN, BM]
         if MASK:  # causal: key j is seen by query i when j <= i + OFF
             pt = tl.where(rn[:, None] <= rm[None, :] + OFF, pt, 0.0)
         dv = _mma(pt, do, dv, DT)
-        dst = pt * (_dot(v, tl.trans(do), DT) - delta[None, :])  # dS^T [BN, BM]
+        dst = pt * (vdo - delta[None, :])  # dS^T [BN, BM]
         dk = _mma(dst, tl.trans(qt), dk, DT)
     return dk, dv
 
 
 @triton.jit
 def _dkdv_kernel(Q, K, V, DO, LSE, DELTA, DK, DV, H, GROUP, S, KV, qk_scale, sm_scale,
-                 CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr,
+                 CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, CHUNK: tl.constexpr,
                  BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     nb = tl.program_id(0)
     bkv = tl.program_id(1).to(tl.int64)  # b * KH + kv head
@@ -84,6 +90,7 @@ def _dkdv_kernel(Q, K, V, DO, LSE, DELTA, DK, DV, H, GROUP, S, KV, qk_scale, sm_
     kvo = bkv * KV * D + rn[:, None] * D + rd[None, :]
     k = tl.load(K + kvo, mask=rn[:, None] < KV, other=0.0)
     v = tl.load(V + kvo, mask=rn[:, None] < KV, other=0.0)
+    kb, vb = K + bkv * KV * D, V + bkv * KV * D
     dk = tl.zeros((BLOCK_N, D), dtype=tl.float32)
     dv = tl.zeros((BLOCK_N, D), dtype=tl.float32)
     OFF = KV - S
@@ -100,19 +107,20 @@ def _dkdv_kernel(Q, K, V, DO, LSE, DELTA, DK, DV, H, GROUP, S, KV, qk_scale, sm_
     for g in range(GROUP):
         bh = b * H + kvh * GROUP + g
         qb, dob, lb, db = Q + bh * S * D, DO + bh * S * D, LSE + bh * S, DELTA + bh * S
-        dk, dv = _dkdv_blocks(dk, dv, k, v, rn, qb, dob, lb, db, lo, full, S, OFF, qk_scale,
-                              True, D, DT, BLOCK_M)
-        dk, dv = _dkdv_blocks(dk, dv, k, v, rn, qb, dob, lb, db, full, S, S, OFF, qk_scale,
-                              False, D, DT, BLOCK_M)
+        dk, dv = _dkdv_blocks(dk, dv, k, v, kb, vb, rn, qb, dob, lb, db, lo, full, S, KV, qk_scale,
+                              True, D, DT, BLOCK_M, CHUNK)
+        dk, dv = _dkdv_blocks(dk, dv, k, v, kb, vb, rn, qb, dob, lb, db, full, S, S, KV, qk_scale,
+                              False, D, DT, BLOCK_M, CHUNK)
     tl.store(DK + kvo, (dk * sm_scale).to(DK.dtype.element_ty), mask=rn[:, None] < KV)
     tl.store(DV + kvo, dv.to(DV.dtype.element_ty), mask=rn[:, None] < KV)
 
 
 @triton.jit
-def _dq_blocks(dq, q, do, lse2, delta, kb, vb, rm, lo, hi, KV, OFF, qk_scale,
+def _dq_blocks(dq, q, do, lse2, delta, qb, dob, kb, vb, rm, lo, hi, S, KV, qk_scale,
                MASK: tl.constexpr, CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr,
-               BLOCK_N: tl.constexpr):
+               BLOCK_N: tl.constexpr, CHUNK: tl.constexpr):
     rd = tl.arange(0, D)
+    OFF = KV - S
     for n0 in range(lo, hi, BLOCK_N):
         rn = n0 + tl.arange(0, BLOCK_N)
         if MASK:
@@ -121,20 +129,24 @@ def _dq_blocks(dq, q, do, lse2, delta, kb, vb, rm, lo, hi, KV, OFF, qk_scale,
         else:
             kt = tl.load(kb + rn[None, :] * D + rd[:, None])
             vt = tl.load(vb + rn[None, :] * D + rd[:, None])
-        p = tl.exp2(_dot(q, kt, DT) * qk_scale - lse2[:, None])  # [BM, BN]
+        if CHUNK:
+            qk, dov = _rows_dot(qb, rm, S, kb, rn, KV, D, CHUNK), _rows_dot(dob, rm, S, vb, rn, KV, D, CHUNK)
+        else:
+            qk, dov = _dot(q, kt, DT), _dot(do, vt, DT)
+        p = tl.exp2(qk * qk_scale - lse2[:, None])  # [BM, BN]
         if MASK:
             keep = rn[None, :] < KV
             if CAUSAL:
                 keep = keep & (rn[None, :] <= rm[:, None] + OFF)
             p = tl.where(keep, p, 0.0)
-        ds = p * (_dot(do, vt, DT) - delta[:, None])
+        ds = p * (dov - delta[:, None])
         dq = _mma(ds, tl.trans(kt), dq, DT)
     return dq
 
 
 @triton.jit
 def _dq_kernel(Q, K, V, DO, LSE, DELTA, DQ, H, GROUP, S, KV, qk_scale, sm_scale,
-               CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr,
+               CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, CHUNK: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mb = tl.program_id(0)
     bh = tl.program_id(1).to(tl.int64)
@@ -149,10 +161,11 @@ def _dq_kernel(Q, K, V, DO, LSE, DELTA, DQ, H, GROUP, S, KV, qk_scale, sm_scale,
     kb, vb = K + bkv * KV * D, V + bkv * KV * D
     dq = tl.zeros((BLOCK_M, D), dtype=tl.float32)
     full, hi = kv_range(mb, S, KV, CAUSAL, BLOCK_M, BLOCK_N)
-    dq = _dq_blocks(dq, q, do, lse2, delta, kb, vb, rm, 0, full, KV, KV - S, qk_scale,
-                    False, CAUSAL, D, DT, BLOCK_N)
-    dq = _dq_blocks(dq, q, do, lse2, delta, kb, vb, rm, full, hi, KV, KV - S, qk_scale,
-                    True, CAUSAL, D, DT, BLOCK_N)
+    qb, dob = Q + bh * S * D, DO + bh * S * D
+    dq = _dq_blocks(dq, q, do, lse2, delta, qb, dob, kb, vb, rm, 0, full, S, KV, qk_scale,
+                    False, CAUSAL, D, DT, BLOCK_N, CHUNK)
+    dq = _dq_blocks(dq, q, do, lse2, delta, qb, dob, kb, vb, rm, full, hi, S, KV, qk_scale,
+                    True, CAUSAL, D, DT, BLOCK_N, CHUNK)
     tl.store(DQ + qo, (dq * sm_scale).to(DQ.dtype.element_ty), mask=rm[:, None] < S)
 
 
@@ -180,7 +193,7 @@ def backward(q, k, v, out, lse, dout, causal: bool):
     _delta_kernel[(triton.cdiv(S, bm_delta), B * H)](out, dout, delta, S, D=D, BLOCK_M=bm_delta)
     sm_scale = 1.0 / math.sqrt(D)
     common = (H, H // KH, S, KV, LOG2E * sm_scale, sm_scale)
-    kw = dict(CAUSAL=bool(causal), D=D, DT=DOT_DTYPES[q.dtype])
+    kw = dict(CAUSAL=bool(causal), D=D, DT=DOT_DTYPES[q.dtype], CHUNK=chunk(q.dtype, D))
     if INTERPRET:
         bm, bn = CPU_CONFIGS["dkdv"]
         _dkdv_kernel[(triton.cdiv(KV, bn), B * KH)](q, k, v, dout, lse, delta, dk, dv, *common, **kw,

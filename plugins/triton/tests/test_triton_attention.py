@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import triton_attention as ta
+import triton_attention_cfg as cfg
 
 # bf16 measures ~6e-3 (P, dS and the outputs rounded to 8 bits), fp16 ~3e-4.
 TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}
@@ -156,8 +157,8 @@ class _Elem:  # stands in for q in the pruner's arguments
 
 @pytest.mark.parametrize("kind", ["fwd", "dkdv", "dq"])
 def test_gpu_configs(kind):
-    cfgs = ta.all_configs(kind)
-    prune = ta.pruner(kind)
+    cfgs = cfg.all_configs(kind)
+    prune = cfg.pruner(kind)
     for c in cfgs:
         for name in ("BLOCK_M", "BLOCK_N"):
             b = c.kwargs[name]
@@ -165,14 +166,18 @@ def test_gpu_configs(kind):
     for d in (16, 32, 64, 128, 256):
         for esize in (2, 4):
             kept = prune(cfgs, {"Q": _Elem(esize)}, D=d)
-            assert kept
-            want = ta.CONFIGS[kind][ta._bucket(d)]
-            for c in kept:
-                assert (c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_warps, c.num_stages) in want
-            # Half-precision configs fit the shared-memory estimate at every head dim.
+            want = cfg.table(kind, d, esize)
+            assert kept and sorted(cfg._key(c) for c in kept) == sorted(want)  # all listed ones fit
             if esize == 2:
-                assert all(ta._smem(kind, c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.num_stages, d, 2)
-                           <= ta.SMEM_LIMIT for c in kept)
-    # D = 256 drops the large tiles that fit at D = 64.
-    big = prune(cfgs, {"Q": _Elem(4)}, D=256)
-    assert max(c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] for c in big) <= 128 * 64
+                assert all(cfg.smem(kind, *k[:2], k[3], d, 2) <= cfg.SMEM_LIMIT for k in want)
+    # D = 256 runs smaller tiles than D = 64.
+    for esize in (2, 4):
+        area = {d: max(k[0] * k[1] for k in cfg.table(kind, d, esize)) for d in (64, 256)}
+        assert area[256] < area[64]
+    # A config over the estimate is pruned.
+    huge = cfg.all_configs(kind) + [cfg.triton.Config({"BLOCK_M": 256, "BLOCK_N": 256}, num_warps=8, num_stages=4)]
+    cfg.CONFIGS[kind][256].append((256, 256, 8, 4))
+    try:
+        assert (256, 256, 8, 4) not in [cfg._key(c) for c in prune(huge, {"Q": _Elem(2)}, D=256)]
+    finally:
+        cfg.CONFIGS[kind][256].pop()
