@@ -162,6 +162,8 @@ def _fwd_kernel(Q, K, V, O, LSE, H, GROUP, S, KV, qk_scale,
                 CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, CHUNK: tl.constexpr,
                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mb = tl.program_id(0)
+    if CAUSAL:  # the last query blocks see the most keys: start them first
+        mb = tl.num_programs(0) - 1 - mb
     bh = tl.program_id(1).to(tl.int64)  # b * H + h; int64: B*H*S*D may pass 2^31
     bkv = (bh // H) * (H // GROUP) + (bh % H) // GROUP  # b * KH + h // GROUP
     rm = mb * BLOCK_M + tl.arange(0, BLOCK_M)

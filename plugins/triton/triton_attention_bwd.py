@@ -64,14 +64,20 @@ def _dkdv_blocks(dk, dv, k, v, kb, vb, rn, qb, dob, lb, db, lo, hi, S, KV, qk_sc
         do = tl.load(dob + rm[:, None] * D + rd[None, :], mask=rm[:, None] < S, other=0.0)  # [BM, D]
         lse2 = _lse2(lb, rm, S)
         delta = tl.load(db + rm, mask=rm < S, other=0.0)
+        # V dO^T: in the CHUNK path before dV's product, in the other after it:
+        # the orders that compiled without spills (ptxas, sm_90: the float32
+        # D64 configs spilled 200-500 B of stack with V dO^T after dV's product).
         if CHUNK:
-            kq, vdo = _rows_dot(kb, rn, KV, qb, rm, S, D, CHUNK), _rows_dot(vb, rn, KV, dob, rm, S, D, CHUNK)
+            kq = _rows_dot(kb, rn, KV, qb, rm, S, D, CHUNK)
+            vdo = _rows_dot(vb, rn, KV, dob, rm, S, D, CHUNK)
         else:
-            kq, vdo = _dot(k, qt, DT), _dot(v, tl.trans(do), DT)
+            kq = _dot(k, qt, DT)
         pt = tl.exp2(kq * qk_scale - lse2[None, :])  # P^T [BN, BM]
         if MASK:  # causal: key j is seen by query i when j <= i + OFF
             pt = tl.where(rn[:, None] <= rm[None, :] + OFF, pt, 0.0)
         dv = _mma(pt, do, dv, DT)
+        if CHUNK == 0:
+            vdo = _dot(v, tl.trans(do), DT)
         dst = pt * (vdo - delta[None, :])  # dS^T [BN, BM]
         dk = _mma(dst, tl.trans(qt), dk, DT)
     return dk, dv
@@ -130,15 +136,19 @@ def _dq_blocks(dq, q, do, lse2, delta, qb, dob, kb, vb, rm, lo, hi, S, KV, qk_sc
             kt = tl.load(kb + rn[None, :] * D + rd[:, None])
             vt = tl.load(vb + rn[None, :] * D + rd[:, None])
         if CHUNK:
-            qk, dov = _rows_dot(qb, rm, S, kb, rn, KV, D, CHUNK), _rows_dot(dob, rm, S, vb, rn, KV, D, CHUNK)
+            qk = _rows_dot(qb, rm, S, kb, rn, KV, D, CHUNK)
         else:
-            qk, dov = _dot(q, kt, DT), _dot(do, vt, DT)
+            qk = _dot(q, kt, DT)
         p = tl.exp2(qk * qk_scale - lse2[:, None])  # [BM, BN]
         if MASK:
             keep = rn[None, :] < KV
             if CAUSAL:
                 keep = keep & (rn[None, :] <= rm[:, None] + OFF)
             p = tl.where(keep, p, 0.0)
+        if CHUNK:
+            dov = _rows_dot(dob, rm, S, vb, rn, KV, D, CHUNK)
+        else:
+            dov = _dot(do, vt, DT)
         ds = p * (dov - delta[:, None])
         dq = _mma(ds, tl.trans(kt), dq, DT)
     return dq
@@ -149,6 +159,8 @@ def _dq_kernel(Q, K, V, DO, LSE, DELTA, DQ, H, GROUP, S, KV, qk_scale, sm_scale,
                CAUSAL: tl.constexpr, D: tl.constexpr, DT: tl.constexpr, CHUNK: tl.constexpr,
                BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
     mb = tl.program_id(0)
+    if CAUSAL:  # the last query blocks see the most keys: start them first
+        mb = tl.num_programs(0) - 1 - mb
     bh = tl.program_id(1).to(tl.int64)
     bkv = (bh // H) * (H // GROUP) + (bh % H) // GROUP
     rm = mb * BLOCK_M + tl.arange(0, BLOCK_M)
