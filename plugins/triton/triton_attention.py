@@ -12,7 +12,8 @@ their lse is -inf (the backward gives them zero gradients).
 
 Forward (written from the FlashAttention-2 paper, Dao 2023, Algorithm 1):
   * one program per (BLOCK_M query rows, batch*head); the q tile stays in
-    registers while the program walks the kv head's keys BLOCK_N at a time;
+    registers (bf16/fp16) while the program walks the kv head's keys BLOCK_N
+    at a time;
   * online softmax in base 2 (scale*log2(e) folded into one multiply, exp2 is
     the hardware's native exponential): running row max m and sum l, the
     accumulator is rescaled by 2^(m_old - m_new) when the max grows, and

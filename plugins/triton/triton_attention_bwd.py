@@ -13,7 +13,9 @@ FlashAttention-2 paper (Dao 2023, Algorithm 2), in three kernels:
   3. _dq_kernel: one program per (BLOCK_M query rows, batch*head), the forward's
      walk over the keys: dS = P * (dO V^T - delta), dQ += dS K.
 dq in its own kernel (not atomically added from kernel 2) keeps every sum in a
-fixed order: the gradients are deterministic, run to run.
+fixed order: the gradients are deterministic, run to run, for a given config
+(two processes whose autotuners pick different block sizes sum in different
+orders).
 Masking: query blocks entirely above the causal diagonal of a kv block are not
 visited (and kv blocks above the diagonal of a query block, as in the forward);
 the causal mask is applied only in the blocks that straddle the diagonal.
@@ -30,8 +32,8 @@ import torch
 import triton
 import triton.language as tl
 
-from triton_attention import (CPU_CONFIGS, DOT_DTYPES, INTERPRET, LOG2E, _dot, _mma, _rows_dot, all_configs, check,
-                              chunk, kv_range, pruner)
+from triton_attention import DOT_DTYPES, INTERPRET, LOG2E, _dot, _mma, _rows_dot, check, chunk, kv_range
+from triton_attention_cfg import CPU_CONFIGS, all_configs, pruner
 
 
 @triton.jit
