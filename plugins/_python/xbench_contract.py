@@ -389,10 +389,15 @@ def gemm_caps(module, devices: tuple) -> WorkloadCaps | None:
                         values={"dtype": tuple(dts), "layout": GEMM_LAYOUTS})
 
 
-def attention_caps(devices: tuple, dtypes: tuple = ATTENTION_DTYPES, phases: tuple = ATTENTION_PHASES) -> WorkloadCaps:
+def attention_caps(devices: tuple, dtypes: tuple = ATTENTION_DTYPES, phases: tuple = ATTENTION_PHASES,
+                   head_dims: tuple = ()) -> WorkloadCaps:
     """The attention capability entry of a backend or variant: the phases,
-    devices and dtypes it runs (every parameter value otherwise)."""
-    return WorkloadCaps("attention", phases=tuple(phases), devices=tuple(devices), values={"dtype": tuple(dtypes)})
+    devices and dtypes it runs, and the head dims when it runs only some
+    (every parameter value otherwise)."""
+    values = {"dtype": tuple(dtypes)}
+    if head_dims:
+        values["head_dim"] = tuple(str(d) for d in head_dims)
+    return WorkloadCaps("attention", phases=tuple(phases), devices=tuple(devices), values=values)
 
 
 def _gemm_kind(kind: str) -> str:

@@ -163,20 +163,22 @@ def _step(cfg: xc.Attention, f: Callable, t: dict) -> Callable[[], Any]:
     return both
 
 
-def prepare(cfg: xc.Attention, variant: str, device: str, seed: int) -> Callable[[], Any]:
-    """Seeded normal inputs on the device; returns the phase's step."""
+def prepare(cfg: xc.Attention, variant: str, device: str, seed: int, f: Callable | None = None) -> Callable[[], Any]:
+    """Seeded normal inputs on the device; returns the phase's step. f, when
+    given, is out = f(q, k, v) in place of the variant's (the triton backend
+    passes its kernels; autograd gives the backward phases)."""
     cfg.check()
     gen = torch.Generator(device=device).manual_seed(seed)
     t = _tensors(cfg, device, lambda n, shape: torch.randn(shape, generator=gen, device=device))
-    return _step(cfg, function(cfg, variant), t)
+    return _step(cfg, f or function(cfg, variant), t)
 
 
-def export(cfg: xc.Attention, variant: str, device: str, inputs: dict) -> dict:
+def export(cfg: xc.Attention, variant: str, device: str, inputs: dict, f: Callable | None = None) -> dict:
     """One call of the phase on the given float32 inputs; out (and dq, dk, dv
-    for the backward phases) as float32 numpy arrays."""
+    for the backward phases) as float32 numpy arrays. f as in prepare."""
     cfg.check()
     t = _tensors(cfg, device, lambda n, shape: torch.from_numpy(np.ascontiguousarray(inputs[n], np.float32)))
-    step = _step(cfg, function(cfg, variant), t)
+    step = _step(cfg, f or function(cfg, variant), t)
     res = step()
     if cfg.phase == "forward":
         res = (res,)

@@ -199,17 +199,18 @@ class Backend(xc.Framework):
         set_precision("float32")  # float32 is float32: no TF32 in matmuls or cuDNN convolutions
         return problem.prepare(cfg, variant, device, seed)
 
-    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int, f=None) -> xc.Prepared:
         import attention
 
         set_precision(cfg.dtype)  # float32 is IEEE: no TF32 in the products
-        return xc.Prepared(step=attention.prepare(cfg, variant, _torch_device(device), seed))
+        return xc.Prepared(step=attention.prepare(cfg, variant, _torch_device(device), seed, f=f))
 
-    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict,
+                         f=None) -> dict:
         import attention
 
         set_precision(cfg.dtype)
-        return attention.export(cfg, variant, _torch_device(device), inputs)
+        return attention.export(cfg, variant, _torch_device(device), inputs, f=f)
 
     def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import problem

@@ -28,6 +28,9 @@ CAPS = xc.Capabilities(
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
                             "backbone": ("transformer",)}),
     xc.gemm_caps(GEMM, DEVICES),
+    # triton_attention.py: flash-attention forward and backward (tl.arange
+    # tiles over the head dim, so powers of two from 16 to 256).
+    xc.attention_caps(("cpu", "cuda"), head_dims=(16, 32, 64, 128, 256)),
 )
 
 
@@ -117,6 +120,28 @@ class Backend(torch_backend.Backend):
         if device.kind == "cpu":
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
+
+    def _attention(self, cfg: xc.Attention, device: xc.Device):
+        """out = f(q, k, v) through this backend's kernels (autograd runs
+        their backward), or Unsupported with the kernels' reason."""
+        import triton_attention  # imports triton, after TRITON_INTERPRET is settled
+
+        why = triton_attention.check_shapes(cfg.batch, cfg.heads, cfg.kvh, cfg.seq_len, cfg.kv, cfg.head_dim,
+                                            cfg.dtype, "cpu" if device.kind == "cpu" else "cuda")
+        if why:
+            raise xc.Unsupported(why)
+        causal = cfg.causal
+        return lambda q, k, v: triton_attention.attention(q, k, v, causal)
+
+    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int, f=None) -> xc.Prepared:
+        prepared = super().prepare_attention(cfg, variant, device, seed, f=self._attention(cfg, device))
+        if device.kind == "cpu":
+            prepared.warnings.append(INTERPRETER_WARNING)
+        return prepared
+
+    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict,
+                         f=None) -> dict:
+        return super().export_attention(cfg, variant, device, weights, inputs, f=self._attention(cfg, device))
 
     def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         self._check(cfg)
