@@ -167,7 +167,7 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 	var plots []*gplot.Plot
 	gone := missing{}
 	batchVaries, peaks := false, map[string]float64{}
-	unit := ""
+	unit, top := "", 0.0
 	for _, pn := range panels[:min(len(panels), maxPanels)] {
 		batchVaries = batchVaries || pn.BatchVaries
 		var series []plot.Series
@@ -190,6 +190,7 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 				tp := workload.ThroughputOf(c, res.Stats.MedianMs)
 				unit = tp.Unit
 				s.X, s.Y = append(s.X, float64(c.Int("seq_len"))), append(s.Y, tp.Value)
+				top = math.Max(top, tp.Value)
 				// % of peak needs FLOPs and the device's calibrated matmul
 				// rate of the dtype, as the summary table's column does.
 				cost, err := workload.CostOf(c)
@@ -216,19 +217,22 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 		if err != nil {
 			return nil, err
 		}
-		// A linear axis from zero: heights then compare as fractions of
-		// the peak. Half again the top leaves the legend its own room
-		// above the lines, which climb to the right.
-		p.Y.Min, p.Y.Max = 0, 1.5*p.Y.Max
 		p.Y.Tick.Marker = plainTicks{}
 		plots = append(plots, p)
 	}
 	if len(plots) == 0 {
 		return nil, nil
 	}
+	// One linear axis from zero for every panel: heights then compare as
+	// fractions of the peak and across panels (forward against backward).
+	// 1.4 times the highest point leaves the legend its own room above
+	// the lines, which climb to the right.
+	for _, p := range plots {
+		p.Y.Min, p.Y.Max = 0, 1.4*top
+	}
 	caption := fmt.Sprintf("Throughput (%s at the median, from the workload's FLOP count) against seq_len, one line per backend, one panel per configuration of the other parameters and phase.", unit)
 	if batchVaries {
-		caption += " batch is not held fixed: the suite lowers it as seq_len grows (batch·seq_len constant), and a rate per FLOP stays comparable across batches."
+		caption += " The batch is not held fixed: the suite lowers it as seq_len grows (batch·seq_len constant), and a rate per FLOP stays comparable across batches."
 	}
 	if len(peaks) > 0 {
 		var ps []string
@@ -245,16 +249,24 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 	return r.multiples("throughput-vs-seq-len", "Throughput against sequence length", plots, len(panels)-len(plots), caption), nil
 }
 
-// plainTicks are gonum's default positions labelled without trailing
-// zeros ("750", not "750.00").
+// plainTicks label a linear axis every 1, 2 or 5 times a power of ten,
+// about five labels (gonum's default labels three, as "750.00").
 type plainTicks struct{}
 
 func (plainTicks) Ticks(lo, hi float64) []gplot.Tick {
-	ts := gplot.DefaultTicks{}.Ticks(lo, hi)
-	for i := range ts {
-		if ts[i].Label != "" {
-			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', -1, 64)
+	if !(hi > lo) {
+		return gplot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	mag := math.Pow(10, math.Floor(math.Log10((hi-lo)/5)))
+	step := mag
+	for _, f := range []float64{1, 2, 5, 10} {
+		if step = f * mag; (hi-lo)/step <= 6 {
+			break
 		}
+	}
+	var ts []gplot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		ts = append(ts, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 	}
 	return ts
 }
