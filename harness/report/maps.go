@@ -37,7 +37,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 		// read from its cost model rather than assumed.
 		if fc, err := workload.CostOf(c); err == nil && fc.FLOPs > 0 {
 			if bcost, err := workload.CostOf(bc); err == nil {
-				f := fmt.Sprintf("%s %.3gx", c.Workload, bcost.FLOPs/fc.FLOPs)
+				f := fmt.Sprintf("%.3gx (%s)", bcost.FLOPs/fc.FLOPs, c.Workload)
 				if !slices.Contains(factors, f) {
 					factors = append(factors, f)
 				}
@@ -77,7 +77,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 func bfCaption(factors []string) string {
 	c := "Median time of the backward phase over the forward median of the same configuration, per backend (what the backward phase times is the workload's: TTT's runs forward and gradients, attention's the gradients alone)."
 	if len(factors) > 0 {
-		c += " The cost model counts the backward as " + strings.Join(factors, ", ") + " the forward's FLOPs: a bar near that is as efficient in both phases."
+		c += " The cost model counts the backward at " + strings.Join(factors, ", ") + " the forward's FLOPs: a bar near that is as efficient in both phases."
 	}
 	return c + " A missing bar: one of the two did not finish."
 }

@@ -196,7 +196,7 @@ func TestAttentionSweepReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"Throughput against sequence length", "batch is not held fixed", "jax: ", "oom"} {
+	for _, want := range []string{"Throughput against sequence length", "batch is not held fixed", "jax: ", "oom", "backward at 2.5x (attention)"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("page lacks %q", want)
 		}
