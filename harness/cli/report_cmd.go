@@ -16,9 +16,11 @@ import (
 func reportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var resultsDir, out, baseline string
+	var calibrations []string
 	fs.StringVar(&resultsDir, "results", "results", "results folder (or one run's folder), read recursively")
 	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write (charts go beside it as <name>-<chart>.svg and .png, tables as <name>-<table>.csv), or a .pdf file: one PDF with the charts and tables")
 	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
+	fs.StringSliceVar(&calibrations, "calibration", nil, "a _calibration.json from outside --results (xbench calibrate on the same device model in another run), for the roofline and percent of peak; repeatable")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
@@ -28,6 +30,11 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	r, err := report.Load(resultsDir, "")
 	if err != nil {
 		return err
+	}
+	for _, c := range calibrations {
+		if err := r.AddCalibration(c); err != nil {
+			return usagef("--calibration %q: %v", workload.Cut(c, 200), err)
+		}
 	}
 	if baseline != "" {
 		if err := r.SetBaseline(baseline); err != nil {

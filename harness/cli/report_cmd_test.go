@@ -53,3 +53,28 @@ func TestReportTwoBackends(t *testing.T) {
 		t.Errorf("--out r.pdf wrote no PDF: %v", err)
 	}
 }
+
+// A calibration from another folder gives an attention sweep's report the
+// percent of peak; a file that is no calibration is a usage error.
+func TestReportCalibrationFlag(t *testing.T) {
+	cal := t.TempDir()
+	if err := sweeptest.WriteCalibration(cal, sweeptest.Calibration("cal-1")); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	results := filepath.Join("..", "..", "results", "h100-attention", "sweep")
+	if _, _, code, err := runApp(t, "report", "--results", results, "--out", out,
+		"--calibration", filepath.Join(cal, "cal-1", "_calibration.json")); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "percent of the calibrated matmul peak") || !strings.Contains(string(page), ">pytorch (") {
+		t.Errorf("the throughput against seq_len chart has no percent of peak")
+	}
+	if _, _, code, _ := runApp(t, "report", "--results", results, "--out", out, "--calibration", filepath.Join(results, "_plan.json")); code != 2 {
+		t.Errorf("--calibration of a plan: exit %d, want 2", code)
+	}
+}

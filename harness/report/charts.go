@@ -49,8 +49,8 @@ func (r *Report) Charts() ([]Chart, error) {
 
 func (r *Report) charts() ([]Chart, error) {
 	var out []Chart
-	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.backwardForward}
-	if len(r.Configs) <= manyShapes {
+	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward}
+	if len(r.Configs) <= manyShapes || len(r.shapeDtypes()) == 0 && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
 	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline)

@@ -125,13 +125,28 @@ func nearColor(a, b color.RGBA) bool {
 // that overlaps another, runs over the edge of a cell or bar, or is drawn
 // in other widths than the charts were laid out with.
 // XBENCH_SCREENSHOT_H100=path keeps a screenshot of the H100 report
-// (docs/report-h100.png is made that way).
+// (docs/report-h100.png is made that way); XBENCH_SCREENSHOT_SEQLEN=path
+// one of the attention sweep's throughput-against-seq_len chart alone
+// (docs/h100-attention/throughput-vs-seq-len.png).
 func TestLayoutInChromium(t *testing.T) {
 	h100, err := Load(filepath.Join("..", "..", "results", "h100"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*Report{"h100": h100, "standard": standard(t)} {
+	attn, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sweep ran without calibrating; docs/h100-attention is made with
+	// the H100 GEMM run's calibration (xbench report --calibration), whose
+	// percent-of-peak legends are the longer text to lay out.
+	cals, _ := filepath.Glob(filepath.Join("..", "..", "results", "h100-gemm", "*", CalibrationFile))
+	for _, c := range cals {
+		if err := attn.AddCalibration(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, r := range map[string]*Report{"h100": h100, "h100-attention": attn, "standard": standard(t)} {
 		out := filepath.Join(t.TempDir(), "report.html")
 		if _, err := r.Write(out); err != nil {
 			t.Fatal(err)
@@ -145,6 +160,9 @@ func TestLayoutInChromium(t *testing.T) {
 		}
 		if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && name == "h100" {
 			screenshot(t, out, keep, 1400, 4200)
+		}
+		if keep := os.Getenv("XBENCH_SCREENSHOT_SEQLEN"); keep != "" && name == "h100-attention" {
+			screenshot(t, figureOnly(t, out, "throughput-vs-seq-len"), keep, 1200, 2300)
 		}
 	}
 }
@@ -193,4 +211,21 @@ func screenshot(t *testing.T, page, path string, w, h int) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium --screenshot %s: %v\n%s", page, err, msg)
 	}
+}
+
+// figureOnly writes a copy of page that shows only the figure with id (its
+// chart and caption, as the page lays them out) and returns its path.
+func figureOnly(t *testing.T, page, id string) string {
+	t.Helper()
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	css := "<style>body > :not(#" + id + ") { display: none; } body { margin: 0.5em auto; }</style>"
+	src := strings.Replace(string(raw), "</head>", css+"</head>", 1)
+	out := filepath.Join(filepath.Dir(page), id+".html")
+	if err := os.WriteFile(out, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -154,6 +154,21 @@ func (r *Report) loadSidecars(dir string) error {
 	})
 }
 
+// AddCalibration reads a _calibration.json kept outside the results
+// folder (a calibration run on the same kind of device in another session)
+// so the roofline and the percent of peak can use its ceilings.
+func (r *Report) AddCalibration(path string) error {
+	var c backend.Calibration
+	if err := readJSON(path, &c); err != nil {
+		return err
+	}
+	if c.Device.Kind == "" || len(c.MatmulTFLOPs) == 0 {
+		return fmt.Errorf("report: %s is not a calibration (no device kind or matmul peaks)", path)
+	}
+	r.Calibrations = append(r.Calibrations, c)
+	return nil
+}
+
 func readJSON(path string, v any) error {
 	raw, err := os.ReadFile(path)
 	if err != nil {

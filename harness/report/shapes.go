@@ -24,6 +24,12 @@ import (
 // aggregates by shape instead of drawing one row per configuration.
 const manyShapes = 40
 
+// maxGridRows is the most rows a per-configuration heat map gets when no
+// shape aggregate replaces it: a sweep of models by lengths by phases
+// (attention's llm suite has 72) must still show which cells ran out of
+// memory, at a height a page can scroll through (about 20 inches).
+const maxGridRows = 96
+
 // shapeWorkloads are the workloads whose configurations are kernel shapes
 // with m, n and k parameters.
 func (r *Report) shapeConfigs(dtype string) []result.Config {
