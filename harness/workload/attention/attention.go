@@ -7,7 +7,6 @@ package attention
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
@@ -116,7 +115,7 @@ func (Workload) Check(cfg result.Config) error {
 		return &workload.ValueError{Flag: "--causal --seq-len --kv-len", Value: fmt.Sprintf("true %d %d", s.SeqLen, cfg.Int("kv_len")),
 			Allowed: "causal only with kv_len equal to seq_len (or 0), where the top-left and bottom-right causal masks agree"}
 	}
-	if _, ok := mulInt64(s.Batch, s.Heads, s.SeqLen, s.KVLen, s.HeadDim); !ok {
+	if _, ok := workload.MulInt64(s.Batch, s.Heads, s.SeqLen, s.KVLen, s.HeadDim); !ok {
 		return &workload.ValueError{Flag: "--batch --heads --seq-len --kv-len --head-dim",
 			Value:   fmt.Sprintf("%d %d %d %d %d", s.Batch, s.Heads, s.SeqLen, s.KVLen, s.HeadDim),
 			Allowed: "batch·heads·seq_len·kv_len·head_dim below 2^63"}
@@ -129,36 +128,13 @@ func (Workload) Check(cfg result.Config) error {
 		{"k (and v)", "--batch --kv-heads --kv-len --head-dim", "batch·kv_heads·kv_len·head_dim", s.KVHeads, s.KVLen},
 	}
 	for _, t := range tensors {
-		e, ok := mulInt64(s.Batch, t.h, t.l, s.HeadDim)
+		e, ok := workload.MulInt64(s.Batch, t.h, t.l, s.HeadDim)
 		if !ok || e > MaxElements {
 			return &workload.ValueError{Flag: t.flags, Value: fmt.Sprintf("%d %d %d %d", s.Batch, t.h, t.l, s.HeadDim),
-				Allowed: fmt.Sprintf("%s holds %s = %s elements; at most %d (2^34) per tensor", t.name, t.product, elemText(e, ok), MaxElements)}
+				Allowed: fmt.Sprintf("%s holds %s = %s elements; at most %d (2^34) per tensor", t.name, t.product, workload.CountText(e, ok), MaxElements)}
 		}
 	}
 	return nil
-}
-
-func elemText(e int64, ok bool) string {
-	if !ok {
-		return "more than 2^63"
-	}
-	return fmt.Sprint(e)
-}
-
-// mulInt64 multiplies non-negative ints, reporting overflow past int64.
-func mulInt64(xs ...int) (int64, bool) {
-	p := uint64(1)
-	for _, x := range xs {
-		if x < 0 {
-			return 0, false
-		}
-		hi, lo := bits.Mul64(p, uint64(x))
-		if hi != 0 || lo > 1<<63-1 {
-			return 0, false
-		}
-		p = lo
-	}
-	return int64(p), true
 }
 
 // Label is "b4 h32/8 s4096 d128 causal bfloat16": the kv heads and kv length

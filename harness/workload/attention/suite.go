@@ -1,13 +1,7 @@
 package attention
 
 import (
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
-	"os"
 	"strconv"
-	"strings"
 
 	"github.com/xbench/xbench/harness/workload"
 )
@@ -56,7 +50,7 @@ func (Workload) Suite(spec string) ([]map[string]string, error) {
 	case "grid":
 		return gridSuite(), nil
 	}
-	return csvSuite(spec)
+	return workload.CSVSuite(Workload{}, spec, csvColumns, 6, "llm, grid")
 }
 
 func shape(batch, heads, kvHeads, seqLen, headDim int) map[string]string {
@@ -98,54 +92,3 @@ func gridSuite() []map[string]string {
 
 // csvColumns are the columns of a CSV suite, in order; causal is optional.
 var csvColumns = []string{"batch", "heads", "kv_heads", "seq_len", "kv_len", "head_dim", "causal"}
-
-// csvSuite reads rows batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal].
-// A first row whose first field is not a number is a header; blank lines and
-// '#' lines are ignored. Each value is checked here so an error names the
-// file and line; the rules between values are Check's, per configuration.
-func csvSuite(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &workload.ValueError{Flag: "--shapes", Value: path,
-			Allowed: "llm, grid, or a readable CSV file of batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal] rows; " + err.Error()}
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	r.Comment = '#'
-	var w Workload
-	var out []map[string]string
-	for first := true; ; first = false {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--shapes %s: %w", path, err) // a csv.ParseError names the line
-		}
-		line, _ := r.FieldPos(0)
-		if first {
-			if _, err := strconv.Atoi(strings.TrimSpace(rec[0])); err != nil {
-				continue
-			}
-		}
-		if len(rec) != 6 && len(rec) != 7 {
-			return nil, fmt.Errorf("--shapes %s:%d: %d fields, want batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal]", path, line, len(rec))
-		}
-		row := map[string]string{}
-		for i, v := range rec {
-			p, _ := workload.ParamOf(w, csvColumns[i])
-			c, err := p.Canonical(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("--shapes %s:%d: %w", path, line, err)
-			}
-			row[csvColumns[i]] = c
-		}
-		out = append(out, row)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--shapes %s: no shapes in the file (want rows batch,heads,kv_heads,seq_len,kv_len,head_dim[,causal])", path)
-	}
-	return out, nil
-}

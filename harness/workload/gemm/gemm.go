@@ -6,7 +6,6 @@ package gemm
 
 import (
 	"fmt"
-	"math/bits"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
@@ -79,7 +78,7 @@ func dims(cfg result.Config) (batch, m, n, k int) {
 // bounds are already enforced; this is the rule between them.
 func (Workload) Check(cfg result.Config) error {
 	b, m, n, k := dims(cfg)
-	if _, ok := mulInt64(b, m, n, k); !ok {
+	if _, ok := workload.MulInt64(b, m, n, k); !ok {
 		return &workload.ValueError{Flag: "--batch --m --n --k", Value: fmt.Sprintf("%d %d %d %d", b, m, n, k),
 			Allowed: "batch·m·n·k below 2^63"}
 	}
@@ -92,36 +91,13 @@ func (Workload) Check(cfg result.Config) error {
 		{"C", "--batch --m --n", "batch·m·n", m, n},
 	}
 	for _, buf := range buffers {
-		e, ok := mulInt64(b, buf.x, buf.y)
+		e, ok := workload.MulInt64(b, buf.x, buf.y)
 		if !ok || e > MaxElements {
 			return &workload.ValueError{Flag: buf.flags, Value: fmt.Sprintf("%d %d %d", b, buf.x, buf.y),
-				Allowed: fmt.Sprintf("%s holds %s = %s elements; at most %d (2^34) per matrix", buf.name, buf.product, elemText(e, ok), MaxElements)}
+				Allowed: fmt.Sprintf("%s holds %s = %s elements; at most %d (2^34) per matrix", buf.name, buf.product, workload.CountText(e, ok), MaxElements)}
 		}
 	}
 	return nil
-}
-
-func elemText(e int64, ok bool) string {
-	if !ok {
-		return "more than 2^63"
-	}
-	return fmt.Sprint(e)
-}
-
-// mulInt64 multiplies positive ints, reporting overflow past int64.
-func mulInt64(xs ...int) (int64, bool) {
-	p := uint64(1)
-	for _, x := range xs {
-		if x < 0 {
-			return 0, false
-		}
-		hi, lo := bits.Mul64(p, uint64(x))
-		if hi != 0 || lo > 1<<63-1 {
-			return 0, false
-		}
-		p = lo
-	}
-	return int64(p), true
 }
 
 // Label is "MxNxK[ bB] layout dtype": layout and dtype are always shown, so

@@ -1,13 +1,8 @@
 package gemm
 
 import (
-	"encoding/csv"
-	"errors"
-	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
@@ -45,7 +40,7 @@ func (Workload) Suite(spec string) ([]map[string]string, error) {
 	case strings.HasPrefix(spec, "random:"):
 		return randomSuite(spec)
 	}
-	return csvSuite(spec)
+	return workload.CSVSuite(Workload{}, spec, []string{"m", "n", "k", "batch"}, 3, "square, llm, random:N:SEED")
 }
 
 func shape(m, n, k int) map[string]string {
@@ -95,58 +90,6 @@ func randomSuite(spec string) ([]map[string]string, error) {
 	for i := range out {
 		m, n, k := draw(), draw(), draw() // calls run left to right: m, then n, then k
 		out[i] = shape(m, n, k)
-	}
-	return out, nil
-}
-
-// csvSuite reads a CSV file of rows m,n,k or m,n,k,batch. A first row whose
-// first field is not a number is a header and skipped; blank lines and
-// lines starting with '#' are ignored. Every value is checked here, so an
-// error names the file and line rather than one configuration of many.
-func csvSuite(path string) ([]map[string]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &workload.ValueError{Flag: "--shapes", Value: path,
-			Allowed: "square, llm, random:N:SEED, or a readable CSV file of m,n,k[,batch] rows; " + err.Error()}
-	}
-	defer f.Close()
-	r := csv.NewReader(f)
-	r.FieldsPerRecord = -1
-	r.TrimLeadingSpace = true
-	r.Comment = '#'
-	names := []string{"m", "n", "k", "batch"}
-	var w Workload
-	var out []map[string]string
-	for first := true; ; first = false {
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("--shapes %s: %w", path, err) // a csv.ParseError names the line
-		}
-		line, _ := r.FieldPos(0)
-		if first {
-			if _, err := strconv.ParseFloat(strings.TrimSpace(rec[0]), 64); err != nil {
-				continue
-			}
-		}
-		if len(rec) != 3 && len(rec) != 4 {
-			return nil, fmt.Errorf("--shapes %s:%d: %d fields, want m,n,k or m,n,k,batch", path, line, len(rec))
-		}
-		row := map[string]string{}
-		for i, v := range rec {
-			p, _ := workload.ParamOf(w, names[i])
-			c, err := p.Canonical(strings.TrimSpace(v))
-			if err != nil {
-				return nil, fmt.Errorf("--shapes %s:%d: %w", path, line, err)
-			}
-			row[names[i]] = c
-		}
-		out = append(out, row)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("--shapes %s: no shapes in the file (want rows m,n,k[,batch])", path)
 	}
 	return out, nil
 }
