@@ -3,7 +3,6 @@ package attention
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -20,14 +19,6 @@ func backwardPhase(cfg result.Config) bool {
 	return cfg.Phase == workload.PhaseBackward || cfg.Phase == workload.PhaseBoth
 }
 
-// stream is the PCG of one named tensor: seeded by the seed and a hash of
-// the name, so no tensor's values depend on another's size.
-func stream(seed int64, name string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
-}
-
 // Fixtures are q, k, v (and dout for the backward phases) as F32 tensors,
 // no weights. q and k are uniform in [-2, 2), so the scores have a standard
 // deviation near 4/3 and the softmax is neither flat nor one-hot; v and dout
@@ -40,12 +31,12 @@ func (Workload) Fixtures(cfg result.Config, seed int64) (workload.Fixtures, erro
 	}
 	s := ShapeOf(cfg)
 	in := map[string]tensorfile.Tensor{
-		"q": random(stream(seed, "q"), d.round, s.QShape(), 2),
-		"k": random(stream(seed, "k"), d.round, s.KShape(), 2),
-		"v": random(stream(seed, "v"), d.round, s.KShape(), 1),
+		"q": random(workload.Stream(seed, "q"), d.round, s.QShape(), 2),
+		"k": random(workload.Stream(seed, "k"), d.round, s.KShape(), 2),
+		"v": random(workload.Stream(seed, "v"), d.round, s.KShape(), 1),
 	}
 	if backwardPhase(cfg) {
-		in["dout"] = random(stream(seed, "dout"), d.round, s.QShape(), 1)
+		in["dout"] = random(workload.Stream(seed, "dout"), d.round, s.QShape(), 1)
 	}
 	return workload.Fixtures{Weights: map[string]tensorfile.Tensor{}, Inputs: in}, nil
 }

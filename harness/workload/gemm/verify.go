@@ -3,7 +3,6 @@ package gemm
 import (
 	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -14,15 +13,6 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload"
 )
-
-// stream is the PCG of one named tensor: seeded by the seed and a hash of
-// the name, so "a" and "b" are independent and neither depends on the
-// other's size.
-func stream(seed int64, name string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
-}
 
 // Fixtures are the inputs "a" and "b" as F32 tensors in their stored shapes
 // (see Shapes), no weights. Values are drawn uniform in [-1, 1) as float32
@@ -44,8 +34,8 @@ func (Workload) Fixtures(cfg result.Config, seed int64) (workload.Fixtures, erro
 	return workload.Fixtures{
 		Weights: map[string]tensorfile.Tensor{},
 		Inputs: map[string]tensorfile.Tensor{
-			"a": randomMatrix(stream(seed, "a"), d.round, aShape, b, m, k, layout[0] == 't'),
-			"b": randomMatrix(stream(seed, "b"), d.round, bShape, b, k, n, layout[1] == 't'),
+			"a": randomMatrix(workload.Stream(seed, "a"), d.round, aShape, b, m, k, layout[0] == 't'),
+			"b": randomMatrix(workload.Stream(seed, "b"), d.round, bShape, b, k, n, layout[1] == 't'),
 		},
 	}, nil
 }

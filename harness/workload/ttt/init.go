@@ -2,25 +2,20 @@ package ttt
 
 import (
 	"encoding/binary"
-	"hash/fnv"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload"
 )
 
-// Every tensor gets its own PCG stream, keyed by the seed and a hash of its
-// name. Values then do not depend on which other tensors are generated or in
-// what order, so an inner-only run's layer-0 tensors equal the full model's,
-// and tensors can be generated in parallel.
-func stream(seed int64, name string) *rand.Rand {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	return rand.New(rand.NewPCG(uint64(seed), h.Sum64()))
-}
+// Every tensor gets its own stream (workload.Stream), keyed by the seed and
+// a hash of its name. Values then do not depend on which other tensors are
+// generated or in what order, so an inner-only run's layer-0 tensors equal
+// the full model's, and tensors can be generated in parallel.
+var stream = workload.Stream
 
 // DefaultWeights is the spec's default initialisation as F32: matrices and
 // embeddings N(0, 0.02), norm weights 1, biases and tok_delta 0.
