@@ -30,18 +30,7 @@ start=$(date +%s)
 log="$out/h100-attention.log"
 : >"$log"
 
-# step NAME SECONDS CMD...: run CMD within what is left of DEADLINE, log it.
-# STEPS="a,b" runs only the steps whose name contains one of the words.
-step() {
-  local name=$1 want=$2; shift 2
-  if [ -n "${STEPS:-}" ] && ! echo ",$STEPS," | tr ',' '\n' | grep -v '^$' | grep -qF -f - <(echo "$name"); then return; fi
-  local left=$(( deadline - ($(date +%s) - start) - 15 ))
-  if [ "$left" -lt 30 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; return; fi
-  [ "$want" -gt "$left" ] && want=$left
-  echo; echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
-  timeout -k 5 "$want" "$@" 2>&1 | grep -v '^\[.*\] .*: .* \.\.\.$' | tee -a "$log"
-  echo "=== $name: exit ${PIPESTATUS[0]}" | tee -a "$log"
-}
+. "$(dirname "$0")/device-step.sh"
 
 [ "$device" = cuda ] && step machine 15 nvidia-smi -L
 # The verify defaults (head_dim 40, 37 positions) exercise every mask; the

@@ -27,19 +27,7 @@ start=$(date +%s)
 log="$out/h100-profile.log"
 : >"$log"
 
-# step NAME SECONDS CMD...: run CMD if time is left, for at most SECONDS
-# (cut to what DEADLINE leaves). STEPS="word,word" runs only the steps whose
-# name contains one of the words.
-step() {
-  local name=$1 want=$2; shift 2
-  if [ -n "${STEPS:-}" ] && ! echo ",$STEPS," | tr ',' '\n' | grep -v '^$' | grep -qF -f - <(echo "$name"); then return; fi
-  local left=$(( deadline - ($(date +%s) - start) - 15 ))
-  if [ "$left" -lt 30 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; return; fi
-  [ "$want" -gt "$left" ] && want=$left
-  echo; echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
-  timeout -k 5 "$want" "$@" 2>&1 | tee -a "$log"
-  echo "=== $name: exit ${PIPESTATUS[0]}" | tee -a "$log"
-}
+. "$(dirname "$0")/device-step.sh"
 
 cfg="--device $device --model-size $size --ttt-type linear --dtype float32 --seq-len $seq --warmup 3 --calls $calls --top 15"
 step machine 15 sh -c 'nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"; nproc; git rev-parse --short HEAD 2>/dev/null'
