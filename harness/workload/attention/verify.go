@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -160,7 +158,7 @@ func compute(s Shape, q, k, v, dout []float64) grads {
 	if dout != nil {
 		g.dq, g.dk, g.dv = make([]float64, qn), make([]float64, kn), make([]float64, kn)
 	}
-	parallel(s.Batch*s.KVHeads, func(job int) {
+	workload.Parallel(s.Batch*s.KVHeads, func(job int) {
 		b, kh := job/s.KVHeads, job%s.KVHeads
 		for h := kh * s.Group(); h < (kh+1)*s.Group(); h++ {
 			head(s, b, h, q, k, v, dout, g)
@@ -240,20 +238,4 @@ func axpy(y []float64, a float64, x []float64) {
 	for i, xi := range x {
 		y[i] += float64(a * xi)
 	}
-}
-
-// parallel calls f for every job on every core; jobs are independent.
-func parallel(jobs int, f func(job int)) {
-	workers := min(runtime.GOMAXPROCS(0), jobs)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := w; j < jobs; j += workers {
-				f(j)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -95,7 +93,7 @@ func (Workload) Reference(cfg result.Config, fx workload.Fixtures) (tensorfile.T
 		bv = transposeBatches(bv, b, n, k)
 	}
 	c := make([]float64, b*m*n)
-	parallelRows(b*m, func(row int) {
+	workload.Parallel(b*m, func(row int) {
 		bi := row / m
 		out := c[row*n : (row+1)*n]
 		aRow := a[row*k : (row+1)*k]
@@ -135,24 +133,6 @@ func transposeBatches(v []float64, batch, rows, cols int) []float64 {
 		}
 	}
 	return out
-}
-
-// parallelRows calls f once per row on every core. Rows are independent and
-// each is summed by one goroutine in one order, so the result does not
-// depend on the scheduling.
-func parallelRows(rows int, f func(row int)) {
-	workers := min(runtime.GOMAXPROCS(0), rows)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for row := w; row < rows; row += workers {
-				f(row)
-			}
-		}()
-	}
-	wg.Wait()
 }
 
 // Tolerance is the largest relative L2 error of C accepted for cfg:
