@@ -137,7 +137,11 @@ type Result struct {
 	ThroughputUnit  string  `json:"throughput_unit,omitempty"`
 	PeakMemoryBytes int64   `json:"peak_memory_bytes" jsonschema:"minimum=0"`
 	NumParams       int64   `json:"num_params" jsonschema:"minimum=0"`
-	Env             Env     `json:"env"`
+	// MemoryBytes is what a backend accounts for of the call's memory, by
+	// part ("inputs", "state", "workspace", "outputs"): counted from the
+	// sizes it allocated, beside the measured PeakMemoryBytes.
+	MemoryBytes map[string]int64 `json:"memory_bytes,omitempty"`
+	Env         Env              `json:"env"`
 	// Mode is how the samples were timed (cold cache, CUDA graph); absent
 	// means warm and eager. Results of different modes never pair.
 	Mode      Mode     `json:"mode,omitzero"`

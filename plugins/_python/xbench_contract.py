@@ -16,7 +16,7 @@ A backend is a folder plugins/<name>/ with
                 `requires`, so a missing package gives one clear line (exit 2).
   the framework file(s): the models, the timer, and a Framework subclass.
 
-Workloads. A request names a workload ("ttt", "gemm", "attention"); its config carries the
+Workloads. A request names a workload ("ttt", "gemm", "attention", "scan"); its config carries the
 workload's params as canonical strings, already validated by the harness. The
 contract dispatches by workload name to two methods of the Framework:
 
@@ -24,7 +24,8 @@ contract dispatches by workload name to two methods of the Framework:
       builds model/operands and inputs once on the device; step() is one
       timed call (the framework's timer waits for the device)
   export_<workload>(cfg, variant, device, weights, inputs) -> {name: numpy array}
-      one untimed pass on given tensors (numpy float32, TTT tokens int32),
+      one untimed pass on given tensors (numpy float32, TTT tokens int32; a view
+      with cast_inputs (Scan) casts its own: float64 inputs, int64 lengths),
       already checked against the workload's names and shapes (weights is {}
       for gemm); the contract writes the outputs as F32 (F64 for ttt float64)
 
@@ -113,7 +114,7 @@ __all__ = [
     "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
     "ConfigError", "Unsupported", "Failed", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
     # workload views
-    "TTT", "Gemm", "Problem", "Attention", "VIEWS", "attention_caps",
+    "TTT", "Gemm", "Problem", "Attention", "Scan", "VIEWS", "attention_caps", "scan_caps",
     # entry points (lazy)
     "main", "run", "run_batch", "export", "serve",
     # spec facts
@@ -122,7 +123,7 @@ __all__ = [
     # tensors
     "read_safetensors", "write_safetensors",
     "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "GEMM_DTYPES", "GEMM_LAYOUTS",
-    "ATTENTION_DTYPES", "ATTENTION_PHASES",
+    "ATTENTION_DTYPES", "ATTENTION_PHASES", "SCAN_DTYPES", "SCAN_SEMIRINGS", "SCAN_PHASES",
 ]
 
 SCHEMA_VERSION = 2
@@ -135,6 +136,9 @@ GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
 GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
 ATTENTION_DTYPES = ("float32", "bfloat16", "float16")
 ATTENTION_PHASES = ("forward", "backward", "both")
+SCAN_DTYPES = ("float32", "float64")
+SCAN_SEMIRINGS = ("log", "max", "entropy")
+SCAN_PHASES = ("forward", "backward", "both")
 # Every dtype any workload names (calibrate's check).
 DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 
@@ -143,7 +147,7 @@ _LAZY = {
     "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
     "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
     "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "Problem": "xbench_workloads", "VIEWS": "xbench_workloads",
-    "Attention": "xbench_workloads",
+    "Attention": "xbench_workloads", "Scan": "xbench_workloads",
 }
 
 
@@ -315,11 +319,16 @@ class Config:
 class Prepared:
     """What prepare_<workload> returns: step() runs one timed call and may
     return its outputs (a timer can wait on them); num_params is
-    result.num_params (0 for gemm)."""
+    result.num_params (0 for gemm); memory is result.memory_bytes."""
 
     step: Callable[[], Any]
     num_params: int = 0
     warnings: list = field(default_factory=list)
+    # memory: the bytes of the parts of the call a backend can account for,
+    # by part ("inputs", "state", "workspace", "outputs"): result.memory_bytes,
+    # beside the measured peak_memory_bytes. Counted, not measured: say so in
+    # the framework file.
+    memory: dict = field(default_factory=dict)
 
 
 class Timer:
@@ -398,6 +407,15 @@ def attention_caps(devices: tuple, dtypes: tuple = ATTENTION_DTYPES, phases: tup
     if head_dims:
         values["head_dim"] = tuple(str(d) for d in head_dims)
     return WorkloadCaps("attention", phases=tuple(phases), devices=tuple(devices), values=values)
+
+
+def scan_caps(devices: tuple, dtypes: tuple = SCAN_DTYPES, semirings: tuple = SCAN_SEMIRINGS,
+              phases: tuple = SCAN_PHASES) -> WorkloadCaps:
+    """The scan capability entry of a backend or variant: the phases,
+    devices, dtypes and semirings it runs (entropy is forward only: the
+    harness refuses it with a backward phase before any backend sees it)."""
+    return WorkloadCaps("scan", phases=tuple(phases), devices=tuple(devices),
+                        values={"dtype": tuple(dtypes), "semiring": tuple(semirings)})
 
 
 def _gemm_kind(kind: str) -> str:

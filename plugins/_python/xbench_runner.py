@@ -116,7 +116,8 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     bad = [s for s in samples if not math.isfinite(s) or s < 0]
     if bad or not samples:
         raise ValueError(f"the timer returned {bad or 'no samples'}; samples must be finite and non-negative")
-    return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings)
+    memory = {str(k): int(n) for k, n in prepared.memory.items()}
+    return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings), memory
 
 
 def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0, mode: Mode = Mode()) -> dict:
@@ -129,14 +130,14 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
     v = view(cfg)
     dev = xc.Device(device if device in ("cpu", "cuda", "rocm") else "cpu", "", count=0)
     status, message, timing = "ok", "", "not timed"
-    samples, compile_ms, peak, nparams, warnings = [], 0.0, 0, 0, []
+    samples, compile_ms, peak, nparams, warnings, memory = [], 0.0, 0, 0, [], {}
     try:
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
         timer = fw.timer(dev)
         timing = timer.description
         _check_mode(timer, dev, mode)
-        samples, compile_ms, peak, nparams, warnings = _measure(fw, timer, cfg, v, variant, dev, seed, mode)
+        samples, compile_ms, peak, nparams, warnings, memory = _measure(fw, timer, cfg, v, variant, dev, seed, mode)
     except xc.Unsupported as e:
         status, message = "unsupported", str(e)
     except Exception as e:  # noqa: BLE001 - every failure becomes a record
@@ -164,12 +165,13 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         "throughput": 0,  # placeholder: the harness computes throughput (and stats) from samples_ms
         "peak_memory_bytes": peak,
         "num_params": int(nparams),
+        "memory_bytes": memory,
         "env": env,
         "mode": mode.to_json(),
         "warnings": warnings,
         "timestamp": _now(),
     }
-    for k in ("message", "warnings", "mode"):  # omitempty fields of result.Result
+    for k in ("message", "warnings", "mode", "memory_bytes"):  # omitempty fields of result.Result
         if not rec[k]:
             del rec[k]
     return rec
@@ -199,7 +201,11 @@ def _export_once(fw, cfg: xc.Config, v, variant, dev, weights_path, inputs_path,
     check = getattr(v, "check_tensors", None)
     if check:
         check(weights, inputs)
-    inputs = {k: t.astype(np.int32 if k == "tokens" else np.float32, copy=False) for k, t in inputs.items()}
+    cast = getattr(v, "cast_inputs", None)
+    if cast:
+        inputs = cast(inputs)
+    else:
+        inputs = {k: t.astype(np.int32 if k == "tokens" else np.float32, copy=False) for k, t in inputs.items()}
     out = _method(fw, "export", cfg.workload)(v, variant, dev, weights, inputs)
     ft = np.float64 if getattr(v, "output_float64", lambda: False)() else np.float32
     xc.write_safetensors(output_path, {k: np.asarray(t).astype(ft, copy=False) for k, t in out.items()})

@@ -274,6 +274,79 @@ class Attention(_View):
         return False
 
 
+@dataclass
+class Scan(_View):
+    """The scan workload's params (docs/workloads/scan.md): the streaming
+    semi-Markov CRF. Inputs cum_scores [batch, T+1, C], transition [C, C]
+    (transition[c_src, c_dest]), duration_bias [K, C] (a segment of duration
+    d uses row d-1), lengths [batch] int64. Outputs out [batch] and, for the
+    backward phases, d_cum_scores, d_transition, d_duration_bias: the
+    gradients of sum(out). semiring: log (partition), max (Viterbi score),
+    entropy (forward only). Every float tensor is in dtype (float32 or
+    float64), and so is the arithmetic."""
+
+    workload = "scan"
+    T: int = 1024
+    K: int = 8
+    C: int = 8
+    batch: int = 4
+    semiring: str = "log"
+    dtype: str = "float32"
+    phase: str = "forward"
+    warmup: int = 3
+    repeats: int = 10
+
+    @property
+    def backward(self) -> bool:
+        return self.phase in ("backward", "both")
+
+    def shapes(self) -> dict:
+        """The input tensors' shapes by name."""
+        return {"cum_scores": (self.batch, self.T + 1, self.C), "transition": (self.C, self.C),
+                "duration_bias": (self.K, self.C), "lengths": (self.batch,)}
+
+    def outputs(self) -> tuple:
+        """The tensors an export writes: out, and the gradients when backward."""
+        return ("out", "d_cum_scores", "d_transition", "d_duration_bias") if self.backward else ("out",)
+
+    def lengths(self):
+        """The spec's fixture lengths as int64 numpy: T - (b*T) // (2*batch);
+        prepare uses them too, so timing and verification see the same
+        variable lengths."""
+        import numpy as np
+
+        b = np.arange(self.batch, dtype=np.int64)
+        return self.T - (b * self.T) // (2 * self.batch)
+
+    def check(self) -> None:
+        """The spec's rules, for a framework module called outside the
+        harness (which has already enforced them): ValueError."""
+        import xbench_contract as xc
+
+        if min(self.T, self.K, self.C, self.batch) < 1 or self.K > self.T:
+            raise ValueError(f"scan needs T, K, C, batch >= 1 and K <= T: {self.to_params()}")
+        if self.semiring not in xc.SCAN_SEMIRINGS:
+            raise ValueError(f"scan semiring {self.semiring!r} is not one of {xc.SCAN_SEMIRINGS}")
+        if self.dtype not in xc.SCAN_DTYPES:
+            raise ValueError(f"scan dtype {self.dtype!r} is not one of {xc.SCAN_DTYPES}")
+        if self.semiring == "entropy" and self.backward:
+            raise ValueError("scan semiring entropy has the forward phase only")
+
+    def check_tensors(self, weights: dict, inputs: dict) -> None:
+        _check_shapes((("inputs", inputs, self.shapes()),))
+
+    def cast_inputs(self, inputs: dict) -> dict:
+        """Export's inputs in the config's dtype, lengths as int64 (the
+        runner casts other workloads' inputs to float32)."""
+        import numpy as np
+
+        ft = np.float64 if self.dtype == "float64" else np.float32
+        return {k: t.astype(np.int64 if k == "lengths" else ft, copy=False) for k, t in inputs.items()}
+
+    def output_float64(self) -> bool:
+        return self.dtype == "float64"
+
+
 def _check_shapes(groups) -> None:
     for where, have, want in groups:
         for name, shape in want.items():
@@ -285,4 +358,4 @@ def _check_shapes(groups) -> None:
 
 # The workloads the contract has a view of. A framework may declare another
 # workload too: its prepare_<workload> then gets the plain Config.
-VIEWS = {"ttt": TTT, "gemm": Gemm, "problem": Problem, "attention": Attention}
+VIEWS = {"ttt": TTT, "gemm": Gemm, "problem": Problem, "attention": Attention, "scan": Scan}
