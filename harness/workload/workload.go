@@ -102,6 +102,17 @@ type Suiter interface {
 	Suite(spec string) ([]map[string]string, error)
 }
 
+// Bucketer is implemented by a workload whose grids are large and whose
+// JIT-compiling backends compile per shape (flash-semicrf's users' problem:
+// torch.compile and XLA specialise on T, K and C). Bucket names the
+// canonical shape of cfg's bucket; `sweep --per-bucket N` times N
+// configurations of each bucket instead of every one, the bucket's largest
+// first so its compile serves the rest, and keeps a bucket's cells together
+// in one backend process.
+type Bucketer interface {
+	Bucket(cfg result.Config) string
+}
+
 // Smaller is implemented by a workload whose defaults are GPU-sized: it
 // names the values `xbench verify` (and CPU comparisons) default to, so a
 // float64 reference on a CPU finishes in seconds.

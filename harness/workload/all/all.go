@@ -6,6 +6,7 @@ import (
 	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/problem"
+	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -14,4 +15,5 @@ func init() {
 	workload.Register(gemm.Workload{})
 	workload.Register(problem.Workload{})
 	workload.Register(attention.Workload{})
+	workload.Register(scan.Workload{})
 }
