@@ -100,7 +100,7 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 		return nil, err
 	}
 	meta := sessionMeta(root, reg)
-	meta.Settings = settings
+	meta.Settings = mergeSettings(meta.Settings, settings)
 	sess := bench.NewSession(reg, newRunID(), meta, extraEnv)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, f.c.backends, f.c.timeout, problem.Name)

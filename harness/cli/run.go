@@ -26,6 +26,7 @@ import (
 // commonFlags are the flags of every command that starts backends.
 type commonFlags struct {
 	backends, env, logLevel, resultsDir string
+	compileCache                        string
 	pluginPath                          []string
 	timeout                             time.Duration
 	maxReply                            int
@@ -41,6 +42,7 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringSliceVar(&c.pluginPath, "plugin-path", nil, "more folders holding <name>/plugin.json backends")
 	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take to start, or for one configuration")
 	fs.IntVar(&c.maxReply, "max-reply", subprocess.DefaultMaxReplyBytes, "largest reply (bytes) a backend may send; a larger one is a failed result")
+	fs.StringVar(&c.compileCache, "compile-cache", "", "folder of the backends' persistent compile caches (XLA, inductor, Triton), reused across runs and SLURM tasks (default: none)")
 }
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
@@ -66,6 +68,12 @@ func (c *commonFlags) check() error {
 	}
 	// Plugin processes inherit it: the JSON-lines reader enforces it there.
 	os.Setenv(subprocess.MaxReplyEnv, strconv.Itoa(c.maxReply))
+	if c.fs != nil && c.fs.Changed("compile-cache") {
+		if c.compileCache == "" {
+			return usagef("--compile-cache \"\" is empty (allowed: a folder; leave the flag out for no persistent cache)")
+		}
+		return useCompileCache(c.compileCache)
+	}
 	return nil
 }
 

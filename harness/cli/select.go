@@ -139,5 +139,5 @@ func sessionMeta(root string, reg *registry.Registry) bench.Meta {
 		commit = os.Getenv("XBENCH_GIT_COMMIT") // set where the tree travels without .git
 	}
 	_, nixRev := runner.Provenance(reg.EnvMode(), root)
-	return bench.Meta{GitCommit: commit, Host: host, NixRev: nixRev}
+	return bench.Meta{GitCommit: commit, Host: host, NixRev: nixRev, Settings: compileCacheSetting()}
 }

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"cmp"
+	"sort"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -54,6 +55,12 @@ func (f *sweepFlags) cells(fs *pflag.FlagSet, names []string) ([]sweep.Cell, err
 	if err != nil {
 		return nil, err
 	}
+	if f.perBucket < 0 {
+		return nil, usagef("--per-bucket %d is not allowed (allowed: 0 for every configuration, or the number to time per bucket)", f.perBucket)
+	}
+	if b, ok := f.w.w.(workload.Bucketer); ok && f.perBucket > 0 {
+		jobs = sampleBuckets(jobs, b, f.perBucket)
+	}
 	var out []sweep.Cell
 	for _, j := range jobs {
 		for _, name := range names {
@@ -83,4 +90,47 @@ func sweepWorkload(args []string) (workload.Workload, error) {
 		}
 	}
 	return workloadArg(args)
+}
+
+// sampleBuckets keeps n jobs of each bucket (device and workload.Bucket):
+// the largest by rank, whose compile at the bucket's canonical shape the
+// rest can reuse, then evenly spaced down to the smallest. Jobs keep their
+// flag order; the plan is ordered by cost afterwards as always.
+func sampleBuckets(jobs []Job, b workload.Bucketer, n int) []Job {
+	groups := map[string][]int{}
+	var order []string
+	for i, j := range jobs {
+		key := j.Device + "|" + j.GPU + "|" + b.Bucket(j.Config)
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	keep := make([]bool, len(jobs))
+	for _, key := range order {
+		idx := groups[key]
+		sort.SliceStable(idx, func(x, y int) bool {
+			return workload.RankOf(jobs[idx[x]].Config) > workload.RankOf(jobs[idx[y]].Config)
+		})
+		if n >= len(idx) {
+			for _, i := range idx {
+				keep[i] = true
+			}
+			continue
+		}
+		for k := 0; k < n; k++ {
+			pos := 0
+			if n > 1 {
+				pos = (k*(len(idx)-1) + (n-1)/2) / (n - 1)
+			}
+			keep[idx[pos]] = true
+		}
+	}
+	var out []Job
+	for i, j := range jobs {
+		if keep[i] {
+			out = append(out, j)
+		}
+	}
+	return out
 }

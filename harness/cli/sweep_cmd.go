@@ -46,7 +46,7 @@ type sweepFlags struct {
 	m                                modeFlags
 	config, gpus, shard, slurmArgs   string
 	force, status, csv, clear, slurm bool
-	slurmTasks                       int
+	slurmTasks, perBucket            int
 }
 
 func sweepCmd(ctx context.Context, a *App, args []string) error {
@@ -63,6 +63,9 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	f.m.register(fs, wl)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
+	if _, ok := wl.(workload.Bucketer); ok {
+		fs.IntVar(&f.perBucket, "per-bucket", 0, "time this many configurations of each canonical shape bucket (the largest, then evenly spaced), not every one (0: all)")
+	}
 	fs.BoolVar(&f.status, "status", false, "print cell counts by status and backend, run nothing")
 	fs.BoolVar(&f.csv, "csv", false, "print one CSV row per finished cell, run nothing")
 	fs.BoolVar(&f.clear, "clear-failures", false, "delete failed, timeout and skipped cells so the next sweep reruns them")

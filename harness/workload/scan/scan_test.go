@@ -132,8 +132,8 @@ func TestGridSuiteAndBuckets(t *testing.T) {
 	if len(buckets) >= len(grid) || len(buckets) < 5 {
 		t.Errorf("%d buckets for %d shapes", len(buckets), len(grid))
 	}
-	if got := w.Bucket(config(t, "forward", map[string]string{"T": "1000", "K": "5", "C": "5"})); got != "T1024 KC32" {
-		t.Errorf("bucket %q, want T1024 KC32", got)
+	if got := w.Bucket(config(t, "forward", map[string]string{"T": "1000", "K": "5", "C": "5"})); got != "T1024 KC32 b4 log float32 forward" {
+		t.Errorf("bucket %q, want T1024 KC32 b4 log float32 forward", got)
 	}
 	if _, err := w.Suite("nope"); err == nil || !strings.Contains(err.Error(), "grid") {
 		t.Errorf("unknown suite: %v", err)

@@ -38,13 +38,14 @@ func (Workload) Suite(spec string) ([]map[string]string, error) {
 	return workload.CSVSuite(Workload{}, spec, []string{"T", "K", "C", "batch"}, 3, "grid")
 }
 
-// Bucket is the canonical shape a configuration is compiled at by a
-// backend that pads: T and K·C each rounded up to a power of two. Two
-// configurations of one bucket share a compiled program there, and differ
-// only in the masked work of the padding.
+// Bucket groups configurations by T and K·C, each rounded up to a power of
+// two (flash-semicrf's benchmarks sample their grids along these two
+// axes), within one batch, semiring, dtype and phase: "T1024 KC64 b4 log
+// float32 forward". A backend that pads T to its power of two (jax, and
+// the compile variant of pytorch) compiles once per T bucket and K, C.
 func (Workload) Bucket(cfg result.Config) string {
 	s := ShapeOf(cfg)
-	return fmt.Sprintf("T%d KC%d", pow2(s.T), pow2(s.K*s.C))
+	return fmt.Sprintf("T%d KC%d b%d %s %s %s", pow2(s.T), pow2(s.K*s.C), s.Batch, cfg.Get("semiring"), cfg.Dtype(), cfg.Phase)
 }
 
 // pow2 is the least power of two >= n (n >= 1).
