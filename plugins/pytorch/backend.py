@@ -1,7 +1,7 @@
 """The pytorch backend's adapter to xbench_contract: capabilities, devices,
 precision flags, building a timed step, export, per workload. The TTT model
 is in model.py, the GEMM in gemm.py (the contract's base class drives it),
-attention in attention.py."""
+attention in attention.py, the scan in scan.py."""
 
 from __future__ import annotations
 
@@ -28,17 +28,20 @@ PROBLEM_COMPILED = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVIC
 # no CPU kernel in torch. A shape or dtype a forced kernel refuses on a GPU is
 # answered unsupported at the call, with torch's reasons.
 ATTENTION_CAPS = xc.attention_caps(DEVICES)
-ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS, ATTENTION_CAPS)
+# The scan workload (scan.py): our streaming scan, every semiring, phase and dtype.
+SCAN_CAPS = xc.scan_caps(DEVICES)
+ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS, ATTENTION_CAPS, SCAN_CAPS)
 # The compile variant: model.py with torch.compile'd inner steps (compiled.py)
 # for TTT; torch.compile of the problem's Model (inductor, mode default); of
 # the sdpa call for attention.
 COMPILE = xc.Variant(
     "compile", "ttt: torch.compile of the per-mini-batch inner step, on a GPU the timed call is one CUDA graph; "
-               "problem: torch.compile(Model), inductor, mode default; attention: torch.compile of the sdpa call",
+               "problem: torch.compile(Model), inductor, mode default; attention: torch.compile of the sdpa call; "
+               "scan: torch.compile of the per-position step (one graph for every position)",
     xc.Capabilities(xc.WorkloadCaps(
         "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
         values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                "backbone": ("transformer",)}), PROBLEM_COMPILED, ATTENTION_CAPS),
+                "backbone": ("transformer",)}), PROBLEM_COMPILED, ATTENTION_CAPS, SCAN_CAPS),
 )
 COMPILE_MAX_AUTOTUNE = xc.Variant(
     "compile-max-autotune", "problem: torch.compile(Model), inductor, mode max-autotune-no-cudagraphs",
@@ -211,6 +214,16 @@ class Backend(xc.Framework):
 
         set_precision(cfg.dtype)
         return attention.export(cfg, variant, _torch_device(device), inputs, f=f)
+
+    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import scan
+
+        return scan.prepare(cfg, _torch_device(device), seed, scan.forward_fn(variant), scan.state_rows(cfg))
+
+    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import scan
+
+        return scan.export(cfg, _torch_device(device), inputs, scan.forward_fn(variant))
 
     def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import problem

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The H100 measurements of the scan workload (issue 14), most important
+# first, in one device call: every backend verified against the float64
+# reference on the GPU (log forward and backward, max backward, entropy,
+# float64), our Triton kernel checked and timed against flash-semicrf's
+# own (plugins/triton/scan_gpu_check.py), the T = 1024 reference shapes on
+# every backend and variant, then the grid (T 256..4096 x K 4..24 x C 3..12,
+# log and max, forward and backward) with one configuration per bucket,
+# resumable. From the repository root on the GPU machine, with a static
+# bin/xbench built beforehand and flash-semicrf unpacked into bin/py:
+#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   DEADLINE=560 bash scripts/h100-scan.sh OUTDIR
+# STEPS=grid resumes only the grid. On a CPU, as a check of the script:
+#   DEVICE=cpu SHAPES=scripts/testdata/tiny-scan.csv REF=scripts/testdata/tiny-scan.csv bash scripts/h100-scan.sh /tmp/s
+set -uo pipefail
+out=${1:-/tmp/h100-scan-out}
+deadline=${DEADLINE:-560}
+device=${DEVICE:-cuda}
+shapes=${SHAPES:-grid}
+ref=${REF:-scripts/testdata/scan-t1024.csv}
+X=${XBENCH:-bin/xbench}
+R=${R:-results/h100-scan}
+mkdir -p "$out" "$R"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export PYTHONPATH="$PWD/bin/py${PYTHONPATH:+:$PYTHONPATH}"
+export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+# flash-semicrf's default is its Triton kernel on a GPU; its PyTorch
+# reference and our compile variant are timed at the reference shapes only
+# (python loops over T: seconds a call at the grid's largest T).
+backends=pytorch,jax,triton,burnstyle-hip,flash-semicrf
+variants=$backends,pytorch/compile,flash-semicrf/reference
+cache=${CACHE:-/tmp/xbench-compile-cache}
+start=$(date +%s)
+log="$out/h100-scan.log"
+: >"$log"
+
+. "$(dirname "$0")/device-step.sh"
+
+[ "$device" = cuda ] && step machine 15 nvidia-smi -L
+vb="--backends $variants --device $device --timeout 100s --results $R/verify --compile-cache $cache"
+step "verify log forward" 100 $X verify --workload scan $vb
+step "verify log backward" 100 $X verify --workload scan --phase backward $vb
+step "verify max backward" 100 $X verify --workload scan --phase backward --semiring max $vb
+step "verify entropy forward" 80 $X verify --workload scan --semiring entropy $vb
+step "verify log both float64" 80 $X verify --workload scan --phase both --dtype float64 $vb
+if [ "$device" = cuda ]; then
+  step "triton vs flash-semicrf" 120 python3 plugins/triton/scan_gpu_check.py
+  [ -x bin/gpu/gputest ] && step "burnstyle-hip gpu scan test" 60 env XBENCH_REQUIRE_GPU=1 bin/gpu/gputest -test.run 'Scan' -test.v
+fi
+for phase in forward backward; do
+  step "reference shapes $phase" 150 $X run --workload scan --device "$device" --shapes "$ref" --phase "$phase" \
+    --backends "$variants" --warmup 2 --repeats 10 --timeout 100s --results "$R/reference" --compile-cache "$cache"
+done
+step "grid $shapes log,max forward,backward" 9999 $X sweep --workload scan --device "$device" --shapes "$shapes" --per-bucket 1 \
+  --semiring log,max --phase forward,backward --backends "$backends" --warmup 1 --repeats 5 --timeout 120s \
+  --compile-cache "$cache" --results "$R/grid"
+$X sweep --results "$R/grid" --status 2>&1 | tee -a "$log"
+tar czf "$out/results.tgz" "$R" 2>>"$log"
+echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
