@@ -31,6 +31,9 @@ CAPS = xc.Capabilities(
     # triton_attention.py: flash-attention forward and backward (tl.arange
     # tiles over the head dim, so powers of two from 16 to 256).
     xc.attention_caps(("cpu", "cuda"), head_dims=(16, 32, 64, 128, 256)),
+    # triton_scan.py: the semi-CRF scan, forward for every semiring, the
+    # backward of log and max.
+    xc.scan_caps(DEVICES),
 )
 
 
@@ -142,6 +145,25 @@ class Backend(torch_backend.Backend):
     def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict,
                          f=None) -> dict:
         return super().export_attention(cfg, variant, device, weights, inputs, f=self._attention(cfg, device))
+
+    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import scan  # the pytorch backend's phases, with our kernels as the forward
+        import triton_scan
+
+        # State: the forward's ring of K rows lives in registers; the
+        # backward phases keep every position's alpha (T+1 rows) for the
+        # beta pass.
+        rows = cfg.T + 1 if cfg.backward else cfg.K
+        prepared = scan.prepare(cfg, "cpu" if device.kind == "cpu" else "cuda", seed, triton_scan.scan, rows)
+        if device.kind == "cpu":
+            prepared.warnings.append(INTERPRETER_WARNING)
+        return prepared
+
+    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import scan
+        import triton_scan
+
+        return scan.export(cfg, "cpu" if device.kind == "cpu" else "cuda", inputs, triton_scan.scan)
 
     def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         self._check(cfg)
