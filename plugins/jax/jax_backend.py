@@ -32,6 +32,8 @@ CAPS = xc.Capabilities(
                             "backbone": ("transformer",)}),
     xc.gemm_caps(GEMM, DEVICES),
     xc.attention_caps(DEVICES),
+    # scan (jax_scan.py): lax.scan, every semiring and phase, float32 (see above).
+    xc.scan_caps(DEVICES, dtypes=("float32",)),
 )
 # attention (jax_attention.py): the variants are dot_product_attention's
 # implementations; cuDNN's fused kernel exists only on NVIDIA GPUs and for
@@ -140,6 +142,18 @@ class Backend(xc.Framework):
         import jax_attention
 
         return jax_attention.export(cfg, variant, self._jax_device, inputs)
+
+    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+        import jax_scan
+
+        prepared = jax_scan.prepare(cfg, self._jax_device, seed)
+        self._peak_warning(device, prepared.warnings)
+        return prepared
+
+    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+        import jax_scan
+
+        return jax_scan.export(cfg, self._jax_device, inputs)
 
     def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
