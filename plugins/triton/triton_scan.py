@@ -47,7 +47,7 @@ import torch
 import triton
 import triton.language as tl
 
-NEG = -1.0e30
+NEG = tl.constexpr(-1.0e30)  # a global a kernel reads must be a constexpr
 
 
 @triton.jit
