@@ -14,6 +14,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -63,6 +64,8 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		return runGEMM(ctx, req, res)
 	case attentionName:
 		return runAttention(ctx, req, res)
+	case scan.Name:
+		return runScan(ctx, req, res)
 	}
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
@@ -166,6 +169,8 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 		return exportGEMM(ctx, req, resp)
 	case attentionName:
 		return exportAttention(ctx, req, resp)
+	case scan.Name:
+		return exportScan(ctx, req, resp)
 	}
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)

@@ -39,6 +39,8 @@ func TestInfo(t *testing.T) {
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
 		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float16"}}, Max: map[string]int64{"head_dim": 256}},
+		{Workload: "scan", Phases: []string{"forward", "backward", "both"}, Devices: []string{"cpu", "cuda"},
+			Values: map[string][]string{"dtype": {"float32", "float64"}, "semiring": {"log", "max", "entropy"}}},
 	}
 	if info.Name != "burnstyle-hip" || !reflect.DeepEqual(info.Capabilities.Workloads, want) {
 		t.Errorf("info = %+v, want capabilities %+v", info, want)

@@ -9,6 +9,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -63,6 +64,14 @@ func (n *Native) capabilities() backend.Capabilities {
 			Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
 			Max:      map[string]int64{"head_dim": 256},
 		},
+		{
+			// Pure Go on the CPU, every semiring and phase; our kernel on
+			// CUDA for the log and max forward (unsupported answers the rest).
+			Workload: scan.Name,
+			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
+			Devices:  []string{"cpu", "cuda"},
+			Values:   map[string][]string{"dtype": {"float32", "float64"}, "semiring": {"log", "max", "entropy"}},
+		},
 	}}
 }
 
@@ -74,6 +83,10 @@ func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 	}
 	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward {
 		return fmt.Sprintf("phase %s is not supported: burnstyle-hip has no attention backward (supported: forward)", cfg.Phase)
+	}
+	if cfg.Workload == scan.Name && device == "cuda" && (cfg.Phase != workload.PhaseForward || cfg.Get("semiring") == "entropy") {
+		return fmt.Sprintf("%s %s on cuda is not supported: burnstyle-hip's GPU scan kernel is the log and max forward (the CPU runs every semiring and phase)",
+			cfg.Get("semiring"), cfg.Phase)
 	}
 	return n.capabilities().Unsupported(device, cfg)
 }

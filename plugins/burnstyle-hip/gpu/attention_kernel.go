@@ -113,6 +113,12 @@ func AttentionCompileReport(spec AttentionSpec, arch string) (string, error) {
 	if err := spec.check(); err != nil {
 		return "", err
 	}
+	return compileReport(spec.source(), spec.defines(), arch)
+}
+
+// compileReport compiles src with NVRTC alone for arch and returns
+// ptxas's report (AttentionCompileReport, ScanCompileReport).
+func compileReport(src string, defines []string, arch string) (string, error) {
 	lib, path, err := specNVRTC.open()
 	if err != nil {
 		return "", err
@@ -122,7 +128,7 @@ func AttentionCompileReport(spec AttentionSpec, arch string) (string, error) {
 	if err := bind(lib, path, r.table(nvrtcNames)); err != nil {
 		return "", err
 	}
-	opts := append([]string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}, spec.defines()...)
-	_, log, err := r.build("nvrtc", spec.source(), opts)
+	opts := append([]string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}, defines...)
+	_, log, err := r.build("nvrtc", src, opts)
 	return log, err
 }

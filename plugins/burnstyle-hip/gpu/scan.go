@@ -1,0 +1,296 @@
+package gpu
+
+// The scan workload's forward (docs/workloads/scan.md) on CUDA with our own
+// kernel (kernels/scan.cu, compiled by NVRTC per dtype and semiring): one
+// block per sequence, a thread per label, the loop over positions inside
+// the kernel. Log and max, float32 and float64; entropy and the backward
+// stay on the CPU (package cpu).
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+)
+
+// ScanSpec is one scan forward on the GPU.
+type ScanSpec struct {
+	cpu.ScanShape
+	Dtype string // float32, float64
+}
+
+func (s ScanSpec) String() string {
+	return fmt.Sprintf("scan b%d T%d K%d C%d %s %s", s.Batch, s.T, s.K, s.C, s.Semiring, s.Dtype)
+}
+
+// ScanSupported says whether the kernel runs spec, and why not.
+func ScanSupported(s ScanSpec) error {
+	if err := s.Check(); err != nil {
+		return err
+	}
+	if s.Semiring != "log" && s.Semiring != "max" {
+		return fmt.Errorf("%s: the GPU kernel has the log and max semirings (entropy runs on the CPU)", s)
+	}
+	if s.Dtype != "float32" && s.Dtype != "float64" {
+		return fmt.Errorf("%s: dtype %q (the kernel has float32, float64)", s, s.Dtype)
+	}
+	if s.C > 1024 {
+		return fmt.Errorf("%s: C = %d labels, the kernel takes at most 1024 (a thread each)", s, s.C)
+	}
+	if s.smem() > 48<<10 {
+		return fmt.Errorf("%s: %d B of shared memory for K·C and C², the kernel takes at most 48 KiB", s, s.smem())
+	}
+	return nil
+}
+
+func (s ScanSpec) item() int { return map[bool]int{true: 8, false: 4}[s.Dtype == "float64"] }
+
+func (s ScanSpec) smem() int { return (2*s.K*s.C + s.C*s.C + s.C) * s.item() }
+
+func (s ScanSpec) threads() int { return (s.C + 31) / 32 * 32 }
+
+func (s ScanSpec) source() string {
+	var b strings.Builder
+	for _, f := range []string{"prelude.cuh", "scan.cu"} {
+		data, err := kernelFS.ReadFile("kernels/" + f)
+		if err != nil {
+			panic(err) // embedded at build time; cannot be missing
+		}
+		fmt.Fprintf(&b, "// ---- %s\n%s\n", f, data)
+	}
+	return b.String()
+}
+
+func (s ScanSpec) defines() []string {
+	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXS_F64=%d", b2i(s.Dtype == "float64")), fmt.Sprintf("-DXS_MAX=%d", b2i(s.Semiring == "max"))}
+}
+
+// encode packs values in the spec's dtype, little-endian.
+func (s ScanSpec) encode(v []float64) []byte {
+	out := make([]byte, len(v)*s.item())
+	for i, x := range v {
+		if s.item() == 8 {
+			binary.LittleEndian.PutUint64(out[8*i:], math.Float64bits(x))
+		} else {
+			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(float32(x)))
+		}
+	}
+	return out
+}
+
+func (s ScanSpec) decode(raw []byte) []float64 {
+	out := make([]float64, len(raw)/s.item())
+	for i := range out {
+		if s.item() == 8 {
+			out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+		} else {
+			out[i] = float64(math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:])))
+		}
+	}
+	return out
+}
+
+// ScanCompileReport compiles spec's program with NVRTC alone (no GPU) for
+// arch and returns ptxas's report, as AttentionCompileReport does.
+func ScanCompileReport(spec ScanSpec, arch string) (string, error) {
+	if err := ScanSupported(spec); err != nil {
+		return "", err
+	}
+	return compileReport(spec.source(), spec.defines(), arch)
+}
+
+// scanKernel is one compiled program and its buffers.
+type scanKernel struct {
+	spec                      ScanSpec
+	mod, fn                   uintptr
+	cum, trans, dur, len, out devPtr
+	bytes                     int64
+}
+
+func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []int64) (*scanKernel, error) {
+	r := d.rt
+	k := &scanKernel{spec: spec}
+	lens := make([]byte, 8*len(lengths))
+	for i, l := range lengths {
+		binary.LittleEndian.PutUint64(lens[8*i:], uint64(l))
+	}
+	for _, up := range []struct {
+		p *devPtr
+		b []byte
+	}{{&k.cum, spec.encode(cum)}, {&k.trans, spec.encode(trans)}, {&k.dur, spec.encode(dur)}, {&k.len, lens},
+		{&k.out, make([]byte, spec.Batch*spec.item())}} {
+		var err error
+		if *up.p, err = r.alloc(int64(len(up.b))); err != nil {
+			k.free(r)
+			return nil, fmt.Errorf("%s: %w", spec, err)
+		}
+		k.bytes += int64(len(up.b))
+		if err := r.htod(*up.p, up.b); err != nil {
+			k.free(r)
+			return nil, err
+		}
+	}
+	return k, nil
+}
+
+func (k *scanKernel) build(r *rt) error {
+	var err error
+	if k.mod, _, err = r.module(k.spec.source(), k.spec.defines()); err != nil {
+		return fmt.Errorf("%s: compile: %w", k.spec, err)
+	}
+	if k.fn, err = r.function(k.mod, "xs_scan_fwd"); err != nil {
+		return fmt.Errorf("%s: %w", k.spec, err)
+	}
+	return nil
+}
+
+func (k *scanKernel) launch(r *rt) error {
+	s := k.spec
+	return r.launch("xs_scan_fwd", k.fn, [3]int{s.Batch, 1, 1}, [3]int{s.threads(), 1, 1}, s.smem(),
+		k.cum, k.trans, k.dur, k.len, k.out, i32(s.T), i32(s.K), i32(s.C))
+}
+
+func (k *scanKernel) free(r *rt) {
+	for _, p := range []devPtr{k.cum, k.trans, k.dur, k.len, k.out} {
+		if p != 0 {
+			r.free(p)
+		}
+	}
+	if k.mod != 0 {
+		r.drv.moduleUnload(k.mod)
+	}
+}
+
+// ExportScan runs one forward on the given inputs and returns out [batch].
+func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur []float64, lengths []int64) ([]float64, error) {
+	if err := ScanSupported(spec); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	raw := make([]byte, spec.Batch*spec.item())
+	err := d.w.do(func() error {
+		r := d.rt
+		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
+		if err != nil {
+			return err
+		}
+		defer k.free(r)
+		if err := k.build(r); err != nil {
+			return err
+		}
+		if err := k.launch(r); err != nil {
+			r.sync()
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return fmt.Errorf("%s: %w", spec, err)
+		}
+		return r.dtoh(raw, k.out)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return spec.decode(raw), nil
+}
+
+// ScanTiming is what TimeScan measured.
+type ScanTiming struct {
+	CompileMs       float64
+	SamplesMs       []float64
+	PeakMemoryBytes int64
+	Timing          string
+}
+
+// TimeScan times spec on the given inputs: the first call (NVRTC, module
+// load, one launch) by the host clock as CompileMs, warmup launches
+// untimed, then repeats launches each between two device events; with
+// cold, a FlushBytes memset and a synchronize before each, outside them.
+func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []float64, lengths []int64, warmup, repeats int, cold bool) (ScanTiming, error) {
+	var out ScanTiming
+	if err := ScanSupported(spec); err != nil {
+		return out, err
+	}
+	err := d.w.do(func() error {
+		r := d.rt
+		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
+		if err != nil {
+			return err
+		}
+		defer k.free(r)
+		if err := r.sync(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := k.build(r); err != nil {
+			return err
+		}
+		if err := k.launch(r); err != nil {
+			return err
+		}
+		if err := r.sync(); err != nil {
+			return fmt.Errorf("%s: first launch: %w", spec, err)
+		}
+		out.CompileMs, out.PeakMemoryBytes = float64(time.Since(start).Nanoseconds())/1e6, k.bytes
+		for i := 0; i < warmup; i++ {
+			if err := k.launch(r); err != nil {
+				return err
+			}
+		}
+		var ev [2]uintptr
+		for i := range ev {
+			if ev[i], err = r.newEvent(); err != nil {
+				return err
+			}
+			defer r.drv.eventDestroy(ev[i])
+		}
+		var flush devPtr
+		if cold {
+			if flush, err = r.alloc(FlushBytes); err != nil {
+				return fmt.Errorf("%s --cold-cache: %w", spec, err)
+			}
+			defer r.free(flush)
+		}
+		for i := 0; i < repeats; i++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if cold {
+				if err := r.fill32(flush, uint32(i+1), FlushBytes/4); err != nil {
+					return err
+				}
+				if err := r.sync(); err != nil {
+					return err
+				}
+			}
+			if err := r.record(ev[0]); err != nil {
+				return err
+			}
+			if err := k.launch(r); err != nil {
+				return err
+			}
+			if err := r.record(ev[1]); err != nil {
+				return err
+			}
+			ms, err := r.elapsedMs(ev[0], ev[1])
+			if err != nil {
+				return fmt.Errorf("%s: timed launch %d: %w", spec, i, err)
+			}
+			out.SamplesMs = append(out.SamplesMs, ms)
+		}
+		return nil
+	})
+	if err != nil {
+		return ScanTiming{}, err
+	}
+	out.Timing = fmt.Sprintf("device events around each launch of xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", spec.threads(), spec.smem())
+	if cold {
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
+	}
+	return out, nil
+}
