@@ -21,7 +21,11 @@ type dtype struct {
 }
 
 var dtypes = []dtype{
-	{name: "float32", bytes: 4, tolForward: 2e-5, tolEntropy: 1e-4, tolBackward: 2e-4, tensor: f32},
+	// float32 gradients at T = 1024, K = 24, C = 12 (H100 and CPU): 1.1e-3
+	// for pytorch, triton in its interpreter and burnstyle-hip, 2.7e-3 for
+	// triton on the H100 (its exp is the hardware's approximation), 8e-5
+	// for jax; 5e-4 grows to 4e-3 there.
+	{name: "float32", bytes: 4, tolForward: 2e-5, tolEntropy: 1e-4, tolBackward: 5e-4, tensor: f32},
 	{name: "float64", bytes: 8, tolForward: 1e-10, tolEntropy: 1e-9, tolBackward: 1e-8, tensor: tensorfile.F64},
 }
 

@@ -111,8 +111,8 @@ func TestToleranceGrowsWithTAndIsCapped(t *testing.T) {
 	if a, b := tol("64", "forward", "log"), tol("1024", "forward", "log"); a != 2e-5 || b != 8*a {
 		t.Errorf("forward tolerance T=64 %v, T=1024 %v: want 2e-5 and 8x", a, b)
 	}
-	if a := tol("1048576", "backward", "log"); a != 50*2e-4 {
-		t.Errorf("capped backward tolerance %v, want %v", a, 50*2e-4)
+	if a := tol("1048576", "backward", "log"); a != 50*5e-4 {
+		t.Errorf("capped backward tolerance %v, want %v", a, 50*5e-4)
 	}
 	if e, l := tol("64", "forward", "entropy"), tol("64", "forward", "log"); e <= l {
 		t.Errorf("entropy tolerance %v not above log's %v", e, l)
