@@ -59,7 +59,7 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 				num(x.Throughput), x.Unit, mem, num(x.Ratio), num(x.TFLOPs), num(x.PctPeak), x.Verified, x.VerifiedOn, notes})
 		}
 	}
-	return append(out, sum)
+	return append(append(out, sum), r.scanTables(num)...)
 }
 
 // fullNum is the CSV's number: every digit, blank when not applicable.

@@ -1,0 +1,109 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/scan"
+)
+
+func TestCrossover(t *testing.T) {
+	xs := []int{12, 24, 48, 96}
+	for _, tc := range []struct {
+		ratios []float64
+		want   string
+	}{
+		{[]float64{0.5, 0.6, 0.2, 0.9}, "always"},
+		{[]float64{1.5, 1.2, 0.8, 0.5}, "48"},
+		{[]float64{1.5, 0.8, 1.1, 0.5}, "96"}, // beats it at 24, loses at 48: the crossover is where it stays ahead
+		{[]float64{0.5, 0.8, 0.9, 1.0}, "none"},
+	} {
+		if got := crossover(xs, tc.ratios); got != tc.want {
+			t.Errorf("crossover(%v) = %s, want %s", tc.ratios, got, tc.want)
+		}
+	}
+}
+
+// TestScanTables: synthetic scan results where fast is 10 ms flat and slow grows
+// with K·C (1 ms per unit), so fast wins from K·C 12 on; max costs 2x log.
+func TestScanTables(t *testing.T) {
+	dir := t.TempDir()
+	var rs []result.Result
+	for _, kc := range [][2]int{{2, 3}, {4, 3}, {4, 6}} {
+		for _, sr := range []string{"log", "max"} {
+			for _, phase := range []string{"forward", "backward"} {
+				if sr == "max" && phase == "backward" {
+					continue
+				}
+				cfg, err := workload.Resolve(scan.Workload{}, phase, map[string]string{"T": "64", "K": fmt.Sprint(kc[0]), "C": fmt.Sprint(kc[1]),
+					"batch": "2", "semiring": sr}, 1, 3)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for b, ms := range map[string]float64{"fast": 10, "slow": float64(kc[0] * kc[1])} {
+					if sr == "max" {
+						ms *= 2
+					}
+					if phase == "backward" {
+						ms *= 3
+					}
+					r := result.Result{SchemaVersion: result.SchemaVersion, RunID: "r", Backend: b, Status: result.StatusOK, Config: cfg,
+						Device: sweeptest.Device, SamplesMs: []float64{ms, ms, ms}, Env: result.Env{Framework: b, Timing: "events"},
+						Timestamp: sweeptest.Timestamp, PeakMemoryBytes: 64 * 2 * int64(kc[1]) * 4}
+					rs = append(rs, sweeptest.Finalize(r))
+				}
+			}
+		}
+	}
+	if err := sweeptest.Write(dir, rs); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "slow")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := r.scanTables(fullNum)
+	if len(tables) != 2 {
+		t.Fatalf("%d scan tables, want 2", len(tables))
+	}
+	col := func(tb TextTable, name string) int { return slices.Index(tb.Header, name) }
+	main := tables[0]
+	found := 0
+	for _, row := range main.Rows {
+		if row[0] != "fast" || row[6] != "4" || row[7] != "3" {
+			continue
+		}
+		switch row[1] + " " + row[2] {
+		case "log forward":
+			found++
+			for name, want := range map[string]string{"backward/forward": "3", "bytes per state-position": "4", "time ratio to baseline": fmt.Sprint(10.0 / 12)} {
+				if got := row[col(main, name)]; got != want {
+					t.Errorf("fast log forward K4 C3 %s = %s, want %s", name, got, want)
+				}
+			}
+		case "max forward":
+			found++
+			if got := row[col(main, "time / log time")]; got != "2" {
+				t.Errorf("max over log = %s, want 2", got)
+			}
+		}
+	}
+	if found != 2 {
+		t.Errorf("found %d of the fast K4 C3 rows:\n%v", found, main.Rows)
+	}
+	var cross []string
+	for _, row := range tables[1].Rows {
+		if row[0] == "fast" && row[1] == "log" && row[2] == "forward" && row[5] == "T=64" {
+			cross = row
+		}
+	}
+	// slow takes 6, 12, 24 ms at K·C 6, 12, 24: fast (10 ms) wins from 12 on
+	if cross == nil || cross[7] != "12" || cross[8] != "3" {
+		t.Errorf("crossover row %v, want K·C 12 over 3 points; table:\n%s", cross, strings.Join(tables[1].Header, ","))
+	}
+}
