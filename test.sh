@@ -36,3 +36,10 @@ bin/xbench verify --workload attention --device cpu --phase backward --dtype bfl
 # answered unsupported above), so they are verified at head_dim 32 too
 bin/xbench verify --workload attention --device cpu --head-dim 32 --phase both --dtype float32 --causal true \
   --backends triton,pytorch
+# scan at its verify defaults (T 20, K 4, C 3, three lengths): every
+# backend (flash-semicrf too: the real package) on each semiring, and the
+# gradients of log and max
+bin/xbench verify --workload scan --device cpu
+bin/xbench verify --workload scan --device cpu --phase backward
+bin/xbench verify --workload scan --device cpu --phase both --semiring max
+bin/xbench verify --workload scan --device cpu --semiring entropy
