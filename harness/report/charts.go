@@ -53,7 +53,8 @@ func (r *Report) charts() ([]Chart, error) {
 	if len(r.Configs) <= manyShapes || len(r.shapeDtypes()) == 0 && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
-	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline)
+	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline,
+		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") }, r.scanRatioMaps)
 	for _, build := range builds {
 		c, err := build()
 		if err != nil {

@@ -96,6 +96,15 @@ func TestScanTables(t *testing.T) {
 	if found != 2 {
 		t.Errorf("found %d of the fast K4 C3 rows:\n%v", found, main.Rows)
 	}
+	for _, build := range []func() (*Chart, error){func() (*Chart, error) { return r.scanLines("K·C") }, r.scanRatioMaps} {
+		c, err := build()
+		if err != nil || c == nil || len(c.Panels) == 0 {
+			t.Errorf("scan chart: %v, %v", c, err)
+		}
+	}
+	if c, _ := r.scanLines("T"); c != nil {
+		t.Errorf("time against T drawn from one T: %s", c.Name)
+	}
 	var cross []string
 	for _, row := range tables[1].Rows {
 		if row[0] == "fast" && row[1] == "log" && row[2] == "forward" && row[5] == "T=64" {

@@ -1,0 +1,177 @@
+package report
+
+// The scan workload's figures: time against T and against K·C (log-log,
+// a line per backend), and the time ratio to the baseline over T x K·C.
+// Selected, like the tables in scan.go, by the T, K and C parameters.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+
+	gplot "gonum.org/v1/plot"
+
+	"github.com/xbench/xbench/harness/plot"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// scanGroup is what a scan panel holds fixed.
+type scanGroup struct{ semiring, phase, dtype, batch string }
+
+func (g scanGroup) String() string {
+	return fmt.Sprintf("%s %s %s b%s", g.semiring, g.phase, g.dtype, g.batch)
+}
+
+// scanGroups splits the scan configurations by semiring, phase, dtype and
+// batch, in first-seen order.
+func (r *Report) scanGroups() ([]scanGroup, map[scanGroup][]result.Config) {
+	by := map[scanGroup][]result.Config{}
+	var order []scanGroup
+	for _, c := range r.scanConfigs() {
+		g := scanGroup{c.Get("semiring"), c.Phase, c.Dtype(), c.Get("batch")}
+		if _, ok := by[g]; !ok {
+			order = append(order, g)
+		}
+		by[g] = append(by[g], c)
+	}
+	return order, by
+}
+
+// scanLines draws, per group, median time against one axis (T or K·C)
+// with the other held at the value measured most often (ties: the larger).
+func (r *Report) scanLines(axis string) (*Chart, error) {
+	order, by := r.scanGroups()
+	if len(order) == 0 {
+		return nil, nil
+	}
+	x := func(c result.Config) int {
+		if axis == "T" {
+			return atoi(c.Get("T"))
+		}
+		return atoi(c.Get("K")) * atoi(c.Get("C"))
+	}
+	other := func(c result.Config) string {
+		if axis == "T" {
+			return "K" + c.Get("K") + " C" + c.Get("C")
+		}
+		return "T" + c.Get("T")
+	}
+	var panels []*gplot.Plot
+	for _, g := range order {
+		count := map[string]int{}
+		for _, c := range by[g] {
+			count[other(c)]++
+		}
+		keys := make([]string, 0, len(count))
+		for k := range count {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if count[keys[i]] != count[keys[j]] {
+				return count[keys[i]] > count[keys[j]]
+			}
+			return keys[i] > keys[j]
+		})
+		if count[keys[0]] < 2 || len(r.Backends) == 0 {
+			continue // one point a line says nothing about the axis
+		}
+		var series []plot.Series
+		var ticks []float64
+		for _, b := range r.Backends {
+			s := plot.Series{Name: b, Color: r.color(b)}
+			var pts [][2]float64
+			for _, c := range by[g] {
+				if other(c) == keys[0] {
+					if m := r.median(b, c); !math.IsNaN(m) {
+						pts = append(pts, [2]float64{float64(x(c)), m})
+					}
+				}
+			}
+			sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
+			for _, p := range pts {
+				s.X, s.Y = append(s.X, p[0]), append(s.Y, p[1])
+				if !slices.Contains(ticks, p[0]) {
+					ticks = append(ticks, p[0])
+				}
+			}
+			if len(s.X) > 0 {
+				series = append(series, s)
+			}
+		}
+		slices.Sort(ticks)
+		p, err := plot.Lines(plot.Axes{Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: "median ms", LogX: true, LogY: true, XTicks: ticks}, series)
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil, nil
+	}
+	cut := max(0, len(panels)-maxPanels)
+	name := map[string]string{"T": "scan-time-vs-t", "K·C": "scan-time-vs-kc"}[axis]
+	return r.multiples(name, "Scan: time against "+axis, panels[:len(panels)-cut], cut,
+		"Median time against "+axis+" (log-log), a line per backend, the other axis held at the value measured most often (named in each panel). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
+}
+
+// scanRatioMaps is, per backend and group, the time ratio to the baseline
+// over T (rows) x K·C (columns).
+func (r *Report) scanRatioMaps() (*Chart, error) {
+	order, by := r.scanGroups()
+	if len(order) == 0 || r.Baseline == "" {
+		return nil, nil
+	}
+	var panels []*gplot.Plot
+	for _, g := range order {
+		var ts, kcs []int
+		for _, c := range by[g] {
+			if t := atoi(c.Get("T")); !slices.Contains(ts, t) {
+				ts = append(ts, t)
+			}
+			if kc := atoi(c.Get("K")) * atoi(c.Get("C")); !slices.Contains(kcs, kc) {
+				kcs = append(kcs, kc)
+			}
+		}
+		slices.Sort(ts)
+		slices.Sort(kcs)
+		for _, b := range r.Backends {
+			if b == r.Baseline {
+				continue
+			}
+			grid := plot.Grid{Title: b + " / " + r.Baseline + ", " + g.String()}
+			for _, kc := range kcs {
+				grid.Cols = append(grid.Cols, "K·C "+strconv.Itoa(kc))
+			}
+			any := false
+			for _, t := range ts {
+				grid.Rows = append(grid.Rows, "T "+strconv.Itoa(t))
+				row := make([]plot.Cell, len(kcs))
+				for j := range row {
+					row[j] = plot.Cell{Text: "-"}
+				}
+				for _, c := range by[g] {
+					if atoi(c.Get("T")) != t {
+						continue
+					}
+					j := slices.Index(kcs, atoi(c.Get("K"))*atoi(c.Get("C")))
+					if q := r.median(b, c) / r.median(r.Baseline, c); !math.IsNaN(q) {
+						row[j] = plot.Cell{Color: plot.Diverging(math.Log2(q)), Text: fmt.Sprintf("%.2fx", q)}
+						any = true
+					}
+				}
+				grid.Cells = append(grid.Cells, row)
+			}
+			if any {
+				panels = append(panels, plot.GridPlot(grid))
+			}
+		}
+	}
+	if len(panels) == 0 {
+		return nil, nil
+	}
+	cut := max(0, len(panels)-maxPanels)
+	return r.multiples("scan-ratio-maps", "Scan: time ratio to "+r.Baseline+" over T x K·C", panels[:len(panels)-cut], cut,
+		"Median time over "+r.Baseline+"'s on the same configuration (green faster, red slower; log2 colour saturating at 2x); '-' where either did not run it (with sampling by bucket, each T x K·C bucket has its own configuration)."), nil
+}
