@@ -48,5 +48,5 @@ done
 step "sweep $shapes forward,backward" 9999 $X sweep --workload attention --device "$device" --shapes "$shapes" \
   --phase forward,backward --dtype bfloat16 --backends "$backends" --warmup 3 --repeats 10 --timeout 120s --results "$R/sweep"
 $X sweep --results "$R/sweep" --status 2>&1 | tee -a "$log"
-tar czf "$out/results.tgz" "$R" 2>>"$log"
+tar czf "$out/results-attention.tgz" "$R" 2>>"$log"
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"

@@ -68,5 +68,5 @@ missing = sorted(set(warm) ^ set(cold))
 if missing:
     print(f"\n{len(missing)} cells ok in one mode only: {missing[:8]}")
 PY
-tar czf "$out/results.tgz" "$R"
+tar czf "$out/results-coldcache.tgz" "$R"
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"

@@ -39,5 +39,5 @@ step "sweep gemm square+llm bfloat16,float32" 9999 sh -c "
   $X sweep --workload gemm --device cuda --backends $all --dtype bfloat16,float32 --shapes square,llm --warmup 3 --repeats 10 --timeout 120s --cold-cache=false --results $R/sweep
   echo sweep wall \$(( \$(date +%s) - t0 ))s"
 $X sweep --results "$R/sweep" --status 2>&1 | tee -a "$log"
-tar czf "$out/results.tgz" "$R"
+tar czf "$out/results-gemm.tgz" "$R"
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"

@@ -71,5 +71,5 @@ step "grid $shapes pytorch" 9999 $X sweep --workload scan --device "$device" --s
   --compile-cache "$cache" --results "$R/grid-pytorch"
 $X sweep --results "$R/grid-pytorch" --status 2>&1 | tee -a "$log"
 $X sweep --results "$R/grid" --status 2>&1 | tee -a "$log"
-tar czf "$out/results.tgz" "$R" 2>>"$log"
+tar czf "$out/results-scan.tgz" "$R" 2>>"$log"
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
