@@ -65,58 +65,12 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
 		out.PeakMemoryBytes, build = a.bytes, a.describe()
-		for i := 0; i < warmup; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := a.launch(r); err != nil {
-				return err
-			}
-		}
-		var ev [2]uintptr
-		for i := range ev {
-			if ev[i], err = r.newEvent(); err != nil {
-				return err
-			}
-			defer r.drv.eventDestroy(ev[i])
-		}
-		var flush devPtr
+		var flushBytes int64
 		if cold {
-			if flush, err = r.alloc(FlushBytes); err != nil {
-				return fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", spec, FlushBytes>>20, err)
-			}
-			defer r.free(flush)
+			flushBytes = FlushBytes
 		}
-		out.SamplesMs = make([]float64, 0, repeats)
-		for i := 0; i < repeats; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if cold {
-				// A new value each time, so no layer can skip the write.
-				if err := r.fill32(flush, uint32(i+1), FlushBytes/4); err != nil {
-					return err
-				}
-				if err := r.sync(); err != nil {
-					return err
-				}
-			}
-			if err := r.record(ev[0]); err != nil {
-				return err
-			}
-			if err := a.launch(r); err != nil {
-				return err
-			}
-			if err := r.record(ev[1]); err != nil {
-				return err
-			}
-			ms, err := r.elapsedMs(ev[0], ev[1])
-			if err != nil {
-				return fmt.Errorf("%s: timed launch %d: %w", spec, i, err)
-			}
-			out.SamplesMs = append(out.SamplesMs, ms)
-		}
-		return nil
+		out.SamplesMs, err = r.timedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, warmup, repeats, flushBytes)
+		return err
 	})
 	if err != nil {
 		return AttentionTiming{}, err

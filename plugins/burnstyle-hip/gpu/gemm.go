@@ -357,58 +357,8 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 			return err
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
-		for i := 0; i < warmup; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if err := d.runGEMM(g); err != nil {
-				return err
-			}
-		}
-		var ev [2]uintptr
-		for i := range ev {
-			if ev[i], err = r.newEvent(); err != nil {
-				return err
-			}
-			defer r.drv.eventDestroy(ev[i])
-		}
-		var flush devPtr
-		if flushBytes > 0 {
-			if flush, err = r.alloc(flushBytes); err != nil {
-				return fmt.Errorf("gemm --cold-cache: flush buffer of %d MiB: %w", flushBytes>>20, err)
-			}
-			defer r.free(flush)
-		}
-		out.SamplesMs = make([]float64, 0, repeats)
-		for i := 0; i < repeats; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if flushBytes > 0 {
-				// A new value each time, so no layer can skip the write.
-				if err := r.fill32(flush, uint32(i+1), flushBytes/4); err != nil {
-					return err
-				}
-				if err := r.sync(); err != nil {
-					return err
-				}
-			}
-			if err := r.record(ev[0]); err != nil {
-				return err
-			}
-			if err := d.runGEMM(g); err != nil {
-				return err
-			}
-			if err := r.record(ev[1]); err != nil {
-				return err
-			}
-			ms, err := r.elapsedMs(ev[0], ev[1])
-			if err != nil {
-				return err
-			}
-			out.SamplesMs = append(out.SamplesMs, ms)
-		}
-		return nil
+		out.SamplesMs, err = r.timedLaunches(ctx, "gemm", func() error { return d.runGEMM(g) }, warmup, repeats, flushBytes)
+		return err
 	})
 	if err != nil {
 		return GEMMTiming{}, err

@@ -216,6 +216,10 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 	if err := ScanSupported(spec); err != nil {
 		return out, err
 	}
+	var flushBytes int64
+	if cold {
+		flushBytes = FlushBytes
+	}
 	err := d.w.do(func() error {
 		r := d.rt
 		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
@@ -237,53 +241,8 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 			return fmt.Errorf("%s: first launch: %w", spec, err)
 		}
 		out.CompileMs, out.PeakMemoryBytes = float64(time.Since(start).Nanoseconds())/1e6, k.bytes
-		for i := 0; i < warmup; i++ {
-			if err := k.launch(r); err != nil {
-				return err
-			}
-		}
-		var ev [2]uintptr
-		for i := range ev {
-			if ev[i], err = r.newEvent(); err != nil {
-				return err
-			}
-			defer r.drv.eventDestroy(ev[i])
-		}
-		var flush devPtr
-		if cold {
-			if flush, err = r.alloc(FlushBytes); err != nil {
-				return fmt.Errorf("%s --cold-cache: %w", spec, err)
-			}
-			defer r.free(flush)
-		}
-		for i := 0; i < repeats; i++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if cold {
-				if err := r.fill32(flush, uint32(i+1), FlushBytes/4); err != nil {
-					return err
-				}
-				if err := r.sync(); err != nil {
-					return err
-				}
-			}
-			if err := r.record(ev[0]); err != nil {
-				return err
-			}
-			if err := k.launch(r); err != nil {
-				return err
-			}
-			if err := r.record(ev[1]); err != nil {
-				return err
-			}
-			ms, err := r.elapsedMs(ev[0], ev[1])
-			if err != nil {
-				return fmt.Errorf("%s: timed launch %d: %w", spec, i, err)
-			}
-			out.SamplesMs = append(out.SamplesMs, ms)
-		}
-		return nil
+		out.SamplesMs, err = r.timedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, warmup, repeats, flushBytes)
+		return err
 	})
 	if err != nil {
 		return ScanTiming{}, err

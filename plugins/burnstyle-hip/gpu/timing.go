@@ -1,0 +1,68 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+)
+
+// timedLaunches is the sampling loop every Time* shares, on the worker
+// thread after the first (compile) call: warmup untimed launches, then
+// repeats launches each between two device events. With flushBytes > 0, a
+// memset of that many bytes (a new value each time, so no layer can skip
+// the write) and a synchronize come before each sample, outside its events
+// (cold L2). what names the call in errors.
+func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
+	for i := 0; i < warmup; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := launch(); err != nil {
+			return nil, err
+		}
+	}
+	var ev [2]uintptr
+	for i := range ev {
+		var err error
+		if ev[i], err = r.newEvent(); err != nil {
+			return nil, err
+		}
+		defer r.drv.eventDestroy(ev[i])
+	}
+	var flush devPtr
+	if flushBytes > 0 {
+		var err error
+		if flush, err = r.alloc(flushBytes); err != nil {
+			return nil, fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", what, flushBytes>>20, err)
+		}
+		defer r.free(flush)
+	}
+	samples := make([]float64, 0, repeats)
+	for i := 0; i < repeats; i++ {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if flushBytes > 0 {
+			if err := r.fill32(flush, uint32(i+1), flushBytes/4); err != nil {
+				return nil, err
+			}
+			if err := r.sync(); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.record(ev[0]); err != nil {
+			return nil, err
+		}
+		if err := launch(); err != nil {
+			return nil, err
+		}
+		if err := r.record(ev[1]); err != nil {
+			return nil, err
+		}
+		ms, err := r.elapsedMs(ev[0], ev[1])
+		if err != nil {
+			return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
+		}
+		samples = append(samples, ms)
+	}
+	return samples, nil
+}
