@@ -29,7 +29,7 @@ def test_info_declares_compile(fw):
     variants = {v["name"]: v for v in fw.info()["variants"]}
     assert "compile" in variants
     ttt = variants["compile"]["capabilities"]["workloads"]
-    assert [w["workload"] for w in ttt] == ["ttt", "problem", "attention"] and "forward" in ttt[0]["phases"]
+    assert [w["workload"] for w in ttt] == ["ttt", "problem", "attention", "scan"] and "forward" in ttt[0]["phases"]
     # The problem workload's further compile mode is a variant of its own.
     assert [w["workload"] for w in variants["compile-max-autotune"]["capabilities"]["workloads"]] == ["problem"]
     # attention's kernel variants declare attention only; efficient has no cpu kernel.
