@@ -2,7 +2,9 @@ package burnstylehip
 
 import (
 	"context"
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -227,5 +229,31 @@ func TestExportBadFiles(t *testing.T) {
 	req.WeightsPath = filepath.Join(dir, "nope")
 	if _, err := New().Export(context.Background(), req); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("missing file: err = %v", err)
+	}
+}
+
+// TestManifestListsEveryWorkload: plugin.json's workloads are what the
+// harness reads before starting a backend (a workload missing there leaves
+// the backend out of verify and run by default), so they must be exactly
+// the workloads the backend declares.
+func TestManifestListsEveryWorkload(t *testing.T) {
+	raw, err := os.ReadFile("plugin.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Workloads []string }
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	info, err := New().Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var declared []string
+	for _, w := range info.Capabilities.Workloads {
+		declared = append(declared, w.Workload)
+	}
+	if !reflect.DeepEqual(m.Workloads, declared) {
+		t.Errorf("plugin.json lists %v, the backend declares %v", m.Workloads, declared)
 	}
 }
