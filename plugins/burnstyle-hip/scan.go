@@ -55,8 +55,10 @@ func scanInputs[F float32 | float64](s cpu.ScanShape) (cum, trans, dur []F) {
 }
 
 // scanOnGPU says whether a request runs on the GPU: cuda always (a spec
-// the kernel refuses is unsupported), auto when a GPU opens and takes it.
-func scanOnGPU(device string, s gpu.ScanSpec) (bool, error) {
+// the kernel refuses is unsupported; support.go has already refused the
+// backward phases there), auto when a GPU opens and takes it and the phase
+// is the forward (the kernel's only one: auto runs the backward on the CPU).
+func scanOnGPU(device string, s gpu.ScanSpec, backward bool) (bool, error) {
 	switch device {
 	case "cuda":
 		if _, err := gpu.Shared("cuda"); err != nil {
@@ -64,7 +66,7 @@ func scanOnGPU(device string, s gpu.ScanSpec) (bool, error) {
 		}
 		return true, gpu.ScanSupported(s)
 	case "auto":
-		if _, err := gpu.Shared("cuda"); err == nil && gpu.ScanSupported(s) == nil {
+		if _, err := gpu.Shared("cuda"); err == nil && !backward && gpu.ScanSupported(s) == nil {
 			return true, nil
 		}
 	}
@@ -106,7 +108,7 @@ func gpuItem(s gpu.ScanSpec) int {
 
 func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec := gpu.ScanSpec{ScanShape: scanShape(req.Config), Dtype: req.Config.Dtype()}
-	onGPU, err := scanOnGPU(req.Device, spec)
+	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
 		return res, nil
@@ -194,7 +196,7 @@ func scanMemory(s cpu.ScanShape, grads bool, item int64) map[string]int64 {
 func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	s := scanShape(req.Config)
 	spec := gpu.ScanSpec{ScanShape: s, Dtype: req.Config.Dtype()}
-	onGPU, err := scanOnGPU(req.Device, spec)
+	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
