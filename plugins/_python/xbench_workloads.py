@@ -318,6 +318,27 @@ class Scan(_View):
         b = np.arange(self.batch, dtype=np.int64)
         return self.T - (b * self.T) // (2 * self.batch)
 
+    def streaming_state_rows(self) -> int:
+        """Rows of [batch, C] state a streaming scan keeps: a ring of K (two
+        for entropy's expectations), or, for the backward phases, that ring
+        at every position (what autograd or lax.scan saves)."""
+        rings = 2 if self.semiring == "entropy" else 1
+        return rings * self.K * (self.T if self.backward else 1)
+
+    def counted_memory(self, state_rows: int, lengths_item: int = 8) -> dict:
+        """Prepared.memory of a backend, counted from sizes (not measured):
+        the inputs (lengths of lengths_item bytes each), state_rows [batch, C]
+        rows of DP state ("state" left out when 0: a backend that cannot
+        see its state) and, for the backward phases, the three gradients."""
+        item = 8 if self.dtype == "float64" else 4
+        n_in = self.batch * (self.T + 1) * self.C + self.C * self.C + self.K * self.C
+        mem = {"inputs": n_in * item + lengths_item * self.batch}
+        if state_rows:
+            mem["state"] = state_rows * self.batch * self.C * item
+        if self.backward:
+            mem["workspace"] = n_in * item
+        return mem
+
     def check(self) -> None:
         """The spec's rules, for a framework module called outside the
         harness (which has already enforced them): ValueError."""

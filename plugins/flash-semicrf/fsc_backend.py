@@ -56,16 +56,6 @@ def _refuse(cfg: xc.Scan) -> None:
                              "score is piecewise linear and it returns no subgradient); supported with max: forward")
 
 
-def _memory(cfg: xc.Scan) -> dict:
-    # The package's buffers are its own: only the inputs (and the gradients
-    # of the backward phases) are counted; peak_memory_bytes measures the rest.
-    import scan
-
-    mem = scan.memory(cfg, 0)
-    del mem["state"]
-    return mem
-
-
 class Backend(torch_backend.Backend):
     framework = "flash-semicrf"
     capabilities = CAPS
@@ -89,9 +79,10 @@ class Backend(torch_backend.Backend):
         import scan
 
         _refuse(cfg)
-        p = scan.prepare(cfg, torch_backend._torch_device(device), seed, forward_fn(variant), 0)
-        p.memory = _memory(cfg)
-        return p
+        # The package's buffers are its own: state 0 counts the inputs (and
+        # the gradients of the backward phases) only; peak_memory_bytes
+        # measures the rest.
+        return scan.prepare(cfg, torch_backend._torch_device(device), seed, forward_fn(variant), 0)
 
     def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import scan

@@ -108,17 +108,9 @@ def _args(cfg: xc.Scan, device, arrays: dict) -> tuple:
 def prepare(cfg: xc.Scan, device, seed: int) -> xc.Prepared:
     cfg.check()
     args = _args(cfg, device, xbench_scan_ref.fixtures(cfg, seed))
-    # Counted bytes: the inputs; state = the carry (one u ring, two for
-    # entropy), and for the backward phases the carries lax.scan saves, one a
-    # position; workspace = the gradients.
-    rings = 2 if cfg.semiring == "entropy" else 1
-    item = 4
-    n_in = cfg.batch * (cfg.T + 1) * cfg.C + cfg.C * cfg.C + cfg.K * cfg.C
-    mem = {"inputs": n_in * item + 4 * cfg.batch,
-           "state": rings * cfg.K * cfg.batch * cfg.C * item * (cfg.T if cfg.backward else 1)}
-    if cfg.backward:
-        mem["workspace"] = n_in * item
-    return xc.Prepared(step=_phase(cfg, args), memory=mem)
+    # The carry is the u ring (lax.scan saves it at every position for the
+    # backward); lengths are int32 here.
+    return xc.Prepared(step=_phase(cfg, args), memory=cfg.counted_memory(cfg.streaming_state_rows(), lengths_item=4))
 
 
 def export(cfg: xc.Scan, device, inputs: dict) -> dict:

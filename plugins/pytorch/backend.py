@@ -218,7 +218,7 @@ class Backend(xc.Framework):
     def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         import scan
 
-        return scan.prepare(cfg, _torch_device(device), seed, scan.forward_fn(variant), scan.state_rows(cfg))
+        return scan.prepare(cfg, _torch_device(device), seed, scan.forward_fn(variant), cfg.streaming_state_rows())
 
     def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import scan

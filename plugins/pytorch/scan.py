@@ -156,24 +156,12 @@ def _phase(cfg: xc.Scan, f: Forward, t: dict) -> Callable:
     return both
 
 
-def memory(cfg: xc.Scan, state_rows: int) -> dict:
-    """Counted (not measured) bytes: the inputs, state_rows [batch, C] rows
-    of DP state the backend keeps, and for the backward phases the three
-    gradients."""
-    item = 8 if cfg.dtype == "float64" else 4
-    n_in = cfg.batch * (cfg.T + 1) * cfg.C + cfg.C * cfg.C + cfg.K * cfg.C
-    mem = {"inputs": n_in * item + 8 * cfg.batch, "state": state_rows * cfg.batch * cfg.C * item}
-    if cfg.backward:
-        mem["workspace"] = n_in * item
-    return mem
-
-
 def prepare(cfg: xc.Scan, device: str, seed: int, f: Forward, state_rows: int) -> xc.Prepared:
     """Seeded inputs of the spec's shapes and fixture lengths on the device;
-    the phase's step over f. state_rows as in memory()."""
+    the phase's step over f. state_rows as in xc.Scan.counted_memory()."""
     cfg.check()
     t = _tensors(cfg, device, xbench_scan_ref.fixtures(cfg, seed))
-    return xc.Prepared(step=_phase(cfg, f, t), memory=memory(cfg, state_rows))
+    return xc.Prepared(step=_phase(cfg, f, t), memory=cfg.counted_memory(state_rows))
 
 
 def export(cfg: xc.Scan, device: str, inputs: dict, f: Forward) -> dict:
@@ -187,11 +175,3 @@ def export(cfg: xc.Scan, device: str, inputs: dict, f: Forward) -> dict:
     elif cfg.phase == "backward":
         res = (step.out, *res)
     return {name: x.detach().cpu().numpy() for name, x in zip(cfg.outputs(), res)}
-
-
-def state_rows(cfg: xc.Scan) -> int:
-    """Rows of [batch, C] state our streaming scan keeps: the ring of K
-    (two rings for entropy), or for the backward phases every step's ring,
-    which autograd saves: K per position."""
-    rings = 2 if cfg.semiring == "entropy" else 1
-    return rings * cfg.K * (cfg.T if cfg.backward else 1)

@@ -67,7 +67,7 @@ def test_gradients_match_flash_semicrf_reference(semiring, phase):
 
 def test_prepare_counts_memory_and_steps():
     cfg = xc.Scan(T=10, K=3, C=2, batch=2, phase="backward")
-    p = scan.prepare(cfg, "cpu", 0, scan.forward_fn(""), scan.state_rows(cfg))
+    p = scan.prepare(cfg, "cpu", 0, scan.forward_fn(""), cfg.streaming_state_rows())
     grads = p.step()
     assert len(grads) == 3 and grads[0].shape == (2, 11, 2)
     assert p.memory["inputs"] == (2 * 11 * 2 + 4 + 6) * 4 + 16
