@@ -91,19 +91,8 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 	}
 	res.Device, res.Env.Timing = d.Info(), t.Timing
 	res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
-	// Counted: the inputs (all of the kernel's device buffers but out) and
-	// the shared-memory state each sequence's block keeps (the ring of K,
-	// the duration bias, the transition, one alpha row).
-	res.MemoryBytes = map[string]int64{"inputs": t.PeakMemoryBytes - int64(spec.Batch)*int64(gpuItem(spec)),
-		"state": int64(2*spec.K*spec.C+spec.C*spec.C+spec.C) * int64(gpuItem(spec)) * int64(spec.Batch)}
+	res.MemoryBytes = t.MemoryBytes
 	return res, nil
-}
-
-func gpuItem(s gpu.ScanSpec) int {
-	if s.Dtype == "float64" {
-		return 8
-	}
-	return 4
 }
 
 func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {

@@ -204,7 +204,11 @@ type ScanTiming struct {
 	CompileMs       float64
 	SamplesMs       []float64
 	PeakMemoryBytes int64
-	Timing          string
+	// MemoryBytes counts the buffers by part: "inputs" (every device
+	// buffer but out) and "state" (each sequence block's shared memory: the
+	// ring of K, the duration bias, the transition, one alpha row).
+	MemoryBytes map[string]int64
+	Timing      string
 }
 
 // TimeScan times spec on the given inputs: the first call (NVRTC, module
@@ -241,6 +245,7 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 			return fmt.Errorf("%s: first launch: %w", spec, err)
 		}
 		out.CompileMs, out.PeakMemoryBytes = float64(time.Since(start).Nanoseconds())/1e6, k.bytes
+		out.MemoryBytes = map[string]int64{"inputs": k.bytes - int64(spec.Batch*spec.item()), "state": int64(spec.smem()) * int64(spec.Batch)}
 		out.SamplesMs, err = r.timedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, warmup, repeats, flushBytes)
 		return err
 	})
