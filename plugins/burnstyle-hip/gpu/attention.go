@@ -15,8 +15,9 @@ package gpu
 // head h to kv head h/(H/KH) by index. Two kernels: bfloat16 and float16
 // run on tensor cores (xa_attention_mma: mma.sync m16n8k16 for q.k^T and
 // p.v, float32 accumulators, p rounded to the dtype in registers, tiles
-// in the dtype: 64 query x 64 kv rows up to D = 128, 64x32 above, 52 KB of
-// shared memory at D = 128, 66 KB at 256; v of a tile loads by cp.async
+// in the dtype: 128 query x 64 kv rows up to D = 64, 128x32 up to 128
+// (each warp two m-tiles of 16 rows), 64x32 above; 52 KB of shared memory
+// at D = 128, 66 KB at 256; v of a tile loads by cp.async
 // while q.k^T runs, k of the next while p.v runs, as in FA2; fragments by
 // ldmatrix) on sm_80 and newer; float32
 // (IEEE, never TF32) and, with CUDACores, the 16-bit types run on CUDA
@@ -52,6 +53,12 @@ type AttentionSpec struct {
 	// (on the emulator only the ldmatrix part differs: it copies
 	// synchronously either way).
 	PlainLoads bool
+	// QueryRows is the tensor-core kernel's query tile up to D = 128: 64
+	// or 128 rows, 0 for the default (defaultQueryRows). A knob for the
+	// GPU test, which times both.
+	QueryRows int
+	// KVRows is its kv tile up to D = 128: 32 or 64, 0 for the default.
+	KVRows int
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -90,25 +97,47 @@ func attnTilesFor(d int) attnTiles {
 	return attnTiles{false, 32, 16, dp}
 }
 
-// mmaTilesFor is the tensor-core kernel's geometry: 64 query rows (4 warps
-// of 16), the head dim padded to the k step of 16, 64 kv rows (32 past
-// D = 128, where the output accumulators take 128 registers a thread).
-// Tiles are 16-bit, so D = 256 needs 66 KB.
-func mmaTilesFor(d int) attnTiles {
+// mmaTilesFor is the tensor-core kernel's geometry for head dim d and a
+// query tile of rows (0: the default): 4 warps of 16 (64 rows) or of 32
+// (128 rows: each warp's k and v fragments then feed two m-tiles, FA2's
+// arrangement, halving the shared-memory reads per product); the head dim
+// padded to the k step of 16; 64 kv rows. Past D = 128 the output
+// accumulators alone take 128 registers a thread per m-tile, so the tile
+// is 64x32 there whatever rows asks. Tiles are 16-bit: 128x64 at D = 128
+// needs 70 KB, 64x32 at D = 256 66 KB.
+func mmaTilesFor(d, rows, kvRows int) attnTiles {
 	dp := (d + 15) / 16 * 16
 	if dp > 128 {
 		return attnTiles{true, 64, 32, dp}
 	}
-	return attnTiles{true, 64, 64, dp}
+	if rows == 0 {
+		rows = defaultQueryRows
+	}
+	if kvRows == 0 {
+		// 128x64 at D = 128 needs more than 255 registers (ptxas spills);
+		// 128x32 takes 240.
+		kvRows = 64
+		if rows == 128 && dp > 64 {
+			kvRows = 32
+		}
+	}
+	return attnTiles{true, rows, kvRows, dp}
 }
 
+// defaultQueryRows is the tensor-core query tile up to D = 128.
+const defaultQueryRows = 128
+
 // minBlocks is the tensor-core kernel's __launch_bounds__ minimum (see
-// attention_mma.cu): 3 blocks per SM up to D = 128, else 1.
+// attention_mma.cu): 3 blocks per SM for 64-row tiles up to D = 128, 2 for
+// 128-row tiles (twice the accumulators: up to 255 registers), else 1.
 func (t attnTiles) minBlocks() int {
-	if t.DP <= 128 {
-		return 3
+	switch {
+	case t.DP > 128:
+		return 1
+	case t.BM > 64:
+		return 2
 	}
-	return 1
+	return 3
 }
 
 // tiles picks the kernel for a device of compute capability sm (e.g. 90):
@@ -117,7 +146,7 @@ func (t attnTiles) minBlocks() int {
 // (the spec's float32 is IEEE, never TF32).
 func (s AttentionSpec) tiles(sm int) attnTiles {
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
-		return mmaTilesFor(s.HeadDim)
+		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
 	}
 	return attnTilesFor(s.HeadDim)
 }
@@ -159,7 +188,11 @@ func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
 }
 
 func (s AttentionSpec) String() string {
-	return "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype
+	out := "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype
+	if s.QueryRows != 0 || s.KVRows != 0 {
+		out += fmt.Sprintf(" tile=%dx%d", s.QueryRows, s.KVRows)
+	}
+	return out
 }
 
 // check validates the spec against what the kernel and its launch take.
@@ -171,6 +204,10 @@ func (s AttentionSpec) check() error {
 		return fmt.Errorf("%s: %w", s, err)
 	}
 	switch {
+	case s.QueryRows != 0 && s.QueryRows != 64 && s.QueryRows != 128:
+		return fmt.Errorf("%s: query tile of %d rows (allowed: 64, 128, or 0 for the default)", s, s.QueryRows)
+	case s.KVRows != 0 && s.KVRows != 32 && s.KVRows != 64:
+		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
 	case s.Batch > 65535 || s.Heads > 65535:
@@ -215,7 +252,7 @@ func (s AttentionSpec) defines() []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
 	// Both kernels' geometries: a 16-bit program holds both (the tensor-core
 	// kernel compiles only for XA_DT != 0).
-	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim)
+	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),

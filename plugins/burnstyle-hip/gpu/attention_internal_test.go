@@ -19,12 +19,19 @@ var (
 // within attnMaxSmem.
 func TestAttentionTiles(t *testing.T) {
 	for d := 1; d <= 256; d++ {
-		c, m := attnTilesFor(d), mmaTilesFor(d)
+		c := attnTilesFor(d)
 		if c.MMA || c.BM%16 != 0 || c.BN%8 != 0 || c.DP < d || c.DP%8 != 0 || c.smemBytes() > attnMaxSmem {
 			t.Errorf("d=%d: CUDA-core tiles %+v, %d B shared", d, c, c.smemBytes())
 		}
-		if !m.MMA || m.BM != 64 || m.BN%16 != 0 || m.DP < d || m.DP%16 != 0 || m.smemBytes() > attnMaxSmem {
-			t.Errorf("d=%d: tensor-core tiles %+v, %d B shared", d, m, m.smemBytes())
+		for _, rows := range []int{0, 64, 128} {
+			for _, kv := range []int{0, 32, 64} {
+				// The kernel's 4 warps own BM/64 m-tiles of 16 rows each.
+				m := mmaTilesFor(d, rows, kv)
+				if !m.MMA || (m.BM != 64 && m.BM != 128) || m.BN%16 != 0 || m.DP < d || m.DP%16 != 0 || m.smemBytes() > attnMaxSmem ||
+					(m.DP > 128 && m.BM != 64) || (m.DP <= 128 && ((rows != 0 && m.BM != rows) || (kv != 0 && m.BN != kv))) {
+					t.Errorf("d=%d rows=%d kv=%d: tensor-core tiles %+v, %d B shared", d, rows, kv, m, m.smemBytes())
+				}
+			}
 		}
 	}
 	s := AttentionSpec{AttentionShape: cpu.AttentionShape{HeadDim: 128}, Dtype: "bfloat16"}

@@ -143,6 +143,18 @@ func TestEmuAttentionMMA(t *testing.T) {
 	for _, dim := range []int{64, 128, 256} {                               // the suites' head dims
 		checkAttention(t, d, attnSpec(1, 2, 1, 37, 53, dim, true, "bfloat16"))
 	}
+	// Both query tiles: 64 rows (one m-tile a warp) and 128 (two), with
+	// 150 queries so the second tile is partial and, causal, its rows see
+	// different numbers of keys in each m-tile.
+	for _, tile := range [][2]int{{64, 64}, {128, 64}, {128, 32}} {
+		for _, causal := range []bool{false, true} {
+			s := attnSpec(1, 2, 1, 150, 150, 64, causal, "bfloat16")
+			s.QueryRows, s.KVRows = tile[0], tile[1]
+			checkAttention(t, d, s)
+			s.PlainLoads = true
+			checkAttention(t, d, s)
+		}
+	}
 }
 
 func TestEmuAttentionTiming(t *testing.T) {
@@ -176,6 +188,14 @@ func TestEmuAttentionRefuses(t *testing.T) {
 		{attnSpec(1, 2, 1, 8, 8, 64, false, "float64"), `dtype "float64"`},
 		{attnSpec(1, 3, 2, 8, 8, 64, false, "float32"), "kv_heads 2 does not divide heads 3"},
 		{attnSpec(65536, 2, 1, 8, 8, 64, false, "float32"), "batch and heads must be at most 65535"},
+		{func() gpu.AttentionSpec {
+			s := attnSpec(1, 2, 1, 8, 8, 64, false, "bfloat16")
+			s.QueryRows = 96
+			return s
+		}(),
+			"query tile of 96 rows (allowed: 64, 128"},
+		{func() gpu.AttentionSpec { s := attnSpec(1, 2, 1, 8, 8, 64, false, "bfloat16"); s.KVRows = 48; return s }(),
+			"kv tile of 48 rows (allowed: 32, 64"},
 	} {
 		if _, err := d.ExportAttention(context.Background(), tc.s, nil, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.s, err, tc.want)
@@ -226,12 +246,27 @@ func TestGPUAttention(t *testing.T) {
 	sync := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
 	sync.PlainLoads = true
 	checkAttention(t, d, sync)
-	for _, tc := range []struct {
+	tiles := [][2]int{{64, 64}, {128, 32}, {128, 64}} // query x kv rows
+	for _, tile := range tiles {                      // every tile at the suites' head dims, odd lengths
+		for _, dim := range []int{64, 128} {
+			s := attnSpec(1, 4, 2, 300, 300, dim, true, "bfloat16")
+			s.QueryRows, s.KVRows = tile[0], tile[1]
+			checkAttention(t, d, s)
+		}
+	}
+	type timed struct {
 		dt          string
 		cores, sync bool
-	}{{"bfloat16", false, false}, {"float16", false, false}, {"bfloat16", false, true}, {"bfloat16", true, false}, {"float32", false, false}} {
+		tile        [2]int
+	}
+	cases := []timed{{"bfloat16", false, false, [2]int{}}, {"float16", false, false, [2]int{}},
+		{"bfloat16", false, true, [2]int{}}, {"bfloat16", true, false, [2]int{}}, {"float32", false, false, [2]int{}}}
+	for _, tile := range tiles {
+		cases = append(cases, timed{"bfloat16", false, false, tile})
+	}
+	for _, tc := range cases {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.CUDACores, s.PlainLoads = tc.cores, tc.sync
+		s.CUDACores, s.PlainLoads, s.QueryRows, s.KVRows = tc.cores, tc.sync, tc.tile[0], tc.tile[1]
 		tm, err := d.TimeAttention(context.Background(), s, 3, 10, 1, false)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)

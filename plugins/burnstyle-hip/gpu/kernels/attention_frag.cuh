@@ -11,6 +11,7 @@
 #define XM_SMEM_BYTES ((XM_BM + 2 * XM_BN) * XM_SS * 2)
 #define XM_NS (XM_BN / 8)  // 8-column score tiles per warp
 #define XM_NO (XM_DP / 8)  // 8-column output tiles per warp
+#define XM_MT (XM_BM / 64)  // 16-row m-tiles per warp (4 warps)
 
 #ifdef XB_EMU
 // One warp's m16n8k16 on the emulator: each lane posts its fragments to a
