@@ -104,7 +104,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from xbench_spec import (  # noqa: F401  (re-exported for framework files)
-    BASE_LR, EPS, INIT_STD, ROPE_THETA, SIZES, SIZE_ALIASES, ModelSize, ParamSpec,
+    BASE_LR, EPS, GRAD_PREFIX, INIT_STD, ROPE_THETA, SIZES, SIZE_ALIASES, ModelSize, ParamSpec,
     count_params, init_params, inner_param_specs, perturbed_params, model_size, param_specs,
     random_inner_inputs, random_tokens,
 )
@@ -118,7 +118,7 @@ __all__ = [
     # entry points (lazy)
     "main", "run", "run_batch", "export", "serve",
     # spec facts
-    "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "INIT_STD", "ROPE_THETA",
+    "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "GRAD_PREFIX", "INIT_STD", "ROPE_THETA",
     "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
     # tensors
     "read_safetensors", "write_safetensors",

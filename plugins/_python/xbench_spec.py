@@ -16,6 +16,9 @@ CONV_WIDTH = 4  # mamba backbone only
 INIT_STD = 0.02
 BASE_LR = {"linear": 1.0, "mlp": 0.1}
 MLP_EXPANSION = 4  # inner MLP width is 4f
+# A parameter's gradient in a backward-phase export ("grad." + its name),
+# as the Go harness's workload/ttt.GradPrefix (docs/ttt-backward.md).
+GRAD_PREFIX = "grad."
 
 
 @dataclass(frozen=True)

@@ -211,5 +211,13 @@ class Backend(xc.Framework):
             fn = self._jit(lambda q, k, v, g, p: m.ttt_inner(q, k, v, g, p, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
             return {"out": np.asarray(fn(x["xq"], x["xk"], x["xv"], x["gate"], p), np.float32)}
         tokens = jax.device_put(jnp.asarray(inputs["tokens"], jnp.int32), self._jax_device)
+        if cfg.backward:
+            # logits and grad.<name> for every parameter (docs/ttt-backward.md)
+            grad = jax.grad(m.loss_and_logits, has_aux=True)
+            fn = self._jit(lambda prm, tok: grad(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
+            grads, logits = fn(params, tokens)
+            out = {"logits": np.asarray(logits.astype(jnp.float32))}
+            out.update({xc.GRAD_PREFIX + k: np.asarray(g.astype(jnp.float32)) for k, g in grads.items()})
+            return out
         fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
         return {"logits": np.asarray(fn(params, tokens).astype(jnp.float32))}

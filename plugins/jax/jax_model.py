@@ -205,9 +205,14 @@ def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch:
 
 def loss_fn(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
     """Mean next-token cross-entropy in float32; the last position has no label."""
-    logits = forward(params, tokens, size, ttt_type, mini_batch, unroll)[:, :-1].astype(F32)
-    logp = jax.nn.log_softmax(logits, -1)
-    return -jnp.mean(jnp.take_along_axis(logp, tokens[:, 1:, None], -1))
+    return loss_and_logits(params, tokens, size, ttt_type, mini_batch, unroll)[0]
+
+
+def loss_and_logits(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
+    """(loss, logits): the loss with the logits as jax.grad's auxiliary output."""
+    logits = forward(params, tokens, size, ttt_type, mini_batch, unroll)
+    logp = jax.nn.log_softmax(logits[:, :-1].astype(F32), -1)
+    return -jnp.mean(jnp.take_along_axis(logp, tokens[:, 1:, None], -1)), logits
 
 
 def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):

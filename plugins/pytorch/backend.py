@@ -238,6 +238,15 @@ class Backend(xc.Framework):
         size = cfg.size
         out_dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
         params = {k: torch.from_numpy(v).to(dev, dtype) for k, v in weights.items()}
+        if cfg.backward:
+            # logits and grad.<name> for every parameter (docs/ttt-backward.md)
+            for t in params.values():
+                t.requires_grad_(True)
+            tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
+            logits, _, grads = m.logits_loss_grads(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+            out = {"logits": logits.detach().to(out_dtype).cpu().numpy()}
+            out.update({xc.GRAD_PREFIX + k: g.to(out_dtype).cpu().numpy() for k, g in grads.items()})
+            return out
         with torch.inference_mode():
             if cfg.inner_only:
                 x = {k: torch.from_numpy(inputs[k]).to(dev, dtype) for k in ("xq", "xk", "xv", "gate")}

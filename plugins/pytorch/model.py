@@ -214,10 +214,18 @@ def loss_fn(logits, tokens):
 
 def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, inner=None):
     """One backward-phase call: forward, loss, gradient w.r.t. every parameter."""
+    _, loss, grads = logits_loss_grads(params, tokens, size, ttt_type, mini_batch, inner)
+    return loss, grads
+
+
+def logits_loss_grads(params: dict, tokens, size, ttt_type, mini_batch, inner=None):
+    """The backward phase with its logits kept, for export: (logits, loss,
+    {name: gradient}). params must require grad."""
     names = list(params)
-    loss = loss_fn(forward(params, tokens, size, ttt_type, mini_batch, inner), tokens)
+    logits = forward(params, tokens, size, ttt_type, mini_batch, inner)
+    loss = loss_fn(logits, tokens)
     grads = torch.autograd.grad(loss, [params[n] for n in names])
-    return loss, dict(zip(names, grads))
+    return logits, loss, dict(zip(names, grads))
 
 
 class CudaEventTimer(xc.Timer):
