@@ -123,8 +123,12 @@ func (e *Engine) Prepare(cfg ttt.Config, _ ttt.Size, w, in map[string]tensorfile
 	if !m.useBLAS() {
 		dense = "portable GEMM kernels"
 	}
-	timing := fmt.Sprintf("device events around each call (%s); the first call adds NVRTC compile and module load; dense %s",
-		e.d.info.Kind, dense)
+	launches := "every kernel launched from the host each call"
+	if m.Replays() {
+		launches = "each call one replay of the forward captured as a graph at the first call"
+	}
+	timing := fmt.Sprintf("device events around each call (%s), %s; the first call adds NVRTC compile, module load and the capture; dense %s",
+		e.d.info.Kind, launches, dense)
 	return &Job{m: m, first: true, timing: timing}, nil
 }
 

@@ -21,6 +21,7 @@ type Options struct {
 	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
 	Chunks       int  // forward: chunks per sequence of the wavefront; 0 picks, 1 is flat (XBENCH_GPU_CHUNKS)
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
+	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 }
 
 // Model is one configuration's weights, buffers and compiled kernels on one
@@ -49,6 +50,8 @@ type Model struct {
 
 	chunks   *chunked // nil: the flat forward
 	laneBLAS uintptr  // cuBLAS handle of the lane being enqueued; 0 is the device's
+	base     uintptr  // the stream work goes to outside a lane: 0, or the capture's (graph.go)
+	cap      *captured
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
@@ -134,6 +137,9 @@ func withEnv(opt Options) Options {
 	}
 	if os.Getenv("XBENCH_GPU_PRIORITY") == "flat" {
 		opt.FlatPriority = true
+	}
+	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
+		opt.Eager = true
 	}
 	return opt
 }
@@ -225,6 +231,9 @@ func (m *Model) Describe() string {
 	if m.chunks != nil {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
 	}
+	if m.graphed() {
+		forward += ", one graph replay per call"
+	}
 	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; forward %s; compile %.1f ms",
 		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),
 		m.innerRegs, m.innerLocal, dense, forward, m.compileMs)
@@ -265,6 +274,10 @@ func (m *Model) Close() {
 	}
 	m.dev.w.do(func() error {
 		r := m.dev.rt
+		if m.cap != nil {
+			m.destroyCapture(m.cap)
+			m.cap = nil
+		}
 		m.closeChunks() // handles and streams before the workspaces they use
 		for _, p := range m.allocs {
 			r.free(p)

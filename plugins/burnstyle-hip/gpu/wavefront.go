@@ -182,8 +182,14 @@ func (m *Model) enqueueChunked() error {
 }
 
 // useLane sends the launches and GEMMs that follow to ln's stream and cuBLAS
-// handle; the zero lane is the default stream and the device's handle.
-func (m *Model) useLane(ln lane) { m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas }
+// handle; the zero lane is the base stream (the default one, or the
+// capture's) and the device's handle.
+func (m *Model) useLane(ln lane) {
+	m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas
+	if ln.stream == 0 {
+		m.dev.rt.stream = m.base
+	}
+}
 
 // enqueueInnerChunk runs layer l's inner loop over one chunk: from the
 // layer's weights for the first chunk, else from the state the previous

@@ -81,6 +81,8 @@ func main() {
 			{"125m", "linear", false, 1, 128, both, gpu.Options{Chunks: 1}, "flat"},
 			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
 			{"125m", "linear", false, 1, 256, both, gpu.Options{Chunks: 16}, "ch16"},
+			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3, Eager: true}, "ch3-eager"},
+			{"125m", "mlp", false, 1, 128, both, gpu.Options{Eager: true}, "eager"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
 		}
@@ -288,9 +290,11 @@ func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]a
 		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
 			fatal(fmt.Errorf("-chunks %q: %q is not a positive count", list, f))
 		}
-		opts = append(opts, gpu.Options{Chunks: n})
+		// each count replayed as one graph (the default) and launched eagerly,
+		// which tells how much of an eager call the host's launching costs
+		opts = append(opts, gpu.Options{Chunks: n}, gpu.Options{Chunks: n, Eager: true})
 	}
-	last := opts[len(opts)-1]
+	last := opts[len(opts)-2]
 	last.FlatPriority = true
 	opts = append(opts, last)
 	fmt.Printf("\n%s linear forward B=1 L=%d, %d timed calls after 3 warmup\n", size, L, repeats)
@@ -298,6 +302,9 @@ func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]a
 		for _, o := range opts {
 			cfg := check.Config(size, "linear", dt, false, 1, L)
 			tag := fmt.Sprintf("ch%d", o.Chunks)
+			if o.Eager {
+				tag += "-eager"
+			}
 			if o.FlatPriority {
 				tag += "-flatprio"
 			}
