@@ -32,7 +32,7 @@ log="$out/h100-ttt.log"
 gpu="--device $device --model-size $size --seq-len $len --batch 1 --warmup 3 --repeats 20 --backends burnstyle-hip"
 [ "$device" = cuda ] && step machine 15 nvidia-smi -L
 step "gpucheck verify" 150 bin/gpucheck -device "$device" -time=false -json "$out/gpucheck-verify.json"
-step "gpucheck chunks" 150 bin/gpucheck -device "$device" -verify=false -chunks 1,2,4,8 -tsize "$size" -tlen "$len" \
+step "gpucheck chunks" 150 bin/gpucheck -device "$device" -verify=false -chunks 1,2,4,8 -chunktypes linear,mlp -tsize "$size" -tlen "$len" \
   -repeats 20 -json "$out/gpucheck-chunks.json"
 for dt in bfloat16 float32; do
   for ch in 1 4; do

@@ -116,16 +116,29 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 // head h of batch b at out + b*osb + h*osh + t*ost.
 // prof, when set, receives 8 phase cycle counts per block.
 func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
-	b := &m.buf
+	b, nmb := &m.buf, m.cfg.SeqLen/m.cfg.MiniBatch
 	if m.geo.MLP {
-		r, cfg, s := m.dev.rt, m.cfg, m.size
-		name := m.geo.innerName()
-		return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
-			b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
-			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
+		return m.launchMLPInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
+			osb, osh, ost, prof, innerState{}, nmb)
 	}
 	return m.launchLinearInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
-		0, 0, m.cfg.SeqLen/m.cfg.MiniBatch)
+		0, 0, nmb)
+}
+
+// innerState is where an inner loop's state is: the layer's weights, or a
+// chunk's save slot (W2, b2 for mlp only). The zero value is no slot.
+type innerState struct{ W1, b1, W2, b2 devPtr }
+
+// launchMLPInner launches the mlp inner kernel for batches sequences from
+// the given (possibly mid-sequence) inputs and output, starting from state
+// from and walking nmb mini-batches; a non-zero save.W1 receives the final
+// state (the chunked forward).
+func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate devPtr, from innerState, iw *innerW, out devPtr,
+	osb, osh, ost int64, prof devPtr, save innerState, nmb int) error {
+	r, s, name := m.dev.rt, m.size, m.geo.innerName()
+	return r.launch(name, m.fn[name], [3]int{batches * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
+		xq, xk, xv, gate, from.W1, from.b1, from.W2, from.b2, iw.lnw, iw.lnb, iw.tokd, out,
+		i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, i32(nmb))
 }
 
 // launchLinearInner launches the linear inner kernel for batches sequences

@@ -47,7 +47,8 @@ func main() {
 	tsize := flag.String("tsize", "125m", "model size to time")
 	tlen := flag.Int("tlen", 2048, "sequence length to time")
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
-	chunks := flag.String("chunks", "", "time only the linear forward at these chunk counts (e.g. 1,2,4,8)")
+	chunks := flag.String("chunks", "", "time only the forward at these chunk counts (e.g. 1,2,4,8)")
+	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -83,6 +84,7 @@ func main() {
 			{"125m", "linear", false, 1, 256, both, gpu.Options{Chunks: 16}, "ch16"},
 			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3, Eager: true}, "ch3-eager"},
 			{"125m", "mlp", false, 1, 128, both, gpu.Options{Eager: true}, "eager"},
+			{"125m", "mlp", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
 		}
@@ -121,7 +123,9 @@ func main() {
 		report["verify"] = rows
 	}
 	if *chunks != "" {
-		report["chunks"] = timeChunks(d, *chunks, *tsize, *tlen, *repeats)
+		for _, typ := range strings.Split(*chunkTypes, ",") {
+			report["chunks_"+typ] = timeChunks(d, typ, *chunks, *tsize, *tlen, *repeats)
+		}
 	} else if *timing {
 		report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
 	}
@@ -280,9 +284,9 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// timeChunks times the linear forward, float32 and bfloat16, at each chunk
-// count of list, and the largest with every lane at one priority.
-func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]any {
+// timeChunks times the forward of inner model typ, float32 and bfloat16, at
+// each chunk count of list, and the largest with every lane at one priority.
+func timeChunks(d *gpu.Device, typ, list, size string, L, repeats int) []map[string]any {
 	var rows []map[string]any
 	var opts []gpu.Options
 	for _, f := range strings.Split(list, ",") {
@@ -297,10 +301,10 @@ func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]a
 	last := opts[len(opts)-2]
 	last.FlatPriority = true
 	opts = append(opts, last)
-	fmt.Printf("\n%s linear forward B=1 L=%d, %d timed calls after 3 warmup\n", size, L, repeats)
+	fmt.Printf("\n%s %s forward B=1 L=%d, %d timed calls after 3 warmup\n", size, typ, L, repeats)
 	for _, dt := range []string{"float32", "bfloat16"} {
 		for _, o := range opts {
-			cfg := check.Config(size, "linear", dt, false, 1, L)
+			cfg := check.Config(size, typ, dt, false, 1, L)
 			tag := fmt.Sprintf("ch%d", o.Chunks)
 			if o.Eager {
 				tag += "-eager"
