@@ -213,12 +213,16 @@ func (m *Model) compile() error {
 func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
 
 // blasMathMode is pedantic for float32 (IEEE products, never TF32) unless
-// DefaultMath asks otherwise; bfloat16 runs in default math.
+// DefaultMath asks otherwise; bfloat16 runs in default math with float32
+// split-K sums (the spec: "matmuls accumulate in float32").
 func (m *Model) blasMathMode() int32 {
-	if !m.geo.BF16 && !m.opt.DefaultMath {
-		return cublasPedanticMath
+	switch {
+	case m.geo.BF16:
+		return cublasFloat32Sums
+	case m.opt.DefaultMath:
+		return cublasDefaultMath
 	}
-	return cublasDefaultMath
+	return cublasPedanticMath
 }
 
 // Describe is one line on how this model runs, for logs.
