@@ -85,7 +85,7 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 		j.out = make([]T, len(j.xq))
 		return j, nil
 	}
-	m, err := cpu.NewModel[T](s, cfg.TTTType, cfg.MiniBatch, w)
+	m, err := cpu.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}
