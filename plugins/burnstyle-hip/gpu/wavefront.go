@@ -34,6 +34,8 @@ type chunked struct {
 	start     uintptr
 	stateW    devPtr // [layers][B][nh][f][f] inner W1 carried between chunks
 	stateB    devPtr // [layers][B][nh][f]
+
+	halo *convHalo // mamba: the convolutions' look-back rows between chunks (mamba.go)
 }
 
 // chunkCount resolves the chunk count for this model; 1 is the flat forward.
@@ -103,8 +105,10 @@ func (m *Model) setupChunks() error {
 	if ch.stateW, err = m.alloc(4 * int64(len(m.w.layers)) * per * int64(s.HeadDim)); err != nil {
 		return err
 	}
-	ch.stateB, err = m.alloc(4 * int64(len(m.w.layers)) * per)
-	return err
+	if ch.stateB, err = m.alloc(4 * int64(len(m.w.layers)) * per); err != nil {
+		return err
+	}
+	return m.setupHalo(ch)
 }
 
 // laneHandle is a cuBLAS handle on stream with its own (counted) workspace
@@ -245,5 +249,6 @@ func (m *Model) closeChunks() {
 	if ch.start != 0 {
 		r.drv.eventDestroy(ch.start)
 	}
+	m.closeHalo(ch)
 	m.chunks = nil
 }
