@@ -90,11 +90,16 @@ func (p *Inner[T]) NumParams() int64 {
 	return int64(len(p.tok) + len(p.lnW) + len(p.lnB) + len(p.w1) + len(p.b1) + len(p.w2) + len(p.b2))
 }
 
-// Bytes is the memory the parameters and the per-worker scratch take.
+// Bytes is the memory the parameters and the per-worker scratch take, and
+// the backward's buffers once Backward has run.
 func (p *Inner[T]) Bytes() int64 {
 	f, h, k := p.F, p.Hidden, p.K
 	perWorker := 2*f*h + h + f + 2*k*k + 7*k*h + 4*k*f + f
-	return bytesOf[T](int(p.NumParams()) + numWorkers()*perWorker)
+	n := int(p.NumParams()) + numWorkers()*perWorker + len(p.partial) + len(p.partialLN)
+	for _, b := range p.back {
+		n += len(b.states) + b.elems
+	}
+	return bytesOf[T](n)
 }
 
 func (p *Inner[T]) ensureScratch() {

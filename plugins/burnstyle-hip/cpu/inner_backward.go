@@ -42,6 +42,7 @@ type innerBackScratch[T Float] struct {
 	pm, deta       []T // [K, K]
 	rowA, rowB     []T // [f]: lnL2GradBack's scratch
 	dgw, dgb, dtok []T // this item's dln_w, dln_b [f] and dtok [K]
+	elems          int // what the buffers but states hold, for Bytes
 }
 
 // stateSize is the number of values in one head's inner state.
@@ -58,7 +59,8 @@ func (p *Inner[T]) ensureBackScratch(seqLen int) {
 	f, h, k := p.F, p.Hidden, p.K
 	need := seqLen / k * p.stateSize()
 	for len(p.back) < numWorkers() {
-		vec := func(n int) []T { return make([]T, n) }
+		var c counted[T]
+		vec := c.vec
 		p.back = append(p.back, &innerBackScratch[T]{
 			fw:  p.scratch[len(p.back)],
 			dw1: vec(f * h), db1: vec(h), dw2: vec(h * f), db2: vec(f),
@@ -69,6 +71,7 @@ func (p *Inner[T]) ensureBackScratch(seqLen int) {
 			tmpH: vec(k * h), tmpF: vec(k * f), pm: vec(k * k), deta: vec(k * k),
 			rowA: vec(f), rowB: vec(f), dgw: vec(f), dgb: vec(f), dtok: vec(k),
 		})
+		p.back[len(p.back)-1].elems = c.n
 	}
 	for _, b := range p.back {
 		if len(b.states) < need {
