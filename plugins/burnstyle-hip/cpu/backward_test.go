@@ -69,6 +69,8 @@ func TestForwardBackwardFiniteDifferences(t *testing.T) {
 		{"linear", "transformer", 2, 16, 8},
 		{"mlp", "transformer", 2, 16, 8},
 		{"mlp", "transformer", 1, 32, 16},
+		{"linear", "mamba", 2, 16, 8},
+		{"mlp", "mamba", 1, 16, 8},
 	} {
 		t.Run(fmt.Sprintf("%s/%s/B%d/L%d/K%d", tc.tttType, tc.backbone, tc.batch, tc.seqLen, tc.k), func(t *testing.T) {
 			s, _ := ttt.LookupSize("tiny")
@@ -140,7 +142,7 @@ func TestForwardBackwardFiniteDifferences(t *testing.T) {
 // tensor by tensor, at verify's tiny shape.
 func TestForwardBackwardFloat32MatchesFloat64(t *testing.T) {
 	for _, tc := range []struct{ tttType, backbone string }{
-		{"linear", "transformer"}, {"mlp", "transformer"},
+		{"linear", "transformer"}, {"mlp", "transformer"}, {"linear", "mamba"}, {"mlp", "mamba"},
 	} {
 		t.Run(tc.tttType+"/"+tc.backbone, func(t *testing.T) {
 			m64, _ := tinyModelOf[float64](t, tc.tttType, tc.backbone, 16)
