@@ -226,3 +226,15 @@ func (r rope[T]) apply(dst, x []T, p int) {
 		dst[i+h] = b*c[i] + a*s[i]
 	}
 }
+
+// back writes into dx the gradient of apply's input x given dxr, its
+// output's: the inverse rotation, at the same angle.
+func (r rope[T]) back(dx, dxr []T, p int) {
+	h := r.half
+	c, s := r.cos[p*h:(p+1)*h], r.sin[p*h:(p+1)*h]
+	for i := 0; i < h; i++ {
+		a, b := dxr[i], dxr[i+h]
+		dx[i] = a*c[i] + b*s[i]
+		dx[i+h] = b*c[i] - a*s[i]
+	}
+}

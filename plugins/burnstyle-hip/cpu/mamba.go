@@ -40,7 +40,7 @@ func (cv causalConv[T]) backward(dx, dw, db, dy, x []T, seqLen, rows int) {
 		t := row % seqLen
 		out := dx[row*C : (row+1)*C]
 		clear(out)
-		for k := 0; k < kw && t+kw-1-k < seqLen; k++ { // outputs past the sequence's end do not exist
+		for k := max(0, t+kw-seqLen); k < kw; k++ { // outputs past the sequence's end do not exist
 			src := dy[(row+kw-1-k)*C : (row+kw-k)*C]
 			for c, v := range src {
 				out[c] += cv.w[c*kw+k] * v

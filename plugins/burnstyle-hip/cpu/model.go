@@ -18,6 +18,7 @@ type Model[T Float] struct {
 	finalNorm []T
 	rope      rope[T]
 	ws        *workspace[T]
+	tape      *tape[T] // the training step's memory (ForwardBackward)
 	// Prof, when set, records the phases of every Forward (phases.go).
 	Prof *Phases
 }
@@ -143,15 +144,20 @@ func (m *Model[T]) NumParams() int64 {
 }
 
 // Bytes counts the memory the model holds: parameters, the activation
-// workspace of the last Forward shape and the inner loop's scratch. It is what this backend reports as peak memory; Go's own
+// workspace of the last Forward shape, the training step's memory (kept
+// activations, gradients; once ForwardBackward has run) and the inner
+// loop's scratch. It is what this backend reports as peak memory; Go's own
 // heap overhead and the caller's token buffer are not included.
 func (m *Model[T]) Bytes() int64 {
 	b := bytesOf[T](int(m.NumParams()))
-	if len(m.layers) > 0 {
-		b += m.layers[0].inner.Bytes() - bytesOf[T](int(m.layers[0].inner.NumParams()))
+	for _, l := range m.layers { // each layer's inner loop has its own scratch
+		b += l.inner.Bytes() - bytesOf[T](int(l.inner.NumParams()))
 	}
 	if m.ws != nil {
 		b += m.ws.bytes()
+	}
+	if m.tape != nil {
+		b += m.tape.bytes()
 	}
 	return b
 }
