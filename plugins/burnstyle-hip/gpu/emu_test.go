@@ -138,7 +138,7 @@ func TestEmuEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []struct{ field, value string }{{"dtype", "float64"}, {"backbone", "mamba"}} {
+	for _, bad := range []struct{ field, value string }{{"dtype", "float64"}, {"backbone", "rwkv"}} {
 		c := cfg
 		if bad.field == "dtype" {
 			c.Dtype = bad.value

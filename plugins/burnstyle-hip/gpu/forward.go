@@ -4,6 +4,7 @@ package gpu
 //
 //	x = rmsnorm(h)            p = x @ [wq|wk|wv|lr_w^T]    prep: RoPE, gate, head-major
 //	o = inner(q, k, v, gate)  y = layernorm(o)              h += y @ wo
+//	(mamba.go: the mamba backbone's conv block first, its convolutions in prep, its gate in y)
 //	x = rmsnorm(h)            gu = x @ [w_gate|w_up]        a = silu(g) * u
 //	h += a @ w_down
 //
@@ -90,17 +91,25 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 	gu, a := b.gu.off(sp.r0*2*I, A), b.a.off(sp.r0*I, A)
 	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
 	var err error
+	if m.mamba() {
+		m.enqueueConvBlock(&err, l, sp)
+	}
 	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.tttNorm, x, i32(C)))
 	m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, sp.n, ldp, C, x, C, lw.wqkvg, ldp, p, ldp) })
 	// prep writes head-major rows, so it takes the whole buffers and the span's first row.
-	m.step(&err, "prep", m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)))
+	prep, postNorm := m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)),
+		m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C))
+	if m.mamba() {
+		prep, postNorm = m.prepMamba(l, sp), m.postNormGate(l, sp)
+	}
+	m.step(&err, "prep", prep)
 	m.step(&err, "inner", func() error {
 		if sp.whole { // output straight to [B, L, C] (heads concatenated)
 			return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C), 0)
 		}
 		return m.enqueueInnerChunk(l, sp)
 	})
-	m.step(&err, "norm", m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C)))
+	m.step(&err, "norm", postNorm)
 	m.step(&err, "gemm_o", func() error { return m.gemm(false, true, sp.n, C, C, y, C, lw.wo, C, h, C) })
 	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.mlpNorm, x, i32(C)))
 	m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, sp.n, 2*I, C, x, C, lw.wgu, 2*I, gu, 2*I) })

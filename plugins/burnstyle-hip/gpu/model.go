@@ -59,8 +59,8 @@ func Supports(cfg ttt.Config) error {
 	switch {
 	case cfg.Backward:
 		return fmt.Errorf("backward is not built on the GPU path (forward and inner_only are)")
-	case cfg.Backbone != "" && cfg.Backbone != "transformer":
-		return fmt.Errorf("backbone %q: the GPU path builds the transformer backbone only", cfg.Backbone)
+	case cfg.Backbone != "" && cfg.Backbone != "transformer" && cfg.Backbone != "mamba":
+		return fmt.Errorf("backbone %q: the GPU path builds transformer and mamba", cfg.Backbone)
 	case cfg.Dtype != "float32" && cfg.Dtype != "bfloat16":
 		return fmt.Errorf("dtype %q: the GPU path runs float32 and bfloat16", cfg.Dtype)
 	case cfg.TTTType != "linear" && cfg.TTTType != "mlp":
@@ -185,7 +185,8 @@ func (m *Model) compile() error {
 	}
 	m.mod = mod
 	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName()}
+		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName(),
+		"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"}
 	for _, n := range names {
 		f, err := r.function(mod, n)
 		if err != nil {

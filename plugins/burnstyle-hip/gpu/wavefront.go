@@ -40,6 +40,8 @@ type chunked struct {
 	// W2 [hid][f] and b2 [f].
 	stateW, stateB   devPtr
 	stateW2, stateB2 devPtr
+
+	halo *convHalo // mamba: the convolutions' look-back rows between chunks (mamba.go)
 }
 
 // chunkCount resolves the chunk count for this model; 1 is the flat forward.
@@ -112,14 +114,15 @@ func (m *Model) setupChunks() error {
 	if ch.stateB, err = m.alloc(4 * slots * hid); err != nil {
 		return err
 	}
-	if !m.geo.MLP {
-		return nil
+	if m.geo.MLP {
+		if ch.stateW2, err = m.alloc(4 * slots * hid * f); err != nil {
+			return err
+		}
+		if ch.stateB2, err = m.alloc(4 * slots * f); err != nil {
+			return err
+		}
 	}
-	if ch.stateW2, err = m.alloc(4 * slots * hid * f); err != nil {
-		return err
-	}
-	ch.stateB2, err = m.alloc(4 * slots * f)
-	return err
+	return m.setupHalo(ch)
 }
 
 // innerHidden is the inner model's hidden width: f (linear) or 4f (mlp).
@@ -281,5 +284,6 @@ func (m *Model) closeChunks() {
 	if ch.start != 0 {
 		r.drv.eventDestroy(ch.start)
 	}
+	m.closeHalo(ch)
 	m.chunks = nil
 }

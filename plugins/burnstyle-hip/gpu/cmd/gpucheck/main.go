@@ -1,6 +1,7 @@
 // Command gpucheck verifies the GPU model against the CPU float64 model and
 // times it, in one process, for one device lease: correctness first (tiny
-// and 125m, linear and mlp, float32 and bfloat16, forward and inner-only),
+// and 125m, linear and mlp, float32 and bfloat16, forward and inner-only,
+// the transformer and mamba backbones),
 // then the protocol's timing (first call apart, warmup, repeats, device
 // events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
 package main
@@ -87,6 +88,13 @@ func main() {
 			{"125m", "mlp", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
+			// The mamba backbone's forward (gpu/mamba.go), flat and chunked
+			// (the halo between chunks): a tag starting "mamba" picks it.
+			{"tiny", "linear", false, 2, 64, both, gpu.Options{}, "mamba"},
+			{"tiny", "mlp", false, 2, 64, both, gpu.Options{}, "mamba"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{}, "mamba"},
+			{"125m", "mlp", false, 1, 128, both, gpu.Options{}, "mamba"},
+			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3}, "mamba-ch3"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -95,6 +103,9 @@ func main() {
 				continue
 			}
 			cfg := check.Config(c.size, c.typ, "float32", c.inner, c.B, c.L)
+			if strings.HasPrefix(c.tag, "mamba") {
+				cfg.Backbone = "mamba"
+			}
 			s, w, in, err := check.Inputs(cfg, 11)
 			if err != nil {
 				fatal(err)
