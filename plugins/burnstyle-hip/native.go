@@ -235,12 +235,13 @@ func (n *Native) admit(device string, cfg ttt.Config) (ttt.Size, engine, result.
 		return s, nil, result.StatusUnsupported, err.Error()
 	}
 	engines, msg := n.candidates(device)
+	auto := device == "" || device == "auto"
 	status := result.StatusUnsupported
 	for _, e := range engines { // "auto" falls through to the next device
 		if status, msg = e.Check(cfg, s); status == result.StatusOK {
 			return s, e, status, ""
 		}
-		if len(engines) > 1 && e.Device().Kind != "cpu" && autoStaysOnGPU(cfg) {
+		if auto && e.Device().Kind != "cpu" && autoStaysOnGPU(cfg) {
 			return s, nil, status, msg + "; --device cpu runs it on the CPU"
 		}
 	}
