@@ -117,24 +117,30 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 // prof, when set, receives 8 phase cycle counts per block.
 func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
 	b := &m.buf
+	return m.launchInner(iw, b.xq, b.xk, b.xv, b.gate, out, osb, osh, ost, prof, 0)
+}
+
+// launchInner is enqueueInner from the given inputs; trace, when set (the
+// training forward), receives the inner state at every mini-batch start.
+func (m *Model) launchInner(iw *innerW, xq, xk, xv, gate, out devPtr, osb, osh, ost int64, prof, trace devPtr) error {
 	if m.geo.MLP {
 		r, cfg, s := m.dev.rt, m.cfg, m.size
 		name := m.geo.innerName()
 		return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
-			b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
-			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
+			xq, xk, xv, gate, iw.W1, iw.b1, iw.W2, iw.b2,
+			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof, trace)
 	}
-	return m.launchLinearInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
-		0, 0, m.cfg.SeqLen/m.cfg.MiniBatch)
+	return m.launchLinearInner(m.cfg.Batch, xq, xk, xv, gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
+		0, 0, m.cfg.SeqLen/m.cfg.MiniBatch, trace)
 }
 
 // launchLinearInner launches the linear inner kernel for batches sequences
 // from the given (possibly mid-sequence) input and output pointers, starting
 // from W1/b1 and walking nmb mini-batches. Only the cluster kernel carries
 // state out (Wsave/bsave) and starts mid-sequence; the others take the
-// whole sequence and must get nil Wsave.
+// whole sequence and must get nil Wsave and trace.
 func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, iw *innerW, out devPtr,
-	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int) error {
+	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int, trace devPtr) error {
 	r, s := m.dev.rt, m.size
 	name := m.geo.innerName()
 	cs := m.geo.clusterSize()
@@ -144,7 +150,7 @@ func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, 
 	args := []any{xq, xk, xv, gate, W1, b1, iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost),
 		i32(s.Heads), i32(m.cfg.SeqLen), prof}
 	if m.geo.cl() {
-		args = append(args, Wsave, bsave, i32(nmb))
+		args = append(args, Wsave, bsave, i32(nmb), trace)
 	}
 	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, args...)
 }

@@ -209,7 +209,7 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 	in := sp.b*nh*L*f + sp.t0*f // element offset of the chunk in [B, nh, L, f]
 	err := m.launchLinearInner(1, b.xq.off(in, A), b.xk.off(in, A), b.xv.off(in, A),
 		b.gate.off(sp.b*nh*L+sp.t0, 4), W1, b1, iw, b.o.off(sp.b*L*C+sp.t0*C, A),
-		int64(L*C), int64(f), int64(C), 0, saveW, saveB, sp.n/cfg.MiniBatch)
+		int64(L*C), int64(f), int64(C), 0, saveW, saveB, sp.n/cfg.MiniBatch, 0)
 	if err != nil || last {
 		return err
 	}
