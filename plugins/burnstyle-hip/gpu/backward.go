@@ -129,5 +129,8 @@ func (m *Model) launchInnerBwd(iw, gw *innerW, xq, xk, xv, gate, trace, dout dev
 		args = append(args, gw.W2, gw.b2)
 	}
 	args = append(args, gw.lnw, gw.lnb, gw.tokd, i32(s.Heads), i32(cfg.SeqLen))
+	if m.geo.MLP {
+		args = append(args, t.dstate)
+	}
 	return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NTB, 1, 1}, m.geo.bwdSmemBytes(), args...)
 }

@@ -25,6 +25,7 @@ type train struct {
 	dq, dk  devPtr // [B, nh, L, f] float32, rotated
 	dv      devPtr // [B, nh, L, f] float32
 	dgate   devPtr // [B, nh, L] float32
+	dstate  devPtr // mlp: [B*nh] inner-state gradient scratch of the inner backward
 	grads   gradBufs
 }
 
@@ -126,6 +127,9 @@ func (m *Model) setupTrain() error {
 		get(p, 4*head*int64(f))
 	}
 	get(&t.dgate, 4*head)
+	if m.geo.MLP {
+		get(&t.dstate, 4*int64(cfg.Batch*nh*m.geo.innerStateFloats()))
+	}
 	count := carver{}
 	m.gradLayout(&count)
 	get(&t.grads.base, 4*count.used)
@@ -182,7 +186,8 @@ func trainBytes(g geometry, N, B, L, C, I, V, nh, layers int, ldp int, params in
 	n, head := int64(N), int64(B*nh*L)
 	trace := int64(B*nh*(L/g.KB)) * int64(g.innerStateFloats()) * 4
 	perLayer := a*n*int64(7*C+3*I) + 4*head + trace + 4*n*int64(2*C)
-	scratch := 4*head*int64(4*g.F+1) + a*n*int64(2*C+V+2*I+ldp) + 4*n*int64(3*C+I+1)
+	scratch := 4*head*int64(4*g.F+1) + a*n*int64(2*C+V+2*I+ldp) + 4*n*int64(3*C+I+1) +
+		4*int64(B*nh*g.innerStateFloats())
 	return int64(layers)*perLayer + 4*n*int64(C) + scratch + 4*params + 64*4*int64(30*layers)
 }
 

@@ -20,7 +20,7 @@ func TestTrainNVRTC(t *testing.T) {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the training kernels for sm_90")
 	}
 	for _, size := range []string{"125m", "tiny"} {
-		for _, typ := range []string{"linear"} {
+		for _, typ := range []string{"linear", "mlp"} {
 			for _, dt := range []string{"float32", "bfloat16"} {
 				cfg := check.Config(size, typ, dt, false, 1, 2048)
 				cfg.Backward = true
