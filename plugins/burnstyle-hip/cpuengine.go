@@ -51,7 +51,11 @@ func estimateCPUBytes(cfg ttt.Config, s ttt.Size) int64 {
 	}
 	p := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
 	biggest := int64(s.Vocab) * int64(s.Hidden)
-	acts := tokens * int64(9*s.Hidden+2*s.Heads+2*s.MLP+s.Vocab)
+	rowsC := int64(12) // cpu.newActs's [tokens, C] buffers and h
+	if backboneOf(cfg) == "mamba" {
+		rowsC += 3
+	}
+	acts := tokens * (rowsC*int64(s.Hidden) + int64(2*s.Heads+2*s.MLP+s.Vocab))
 	return p*(4+elem) + 2*biggest*elem + acts*elem
 }
 
@@ -85,7 +89,7 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 		j.out = make([]T, len(j.xq))
 		return j, nil
 	}
-	m, err := cpu.NewModel[T](s, cfg.TTTType, cfg.MiniBatch, w)
+	m, err := cpu.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}

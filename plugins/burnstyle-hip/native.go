@@ -227,8 +227,21 @@ func (n *Native) admit(device string, cfg ttt.Config) (ttt.Size, engine, result.
 		if status, msg = e.Check(cfg, s); status == result.StatusOK {
 			return s, e, status, ""
 		}
+		if len(engines) > 1 && e.Device().Kind != "cpu" && autoStaysOnGPU(cfg) {
+			return s, nil, status, msg + "; --device cpu runs it on the CPU"
+		}
 	}
 	return s, nil, status, msg
+}
+
+// autoStaysOnGPU says whether, under --device auto on a machine with a GPU,
+// the GPU declining cfg is the answer rather than a run on the CPU: a timed
+// run of the training step or of the mamba backbone there is meant for the
+// GPU, and the CPU path would stand in for it in the comparison at a
+// fraction of the speed. float64 still falls back, as it always has: it is
+// the reference precision, which only the CPU path computes.
+func autoStaysOnGPU(cfg ttt.Config) bool {
+	return cfg.Dtype != "float64" && (cfg.Backward || backboneOf(cfg) == "mamba")
 }
 
 // requestedKind is the device kind to report before an engine is chosen.

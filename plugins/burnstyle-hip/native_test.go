@@ -36,7 +36,7 @@ func TestInfo(t *testing.T) {
 	}
 	want := []backend.WorkloadCaps{
 		{Workload: "ttt", Phases: []string{"forward", "inner_only"}, Devices: []string{"cpu", "cuda", "rocm"},
-			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer"}}},
+			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer", "mamba"}}},
 		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
 		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
@@ -61,7 +61,7 @@ func TestRunUnsupported(t *testing.T) {
 		{"bfloat16", "cpu", "", func(c *result.Config) { set(c, "dtype", "bfloat16") }, []string{`dtype "bfloat16"`, "float32, float64"}},
 		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "not available", "libcuda.so.1"}},
 		{"rocm", "rocm", "", func(*result.Config) {}, []string{`device "rocm"`}},
-		{"mamba", "cpu", "", func(c *result.Config) { set(c, "backbone", "mamba") }, []string{"backbone mamba", "transformer"}},
+		{"backbone", "cpu", "", func(c *result.Config) { set(c, "backbone", "rwkv") }, []string{"backbone rwkv", "transformer, mamba"}},
 		{"variant", "cpu", "compile", func(*result.Config) {}, []string{`variant "compile"`}},
 		{"size", "cpu", "", func(c *result.Config) { set(c, "model_size", "7b") }, []string{`"7b"`, "tiny"}},
 		{"workload", "cpu", "", func(c *result.Config) { c.Workload = "gpt" }, []string{"workload gpt", "ttt, gemm"}},
@@ -109,6 +109,7 @@ func TestRunOK(t *testing.T) {
 		{"forward f32", "cpu", func(*result.Config) {}, ttt.NumParams(tiny, "linear", 16, "transformer")},
 		{"forward f64 auto", "auto", func(c *result.Config) { set(c, "dtype", "float64", "ttt_type", "mlp") }, ttt.NumParams(tiny, "mlp", 16, "transformer")},
 		{"inner only", "cpu", func(c *result.Config) { c.Phase = "inner_only" }, ttt.NumInnerParams(tiny, "linear", 16)},
+		{"mamba", "cpu", func(c *result.Config) { set(c, "backbone", "mamba", "ttt_type", "mlp") }, ttt.NumParams(tiny, "mlp", 16, "mamba")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -26,7 +26,7 @@ GEMM = xc.load_module("triton_gemm")
 CAPS = xc.Capabilities(
     xc.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                            "backbone": ("transformer",)}),
+                            "backbone": xc.BACKBONES}),
     xc.gemm_caps(GEMM, DEVICES),
     # triton_attention.py: flash-attention forward and backward (tl.arange
     # tiles over the head dim, so powers of two from 16 to 256).

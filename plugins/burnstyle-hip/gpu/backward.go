@@ -54,7 +54,7 @@ func (m *Model) enqueueBackward() error {
 		invN = 1 / float32(labelled)
 	}
 	var err error
-	m.step(&err, "zero_grads", func() error { return r.fill32(g.base, 0, g.floats) })
+	m.step(&err, "zero_grads", m.zeroF32(g.base, g.floats))
 	m.step(&err, "loss", func() error {
 		return r.launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
 			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, i32(V), i32(cfg.SeqLen), invN)

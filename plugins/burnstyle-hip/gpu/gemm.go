@@ -9,8 +9,9 @@ package gpu
 //	float32      float32 in and out, IEEE float32 products (cuBLAS pedantic
 //	             math with CUBLAS_COMPUTE_32F: never TF32), float32 sums
 //	tf32         float32 in and out, CUBLAS_COMPUTE_32F_FAST_TF32
-//	bfloat16     bf16 in and out, CUBLAS_COMPUTE_32F (float32 sums)
-//	float16      fp16 in and out, CUBLAS_COMPUTE_32F (float32 sums)
+//	bfloat16     bf16 in and out, CUBLAS_COMPUTE_32F (float32 sums, split-K
+//	             partials too: cublasFloat32Sums)
+//	float16      fp16 in and out, likewise
 //	float8_e4m3  not implemented (needs cublasLt): an error
 //
 // API (every function is safe to call from any goroutine):
@@ -101,9 +102,9 @@ func gemmTypeOf(dtype string) (gemmType, error) {
 	case "tf32":
 		return gemmType{cudaR32F, cudaR32F, 4, 4, cublasCompute32FFastTF32, cublasDefaultMath}, nil
 	case "bfloat16":
-		return gemmType{cudaR16BF, cudaR16BF, 2, 2, cublasCompute32F, cublasDefaultMath}, nil
+		return gemmType{cudaR16BF, cudaR16BF, 2, 2, cublasCompute32F, cublasFloat32Sums}, nil
 	case "float16":
-		return gemmType{cudaR16F, cudaR16F, 2, 2, cublasCompute32F, cublasDefaultMath}, nil
+		return gemmType{cudaR16F, cudaR16F, 2, 2, cublasCompute32F, cublasFloat32Sums}, nil
 	case "float8_e4m3":
 		return gemmType{}, fmt.Errorf("gemm dtype float8_e4m3: not implemented on the GPU (needs cublasLt matmul, not bound here)")
 	}

@@ -7,6 +7,15 @@ package gpu
 // state at every mini-batch start. It is kept apart from enqueueLayer, which
 // stays the forward-only path (and the one the chunked forward shares).
 
+// enqueueCall is one call's work as Run times and graph.go captures it:
+// the training step, or the forward.
+func (m *Model) enqueueCall() error {
+	if m.train != nil {
+		return m.enqueueTrain()
+	}
+	return m.enqueueForward()
+}
+
 // enqueueTrain runs one training step: forward, loss, backward.
 func (m *Model) enqueueTrain() error {
 	if m.cfg.InnerOnly {
@@ -29,11 +38,21 @@ func (m *Model) enqueueInnerTrain() error {
 	m.step(&err, "inner", func() error {
 		return m.launchInner(iw, b.xq, b.xk, b.xv, b.gate, b.out, osb, osh, f, 0, t.layers[0].trace)
 	})
-	m.step(&err, "zero_grads", func() error { return m.dev.rt.fill32(t.grads.base, 0, t.grads.floats) })
+	m.step(&err, "zero_grads", m.zeroF32(t.grads.base, t.grads.floats))
 	m.step(&err, "inner_bwd", func() error {
 		return m.launchInnerBwd(iw, &t.grads.layers[0].inner, b.xq, b.xk, b.xv, b.gate, t.layers[0].trace, t.dO, osb, osh, f)
 	})
 	return err
+}
+
+// zeroF32 enqueues p[0:n) = 0 as a kernel, which a graph captures (a
+// memset on the legacy stream would run outside it, or break the capture).
+func (m *Model) zeroF32(p devPtr, n int64) func() error {
+	return func() error {
+		r := m.dev.rt
+		grid := [3]int{int(min((n+rowThreads-1)/rowThreads, int64(8*max(r.smCount, 1)))), 1, 1}
+		return r.launch("xb_zero", m.fn["xb_zero"], grid, [3]int{rowThreads, 1, 1}, 0, p, i64(n))
+	}
 }
 
 // copyF32 enqueues dst = src over n floats.

@@ -39,7 +39,7 @@ func (g geometry) trainKernels() []string {
 		return nil
 	}
 	return []string{g.bwdName(), "xb_xent", "xb_rmsnorm_bwd", "xb_layernorm_bwd", "xb_swiglu_bwd",
-		"xb_prep_bwd", "xb_embed_bwd", "xb_copy"}
+		"xb_prep_bwd", "xb_embed_bwd", "xb_copy", "xb_zero"}
 }
 
 // bwdSmemBytes mirrors LINB_SMEM_FLOATS / MLPB_SMEM_FLOATS of the kernel

@@ -59,5 +59,5 @@ func spills(log string) map[string]bool {
 
 // newKernel says whether fn is one of the training step's kernels.
 func newKernel(fn string) bool {
-	return strings.HasSuffix(fn, "_bwd") || fn == "xb_xent" || fn == "xb_copy"
+	return strings.HasSuffix(fn, "_bwd") || fn == "xb_xent" || fn == "xb_copy" || fn == "xb_zero"
 }

@@ -226,3 +226,10 @@ XB_KERNEL void xb_copy(const float* __restrict__ src, float* __restrict__ dst, l
     dst[e] = src[e];
 }
 XB_EXPORT(xb_copy)
+
+// p[0:n) = 0: the gradients, zeroed at the start of each training step.
+XB_KERNEL void xb_zero(float* __restrict__ p, long n) {
+  for (long e = (long)blockIdx.x * blockDim.x + threadIdx.x; e < n; e += (long)gridDim.x * blockDim.x)
+    p[e] = 0.f;
+}
+XB_EXPORT(xb_zero)
