@@ -50,9 +50,22 @@ func newActs[T Float](s ttt.Size, rows int, mamba bool, c *counted[T]) *acts[T] 
 	return a
 }
 
+// newScratchActs makes the training step's buffers that no layer keeps:
+// the projections before the heads are split, the gate's pre-sigmoid, the
+// inner loop's output (merged into the kept heads), the gated output
+// (mamba; recomputed by the backward) and a branch's output.
+func newScratchActs[T Float](s ttt.Size, rows int, mamba bool, c *counted[T]) *acts[T] {
+	C := s.Hidden
+	a := &acts[T]{q: c.vec(rows * C), k: c.vec(rows * C), v: c.vec(rows * C), lr: c.vec(rows * s.Heads),
+		oh: c.vec(rows * C), y: c.vec(rows * C)}
+	if mamba {
+		a.og = c.vec(rows * C)
+	}
+	return a
+}
+
 // newKeptActs makes one layer's buffers for the training step: its own for
-// everything the backward reads, scratch's (a newActs set) for the rest.
-// og is scratch's merged, which no layer's training forward writes.
+// everything the backward reads, scratch's (newScratchActs) for the rest.
 func newKeptActs[T Float](s ttt.Size, rows int, mamba bool, scratch *acts[T], c *counted[T]) *acts[T] {
 	C, I := s.Hidden, s.MLP
 	a := &acts[T]{

@@ -44,14 +44,16 @@ func (m *Model[T]) backward(tokens []int32, tp *tape[T]) float64 {
 	t0 := m.Prof.begin()
 	g.clear()
 	loss := crossEntropy(b.dlogits, tp.logits, tokens, tp.batch, tp.seqLen, V)
+	t0 = m.Prof.end("softmax_cross_entropy_backward", t0)
 	// The tied head, logits = xf @ embed^T.
 	MatMulNT(b.dx, b.dlogits, tp.embedT, n, V, C)
 	transposed(b.dlogitsT, b.dlogits, n, V)
 	transposed(b.xt, tp.xf, n, C)
 	MatMulNT(g.embed, b.dlogitsT, b.xt, V, n, C)
+	t0 = m.Prof.end("gemm_backward", t0)
 	clear(b.dh)
 	rmsNormBack(b.dh, g.finalNorm, b.dx, tp.hFinal, m.finalNorm, b.big, n)
-	t0 = m.Prof.end("head_backward", t0)
+	t0 = m.Prof.end("rms_norm_backward", t0)
 	for l := len(m.layers) - 1; l >= 0; l-- {
 		ly, a, lw, lg := &m.layers[l], tp.layers[l], &tp.w[l], &g.layers[l]
 		t0 = m.mlpBlockBack(ly, a, lw, lg, tp, t0)
@@ -77,6 +79,7 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 	MatMulNT(b.dsw, b.dh, lw.wDown, n, C, I)
 	transposed(b.xt, a.sw, n, I)
 	weightGrad(lg.wDown, b.xt, b.dh, b.dyt, n, I, C)
+	t0 = m.Prof.end("gemm_backward", t0)
 	// sw = silu(g) * u; silu'(x) = sigmoid(x) (1 + x (1 - sigmoid(x))).
 	parallelRows(n, func(row int) {
 		for i := row * I; i < (row+1)*I; i++ {
@@ -86,13 +89,15 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 			b.du[i] = d * x * sg
 		}
 	})
+	t0 = m.Prof.end("swiglu_backward", t0)
 	MatMulNT(b.dx, b.dg, lw.wGate, n, I, C)
 	addMatMulNT(b.dx, b.tmp, b.du, lw.wUp, n, I, C)
 	transposed(b.xt, a.xm, n, C)
 	weightGrad(lg.wGate, b.xt, b.dg, b.dyt, n, C, I)
 	weightGrad(lg.wUp, b.xt, b.du, b.dyt, n, C, I)
+	t0 = m.Prof.end("gemm_backward", t0)
 	rmsNormBack(b.dh, lg.mlpNorm, b.dx, a.hMLP, ly.mlpNorm, b.big, n)
-	return m.Prof.end("mlp_block_backward", t0)
+	return m.Prof.end("rms_norm_backward", t0)
 }
 
 // convBlockBack is the backward of the mamba backbone's conv block,
@@ -100,6 +105,7 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 func (m *Model[T]) convBlockBack(ly *layer[T], a *acts[T], lg *layerGrads[T], tp *tape[T], t0 time.Time) time.Time {
 	n, b, mb := tp.batch*tp.seqLen, &tp.b, ly.mamba
 	mb.conv.backward(b.dx, lg.convW, lg.convB, b.dh, a.xc, tp.seqLen, n)
+	t0 = m.Prof.end("conv_backward", t0)
 	rmsNormBack(b.dh, lg.convNorm, b.dx, a.hConv, mb.convNorm, b.big, n)
-	return m.Prof.end("conv_block_backward", t0)
+	return m.Prof.end("rms_norm_backward", t0)
 }

@@ -219,3 +219,17 @@ func TestForwardBackwardErrors(t *testing.T) {
 		t.Error("Grads before any training step: not nil")
 	}
 }
+
+func BenchmarkForwardBackwardTiny(b *testing.B) {
+	for _, tttType := range []string{"linear", "mlp"} {
+		b.Run(tttType+"/f32/B1/L256", func(b *testing.B) {
+			m, _ := tinyModel[float32](b, tttType, 16)
+			tokens := tokensOf(b, 1, 256)
+			for b.Loop() {
+				if _, _, err := m.ForwardBackward(tokens, 1, 256); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

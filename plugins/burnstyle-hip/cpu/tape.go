@@ -68,7 +68,7 @@ func newTape[T Float](m *Model[T], batch, seqLen int) *tape[T] {
 	mamba := m.Backbone == "mamba"
 	var c counted[T]
 	tp := &tape[T]{batch: batch, seqLen: seqLen, h: c.vec(n * C), hFinal: c.vec(n * C), xf: c.vec(n * C), logits: c.vec(n * V)}
-	tp.scratch = newActs[T](s, n, mamba, &c)
+	tp.scratch = newScratchActs[T](s, n, mamba, &c)
 	for range m.layers {
 		tp.layers = append(tp.layers, newKeptActs[T](s, n, mamba, tp.scratch, &c))
 	}
