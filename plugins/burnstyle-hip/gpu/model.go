@@ -258,11 +258,11 @@ func (m *Model) Describe() string {
 	if m.chunks != nil {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
 	}
+	if m.train != nil {
+		forward = fmt.Sprintf("training step (flat forward, backward %s %d threads %d B shared)", m.geo.bwdName(), m.geo.NTB, m.geo.bwdSmemBytes())
+	}
 	if m.graphed() {
 		forward += ", one graph replay per call"
-	}
-	if m.train != nil {
-		forward = fmt.Sprintf("training step, backward %s %d threads %d B shared", m.geo.bwdName(), m.geo.NTB, m.geo.bwdSmemBytes())
 	}
 	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; forward %s; compile %.1f ms",
 		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // train is what the training step adds to a model: the activations its
@@ -176,19 +178,30 @@ func (m *Model) setupTrain() error {
 	return err
 }
 
-// trainBytes bounds what setupTrain allocates, for Engine.Check's memory
-// estimate.
-func trainBytes(g geometry, N, B, L, C, I, V, nh, layers int, ldp int, params int64) int64 {
+// trainBytes bounds what setupTrain allocates beyond the forward's model
+// (Engine.Check's memory estimate): per layer the kept activations and the
+// inner-state trace, the gradient scratch, and the gradients (float32).
+func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	a := int64(4)
-	if g.BF16 {
+	if cfg.Dtype == "bfloat16" {
 		a = 2
 	}
-	n, head := int64(N), int64(B*nh*L)
-	trace := int64(B*nh*(L/g.KB)) * int64(g.innerStateFloats()) * 4
-	perLayer := a*n*int64(7*C+3*I) + 4*head + trace + 4*n*int64(2*C)
-	scratch := 4*head*int64(4*g.F+1) + a*n*int64(2*C+V+2*I+ldp) + 4*n*int64(3*C+I+1) +
-		4*int64(B*nh*g.innerStateFloats())
-	return int64(layers)*perLayer + 4*n*int64(C) + scratch + 4*params + 64*4*int64(30*layers)
+	f, h := int64(s.HeadDim), int64(s.HeadDim)
+	if cfg.TTTType == "mlp" {
+		h = 4 * f
+	}
+	state := f*h + h
+	if cfg.TTTType == "mlp" {
+		state = 2*f*h + h + f
+	}
+	N, C, I, V := int64(cfg.Batch)*int64(cfg.SeqLen), int64(s.Hidden), int64(s.MLP), int64(s.Vocab)
+	heads := int64(cfg.Batch * s.Heads)
+	ldp := (3*C + int64(s.Heads) + 7) / 8 * 8
+	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * state * 4
+	perLayer := a*N*(7*C+3*I) + 4*N*int64(s.Heads) + trace + 4*N*2*C
+	scratch := 4*N*(4*C+I+1) + a*N*(2*C+V+2*I+ldp) + 4*N*int64(s.Heads) + 4*heads*state
+	grads := 4 * ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone)
+	return int64(s.Layers)*perLayer + 4*N*C + scratch + grads
 }
 
 // readF32 copies n float32 from p to the host.

@@ -223,3 +223,145 @@ func RunTrain(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor,
 	g, err := m.Grads()
 	return g, m.Describe(), err
 }
+
+// TrainRef is the CPU model's float64 training step: logits, the mean loss
+// and every parameter's gradient by the spec's name.
+type TrainRef struct {
+	Logits []float64
+	Loss   float64
+	Grads  map[string][]float64
+}
+
+// TrainReference runs the CPU model's float64 training step (package cpu,
+// the reference xbench verify grades backends against) on w and the tokens.
+func TrainReference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (TrainRef, error) {
+	m, err := cpu.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
+	if err != nil {
+		return TrainRef{}, err
+	}
+	tok, err := in["tokens"].Int32s()
+	if err != nil {
+		return TrainRef{}, err
+	}
+	logits, loss, err := m.ForwardBackward(tok, cfg.Batch, cfg.SeqLen)
+	if err != nil {
+		return TrainRef{}, err
+	}
+	r := TrainRef{Logits: append([]float64(nil), logits...), Loss: loss, Grads: map[string][]float64{}}
+	for n, g := range m.Grads() {
+		r.Grads[n] = append([]float64(nil), g...)
+	}
+	return r, nil
+}
+
+// TrainOutcome is one training step against the reference: the logits, the
+// loss and each parameter's gradient.
+type TrainOutcome struct {
+	Logits        GradOutcome
+	Loss, RefLoss float64
+	Grads         []GradOutcome
+	Tol           float64
+	Describe      string
+}
+
+// Worst is the largest relative L2 error over the logits and gradients,
+// and its tensor's name.
+func (o TrainOutcome) Worst() (string, float64) {
+	name, worst := "logits", o.Logits.RelL2
+	for _, g := range o.Grads {
+		if g.RelL2 > worst || math.IsNaN(g.RelL2) {
+			name, worst = g.Name, g.RelL2
+		}
+	}
+	return name, worst
+}
+
+// Pass says whether every tensor is within Tol with nothing unwritten, and
+// the loss within Tol relative.
+func (o TrainOutcome) Pass() bool {
+	if o.Logits.NaN > 0 || !(math.Abs(o.Loss-o.RefLoss) <= o.Tol*math.Abs(o.RefLoss)) {
+		return false
+	}
+	for _, g := range append([]GradOutcome{o.Logits}, o.Grads...) {
+		if g.NaN > 0 || !(g.RelL2 <= o.Tol) {
+			return false
+		}
+	}
+	return true
+}
+
+// VerifyTrain runs one training step of cfg on d (logits poisoned first)
+// and grades it against ref; every parameter of the configuration must
+// come back.
+func VerifyTrain(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor, ref TrainRef, opt gpu.Options) (TrainOutcome, error) {
+	m, err := d.NewModelWith(cfg, w, opt)
+	if err != nil {
+		return TrainOutcome{}, err
+	}
+	defer m.Close()
+	if err := SetInputs(m, cfg, in); err != nil {
+		return TrainOutcome{}, err
+	}
+	if err := m.Poison(); err != nil {
+		return TrainOutcome{}, err
+	}
+	if _, err := m.Run(); err != nil {
+		return TrainOutcome{}, err
+	}
+	o := TrainOutcome{RefLoss: ref.Loss, Tol: ttt.Workload{}.Tolerance(cfg.Result()), Describe: m.Describe()}
+	if o.Loss, err = m.Loss(); err != nil {
+		return o, err
+	}
+	logits, shape, err := m.Output()
+	if err != nil {
+		return o, err
+	}
+	lg, err := CompareGrads(map[string]tensorfile.Tensor{"logits": tensorfile.F32(shape, logits)},
+		map[string][]float64{"logits": ref.Logits})
+	if err != nil {
+		return o, err
+	}
+	o.Logits = lg[0]
+	got, err := m.Grads()
+	if err != nil {
+		return o, err
+	}
+	s, _ := ttt.LookupSize(cfg.ModelSize)
+	want := map[string][]float64{}
+	for _, p := range ttt.Params(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) {
+		g, ok := ref.Grads[p.Name]
+		if !ok {
+			return o, fmt.Errorf("reference has no gradient of %q", p.Name)
+		}
+		want[p.Name] = g
+	}
+	if len(got) != len(want) {
+		return o, fmt.Errorf("the GPU returned %d gradients, the configuration has %d parameters", len(got), len(want))
+	}
+	o.Grads, err = CompareGrads(got, want)
+	return o, err
+}
+
+// RoundedBF16 is w with every tensor rounded to bfloat16 (to nearest even,
+// as the GPU path rounds parameters when it loads them): the point a
+// bfloat16 run actually evaluates, so a reference there isolates the
+// kernels' error from the weights' rounding (which alone moves small
+// gradients such as lr_b's by ~5% at tiny).
+func RoundedBF16(w map[string]tensorfile.Tensor) (map[string]tensorfile.Tensor, error) {
+	out := make(map[string]tensorfile.Tensor, len(w))
+	for n, t := range w {
+		v, err := t.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("round %q to bfloat16: %w", n, err)
+		}
+		for i, x := range v {
+			u := math.Float32bits(x)
+			if u&0x7fffffff <= 0x7f800000 { // leave NaN alone
+				u += 0x7fff + (u>>16)&1
+			}
+			v[i] = math.Float32frombits(u &^ 0xffff)
+		}
+		out[n] = tensorfile.F32(t.Shape, v)
+	}
+	return out, nil
+}
