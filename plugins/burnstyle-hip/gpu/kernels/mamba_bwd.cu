@@ -10,7 +10,9 @@
 // atomics would make the last bits of every gradient differ between runs
 // of the same step.
 
+#ifndef XB_CW  // mamba.cu's, when both are in the program
 #define XB_CW 4
+#endif
 
 // The sliding window of one column at row n (position t of its sequence):
 // xs[k] = x[t-3+k] (the conv's input taps) and ys[j] = dy[t+j] (the outputs
