@@ -86,3 +86,29 @@ def test_forward_saves_the_states_without_changing_its_output(ttt_type):
     for s, want in zip(states, first):
         assert torch.equal(s[:, 0], want)  # the learnable initial state, per head
         assert not torch.allclose(s[:, 1], want)  # then the updated one
+
+
+@pytest.mark.parametrize("ttt_type,dtype,tol", [("linear", "float32", 1e-5), ("mlp", "float32", 1e-5),
+                                                ("linear", "bfloat16", 1e-2)])
+def test_model_gradients_match_pytorch(tmp_path, ttt_type, dtype, tol):
+    """The whole training step through the backend (export, phase backward):
+    every parameter's gradient against the pytorch backend's autograd."""
+    import backend as torch_backend
+    import triton_backend
+
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=48, batch=2, phase="backward", dtype=dtype)
+    wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
+    xc.write_safetensors(wp, xc.perturbed_params(xc.param_specs(cfg.size, ttt_type, K)))
+    xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 48, cfg.size.vocab, seed=3)})
+    outs = []
+    for fw, name in ((triton_backend.Backend(), "triton"), (torch_backend.Backend(), "pytorch")):
+        op = str(tmp_path / f"{name}.safetensors")
+        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        assert rep["status"] == "ok", rep
+        outs.append(xc.read_safetensors(op))
+    got, want = outs
+    assert set(got) == set(want)
+    assert sum(k.startswith(xc.GRAD_PREFIX) for k in want) == len(xc.param_specs(cfg.size, ttt_type, K))
+    for name in want:
+        w = want[name].astype(np.float64)
+        assert float(np.linalg.norm(got[name] - w) / np.linalg.norm(w)) < tol, name
