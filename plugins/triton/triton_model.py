@@ -111,8 +111,10 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, N
     # whole-W operand (64x64) made the float32 (FMA) dot replicate W's columns
     # in every thread, hundreds of registers, and spill on every mini-batch.
     # SAVE (for the backward, triton_inner_bwd.py): the state [W; b] at the
-    # start of every mini-batch goes to ST [B*nh, N, F+1, F], from the W
-    # chunks this loop loads anyway.
+    # start of every mini-batch goes to ST [B*nh, N, F+1, F]: the initial W
+    # with its copy into WS, each updated W chunk as it is written back
+    # (storing the chunks the products load instead took ptxas from 144 to
+    # 254 registers at f=64: they are in the dot's operand layout).
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
@@ -120,7 +122,10 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, N
     ws = WS + pid * F * F
     st = ST + pid.to(tl.int64) * N * (F + 1) * F
     wofs = rf[:, None] * F + rf[None, :]
-    tl.store(ws + wofs, tl.load(W1 + h * F * F + wofs))
+    w0 = tl.load(W1 + h * F * F + wofs)
+    tl.store(ws + wofs, w0)
+    if SAVE:
+        tl.store(st + wofs, w0)
     b = tl.load(B1 + h * F + rf)[None, :]
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
     tok_last = tl.load(TOK + K - 1)  # base_lr / f * max(0, 1/K + tok_delta[K-1])
@@ -134,8 +139,6 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, N
             qc = tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
             kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
             wc = tl.load(ws + col[:, None] * F + rf[None, :])  # [BC, F]
-            if SAVE:
-                tl.store(st + n * (F + 1) * F + col[:, None] * F + rf[None, :], wc)
             zk = _mma(kc, wc, zk, DT)
             zq = _mma(qc, wc, zq, DT)
         if SAVE:
@@ -154,7 +157,11 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, N
             col = c * BC + rc
             kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = Kx^T rows
             wp = ws + col[:, None] * F + rf[None, :]
-            tl.store(wp, tl.load(wp) - _mm(kt, eG, DT))
+            wn = tl.load(wp) - _mm(kt, eG, DT)
+            tl.store(wp, wn)
+            if SAVE:  # the state at the start of mini-batch n+1 (none is kept after the last)
+                tl.store(st + (n + 1) * (F + 1) * F + col[:, None] * F + rf[None, :], wn,
+                         mask=rf[None, :] < (N - 1 - n) * F)  # a tensor: the interpreter takes no bool mask
         tl.debug_barrier()  # the new W is visible to every thread of the program
 
 
