@@ -48,6 +48,11 @@ from triton_model import _mm, _mma
 @triton.jit
 def lin_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST, DO, DXQ, DXK, ZS, GS, DGS, DST, DGATE, DTOK, DLNW, DLNB,
                    NH, L, N, K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+    # Every product contracts over at most BC or K entries: an IEEE float32
+    # tl.dot is FMA-based and holds each thread's rows of A and columns of B
+    # over the whole contraction, so a contraction of f=64 spilled (ptxas,
+    # sm_90: 2.8 KB). Operands wider than that come from global memory in
+    # BC-column chunks: dZb is parked in DXQ (dQ's place, written last).
     pid, n = tl.program_id(0), tl.program_id(1)
     h = pid % NH
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
@@ -59,47 +64,54 @@ def lin_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST, DO, DXQ, DXK, ZS, GS, DG
     b = tl.load(st + F * F + rf)[None, :]
     z = tl.zeros([K, F], tl.float32) + b
     zq = tl.zeros([K, F], tl.float32) + b
+    a1 = tl.zeros([K, K], tl.float32) + 1.0  # Q_i·X_j + 1
     for c in tl.static_range(F // BC):
         col = c * BC + rc
         wc = tl.load(st + col[:, None] * F + rf[None, :])  # [BC, F]
-        z = _mma(tl.load(XK + row[:, None] + col[None, :]).to(tl.float32), wc, z, DT)
-        zq = _mma(tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32), wc, zq, DT)
-    q = tl.load(XQ + xo).to(tl.float32)
+        kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)
+        qc = tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32)
+        z = _mma(kc, wc, z, DT)
+        zq = _mma(qc, wc, zq, DT)
+        a1 = _mma(qc, tl.trans(kc), a1, DT)
     k = tl.load(XK + xo).to(tl.float32)
     g = tl.load(GATE + pid.to(tl.int64) * L + n * K + rk).to(tl.float32)
     tok = tl.load(TOK + rk)
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
     G, _, _, _, _ = ln_l2_fwd(z, tl.load(XV + xo).to(tl.float32) - k, lnw, lnb, F)
+    tl.store(ZS + xo, z)
+    tl.store(GS + xo, G)
     causal = rk[:, None] >= rk[None, :]
     eta = tl.where(causal, tok[:, None] * g[None, :], 0.0)
-    a1 = _mm(q, tl.trans(k), DT) + 1.0  # Q_i·X_j + 1
     m = eta * a1
     xhb, rsb = row_stats(zq - _mm(m, G, DT), F)  # Zb's LayerNorm
     do = tl.load(DO + xo)
-    dzb = ln_back(xhb, rsb, do * lnw, F)
-    dm = -_mm(dzb, tl.trans(G), DT)
-    deta = tl.where(causal, dm * a1, 0.0)
-    p = dm * eta  # zero above the diagonal, where eta is
-    # dη -> the learning rates: η[i, j] = tok[i]·gate[j] (tok scaled by base_lr/f)
-    tl.store(DGATE + pid.to(tl.int64) * L + n * K + rk, tl.sum(deta * tok[:, None], axis=0))
-    tl.store(DTOK + sn * K + rk, tl.sum(deta * g[None, :], axis=1))
     tl.store(DLNW + sn * F + rf, tl.sum(do * xhb, axis=0))
     tl.store(DLNB + sn * F + rf, tl.sum(do, axis=0))
-    tl.store(ZS + xo, z)
-    tl.store(GS + xo, G)
+    dzb = ln_back(xhb, rsb, do * lnw, F)
+    tl.store(DXQ + xo, dzb)
     tl.store(DGS + xo, -_mm(tl.trans(m), dzb, DT))
-    tl.store(DXK + xo, _mm(tl.trans(p), q, DT))
-    # dQ = dO + dZb W^T + P X and the carry's local term Q^T dZb, BC columns
-    # (rows of W) at a time
+    # the carry's local term [Q, 1]^T dZb, BC rows at a time
     for c in tl.static_range(F // BC):
         col = c * BC + rc
-        wt = tl.load(st + col[None, :] * F + rf[:, None])  # [F, BC] = W[col, :]^T
-        kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)
-        dqc = tl.load(DO + row[:, None] + col[None, :]) + _mm(dzb, wt, DT) + _mm(p, kc, DT)
-        tl.store(DXQ + row[:, None] + col[None, :], dqc)
         qt = tl.load(XQ + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = Q[:, col]^T
         tl.store(dst + col[:, None] * F + rf[None, :], _mm(qt, dzb, DT))
     tl.store(dst + F * F + rf, tl.sum(dzb, axis=0))
+    tl.debug_barrier()  # dZb and G are read back in column chunks, by other threads
+    ndm = tl.zeros([K, K], tl.float32)  # dZb G^T = -dM
+    dq = tl.zeros([K, F], tl.float32)  # dZb W^T
+    for c in tl.static_range(F // BC):
+        col = c * BC + rc
+        dzc = tl.load(DXQ + row[:, None] + col[None, :])
+        ndm = _mma(dzc, tl.trans(tl.load(GS + row[:, None] + col[None, :])), ndm, DT)
+        dq = _mma(dzc, tl.load(st + rf[None, :] * F + col[:, None]), dq, DT)  # [BC, F] = W[:, col]^T
+    deta = tl.where(causal, -ndm * a1, 0.0)
+    p = -ndm * eta  # zero above the diagonal, where eta is
+    # dη -> the learning rates: η[i, j] = tok[i]·gate[j] (tok scaled by base_lr/f)
+    tl.store(DGATE + pid.to(tl.int64) * L + n * K + rk, tl.sum(deta * tok[:, None], axis=0))
+    tl.store(DTOK + sn * K + rk, tl.sum(deta * g[None, :], axis=1))
+    tl.store(DXK + xo, _mm(tl.trans(p), tl.load(XQ + xo).to(tl.float32), DT))
+    tl.debug_barrier()  # every chunk of dZb is read before dQ takes its place
+    tl.store(DXQ + xo, do + _mma(p, k, dq, DT))
 
 
 @triton.jit
@@ -157,6 +169,7 @@ def lin_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ZS, GS, DGS, DST, DXV, DZS, DG
 @triton.jit
 def lin_post_kernel(GATE, TOK, ST, DST, GS, DZS, DXV, DXK, L, N,
                     K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+    # Products contract over BC columns at a time (see lin_pre_kernel).
     pid, n = tl.program_id(0), tl.program_id(1)
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
     row = pid.to(tl.int64) * L * F + (n * K + rk) * F
@@ -164,14 +177,14 @@ def lin_post_kernel(GATE, TOK, ST, DST, GS, DZS, DXV, DXK, L, N,
     st = ST + (pid.to(tl.int64) * N + n) * (F + 1) * F  # W of this mini-batch
     nxt = DST + (pid.to(tl.int64) * (N + 1) + n + 1) * (F + 1) * F  # dW' of this mini-batch
     e = tl.load(TOK + K - 1) * tl.load(GATE + pid.to(tl.int64) * L + n * K + rk).to(tl.float32)
-    dz = tl.load(DZS + xo)
-    eG = tl.load(GS + xo) * e[:, None]
+    dx = tl.zeros([K, F], tl.float32)
     for c in tl.static_range(F // BC):
         col = c * BC + rc
         co = row[:, None] + col[None, :]
-        wt = tl.load(st + col[None, :] * F + rf[:, None])  # W[col, :]^T
-        dwt = tl.load(nxt + col[None, :] * F + rf[:, None])  # dW'[col, :]^T
-        tl.store(DXK + co, tl.load(DXK + co) - tl.load(DXV + co) + _mm(dz, wt, DT) - _mm(eG, dwt, DT))
+        ot = rf[None, :] * F + col[:, None]  # [BC, F]: columns col of an f x f matrix, transposed
+        dx = _mma(tl.load(DZS + co), tl.load(st + ot), dx, DT)
+        dx = _mma(-e[:, None] * tl.load(GS + co), tl.load(nxt + ot), dx, DT)
+    tl.store(DXK + xo, tl.load(DXK + xo) - tl.load(DXV + xo) + dx)
 
 
 # Launch settings (num_warps, BC rows of an f x f matrix per product). Not yet

@@ -29,15 +29,16 @@ import triton
 import triton.language as tl
 
 from triton_inner_bwd import _env_int
-from triton_inner_ops import gelu_fwd, ln_back, ln_l2_back, ln_l2_fwd, row_stats
+from triton_inner_bwd import launch as lin_launch
+from triton_inner_ops import gelu_fwd, ln_back, ln_l2_back, ln_l2_fwd, mm_rows, row_stats
 from triton_model import GELU_C, _mm, _mma
 
 
 @triton.jit
 def mlp_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S, HHS, Z1BS, Z2S, G2S,
                    DG1S, DG2S, DA1S, D1, D2, DGATE, DTOK, DLNW, DLNB, NH, L, N,
-                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, DT: tl.constexpr,
-                   C: tl.constexpr):
+                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr,
+                   DT: tl.constexpr, C: tl.constexpr):
     pid, n = tl.program_id(0), tl.program_id(1)
     h = pid % NH
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, HC)
@@ -53,34 +54,35 @@ def mlp_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S,
     tok = tl.load(TOK + rk)
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
     b2 = tl.load(st2 + H * F + rf)[None, :]
+    a1q = mm_rows(XQ, row, XK, row, 1, tl.zeros([K, K], tl.float32) + 1.0, F, BC, DT)  # Q_i·X_j + 1
     # Z1 = X W1 + b1, A1 = gelu(Z1), Z2 = A1 W2 + b2
     z2 = tl.zeros([K, F], tl.float32) + b2
-    for c in tl.static_range(H // HC):
+    for c in range(H // HC):
         ch = c * HC + rh
-        z1c = _mm(k, tl.load(st1 + rf[:, None] * H + ch[None, :]), DT) + tl.load(st1 + F * H + ch)[None, :]
+        z1c = mm_rows(XK, row, st1, ch, H, tl.zeros([K, HC], tl.float32) + tl.load(st1 + F * H + ch)[None, :],
+                      F, BC, DT)
         tl.store(Z1S + rowh[:, None] + ch[None, :], z1c)
         a1c, _, _ = gelu_fwd(z1c, C)
         z2 = _mma(a1c, tl.load(st2 + ch[:, None] * F + rf[None, :]), z2, DT)
-    G2, _, _, _, _ = ln_l2_fwd(z2, tl.load(XV + xo).to(tl.float32) - k, lnw, lnb, F)
+    G2, _xh2, _rs2, _r2, _c2 = ln_l2_fwd(z2, tl.load(XV + xo).to(tl.float32) - k, lnw, lnb, F)  # (names: a later
+    # loop's `_` would be taken for the same loop-carried variable)
     tl.store(Z2S + xo, z2)
     tl.store(G2S + xo, G2)
     causal = rk[:, None] >= rk[None, :]
     eta = tl.where(causal, tok[:, None] * g[None, :], 0.0)
-    a1q = _mm(q, tl.trans(k), DT) + 1.0
     m1 = eta * a1q
-    tl.debug_barrier()  # Z1S is read back below, by other threads
+    tl.debug_barrier()  # Z1S and G2S are read back below, by other threads
     # H = G2 W2^T, G1 = H ⊙ gelu'(Z1), Z1b = Q W1 + b1 - M1 G1, A1b = gelu(Z1b),
     # and the sums over hidden columns A1b A1^T, A1b W2 + b2
     s12 = tl.zeros([K, K], tl.float32)
     zw = tl.zeros([K, F], tl.float32) + b2
-    for c in tl.static_range(H // HC):
+    for c in range(H // HC):
         ch = c * HC + rh
         ho = rowh[:, None] + ch[None, :]
         a1c, d1c, _ = gelu_fwd(tl.load(Z1S + ho), C)
-        hhc = _mm(G2, tl.load(st2 + ch[None, :] * F + rf[:, None]), DT)  # W2[ch, :]^T
+        hhc = mm_rows(G2S, row, st2, ch * F, 1, tl.zeros([K, HC], tl.float32), F, BC, DT)  # W2[ch, :]^T
         tl.store(HHS + ho, hhc)
-        w1c = tl.load(st1 + rf[:, None] * H + ch[None, :])
-        z1bc = _mm(q, w1c, DT) + tl.load(st1 + F * H + ch)[None, :] - _mm(m1, hhc * d1c, DT)
+        z1bc = mm_rows(XQ, row, st1, ch, H, tl.load(st1 + F * H + ch)[None, :] - _mm(m1, hhc * d1c, DT), F, BC, DT)
         tl.store(Z1BS + ho, z1bc)
         a1bc, _, _ = gelu_fwd(z1bc, C)
         s12 = _mma(a1bc, tl.trans(a1c), s12, DT)
@@ -92,42 +94,43 @@ def mlp_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S,
     tl.store(DLNW + sn * F + rf, tl.sum(do * xhb, axis=0))
     tl.store(DLNB + sn * F + rf, tl.sum(do, axis=0))
     dz2b = ln_back(xhb, rsb, do * lnw, F)
-    dm2 = -_mm(dz2b, tl.trans(G2), DT)
-    deta = tl.where(causal, dm2 * a2, 0.0)
-    p2 = dm2 * eta
+    tl.store(DXQ + xo, dz2b)  # parked in dQ's place (written last), read back in column chunks
     tl.store(DG2S + xo, -_mm(tl.trans(m2), dz2b, DT))
     tl.store(d2 + H * F + rf, tl.sum(dz2b, axis=0))
-    tl.debug_barrier()  # HHS, Z1BS are read back below
-    dq = do
-    dm1 = tl.zeros([K, K], tl.float32)  # -dM1 = dZ1b G1^T, summed over hidden columns
-    for c in tl.static_range(H // HC):
+    tl.debug_barrier()  # dZ2b, HHS, Z1BS are read back below
+    ndm2 = mm_rows(DXQ, row, G2S, row, 1, tl.zeros([K, K], tl.float32), F, BC, DT)  # dZ2b G2^T = -dM2
+    deta = tl.where(causal, -ndm2 * a2, 0.0)
+    p2 = -ndm2 * eta
+    dq = tl.zeros([K, F], tl.float32)
+    ndm1 = tl.zeros([K, K], tl.float32)  # dZ1b G1^T = -dM1, summed over hidden columns
+    for c in range(H // HC):
         ch = c * HC + rh
         ho = rowh[:, None] + ch[None, :]
         a1c, d1c, _ = gelu_fwd(tl.load(Z1S + ho), C)
-        g1c = tl.load(HHS + ho) * d1c
         a1bc, d1bc, _ = gelu_fwd(tl.load(Z1BS + ho), C)
-        dz1bc = (_mm(dz2b, tl.load(st2 + ch[None, :] * F + rf[:, None]), DT) + _mm(p2, a1c, DT)) * d1bc
+        da1bc = mm_rows(DXQ, row, st2, ch * F, 1, _mm(p2, a1c, DT), F, BC, DT)  # dZ2b W2^T + P2 A1
+        dz1bc = da1bc * d1bc
         tl.store(DA1S + ho, _mm(tl.trans(p2), a1bc, DT))
         tl.store(d2 + ch[:, None] * F + rf[None, :], _mm(tl.trans(a1bc), dz2b, DT))
-        w1t = tl.load(st1 + rf[None, :] * H + ch[:, None])  # W1[:, ch]^T
-        dq = _mma(dz1bc, w1t, dq, DT)
+        dq = _mma(dz1bc, tl.load(st1 + rf[None, :] * H + ch[:, None]), dq, DT)  # W1[:, ch]^T
         tl.store(d1 + rf[:, None] * H + ch[None, :], _mm(tl.trans(q), dz1bc, DT))
         tl.store(d1 + F * H + ch, tl.sum(dz1bc, axis=0))
-        dm1 = _mma(dz1bc, tl.trans(g1c), dm1, DT)
+        ndm1 = _mma(dz1bc, tl.trans(tl.load(HHS + ho) * d1c), ndm1, DT)
         tl.store(DG1S + ho, -_mm(tl.trans(m1), dz1bc, DT))
-    deta += tl.where(causal, -dm1 * a1q, 0.0)
-    p1 = -dm1 * eta
-    tl.store(DXQ + xo, _mma(p1, k, dq, DT))
-    tl.store(DXK + xo, _mm(tl.trans(p1), q, DT))
+    deta += tl.where(causal, -ndm1 * a1q, 0.0)
+    p1 = -ndm1 * eta
     tl.store(DGATE + pid.to(tl.int64) * L + n * K + rk, tl.sum(deta * tok[:, None], axis=0))
     tl.store(DTOK + sn * K + rk, tl.sum(deta * g[None, :], axis=1))
+    tl.store(DXK + xo, _mm(tl.trans(p1), q, DT))
+    tl.debug_barrier()  # every chunk of dZ2b is read before dQ takes its place
+    tl.store(DXQ + xo, do + _mma(p1, k, dq, DT))
 
 
 @triton.jit
-def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S, DG2S, DA1S, DHS, DZ1S, D1, D2,
+def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S, DG2S, DA1S, DHS, DZ1S, DZ2S, D1, D2,
                      DXV, DGATE, DLNW, DLNB, DTOK, NH, L, N,
-                     K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, DT: tl.constexpr,
-                     C: tl.constexpr):
+                     K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr,
+                     DT: tl.constexpr, C: tl.constexpr):
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, HC)
@@ -154,12 +157,13 @@ def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S,
         a1d2 = tl.zeros([K, F], tl.float32) + tl.load(nxt2 + H * F + rf)[None, :]  # A1 dW2' + db2'
         dhw2 = tl.zeros([K, F], tl.float32)
         deta = tl.zeros([K], tl.float32)
-        for c in tl.static_range(H // HC):
+        for c in range(H // HC):
             ch = c * HC + rh
             ho = rowh[:, None] + ch[None, :]
             a1c, d1c, dd1c = gelu_fwd(tl.load(Z1S + ho), C)
             hhc = tl.load(HHS + ho)
-            xd1c = _mm(x, tl.load(nxt1 + rf[:, None] * H + ch[None, :]), DT) + tl.load(nxt1 + F * H + ch)[None, :]
+            xd1c = mm_rows(XK, row, nxt1, ch, H, tl.zeros([K, HC], tl.float32) + tl.load(nxt1 + F * H + ch)[None, :],
+                           F, BC, DT)  # X dW1' + db1'
             deta -= tl.sum(xd1c * hhc * d1c, axis=1)  # X_j dW1' G1_j^T + G1_j·db1'
             dg1c = tl.load(DG1S + ho) - e * xd1c
             dhc = dg1c * d1c
@@ -171,23 +175,25 @@ def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S,
         dgp = DGATE + pid.to(tl.int64) * L + n * K + rk  # kernel 1 wrote the in-batch part
         tl.store(dgp, tl.load(dgp) + deta * tok_last)
         acc_tok += tl.sum(deta * g)
-        _, xh, rs, r, cc = ln_l2_fwd(tl.load(Z2S + xo), tgt, lnw, lnb, F)
+        _g2, xh, rs, r, cc = ln_l2_fwd(tl.load(Z2S + xo), tgt, lnw, lnb, F)
         dz2, dt, dlw, dlb = ln_l2_back(tl.load(DG2S + xo) - e * a1d2 + dhw2, G2, xh, rs, r, cc, tgt, lnw, lnb, F)
         acc_lnw += dlw
         acc_lnb += dlb
         tl.store(DXV + xo, dt)
-        tl.debug_barrier()  # pass A's DHS, DZ1S are read back by other threads
+        tl.store(DZ2S + xo, dz2)
+        tl.debug_barrier()  # DHS, DZ1S, DZ2S are read back by other threads
         # pass B: dA1, dZ1 and the carry, hidden chunk by chunk
-        for c in tl.static_range(H // HC):
+        for c in range(H // HC):
             ch = c * HC + rh
             ho = rowh[:, None] + ch[None, :]
             a1c, d1c, _ = gelu_fwd(tl.load(Z1S + ho), C)
-            da1c = (tl.load(DA1S + ho) - e * _mm(G2, tl.load(nxt2 + ch[None, :] * F + rf[:, None]), DT)
-                    + _mm(dz2, tl.load(st2 + ch[None, :] * F + rf[:, None]), DT))
+            # dA1 = (its in-batch part) - e ⊙ (G2 dW2'^T) + dZ2 W2^T
+            da1c = mm_rows(G2S, row, nxt2, ch * F, 1, tl.zeros([K, HC], tl.float32), F, BC, DT)
+            da1c = mm_rows(DZ2S, row, st2, ch * F, 1, tl.load(DA1S + ho) - e * da1c, F, BC, DT)
             dz1c = tl.load(DZ1S + ho) + da1c * d1c
             tl.store(DZ1S + ho, dz1c)
             o2 = ch[:, None] * F + rf[None, :]
-            w2g = _mm(tl.trans(tl.load(DHS + ho)), G2, DT) + _mm(tl.trans(a1c), dz2, DT)
+            w2g = _mma(tl.trans(a1c), dz2, _mm(tl.trans(tl.load(DHS + ho)), G2, DT), DT)
             tl.store(cur2 + o2, tl.load(cur2 + o2) + tl.load(nxt2 + o2) + w2g)
             o1 = rf[:, None] * H + ch[None, :]
             tl.store(cur1 + o1, tl.load(cur1 + o1) + tl.load(nxt1 + o1) + _mm(tl.trans(x), dz1c, DT))
@@ -215,7 +221,7 @@ def mlp_post_kernel(GATE, TOK, ST1, D1, Z1S, HHS, DZ1S, DXV, DXK, L, N,
     nxt1 = D1 + (sn + pid + 1) * (F + 1) * H  # dW1' of this mini-batch
     e = (tl.load(TOK + K - 1) * tl.load(GATE + pid.to(tl.int64) * L + n * K + rk).to(tl.float32))[:, None]
     dx = tl.load(DXK + xo) - tl.load(DXV + xo)
-    for c in tl.static_range(H // HC):
+    for c in range(H // HC):
         ch = c * HC + rh
         ho = rowh[:, None] + ch[None, :]
         _, d1c, _ = gelu_fwd(tl.load(Z1S + ho), C)
@@ -225,10 +231,14 @@ def mlp_post_kernel(GATE, TOK, ST1, D1, Z1S, HHS, DZ1S, DXV, DXK, L, N,
     tl.store(DXK + xo, dx)
 
 
-def launch(hidden: int) -> tuple:
-    """(num_warps, HC hidden columns per chunk); not yet timed on a GPU.
-    XBENCH_TRITON_BWD_WARPS/_HC override."""
-    return _env_int("XBENCH_TRITON_BWD_WARPS", 4), min(_env_int("XBENCH_TRITON_BWD_HC", 32), hidden)
+def launch(f: int) -> tuple:
+    """(num_warps, HC hidden columns per chunk, BC contraction entries per
+    product); not yet timed on a GPU. 8 warps: from ptxas's report for sm_90
+    at f=64 (inner_bwd_compile_check.py), the pre and chain kernels spilled
+    680 and 76 B with 4 warps (HC 16: 480 and 0; BC 16: 620 and 140) and
+    nothing with 8. XBENCH_TRITON_BWD_WARPS/_HC/_BC override."""
+    _, bc = lin_launch(f)
+    return _env_int("XBENCH_TRITON_BWD_WARPS", 8), min(_env_int("XBENCH_TRITON_BWD_HC", 32), 4 * f), bc
 
 
 def backward(xq, xk, xv, gate, tok, ln_w, ln_b, states, dout, K: int, dt, hidden: int) -> dict:
@@ -237,12 +247,12 @@ def backward(xq, xk, xv, gate, tok, ln_w, ln_b, states, dout, K: int, dt, hidden
     B, nh, L, f = xq.shape
     N, BH, H = L // K, B * nh, hidden
     dev, f32 = xq.device, torch.float32
-    nw, hc = launch(H)
+    nw, hc, bc = launch(f)
 
     def buf(*shape):
         return torch.empty(shape, device=dev, dtype=f32)
 
-    dxq, dxk, dxv, z2s, g2s, dg2s = (buf(B, nh, L, f) for _ in range(6))
+    dxq, dxk, dxv, z2s, g2s, dg2s, dz2s = (buf(B, nh, L, f) for _ in range(7))
     z1s, hhs, z1bs, dg1s, da1s, dhs, dz1s = (buf(B, nh, L, H) for _ in range(7))
     d1, d2 = buf(BH, N + 1, f + 1, H), buf(BH, N + 1, H + 1, f)
     d1[:, N].zero_()
@@ -251,10 +261,10 @@ def backward(xq, xk, xv, gate, tok, ln_w, ln_b, states, dout, K: int, dt, hidden
     dlnw, dlnb, clnw, clnb, ctok = buf(BH, N, f), buf(BH, N, f), buf(BH, f), buf(BH, f), buf(BH)
     mlp_pre_kernel[(BH, N)](xq, xk, xv, gate, tok, ln_w, ln_b, *states, dout, dxq, dxk, z1s, hhs, z1bs, z2s, g2s,
                             dg1s, dg2s, da1s, d1, d2, dgate, dtok, dlnw, dlnb, nh, L, N,
-                            K=K, F=f, H=H, HC=hc, DT=dt, C=GELU_C, num_warps=nw)
+                            K=K, F=f, H=H, HC=hc, BC=bc, DT=dt, C=GELU_C, num_warps=nw)
     mlp_chain_kernel[(BH,)](xk, xv, gate, tok, ln_w, ln_b, states[1], z1s, hhs, z2s, g2s, dg1s, dg2s, da1s, dhs,
-                            dz1s, d1, d2, dxv, dgate, clnw, clnb, ctok, nh, L, N,
-                            K=K, F=f, H=H, HC=hc, DT=dt, C=GELU_C, num_warps=nw)
+                            dz1s, dz2s, d1, d2, dxv, dgate, clnw, clnb, ctok, nh, L, N,
+                            K=K, F=f, H=H, HC=hc, BC=bc, DT=dt, C=GELU_C, num_warps=nw)
     mlp_post_kernel[(BH, N)](gate, tok, states[0], d1, z1s, hhs, dz1s, dxv, dxk, L, N,
                              K=K, F=f, H=H, HC=hc, DT=dt, C=GELU_C, num_warps=nw)
     dtok = dtok.sum((0, 1))

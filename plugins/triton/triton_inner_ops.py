@@ -8,7 +8,7 @@ from __future__ import annotations
 import triton
 import triton.language as tl
 
-from triton_model import _tanh
+from triton_model import _mma, _tanh
 
 
 @triton.jit
@@ -63,3 +63,19 @@ def gelu_fwd(x, C: tl.constexpr):
     d1 = 0.5 * (1.0 + t) + 0.5 * x * sech2 * u1
     d2 = sech2 * (u1 - x * t * u1 * u1 + 0.5 * x * (6 * 0.044715 * C * x))
     return 0.5 * x * (1.0 + t), d1, d2
+
+
+@triton.jit
+def mm_rows(A, arow, B, bcol, stride, acc, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+    """acc + A[arow, :F] @ Bm with Bm[r, j] = B[r·stride + bcol[j]], both read
+    from global memory (L1/L2) BC entries of the contraction at a time: an
+    IEEE float32 tl.dot is FMA-based and holds each thread's rows of A and
+    columns of B over the whole contraction, so a contraction of f=64 in
+    registers spilled (ptxas, sm_90). arow: the rows' offsets (their f entries
+    contiguous)."""
+    rc = tl.arange(0, BC)
+    for c in tl.static_range(F // BC):
+        col = c * BC + rc
+        a = tl.load(A + arow[:, None] + col[None, :]).to(tl.float32)
+        acc = _mma(a, tl.load(B + col[:, None] * stride + bcol[None, :]).to(tl.float32), acc, DT)
+    return acc
