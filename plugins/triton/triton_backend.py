@@ -24,7 +24,9 @@ DEVICES = ("cpu", "cuda", "rocm")
 # defines its kernels on import, after benchmark.py has settled TRITON_INTERPRET.
 GEMM = xc.load_module("triton_gemm")
 CAPS = xc.Capabilities(
-    xc.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=DEVICES,
+    # backward: the inner loop's hand-written kernels (triton_inner_fn.py), the
+    # rest pytorch autograd; the inner loop's inputs are float32 in every dtype.
+    xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
                             "backbone": xc.BACKBONES}),
     xc.gemm_caps(GEMM, DEVICES),
@@ -91,9 +93,9 @@ class Backend(torch_backend.Backend):
 
     def _kernel_inner(self):
         import torch
-        import triton_model  # imports triton, after TRITON_INTERPRET is settled
+        import triton_inner_fn  # imports triton, after TRITON_INTERPRET is settled
 
-        kernel = triton_model.ttt_inner
+        kernel = triton_inner_fn.ttt_inner  # triton_model's, differentiable when autograd asks
 
         def inner(*args, **kwargs):
             if not self._label_kernel:
