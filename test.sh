@@ -24,7 +24,17 @@ say "pytest (Python contract, pytorch, jax, triton via the interpreter)"
 say "xbench verify: every backend against the float64 reference (CPU, tiny)"
 for t in linear mlp; do
   bin/xbench verify --device cpu --model-size tiny --ttt-type "$t"
+  # the training step: the logits and every parameter's gradient
+  bin/xbench verify --device cpu --model-size tiny --ttt-type "$t" --phase backward
 done
+# burnstyle-hip's hand-written backward (the reference) against pytorch's
+# autograd, both in float64: the independent check of its derivation
+bin/xbench verify --device cpu --model-size tiny --phase backward --dtype float64 --backends pytorch
+# the mamba backbone, forward and training step (a backend without it
+# answers unsupported), and its backward in float64 against autograd
+bin/xbench verify --device cpu --model-size tiny --backbone mamba
+bin/xbench verify --device cpu --model-size tiny --backbone mamba --ttt-type mlp --phase backward
+bin/xbench verify --device cpu --model-size tiny --backbone mamba --phase backward --dtype float64 --backends pytorch
 for d in float32 bfloat16; do
   bin/xbench verify --workload gemm --device cpu --dtype "$d" --layout nt
 done

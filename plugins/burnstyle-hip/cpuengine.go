@@ -28,6 +28,9 @@ func (e *cpuEngine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if cfg.Dtype != "float32" && cfg.Dtype != "float64" {
 		return result.StatusUnsupported, fmt.Sprintf("dtype %q is not supported on the CPU path (allowed: float32, float64)", cfg.Dtype)
 	}
+	if cfg.Backward && cfg.SeqLen < 2 {
+		return result.StatusUnsupported, fmt.Sprintf("backward at seq_len %d: the loss has no next-token label (need seq_len >= 2)", cfg.SeqLen)
+	}
 	need := estimateCPUBytes(cfg, s)
 	if avail := memAvailable(); avail > 0 && need > avail*9/10 {
 		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of host memory, %.1f GiB available",
@@ -51,8 +54,28 @@ func estimateCPUBytes(cfg ttt.Config, s ttt.Size) int64 {
 	}
 	p := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
 	biggest := int64(s.Vocab) * int64(s.Hidden)
-	acts := tokens * int64(9*s.Hidden+2*s.Heads+2*s.MLP+s.Vocab)
+	rowsC := int64(12) // cpu.newActs's [tokens, C] buffers and h
+	if backboneOf(cfg) == "mamba" {
+		rowsC += 3
+	}
+	acts := tokens * (rowsC*int64(s.Hidden) + int64(2*s.Heads+2*s.MLP+s.Vocab))
+	if cfg.Backward {
+		acts += tokens * trainRowElems(s, backboneOf(cfg) == "mamba")
+		p *= 2 // the gradients, and the projections again in [in, out] for the backward
+	}
 	return p*(4+elem) + 2*biggest*elem + acts*elem
+}
+
+// trainRowElems is what the training step holds per token beyond a
+// forward's buffers (package cpu's tape): every layer's kept activations,
+// the backward's buffers (two [tokens, V] among them) and the final norm's.
+func trainRowElems(s ttt.Size, mamba bool) int64 {
+	C, I, nh, V := int64(s.Hidden), int64(s.MLP), int64(s.Heads), int64(s.Vocab)
+	perLayer, back := 9*C+nh+3*I, 2*V+13*C+3*nh+3*I+3*max(C, I)
+	if mamba {
+		perLayer, back = perLayer+4*C, back+3*C
+	}
+	return int64(s.Layers)*perLayer + back + 3*C + V
 }
 
 func (e *cpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
@@ -85,7 +108,7 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 		j.out = make([]T, len(j.xq))
 		return j, nil
 	}
-	m, err := cpu.NewModel[T](s, cfg.TTTType, cfg.MiniBatch, w)
+	m, err := cpu.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}
@@ -99,6 +122,9 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 	ids, err := tok.Int32s()
 	if err != nil {
 		return nil, fmt.Errorf("prepare inputs: tensor \"tokens\": %w", err)
+	}
+	if cfg.Backward {
+		return newCPUTrainJob(m, cfg, s, ids), nil
 	}
 	return &cpuForwardJob[T]{m: m, tokens: ids, batch: B, seqLen: L}, nil
 }

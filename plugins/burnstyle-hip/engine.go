@@ -29,7 +29,8 @@ type engine interface {
 
 // job is one prepared configuration on one engine.
 type job interface {
-	// Step runs one forward (or inner-only) call and returns when its
+	// Step runs one forward, inner-only or training-step call (the
+	// training step is forward and backward together) and returns when its
 	// results are complete (a GPU engine synchronises before returning), so
 	// a wall clock around Step times it.
 	Step() error
@@ -41,6 +42,14 @@ type job interface {
 	MemoryBytes() int64
 	// Close releases the job's memory (device buffers on a GPU).
 	Close() error
+}
+
+// outputsJob is a job whose step makes more than one tensor: the training
+// step's logits and grad.<param> for every parameter (ttt.GradPrefix).
+// Export writes them all; a plain job's one Output is the whole export.
+type outputsJob interface {
+	job
+	Outputs() (map[string]tensorfile.Tensor, error)
 }
 
 // deviceTimedJob is a job that times its own steps on the device (GPU

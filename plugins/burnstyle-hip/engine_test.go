@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/harness/backend"
@@ -19,6 +20,9 @@ type fakeGPU struct{ only string }
 func (fakeGPU) Device() result.Device { return result.Device{Kind: "cuda", Name: "fake", Count: 1} }
 
 func (g fakeGPU) Check(cfg ttt.Config, _ ttt.Size) (result.Status, string) {
+	if cfg.Backward || cfg.Backbone == "mamba" { // as gpu.Supports declines them
+		return result.StatusUnsupported, "phase " + cfg.Phase() + " with backbone " + cfg.Backbone + " is not built on fake"
+	}
 	if cfg.Dtype != g.only {
 		return result.StatusUnsupported, "dtype " + cfg.Dtype + " is not supported on fake (allowed: " + g.only + ")"
 	}
@@ -49,22 +53,36 @@ func TestEngineSeam(t *testing.T) {
 		t.Fatalf("capabilities %+v", info.Capabilities)
 	}
 	tests := []struct {
-		device, dtype string
-		wantStatus    result.Status
-		wantKind      string
-		wantSamples   []float64
+		device, dtype, backbone string
+		phase                   string // "" is forward
+		wantStatus              result.Status
+		wantKind                string
+		wantSamples             []float64
+		wantMsg                 string
 	}{
-		{"cuda", "float32", result.StatusOK, "cuda", []float64{3, 4, 5}}, // steps 1 and 2: compile, warmup
-		{"auto", "float32", result.StatusOK, "cuda", []float64{3, 4, 5}},
-		{"cuda", "float64", result.StatusUnsupported, "cuda", nil},
-		{"auto", "float64", result.StatusOK, "cpu", nil}, // the GPU declines, the CPU runs it
-		{"cpu", "float32", result.StatusOK, "cpu", nil},
+		{"cuda", "float32", "transformer", "", result.StatusOK, "cuda", []float64{3, 4, 5}, ""}, // steps 1 and 2: compile, warmup
+		{"auto", "float32", "transformer", "", result.StatusOK, "cuda", []float64{3, 4, 5}, ""},
+		{"cuda", "float64", "transformer", "", result.StatusUnsupported, "cuda", nil, "dtype float64"},
+		{"auto", "float64", "transformer", "", result.StatusOK, "cpu", nil, ""}, // the GPU declines, the CPU runs it
+		{"cpu", "float32", "transformer", "", result.StatusOK, "cpu", nil, ""},
+		// A GPU machine's timed mamba run is the GPU's to answer, never the CPU's in its place.
+		{"cuda", "float32", "mamba", "", result.StatusUnsupported, "cuda", nil, "not built on fake"},
+		{"auto", "float32", "mamba", "", result.StatusUnsupported, "cpu", nil, "--device cpu runs it"},
+		{"auto", "float64", "mamba", "", result.StatusOK, "cpu", nil, ""},
+		{"cpu", "float32", "mamba", "", result.StatusOK, "cpu", nil, ""},
+		// Likewise the training step.
+		{"cuda", "float32", "transformer", "backward", result.StatusUnsupported, "cuda", nil, "not built on fake"},
+		{"auto", "float32", "transformer", "backward", result.StatusUnsupported, "cpu", nil, "--device cpu runs it"},
+		{"cpu", "float32", "transformer", "backward", result.StatusOK, "cpu", nil, ""},
 	}
 	for _, tc := range tests {
-		cfg := tinyConfig().With("dtype", tc.dtype)
+		cfg := tinyConfig().With("dtype", tc.dtype).With("backbone", tc.backbone)
+		if tc.phase != "" {
+			cfg.Phase = tc.phase
+		}
 		res, err := n.Run(context.Background(), backend.RunRequest{Device: tc.device, Config: cfg})
-		if err != nil || res.Status != tc.wantStatus || res.Device.Kind != tc.wantKind {
-			t.Errorf("%s/%s: status %q (%s), device %+v, err %v", tc.device, tc.dtype, res.Status, res.Message, res.Device, err)
+		if err != nil || res.Status != tc.wantStatus || res.Device.Kind != tc.wantKind || !strings.Contains(res.Message, tc.wantMsg) {
+			t.Errorf("%s/%s/%s/%s: status %q (%s), device %+v, err %v", tc.device, tc.dtype, tc.backbone, tc.phase, res.Status, res.Message, res.Device, err)
 			continue
 		}
 		if tc.wantSamples != nil && (!slices.Equal(res.SamplesMs, tc.wantSamples) || res.CompileMs != 1 || res.Env.Timing != "device events" || res.PeakMemoryBytes != 42) {

@@ -39,7 +39,7 @@ func New() *Native {
 func (n *Native) Info(context.Context) (backend.Info, error) {
 	return backend.Info{
 		Name:         Name,
-		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64) and a no-cgo CUDA/HIP path with fused inner-loop kernels (float32/bfloat16)",
+		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64; forward and training step, transformer and mamba) and a no-cgo CUDA/HIP path with fused inner-loop kernels (float32/bfloat16)",
 		Capabilities: n.capabilities(),
 	}, nil
 }
@@ -157,7 +157,8 @@ func timeSteps(ctx context.Context, j job, warmup, repeats int) (samples []float
 }
 
 // Export runs the model once on the given weights and inputs and writes
-// "logits" (forward) or "out" (inner-only), F64 for float64, else F32.
+// "logits" (forward), "out" (inner-only) or, for the training step, the
+// logits and grad.<param> of every parameter; F64 for float64, else F32.
 func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend.ExportResponse, error) {
 	resp := backend.ExportResponse{Device: result.Device{Kind: requestedKind(req.Device)}}
 	if msg := n.unsupported(req.Variant, req.Device, req.Config); msg != "" {
@@ -202,15 +203,27 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 		resp.Status, resp.Message = result.StatusFailed, "forward: "+err.Error()
 		return resp, nil
 	}
-	name, out, err := j.Output()
+	outs, err := jobOutputs(j)
 	if err != nil {
 		return resp, fmt.Errorf("export %s: %w", Name, err)
 	}
-	if err := tensorfile.Write(req.OutputPath, map[string]tensorfile.Tensor{name: out}); err != nil {
+	if err := tensorfile.Write(req.OutputPath, outs); err != nil {
 		return resp, fmt.Errorf("export %s: %w", Name, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil
+}
+
+// jobOutputs is everything a job's last step made, by name.
+func jobOutputs(j job) (map[string]tensorfile.Tensor, error) {
+	if oj, ok := j.(outputsJob); ok {
+		return oj.Outputs()
+	}
+	name, out, err := j.Output()
+	if err != nil {
+		return nil, err
+	}
+	return map[string]tensorfile.Tensor{name: out}, nil
 }
 
 // admit picks the engine for a TTT request's device (the capabilities were
@@ -222,13 +235,27 @@ func (n *Native) admit(device string, cfg ttt.Config) (ttt.Size, engine, result.
 		return s, nil, result.StatusUnsupported, err.Error()
 	}
 	engines, msg := n.candidates(device)
+	auto := device == "" || device == "auto"
 	status := result.StatusUnsupported
 	for _, e := range engines { // "auto" falls through to the next device
 		if status, msg = e.Check(cfg, s); status == result.StatusOK {
 			return s, e, status, ""
 		}
+		if auto && e.Device().Kind != "cpu" && autoStaysOnGPU(cfg) {
+			return s, nil, status, msg + "; --device cpu runs it on the CPU"
+		}
 	}
 	return s, nil, status, msg
+}
+
+// autoStaysOnGPU says whether, under --device auto on a machine with a GPU,
+// the GPU declining cfg is the answer rather than a run on the CPU: a timed
+// run of the training step or of the mamba backbone there is meant for the
+// GPU, and the CPU path would stand in for it in the comparison at a
+// fraction of the speed. float64 still falls back, as it always has: it is
+// the reference precision, which only the CPU path computes.
+func autoStaysOnGPU(cfg ttt.Config) bool {
+	return cfg.Dtype != "float64" && (cfg.Backward || backboneOf(cfg) == "mamba")
 }
 
 // requestedKind is the device kind to report before an engine is chosen.

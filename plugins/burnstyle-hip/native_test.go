@@ -35,8 +35,8 @@ func TestInfo(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []backend.WorkloadCaps{
-		{Workload: "ttt", Phases: []string{"forward", "inner_only"}, Devices: []string{"cpu", "cuda", "rocm"},
-			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer"}}},
+		{Workload: "ttt", Phases: []string{"forward", "backward", "inner_only"}, Devices: []string{"cpu", "cuda", "rocm"},
+			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer", "mamba"}}},
 		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
 		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
@@ -57,11 +57,13 @@ func TestRunUnsupported(t *testing.T) {
 		edit    func(*result.Config)
 		wantMsg []string
 	}{
-		{"backward", "cpu", "", func(c *result.Config) { c.Phase = "backward" }, []string{"phase backward", "forward, inner_only"}},
+		{"backward without labels", "cpu", "", func(c *result.Config) { c.Phase = "backward"; set(c, "seq_len", "1", "mini_batch", "1") },
+			[]string{"seq_len 1", "no next-token label"}},
+		{"phase", "cpu", "", func(c *result.Config) { c.Phase = "both" }, []string{"phase both", "forward, backward, inner_only"}},
 		{"bfloat16", "cpu", "", func(c *result.Config) { set(c, "dtype", "bfloat16") }, []string{`dtype "bfloat16"`, "float32, float64"}},
 		{"cuda", "cuda", "", func(*result.Config) {}, []string{`device "cuda"`, "not available", "libcuda.so.1"}},
 		{"rocm", "rocm", "", func(*result.Config) {}, []string{`device "rocm"`}},
-		{"mamba", "cpu", "", func(c *result.Config) { set(c, "backbone", "mamba") }, []string{"backbone mamba", "transformer"}},
+		{"backbone", "cpu", "", func(c *result.Config) { set(c, "backbone", "rwkv") }, []string{"backbone rwkv", "transformer, mamba"}},
 		{"variant", "cpu", "compile", func(*result.Config) {}, []string{`variant "compile"`}},
 		{"size", "cpu", "", func(c *result.Config) { set(c, "model_size", "7b") }, []string{`"7b"`, "tiny"}},
 		{"workload", "cpu", "", func(c *result.Config) { c.Workload = "gpt" }, []string{"workload gpt", "ttt, gemm"}},
@@ -109,6 +111,12 @@ func TestRunOK(t *testing.T) {
 		{"forward f32", "cpu", func(*result.Config) {}, ttt.NumParams(tiny, "linear", 16, "transformer")},
 		{"forward f64 auto", "auto", func(c *result.Config) { set(c, "dtype", "float64", "ttt_type", "mlp") }, ttt.NumParams(tiny, "mlp", 16, "transformer")},
 		{"inner only", "cpu", func(c *result.Config) { c.Phase = "inner_only" }, ttt.NumInnerParams(tiny, "linear", 16)},
+		{"mamba", "cpu", func(c *result.Config) { set(c, "backbone", "mamba", "ttt_type", "mlp") }, ttt.NumParams(tiny, "mlp", 16, "mamba")},
+		{"backward", "cpu", func(c *result.Config) { c.Phase = "backward" }, ttt.NumParams(tiny, "linear", 16, "transformer")},
+		{"backward mamba f64", "cpu", func(c *result.Config) {
+			c.Phase = "backward"
+			set(c, "backbone", "mamba", "ttt_type", "mlp", "dtype", "float64")
+		}, ttt.NumParams(tiny, "mlp", 16, "mamba")},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -142,17 +150,20 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// exportOnce writes weights and inputs for cfg, exports, and reads the output.
-func exportOnce(t *testing.T, dir string, rc result.Config) tensorfile.Tensor {
+// exportOnce writes weights and inputs for cfg, exports, reads the
+// output file and checks it holds exactly the tensors verify grades
+// (ttt.Workload.Outputs), in the run's precision, the first (logits or out)
+// in its shape and each gradient in its parameter's.
+func exportOnce(t *testing.T, dir string, rc result.Config) map[string]tensorfile.Tensor {
 	t.Helper()
 	cfg := ttt.From(rc)
 	s, _ := ttt.LookupSize(cfg.ModelSize)
-	w := ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, "transformer", 4)
+	w := ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg), 4)
 	in := map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(9, cfg.Batch, cfg.SeqLen, s.Vocab)}
-	want, shape := "logits", []int{cfg.Batch, cfg.SeqLen, s.Vocab}
+	shape := []int{cfg.Batch, cfg.SeqLen, s.Vocab}
 	if cfg.InnerOnly {
 		in = ttt.RandomInnerInputs(9, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
-		want, shape = "out", []int{cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim}
+		shape = []int{cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim}
 	}
 	wp, ip, op := filepath.Join(dir, "w.safetensors"), filepath.Join(dir, "in.safetensors"), filepath.Join(dir, "out.safetensors")
 	if err := tensorfile.Write(wp, w); err != nil {
@@ -169,45 +180,63 @@ func exportOnce(t *testing.T, dir string, rc result.Config) tensorfile.Tensor {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, ok := got[want]
+	names := ttt.Workload{}.Outputs(rc)
 	wantDType := tensorfile.DTypeF32
 	if cfg.Dtype == "float64" {
 		wantDType = tensorfile.DTypeF64
 	}
-	if !ok || len(got) != 1 || out.DType != wantDType || !slices.Equal(out.Shape, shape) {
-		t.Fatalf("output %v: %q is %s %v, want %s %v", len(got), want, out.DType, out.Shape, wantDType, shape)
+	shapes := map[string][]int{names[0]: shape}
+	for _, p := range ttt.Params(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg)) {
+		shapes[ttt.GradPrefix+p.Name] = p.Shape
 	}
-	return out
+	if len(got) != len(names) {
+		t.Fatalf("export wrote %d tensors, verify grades %d (%v)", len(got), len(names), names)
+	}
+	for _, name := range names {
+		out, ok := got[name]
+		if !ok || out.DType != wantDType || !slices.Equal(out.Shape, shapes[name]) {
+			t.Fatalf("output %q: present %v, %s %v, want %s %v", name, ok, out.DType, out.Shape, wantDType, shapes[name])
+		}
+	}
+	return got
 }
 
 func TestExport(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		edit func(*result.Config)
+		tol  float64 // float32 against float64, relative L2
 	}{
-		{"forward linear", func(*result.Config) {}},
-		{"forward mlp", func(c *result.Config) { set(c, "ttt_type", "mlp", "batch", "2") }},
-		{"inner linear", func(c *result.Config) { c.Phase = "inner_only" }},
-		{"inner mlp", func(c *result.Config) { c.Phase = "inner_only"; set(c, "ttt_type", "mlp") }},
+		{"forward linear", func(*result.Config) {}, 1e-5},
+		{"forward mlp", func(c *result.Config) { set(c, "ttt_type", "mlp", "batch", "2") }, 1e-5},
+		{"forward mamba", func(c *result.Config) { set(c, "backbone", "mamba") }, 1e-5},
+		{"inner linear", func(c *result.Config) { c.Phase = "inner_only" }, 1e-5},
+		{"inner mlp", func(c *result.Config) { c.Phase = "inner_only"; set(c, "ttt_type", "mlp") }, 1e-5},
+		// Gradients: verify's float32 tolerance.
+		{"backward linear", func(c *result.Config) { c.Phase = "backward"; set(c, "batch", "2") }, 1e-4},
+		{"backward mlp mamba", func(c *result.Config) { c.Phase = "backward"; set(c, "ttt_type", "mlp", "backbone", "mamba") }, 1e-4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tinyConfig()
 			tc.edit(&cfg)
 			f32 := exportOnce(t, t.TempDir(), cfg)
 			again := exportOnce(t, t.TempDir(), cfg)
-			if string(f32.Data) != string(again.Data) {
-				t.Error("two exports of the same inputs differ")
-			}
 			set(&cfg, "dtype", "float64")
 			f64 := exportOnce(t, t.TempDir(), cfg)
-			a, _ := f32.Float64s()
-			b, _ := f64.Float64s()
-			var d, m float64
-			for i := range a {
-				d, m = math.Max(d, math.Abs(a[i]-b[i])), math.Max(m, math.Abs(b[i]))
-			}
-			if d/m > 1e-5 || m == 0 {
-				t.Errorf("float32 export differs from float64 by %g relative (max |x| %g)", d/m, m)
+			for name, x := range f32 {
+				if string(x.Data) != string(again[name].Data) {
+					t.Errorf("%s: two exports of the same inputs differ", name)
+				}
+				a, _ := x.Float64s()
+				b, _ := f64[name].Float64s()
+				var d, n float64
+				for i := range a {
+					d += (a[i] - b[i]) * (a[i] - b[i])
+					n += b[i] * b[i]
+				}
+				if e := math.Sqrt(d / n); e > tc.tol || n == 0 {
+					t.Errorf("%s: float32 export differs from float64 by %g relative L2 (|x|^2 %g)", name, e, n)
+				}
 			}
 		})
 	}

@@ -161,14 +161,21 @@ func traceEvents(origin time.Time, calls [][]phase) []profile.Event {
 	return ev
 }
 
-func (j *cpuForwardJob[T]) profileStep() ([]phase, error) {
-	j.m.Prof = &cpu.Phases{}
-	defer func() { j.m.Prof = nil }()
-	if err := j.Step(); err != nil {
+func (j *cpuForwardJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
+
+// profileStep of a training step records the forward's phases and the
+// backward's, one per block and the head.
+func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
+
+// recordPhases runs step with m's phase record on and returns its phases.
+func recordPhases[T cpu.Float](m *cpu.Model[T], step func() error) ([]phase, error) {
+	m.Prof = &cpu.Phases{}
+	defer func() { m.Prof = nil }()
+	if err := step(); err != nil {
 		return nil, err
 	}
-	out := make([]phase, len(j.m.Prof.Spans))
-	for i, s := range j.m.Prof.Spans {
+	out := make([]phase, len(m.Prof.Spans))
+	for i, s := range m.Prof.Spans {
 		out[i] = phase{name: s.Name, start: s.Start, dur: s.Dur}
 	}
 	return out, nil

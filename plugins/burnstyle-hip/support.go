@@ -36,13 +36,15 @@ func (n *Native) capabilities() backend.Capabilities {
 	slices.Sort(devices)
 	return backend.Capabilities{Workloads: []backend.WorkloadCaps{
 		{
+			// The training step (backward) and mamba on the CPU engine only:
+			// the GPU engine answers them unsupported (gpu.Supports).
 			Workload: ttt.Name,
-			Phases:   []string{workload.PhaseForward, workload.PhaseInnerOnly},
+			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseInnerOnly},
 			Devices:  devices,
 			Values: map[string][]string{
 				ttt.KeyDtype:    {"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
 				ttt.KeyTTTType:  {"linear", "mlp"},
-				ttt.KeyBackbone: {"transformer"},
+				ttt.KeyBackbone: {"transformer", "mamba"}, // mamba on the CPU engine only
 			},
 		},
 		{

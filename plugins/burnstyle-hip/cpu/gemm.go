@@ -63,7 +63,7 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 
 // transposeInto writes the [cols, rows] transpose of the row-major [rows,
 // cols] src into dst, in 32x32 blocks so both sides stay in cache.
-func transposeInto(dst, src []float32, rows, cols int) {
+func transposeInto[T Float](dst, src []T, rows, cols int) {
 	const blk = 32
 	for i0 := 0; i0 < rows; i0 += blk {
 		i1 := min(i0+blk, rows)

@@ -25,6 +25,11 @@ type Inner[T Float] struct {
 	b2     []T // [nh, f] (mlp)
 
 	scratch []*innerScratch[T] // one per worker goroutine
+
+	// The backward's buffers (inner_backward.go), made on first use.
+	back      []*innerBackScratch[T] // one per worker goroutine
+	partial   []T                    // [B*nh, stateSize]: each item's dW1, db1 (, dW2, db2)
+	partialLN []T                    // [B*nh, 2f+K]: each item's dln_w, dln_b, dtok
 }
 
 // innerScratch is one worker's state for one (sequence, head): the evolving
@@ -33,7 +38,8 @@ type innerScratch[T Float] struct {
 	w1, b1, w2, b2 []T
 	eta, a         []T // [K, K]
 	z1, x2, g1     []T // [K, hidden]: Z (linear) or Z1, gelu(Z1), G1
-	zbar           []T // [K, hidden]: Zbar (linear) or Z1bar then X2bar
+	zbar           []T // [K, hidden]: Zbar (linear) or Z1bar
+	x2bar          []T // [K, hidden]: gelu(Z1bar) (mlp)
 	z2, g2, target []T // [K, f]
 	z2bar          []T // [K, f]
 	xh             []T // [f]
@@ -84,11 +90,16 @@ func (p *Inner[T]) NumParams() int64 {
 	return int64(len(p.tok) + len(p.lnW) + len(p.lnB) + len(p.w1) + len(p.b1) + len(p.w2) + len(p.b2))
 }
 
-// Bytes is the memory the parameters and the per-worker scratch take.
+// Bytes is the memory the parameters and the per-worker scratch take, and
+// the backward's buffers once Backward has run.
 func (p *Inner[T]) Bytes() int64 {
 	f, h, k := p.F, p.Hidden, p.K
-	perWorker := 2*f*h + h + f + 2*k*k + 6*k*h + 4*k*f + f
-	return bytesOf[T](int(p.NumParams()) + numWorkers()*perWorker)
+	perWorker := 2*f*h + h + f + 2*k*k + 7*k*h + 4*k*f + f
+	n := int(p.NumParams()) + numWorkers()*perWorker + len(p.partial) + len(p.partialLN)
+	for _, b := range p.back {
+		n += len(b.states) + b.elems
+	}
+	return bytesOf[T](n)
 }
 
 func (p *Inner[T]) ensureScratch() {
@@ -97,7 +108,7 @@ func (p *Inner[T]) ensureScratch() {
 		p.scratch = append(p.scratch, &innerScratch[T]{
 			w1: make([]T, f*h), b1: make([]T, h), w2: make([]T, h*f), b2: make([]T, f),
 			eta: make([]T, k*k), a: make([]T, k*k),
-			z1: make([]T, k*h), x2: make([]T, k*h), g1: make([]T, k*h), zbar: make([]T, k*h),
+			z1: make([]T, k*h), x2: make([]T, k*h), g1: make([]T, k*h), zbar: make([]T, k*h), x2bar: make([]T, k*h),
 			z2: make([]T, k*f), g2: make([]T, k*f), target: make([]T, k*f), z2bar: make([]T, k*f),
 			xh: make([]T, f), xt: make([]T, h*k), gs: make([]T, k*h),
 		})

@@ -12,8 +12,9 @@ import (
 
 // refForward is a plain float64 transcription of the spec's model: naive
 // matmuls on the stored [in, out] weights, RoPE angles computed on the spot,
-// and the primal per-token inner model.
-func refForward(t *testing.T, w map[string]tensorfile.Tensor, s ttt.Size, tttType string, k int, tokens []int32, batch, seqLen int) []float64 {
+// causal convolutions summed tap by tap, and the primal per-token inner
+// model.
+func refForward(t *testing.T, w map[string]tensorfile.Tensor, s ttt.Size, tttType, backbone string, k int, tokens []int32, batch, seqLen int) []float64 {
 	t.Helper()
 	get := func(name string) []float64 {
 		v, err := w[name].Float64s()
@@ -57,6 +58,24 @@ func refForward(t *testing.T, w map[string]tensorfile.Tensor, s ttt.Size, tttTyp
 		}
 		return y
 	}
+	conv := func(x, cw, cb []float64) []float64 { // y[t,c] = b[c] + sum_k w[c,k] x[t-3+k, c], per sequence
+		y := make([]float64, len(x))
+		for b := 0; b < batch; b++ {
+			for tt := 0; tt < seqLen; tt++ {
+				for c := 0; c < C; c++ {
+					v := cb[c]
+					for j := 0; j < ttt.ConvWidth; j++ {
+						if src := tt - (ttt.ConvWidth - 1) + j; src >= 0 {
+							v += cw[c*ttt.ConvWidth+j] * x[(b*seqLen+src)*C+c]
+						}
+					}
+					y[(b*seqLen+tt)*C+c] = v
+				}
+			}
+		}
+		return y
+	}
+	mamba := backbone == "mamba"
 	embed := get("embed")
 	h := make([]float64, n*C)
 	for i, tok := range tokens {
@@ -64,8 +83,20 @@ func refForward(t *testing.T, w map[string]tensorfile.Tensor, s ttt.Size, tttTyp
 	}
 	for l := 0; l < s.Layers; l++ {
 		pre := fmt.Sprintf("layers.%d.", l)
+		if mamba {
+			for i, d := range conv(rms(h, get(pre+"conv_norm")), get(pre+"conv_w"), get(pre+"conv_b")) {
+				h[i] += d
+			}
+		}
 		x := rms(h, get(pre+"ttt_norm"))
-		q, kk, v := mat(x, get(pre+"ttt.wq"), n, C, C), mat(x, get(pre+"ttt.wk"), n, C, C), mat(x, get(pre+"ttt.wv"), n, C, C)
+		var q, kk []float64
+		if mamba {
+			qk := mat(x, get(pre+"ttt.wq"), n, C, C)
+			q, kk = conv(qk, get(pre+"ttt.conv_q_w"), get(pre+"ttt.conv_q_b")), conv(qk, get(pre+"ttt.conv_k_w"), get(pre+"ttt.conv_k_b"))
+		} else {
+			q, kk = mat(x, get(pre+"ttt.wq"), n, C, C), mat(x, get(pre+"ttt.wk"), n, C, C)
+		}
+		v := mat(x, get(pre+"ttt.wv"), n, C, C)
 		lrW, lrB := get(pre+"ttt.lr_w"), get(pre+"ttt.lr_b")
 		inner, err := NewInner[float64](w, pre+"ttt.", nh, f, k, tttType == "mlp", ttt.BaseLR(tttType))
 		if err != nil {
@@ -95,6 +126,11 @@ func refForward(t *testing.T, w map[string]tensorfile.Tensor, s ttt.Size, tttTyp
 		pw, pb := get(pre+"ttt.post_norm_w"), get(pre+"ttt.post_norm_b")
 		for r := 0; r < n; r++ {
 			copy(o[r*C:(r+1)*C], naiveLN(o[r*C:(r+1)*C], pw, pb))
+		}
+		if mamba {
+			for i, xg := range mat(x, get(pre+"ttt.wg"), n, C, C) {
+				o[i] *= 0.5 * xg * (1 + math.Tanh(math.Sqrt(2/math.Pi)*(xg+0.044715*xg*xg*xg)))
+			}
 		}
 		for i, d := range mat(o, get(pre+"ttt.wo"), n, C, C) {
 			h[i] += d
@@ -131,10 +167,14 @@ func maxRelDiff[A, B Float](a []A, b []B) float64 {
 }
 
 func tinyModel[T Float](t testing.TB, tttType string, k int) (*Model[T], map[string]tensorfile.Tensor) {
+	return tinyModelOf[T](t, tttType, "transformer", k)
+}
+
+func tinyModelOf[T Float](t testing.TB, tttType, backbone string, k int) (*Model[T], map[string]tensorfile.Tensor) {
 	t.Helper()
 	s, _ := ttt.LookupSize("tiny")
-	w := ttt.PerturbedWeights(s, tttType, k, "transformer", 11)
-	m, err := NewModel[T](s, tttType, k, w)
+	w := ttt.PerturbedWeights(s, tttType, k, backbone, 11)
+	m, err := NewModel[T](s, tttType, backbone, k, w)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,20 +191,21 @@ func tokensOf(t testing.TB, batch, seqLen int) []int32 {
 
 func TestForwardMatchesReference(t *testing.T) {
 	for _, tc := range []struct {
-		tttType       string
-		batch, seqLen int
-		k             int
+		tttType, backbone string
+		batch, seqLen     int
+		k                 int
 	}{
-		{"linear", 2, 32, 16}, {"mlp", 1, 32, 16}, {"linear", 1, 24, 8},
+		{"linear", "transformer", 2, 32, 16}, {"mlp", "transformer", 1, 32, 16}, {"linear", "transformer", 1, 24, 8},
+		{"linear", "mamba", 2, 32, 16}, {"mlp", "mamba", 2, 16, 8},
 	} {
-		t.Run(fmt.Sprintf("%s/B%d/L%d/K%d", tc.tttType, tc.batch, tc.seqLen, tc.k), func(t *testing.T) {
-			m, w := tinyModel[float64](t, tc.tttType, tc.k)
+		t.Run(fmt.Sprintf("%s/%s/B%d/L%d/K%d", tc.tttType, tc.backbone, tc.batch, tc.seqLen, tc.k), func(t *testing.T) {
+			m, w := tinyModelOf[float64](t, tc.tttType, tc.backbone, tc.k)
 			tokens := tokensOf(t, tc.batch, tc.seqLen)
 			got, err := m.Forward(tokens, tc.batch, tc.seqLen)
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := refForward(t, w, m.Size, tc.tttType, tc.k, tokens, tc.batch, tc.seqLen)
+			want := refForward(t, w, m.Size, tc.tttType, tc.backbone, tc.k, tokens, tc.batch, tc.seqLen)
 			if d := maxRelDiff(got, want); d > 1e-12 {
 				t.Errorf("logits differ from the reference by %g (relative)", d)
 			}
@@ -173,10 +214,12 @@ func TestForwardMatchesReference(t *testing.T) {
 }
 
 func TestFloat32MatchesFloat64(t *testing.T) {
-	for _, tttType := range []string{"linear", "mlp"} {
-		t.Run(tttType, func(t *testing.T) {
-			m64, _ := tinyModel[float64](t, tttType, 16)
-			m32, _ := tinyModel[float32](t, tttType, 16)
+	for _, tc := range []struct{ tttType, backbone string }{
+		{"linear", "transformer"}, {"mlp", "transformer"}, {"linear", "mamba"}, {"mlp", "mamba"},
+	} {
+		t.Run(tc.tttType+"/"+tc.backbone, func(t *testing.T) {
+			m64, _ := tinyModelOf[float64](t, tc.tttType, tc.backbone, 16)
+			m32, _ := tinyModelOf[float32](t, tc.tttType, tc.backbone, 16)
 			tokens := tokensOf(t, 2, 64)
 			want, err := m64.Forward(tokens, 2, 64)
 			if err != nil {
@@ -232,8 +275,14 @@ func TestForwardErrors(t *testing.T) {
 		}
 	}
 	delete(w, "layers.1.ttt.ln_b")
-	if _, err := NewModel[float64](m.Size, "linear", 16, w); err == nil {
+	if _, err := NewModel[float64](m.Size, "linear", "transformer", 16, w); err == nil {
 		t.Error("NewModel without layers.1.ttt.ln_b: no error")
+	}
+	if _, err := NewModel[float64](m.Size, "linear", "mamba", 16, ttt.PerturbedWeights(m.Size, "linear", 16, "transformer", 1)); err == nil {
+		t.Error("NewModel mamba from transformer weights: no error")
+	}
+	if _, err := NewModel[float64](m.Size, "linear", "rnn", 16, w); err == nil {
+		t.Error("NewModel with backbone rnn: no error")
 	}
 }
 

@@ -38,3 +38,13 @@ func geluGrad[T Float](x T) T {
 	th := math.Tanh(geluC * (v + 0.044715*v*v*v))
 	return T(0.5*(1+th) + 0.5*v*(1-th*th)*geluC*(1+3*0.044715*v*v))
 }
+
+// geluGrad2 is d² gelu / dx² of the tanh approximation:
+// (1 - t²)(u' - x t u'² + x u”/2), t = tanh(u), u = c(x + 0.044715 x³).
+func geluGrad2[T Float](x T) T {
+	v := float64(x)
+	th := math.Tanh(geluC * (v + 0.044715*v*v*v))
+	du := geluC * (1 + 3*0.044715*v*v)
+	ddu := 6 * 0.044715 * geluC * v
+	return T((1 - th*th) * (du - v*th*du*du + 0.5*v*ddu))
+}

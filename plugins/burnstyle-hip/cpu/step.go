@@ -75,23 +75,45 @@ func (p *Inner[T]) residualLN(hd int, out, q, zbar []T) {
 func (p *Inner[T]) linearStep(s *innerScratch[T], hd int, q, kx, vx, gate, out []T) {
 	k, f := p.K, p.F
 	p.fillEta(s.eta, gate)
-	z, g, zbar := s.z1[:k*f], s.g1[:k*f], s.zbar[:k*f]
+	p.linearG(s, hd, kx, vx)
+	p.linearZbar(s, q, kx)
+	p.residualLN(hd, out, q, s.zbar[:k*f])
+	update(s.w1, s.b1, kx, s.g1[:k*f], s.eta[(k-1)*k:], s.xt, s.gs, k, f, f)
+}
 
-	affine(z, kx, s.w1, s.b1, k, f, f) // Z = Kx @ W1 + b1
-	p.lnGradRows(s, hd, g, z, kx, vx)  // G
+// linearG sets s.z1 = Z = Kx @ W1 + b1 and s.g1 = G, its LN-L2 gradient.
+func (p *Inner[T]) linearG(s *innerScratch[T], hd int, kx, vx []T) {
+	k, f := p.K, p.F
+	affine(s.z1[:k*f], kx, s.w1, s.b1, k, f, f)
+	p.lnGradRows(s, hd, s.g1[:k*f], s.z1[:k*f], kx, vx)
+}
 
-	affine(zbar, q, s.w1, s.b1, k, f, f) // Q @ W1 + b1 ...
-	dualCorrect(zbar, q, kx, g, s.eta, s.a, k, f, f)
-	p.residualLN(hd, out, q, zbar)
-
-	update(s.w1, s.b1, kx, g, s.eta[(k-1)*k:], s.xt, s.gs, k, f, f)
+// linearZbar sets s.zbar = Q @ W1 + b1 - (eta * A + tril(eta)) @ G, with
+// s.eta and s.g1 already set.
+func (p *Inner[T]) linearZbar(s *innerScratch[T], q, kx []T) {
+	k, f := p.K, p.F
+	zbar := s.zbar[:k*f]
+	affine(zbar, q, s.w1, s.b1, k, f, f)
+	dualCorrect(zbar, q, kx, s.g1[:k*f], s.eta, s.a, k, f, f)
 }
 
 // mlpStep is one mini-batch of the two-layer (gelu) inner model.
 func (p *Inner[T]) mlpStep(s *innerScratch[T], hd int, q, kx, vx, gate, out []T) {
 	k, f, h := p.K, p.F, p.Hidden
 	p.fillEta(s.eta, gate)
+	p.mlpG(s, hd, kx, vx)
+	p.mlpZbar(s, q, kx)
+	p.residualLN(hd, out, q, s.z2bar)
 
+	etaLast := s.eta[(k-1)*k:]
+	update(s.w1, s.b1, kx, s.g1, etaLast, s.xt, s.gs, k, f, h)
+	update(s.w2, s.b2, s.x2, s.g2, etaLast, s.xt, s.gs, k, h, f)
+}
+
+// mlpG sets Z1, X2 = gelu(Z1), Z2, G2 (the LN-L2 gradient at Z2) and
+// G1 = (G2 @ W2^T) * gelu'(Z1) in s.
+func (p *Inner[T]) mlpG(s *innerScratch[T], hd int, kx, vx []T) {
+	k, f, h := p.K, p.F, p.Hidden
 	affine(s.z1, kx, s.w1, s.b1, k, f, h) // Z1
 	for i, v := range s.z1 {
 		s.x2[i] = gelu(v)
@@ -103,17 +125,17 @@ func (p *Inner[T]) mlpStep(s *innerScratch[T], hd int, q, kx, vx, gate, out []T)
 	for i, v := range s.z1 {
 		s.g1[i] *= geluGrad(v)
 	}
+}
 
+// mlpZbar sets Z1bar (s.zbar), X2bar = gelu(Z1bar) (s.x2bar) and Z2bar
+// (s.z2bar), with s.eta and mlpG's results already set.
+func (p *Inner[T]) mlpZbar(s *innerScratch[T], q, kx []T) {
+	k, f, h := p.K, p.F, p.Hidden
 	affine(s.zbar, q, s.w1, s.b1, k, f, h) // Z1bar
 	dualCorrect(s.zbar, q, kx, s.g1, s.eta, s.a, k, f, h)
 	for i, v := range s.zbar {
-		s.zbar[i] = gelu(v) // now X2bar
+		s.x2bar[i] = gelu(v)
 	}
-	affine(s.z2bar, s.zbar, s.w2, s.b2, k, h, f) // Z2bar
-	dualCorrect(s.z2bar, s.zbar, s.x2, s.g2, s.eta, s.a, k, h, f)
-	p.residualLN(hd, out, q, s.z2bar)
-
-	etaLast := s.eta[(k-1)*k:]
-	update(s.w1, s.b1, kx, s.g1, etaLast, s.xt, s.gs, k, f, h)
-	update(s.w2, s.b2, s.x2, s.g2, etaLast, s.xt, s.gs, k, h, f)
+	affine(s.z2bar, s.x2bar, s.w2, s.b2, k, h, f) // Z2bar
+	dualCorrect(s.z2bar, s.x2bar, s.x2, s.g2, s.eta, s.a, k, h, f)
 }

@@ -48,7 +48,7 @@ func Reference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (
 		p.Run(out, xq, get("xk"), get("xv"), get("gate"), cfg.Batch, cfg.SeqLen)
 		return out, nil
 	}
-	m, err := cpu.NewModel[float64](s, cfg.TTTType, cfg.MiniBatch, w)
+	m, err := cpu.NewModel[float64](s, cfg.TTTType, "transformer", cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,67 @@
+package burnstylehip
+
+import (
+	"fmt"
+
+	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+)
+
+// cpuTrainJob is a prepared training step (phase backward): each Step is
+// the forward and the gradient of the loss with respect to every
+// parameter, timed as one call.
+type cpuTrainJob[T cpu.Float] struct {
+	m             *cpu.Model[T]
+	params        []ttt.Param // the gradients' names and shapes, in the spec's order
+	tokens        []int32
+	batch, seqLen int
+	logits        []T
+}
+
+var (
+	_ outputsJob = (*cpuTrainJob[float32])(nil)
+	_ phaseJob   = (*cpuTrainJob[float32])(nil)
+)
+
+func newCPUTrainJob[T cpu.Float](m *cpu.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
+	return &cpuTrainJob[T]{m: m, params: ttt.Params(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg)),
+		tokens: tokens, batch: cfg.Batch, seqLen: cfg.SeqLen}
+}
+
+func (j *cpuTrainJob[T]) Step() (err error) {
+	j.logits, _, err = j.m.ForwardBackward(j.tokens, j.batch, j.seqLen)
+	return err
+}
+
+func (j *cpuTrainJob[T]) Output() (string, tensorfile.Tensor, error) {
+	if j.logits == nil {
+		return "", tensorfile.Tensor{}, fmt.Errorf("output: no training step has run")
+	}
+	return "logits", pack(j.logits, []int{j.batch, j.seqLen, j.m.Size.Vocab}), nil
+}
+
+// Outputs are the logits and grad.<name> for every parameter, each in the
+// parameter's shape (docs/ttt-backward.md, "What verify compares").
+func (j *cpuTrainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
+	name, logits, err := j.Output()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]tensorfile.Tensor{name: logits}
+	grads := j.m.Grads()
+	for _, p := range j.params {
+		g, ok := grads[p.Name]
+		if !ok || len(g) != p.Elements() {
+			return nil, fmt.Errorf("outputs: gradient of %q has %d elements, want %d", p.Name, len(g), p.Elements())
+		}
+		out[ttt.GradPrefix+p.Name] = pack(g, p.Shape)
+	}
+	return out, nil
+}
+
+// MemoryBytes counts parameters, the kept activations, the backward's
+// buffers, the gradients and the token ids.
+func (j *cpuTrainJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*len(j.tokens)) }
+
+func (j *cpuTrainJob[T]) Close() error { j.m, j.logits = nil, nil; return nil }
