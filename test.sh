@@ -13,6 +13,12 @@ build_xbench
 setup_venv
 
 export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
+# The real NVRTC from the venv's CUDA wheels compiles the native backend's
+# kernels for sm_90 without a GPU (the *NVRTC tests: no compile error, no
+# register spill past what each test allows).
+nvrtc=$(ls .venv/lib/python3*/site-packages/nvidia/cu*/lib/libnvrtc.so.* 2>/dev/null | grep -v builtins | head -n 1)
+[ -n "$nvrtc" ] || die "no libnvrtc in .venv (the torch wheel's nvidia-cuda-nvrtc): the NVRTC compile tests need it"
+export XBENCH_LIBNVRTC="$PWD/$nvrtc"
 say "go vet"
 go vet ./...
 say "go test (Go core, native backend CPU path, plugins over real gRPC)"

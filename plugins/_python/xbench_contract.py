@@ -122,7 +122,7 @@ __all__ = [
     "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
     # tensors
     "read_safetensors", "write_safetensors",
-    "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "GEMM_DTYPES", "GEMM_LAYOUTS",
+    "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "BACKBONES", "GEMM_DTYPES", "GEMM_LAYOUTS",
     "ATTENTION_DTYPES", "ATTENTION_PHASES", "SCAN_DTYPES", "SCAN_SEMIRINGS", "SCAN_PHASES",
 ]
 

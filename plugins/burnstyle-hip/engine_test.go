@@ -20,7 +20,9 @@ type fakeGPU struct{ only string }
 func (fakeGPU) Device() result.Device { return result.Device{Kind: "cuda", Name: "fake", Count: 1} }
 
 func (g fakeGPU) Check(cfg ttt.Config, _ ttt.Size) (result.Status, string) {
-	if cfg.Backward || cfg.Backbone == "mamba" { // as gpu.Supports declines them
+	// A GPU that declines mamba (the real one declined it before it built its
+	// forward, and declines its training step), for the fall-back rules.
+	if cfg.Backward || cfg.Backbone == "mamba" {
 		return result.StatusUnsupported, "phase " + cfg.Phase() + " with backbone " + cfg.Backbone + " is not built on fake"
 	}
 	if cfg.Dtype != g.only {

@@ -44,7 +44,7 @@ func (n *Native) capabilities() backend.Capabilities {
 			Values: map[string][]string{
 				ttt.KeyDtype:    {"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
 				ttt.KeyTTTType:  {"linear", "mlp"},
-				ttt.KeyBackbone: {"transformer", "mamba"}, // mamba on the CPU engine only
+				ttt.KeyBackbone: {"transformer", "mamba"}, // mamba's forward on every engine
 			},
 		},
 		{

@@ -23,13 +23,13 @@ import jax_model as m  # noqa: E402
 import xbench_contract as xc  # noqa: E402
 
 # float64 would need jax_enable_x64 process-wide, which changes every other
-# run's defaults; it is left out. The mamba backbone is not implemented.
+# run's defaults; it is left out.
 DEVICES = ("cpu", "cuda", "rocm")
 GEMM = xc.load_module("jax_gemm")  # jax_gemm.py: the GEMM workload (absent: no gemm)
 CAPS = xc.Capabilities(
     xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                            "backbone": ("transformer",)}),
+                            "backbone": xc.BACKBONES}),
     xc.gemm_caps(GEMM, DEVICES),
     xc.attention_caps(DEVICES),
     # scan (jax_scan.py): lax.scan, every semiring and phase, float32 (see above).
@@ -182,7 +182,8 @@ class Backend(xc.Framework):
             tokens = jax.device_put(jnp.asarray(xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed)),
                                     self._jax_device)
             phase, unroll = (m.forward_backward if cfg.backward else m.forward), m.scan_unroll(device.kind)
-            fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
+            fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch, unroll, cfg.backbone),
+                           cfg)
 
             def step():
                 return fn(params, tokens)
@@ -214,10 +215,12 @@ class Backend(xc.Framework):
         if cfg.backward:
             # logits and grad.<name> for every parameter (docs/ttt-backward.md)
             grad = jax.grad(m.loss_and_logits, has_aux=True)
-            fn = self._jit(lambda prm, tok: grad(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
+            fn = self._jit(lambda prm, tok: grad(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll,
+                                                 cfg.backbone), cfg)
             grads, logits = fn(params, tokens)
             out = {"logits": np.asarray(logits.astype(jnp.float32))}
             out.update({xc.GRAD_PREFIX + k: np.asarray(g.astype(jnp.float32)) for k, g in grads.items()})
             return out
-        fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll), cfg)
+        fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll,
+                                                  cfg.backbone), cfg)
         return {"logits": np.asarray(fn(params, tokens).astype(jnp.float32))}

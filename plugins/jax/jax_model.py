@@ -99,6 +99,19 @@ def rope(x, mini_batch: int):
     return jnp.concatenate((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1)
 
 
+def causal_conv(x, w, b):
+    """The mamba backbone's causal depthwise conv over the sequence of x [B, L, C]:
+    y[t, c] = b[c] + sum_k w[c, k] x[t-3+k, c] (w [C, 4], b [C]), x = 0 before
+    the sequence starts. Written as a sum of shifted products of a left-padded
+    x, which XLA fuses into one elementwise kernel; float32 accumulation,
+    x's dtype out."""
+    L, width = x.shape[-2], w.shape[-1]
+    xp = jnp.pad(x.astype(F32), ((0, 0), (width - 1, 0), (0, 0)))
+    wf = w.astype(F32)
+    y = b.astype(F32) + sum(xp[:, k:k + L] * wf[:, k] for k in range(width))
+    return y.astype(x.dtype)
+
+
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, unroll: int = 1):
     """Spec steps 3-5 for every head and sequence at once.
 
@@ -169,55 +182,72 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, unroll:
     return xq.astype(F32) + standardize(zbar) * ln_w + ln_b
 
 
-def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1):
-    """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C]."""
+def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
+              backbone: str = "transformer"):
+    """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C].
+    backbone "mamba": Q and K share one projection and get a causal conv each
+    (before RoPE), and the post-norm output is gated by gelu(x @ wg)."""
     B, L, C = x.shape
     nh, f = size.heads, size.head_dim
-    # One GEMM for Q, K, V and the gate logits (fewer, larger kernels).
-    w = jnp.concatenate((p["wq"], p["wk"], p["wv"], p["lr_w"].T), 1)
+    mamba = backbone == "mamba"
+    # One GEMM for every projection of x and the gate logits (fewer, larger
+    # kernels): [Q, K, V, lr] or, for mamba, [QK, V, output gate, lr].
+    w = jnp.concatenate((p["wq"], p["wg"] if mamba else p["wk"], p["wv"], p["lr_w"].T), 1)
     y = mm(x, w)
 
     def heads(t):
         return jnp.swapaxes(t.reshape(B, L, nh, f), 1, 2).astype(F32)
 
-    xq = rope(heads(y[..., :C]), mini_batch)
-    xk = rope(heads(y[..., C:2 * C]), mini_batch)
+    if mamba:
+        xq = causal_conv(y[..., :C], p["conv_q_w"], p["conv_q_b"])
+        xk = causal_conv(y[..., :C], p["conv_k_w"], p["conv_k_b"])
+    else:
+        xq, xk = y[..., :C], y[..., C:2 * C]
+    xq, xk = rope(heads(xq), mini_batch), rope(heads(xk), mini_batch)
     xv = heads(y[..., 2 * C:3 * C])
     gate = jnp.swapaxes(jax.nn.sigmoid(y[..., 3 * C:].astype(F32) + p["lr_b"].astype(F32)), 1, 2)
     out = ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch, unroll)
     out = jnp.swapaxes(out, 1, 2).reshape(B, L, C)
     out = standardize(out) * p["post_norm_w"].astype(F32) + p["post_norm_b"].astype(F32)
+    if mamba:  # the gate multiplies in float32, one rounding before wo
+        out = gelu(y[..., C:2 * C].astype(F32)) * out
     return mm(out.astype(x.dtype), p["wo"])
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1):
-    """tokens [B, L] -> logits [B, L, V] (spec "Model", transformer backbone)."""
+def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
+            backbone: str = "transformer"):
+    """tokens [B, L] -> logits [B, L, V] (spec "Model"; backbone "mamba" adds
+    each layer's conv block before its TTT block, and ttt_layer's changes)."""
+    if backbone not in xc.BACKBONES:
+        raise ValueError(f"forward: backbone {backbone!r}: want one of {xc.BACKBONES}")
     h = params["embed"][tokens]
     for l in range(size.layers):
         pre = f"layers.{l}."
         p = {k[len(pre) + 4:]: v for k, v in params.items() if k.startswith(pre + "ttt.")}
-        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), p, size, ttt_type, mini_batch, unroll)
+        if backbone == "mamba":
+            h = h + causal_conv(rms_norm(h, params[pre + "conv_norm"]), params[pre + "conv_w"], params[pre + "conv_b"])
+        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), p, size, ttt_type, mini_batch, unroll, backbone)
         x = rms_norm(h, params[pre + "mlp_norm"])
         up = jax.nn.silu(mm(x, params[pre + "mlp.w_gate"])) * mm(x, params[pre + "mlp.w_up"])
         h = h + mm(up, params[pre + "mlp.w_down"])
     return mm(rms_norm(h, params["final_norm"]), params["embed"].T)
 
 
-def loss_fn(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
+def loss_fn(params: dict, tokens, size, ttt_type, mini_batch, unroll=1, backbone="transformer"):
     """Mean next-token cross-entropy in float32; the last position has no label."""
-    return loss_and_logits(params, tokens, size, ttt_type, mini_batch, unroll)[0]
+    return loss_and_logits(params, tokens, size, ttt_type, mini_batch, unroll, backbone)[0]
 
 
-def loss_and_logits(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
+def loss_and_logits(params: dict, tokens, size, ttt_type, mini_batch, unroll=1, backbone="transformer"):
     """(loss, logits): the loss with the logits as jax.grad's auxiliary output."""
-    logits = forward(params, tokens, size, ttt_type, mini_batch, unroll)
+    logits = forward(params, tokens, size, ttt_type, mini_batch, unroll, backbone)
     logp = jax.nn.log_softmax(logits[:, :-1].astype(F32), -1)
     return -jnp.mean(jnp.take_along_axis(logp, tokens[:, 1:, None], -1)), logits
 
 
-def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1):
+def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1, backbone="transformer"):
     """One backward-phase call: forward, loss and its gradient w.r.t. every parameter."""
-    return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch, unroll)
+    return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch, unroll, backbone)
 
 
 class BlockTimer(xc.Timer):

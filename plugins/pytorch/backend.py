@@ -18,7 +18,7 @@ DEVICES = ("cpu", "cuda", "rocm")
 TTT_CAPS = xc.WorkloadCaps(
     "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
     values={"dtype": ("float32", "tf32", "bfloat16", "float16", "float64"), "ttt_type": ("linear", "mlp"),
-            "backbone": ("transformer",)},
+            "backbone": xc.BACKBONES},
 )
 # The problem workload (problem.py): eager here, float64 only for the verify reference.
 PROBLEM_CAPS = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32", "float64")})
@@ -41,7 +41,7 @@ COMPILE = xc.Variant(
     xc.Capabilities(xc.WorkloadCaps(
         "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
         values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                "backbone": ("transformer",)}), PROBLEM_COMPILED, ATTENTION_CAPS, SCAN_CAPS),
+                "backbone": xc.BACKBONES}), PROBLEM_COMPILED, ATTENTION_CAPS, SCAN_CAPS),
 )
 COMPILE_MAX_AUTOTUNE = xc.Variant(
     "compile-max-autotune", "problem: torch.compile(Model), inductor, mode max-autotune-no-cudagraphs",
@@ -185,11 +185,11 @@ class Backend(xc.Framework):
                     t.requires_grad_(True)
 
                 def step():
-                    return m.forward_backward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+                    return m.forward_backward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner, cfg.backbone)
             else:
                 @torch.inference_mode()
                 def step():
-                    return m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+                    return m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner, cfg.backbone)
         if variant == "compile":
             import compiled
 
@@ -243,7 +243,8 @@ class Backend(xc.Framework):
             for t in params.values():
                 t.requires_grad_(True)
             tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
-            logits, _, grads = m.logits_loss_grads(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+            logits, _, grads = m.logits_loss_grads(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner,
+                                                   cfg.backbone)
             out = {"logits": logits.detach().to(out_dtype).cpu().numpy()}
             out.update({xc.GRAD_PREFIX + k: g.to(out_dtype).cpu().numpy() for k, g in grads.items()})
             return out
@@ -254,7 +255,7 @@ class Backend(xc.Framework):
                             cfg.ttt_type, cfg.mini_batch)
                 return {"out": out.to(out_dtype).cpu().numpy()}
             tokens = torch.from_numpy(inputs["tokens"]).to(dev, torch.long)
-            logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner)
+            logits = m.forward(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner, cfg.backbone)
             return {"logits": logits.to(out_dtype).cpu().numpy()}
 
 

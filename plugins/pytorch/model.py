@@ -71,6 +71,19 @@ def rope(x, mini_batch: int, theta=xc.ROPE_THETA):
     return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
 
 
+def causal_conv(x, w, b):
+    """The mamba backbone's causal depthwise conv over the sequence of x [B, L, C]:
+    y[t, c] = b[c] + sum_k w[c, k] x[t-3+k, c] (w [C, 4], b [C]), x = 0 before
+    the sequence starts. One grouped F.conv1d (groups=C) over the [B, C, L] view:
+    padding 3 on both ends, of which only the first L outputs (the causal ones)
+    are kept, so no padded copy of x is made. Accumulates in float32 (float64)
+    and returns x's dtype, as the spec's precision rule allows for the convs."""
+    a = acc_dtype(x.dtype)
+    L, C = x.shape[-2], x.shape[-1]
+    y = F.conv1d(x.to(a).transpose(1, 2), w.to(a)[:, None, :], b.to(a), padding=w.shape[-1] - 1, groups=C)
+    return y[..., :L].transpose(1, 2).to(x.dtype)
+
+
 def _ones_col(x):
     """[..., d] -> [..., d + 1] with a trailing 1: x @ [W; b] = x @ W + b."""
     return F.pad(x, (0, 1), value=1.0)
@@ -175,31 +188,48 @@ def inner_params(params: dict, layer: int) -> dict:
     return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
 
 
-def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None):
+def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None,
+              backbone: str = "transformer"):
     """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C].
-    inner replaces ttt_inner (same signature; the triton backend's kernel)."""
+    inner replaces ttt_inner (same signature; the triton backend's kernel).
+    backbone "mamba": Q and K share one projection and get a causal conv each
+    (before RoPE), and the post-norm output is gated by gelu(x @ wg)."""
     B, L, C = x.shape
     nh, f = size.heads, size.head_dim
     p = inner_params(params, layer)
     a = acc_dtype(x.dtype)
     def heads(t):
         return t.reshape(B, L, nh, f).transpose(1, 2).to(a)
-    xq = rope(heads(x @ p["wq"]), mini_batch)
-    xk = rope(heads(x @ p["wk"]), mini_batch)
+    if backbone == "mamba":
+        xqk = x @ p["wq"]
+        xq = rope(heads(causal_conv(xqk, p["conv_q_w"], p["conv_q_b"])), mini_batch)
+        xk = rope(heads(causal_conv(xqk, p["conv_k_w"], p["conv_k_b"])), mini_batch)
+    else:
+        xq = rope(heads(x @ p["wq"]), mini_batch)
+        xk = rope(heads(x @ p["wk"]), mini_batch)
     xv = heads(x @ p["wv"])
     gate = torch.sigmoid((x @ p["lr_w"].transpose(0, 1)).to(a) + p["lr_b"].to(a)).transpose(1, 2)
     out = (inner or ttt_inner)(xq, xk, xv, gate, p, ttt_type, mini_batch)
     out = out.transpose(1, 2).reshape(B, L, C)
     out = F.layer_norm(out, (C,), p["post_norm_w"].to(a), p["post_norm_b"].to(a), xc.EPS)
+    if backbone == "mamba":  # the gate multiplies in float32, one rounding before wo
+        out = F.gelu((x @ p["wg"]).to(a), approximate="tanh") * out
     return out.to(x.dtype) @ p["wo"]
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None):
-    """tokens [B, L] -> logits [B, L, V] (spec "Model", transformer backbone)."""
+def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None,
+            backbone: str = "transformer"):
+    """tokens [B, L] -> logits [B, L, V] (spec "Model"; backbone "mamba" adds
+    each layer's conv block before its TTT block, and ttt_layer's changes)."""
+    if backbone not in xc.BACKBONES:
+        raise ValueError(f"forward: backbone {backbone!r}: want one of {xc.BACKBONES}")
     h = F.embedding(tokens, params["embed"])
     for l in range(size.layers):
         pre = f"layers.{l}."
-        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), params, l, size, ttt_type, mini_batch, inner)
+        if backbone == "mamba":
+            h = h + causal_conv(rms_norm(h, params[pre + "conv_norm"]), params[pre + "conv_w"], params[pre + "conv_b"])
+        h = h + ttt_layer(rms_norm(h, params[pre + "ttt_norm"]), params, l, size, ttt_type, mini_batch, inner,
+                          backbone)
         x = rms_norm(h, params[pre + "mlp_norm"])
         h = h + (F.silu(x @ params[pre + "mlp.w_gate"]) * (x @ params[pre + "mlp.w_up"])) @ params[pre + "mlp.w_down"]
     return rms_norm(h, params["final_norm"]) @ params["embed"].transpose(0, 1)
@@ -212,17 +242,17 @@ def loss_fn(logits, tokens):
     return F.cross_entropy(logits[:, :-1].to(a).reshape(-1, V), tokens[:, 1:].reshape(-1))
 
 
-def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, inner=None):
+def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, inner=None, backbone="transformer"):
     """One backward-phase call: forward, loss, gradient w.r.t. every parameter."""
-    _, loss, grads = logits_loss_grads(params, tokens, size, ttt_type, mini_batch, inner)
+    _, loss, grads = logits_loss_grads(params, tokens, size, ttt_type, mini_batch, inner, backbone)
     return loss, grads
 
 
-def logits_loss_grads(params: dict, tokens, size, ttt_type, mini_batch, inner=None):
+def logits_loss_grads(params: dict, tokens, size, ttt_type, mini_batch, inner=None, backbone="transformer"):
     """The backward phase with its logits kept, for export: (logits, loss,
     {name: gradient}). params must require grad."""
     names = list(params)
-    logits = forward(params, tokens, size, ttt_type, mini_batch, inner)
+    logits = forward(params, tokens, size, ttt_type, mini_batch, inner, backbone)
     loss = loss_fn(logits, tokens)
     grads = torch.autograd.grad(loss, [params[n] for n in names])
     return logits, loss, dict(zip(names, grads))

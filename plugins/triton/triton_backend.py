@@ -29,7 +29,7 @@ CAPS = xc.Capabilities(
     # rest pytorch autograd; the inner loop's inputs are float32 in every dtype.
     xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                            "backbone": ("transformer",)}),
+                            "backbone": xc.BACKBONES}),
     xc.gemm_caps(GEMM, DEVICES),
     # triton_attention.py: flash-attention forward and backward (tl.arange
     # tiles over the head dim, so powers of two from 16 to 256).

@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -279,7 +280,9 @@ func TestGPUAttention(t *testing.T) {
 
 // TestAttentionNVRTC compiles every dtype at the suites' head dims (and a
 // padded one) with the real NVRTC for sm_90 when XBENCH_LIBNVRTC names it
-// (no GPU needed) and fails on a compile error or a register spill.
+// (no GPU needed; test.sh names the venv's) and fails on a compile error or
+// a register spill. One spill is known and bounded: the 16-bit 128x64 tile
+// at D = 128 (see mmaTilesFor: faster on the H100 than 128x32 without one).
 func TestAttentionNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the attention kernels for sm_90")
@@ -293,9 +296,21 @@ func TestAttentionNVRTC(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", s, err, log)
 			}
 			t.Logf("%s:\n%s", s, log)
+			allowed := 0
+			if dt != "float32" && dim > 64 && dim <= 128 {
+				allowed = 128
+			}
 			for _, line := range strings.Split(log, "\n") {
-				if strings.Contains(line, "bytes spill") && !strings.Contains(line, " 0 bytes spill stores, 0 bytes spill loads") {
-					t.Errorf("%s spills registers:\n%s", s, log)
+				if !strings.Contains(line, "bytes stack frame") {
+					continue
+				}
+				var frame, stores, loads int
+				if _, err := fmt.Sscanf(strings.TrimLeft(line[strings.Index(line, ".")+1:], " "),
+					"%d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &frame, &stores, &loads); err != nil {
+					t.Fatalf("%s: unreadable ptxas line %q: %v", s, line, err)
+				}
+				if stores > allowed || loads > allowed {
+					t.Errorf("%s spills %d/%d bytes (allowed %d):\n%s", s, stores, loads, allowed, log)
 				}
 			}
 		}

@@ -15,11 +15,18 @@ const (
 	cublasOpT          = 1
 	cublasDefaultMath  = 0
 	cublasPedanticMath = 2
-	cudaR32F           = 0
-	cudaR16BF          = 14
-	cublasCompute32F   = 68
-	cublasGemmDefault  = -1
-	cublasWorkspace    = 32 << 20 // what NVIDIA recommends for Hopper
+	// cublasFloat32Sums is CUBLAS_DEFAULT_MATH with
+	// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: with 16-bit C, the
+	// default lets cuBLAS reduce split-K partial sums in the 16-bit type,
+	// which the specs' "float32 accumulation" rules out (PyTorch's
+	// allow_bf16/fp16_reduced_precision_reduction = False, which the
+	// pytorch backend sets, is this flag).
+	cublasFloat32Sums = cublasDefaultMath | 16
+	cudaR32F          = 0
+	cudaR16BF         = 14
+	cublasCompute32F  = 68
+	cublasGemmDefault = -1
+	cublasWorkspace   = 32 << 20 // what NVIDIA recommends for Hopper
 )
 
 // More cuBLAS constants, for the standalone GEMM (gemm.go).

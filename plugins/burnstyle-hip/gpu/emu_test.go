@@ -138,7 +138,7 @@ func TestEmuEngine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, bad := range []struct{ field, value string }{{"dtype", "float64"}, {"backbone", "mamba"}} {
+	for _, bad := range []struct{ field, value string }{{"dtype", "float64"}, {"backbone", "rwkv"}} {
 		c := cfg
 		if bad.field == "dtype" {
 			c.Dtype = bad.value
@@ -215,4 +215,7 @@ func TestEmuChunkedForward(t *testing.T) {
 	verify(t, d, "tiny", "linear", "float32", false, 64, gpu.Options{Chunks: 4, FlatPriority: true})
 	verify(t, d, "tiny", "linear", "float32", false, 64, gpu.Options{Chunks: 2, InnerVariant: 3, ClusterSize: 1})
 	verify(t, d, "125m", "linear", "float32", false, 32, gpu.Options{Chunks: 2})
+	// the mlp kernel carries W1, b1, W2, b2 between chunks
+	verify(t, d, "tiny", "mlp", "float32", false, 64, gpu.Options{Chunks: 3})
+	verify(t, d, "tiny", "mlp", "bfloat16", false, 64, gpu.Options{Chunks: 4})
 }

@@ -54,7 +54,7 @@ func NewEngine(kind string) (*Engine, error) {
 
 func (e *Engine) Device() result.Device { return e.d.Info() }
 
-// Check declines what the GPU path does not build (backward, mamba, dtypes
+// Check declines what the GPU path does not build (backward, dtypes
 // other than float32 and bfloat16), shapes whose inner kernel would not fit
 // the device's shared memory, and runs that would not fit its free memory.
 func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
@@ -88,7 +88,7 @@ func estimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 	if cfg.InnerOnly {
 		return ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)*4 + N*C*(4*a+4) + cublasWorkspace
 	}
-	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, "transformer") * a
+	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) * a
 	acts := N*C*4 + N*a*(7*C+3*C+int64(s.Heads)+3*I+V) + N*int64(s.Heads)*4
 	return params + acts + cublasWorkspace
 }
@@ -123,8 +123,12 @@ func (e *Engine) Prepare(cfg ttt.Config, _ ttt.Size, w, in map[string]tensorfile
 	if !m.useBLAS() {
 		dense = "portable GEMM kernels"
 	}
-	timing := fmt.Sprintf("device events around each call (%s); the first call adds NVRTC compile and module load; dense %s",
-		e.d.info.Kind, dense)
+	launches := "every kernel launched from the host each call"
+	if m.Replays() {
+		launches = "each call one replay of the forward captured as a graph at the first call"
+	}
+	timing := fmt.Sprintf("device events around each call (%s), %s; the first call adds NVRTC compile, module load and the capture; dense %s",
+		e.d.info.Kind, launches, dense)
 	return &Job{m: m, first: true, timing: timing}, nil
 }
 

@@ -4,6 +4,7 @@ package gpu
 //
 //	x = rmsnorm(h)            p = x @ [wq|wk|wv|lr_w^T]    prep: RoPE, gate, head-major
 //	o = inner(q, k, v, gate)  y = layernorm(o)              h += y @ wo
+//	(mamba.go: the mamba backbone's conv block first, its convolutions in prep, its gate in y)
 //	x = rmsnorm(h)            gu = x @ [w_gate|w_up]        a = silu(g) * u
 //	h += a @ w_down
 //
@@ -90,17 +91,25 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 	gu, a := b.gu.off(sp.r0*2*I, A), b.a.off(sp.r0*I, A)
 	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
 	var err error
+	if m.mamba() {
+		m.enqueueConvBlock(&err, l, sp)
+	}
 	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.tttNorm, x, i32(C)))
 	m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, sp.n, ldp, C, x, C, lw.wqkvg, ldp, p, ldp) })
 	// prep writes head-major rows, so it takes the whole buffers and the span's first row.
-	m.step(&err, "prep", m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)))
+	prep, postNorm := m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)),
+		m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C))
+	if m.mamba() {
+		prep, postNorm = m.prepMamba(l, sp), m.postNormGate(l, sp)
+	}
+	m.step(&err, "prep", prep)
 	m.step(&err, "inner", func() error {
 		if sp.whole { // output straight to [B, L, C] (heads concatenated)
 			return m.enqueueInner(&lw.inner, b.o, int64(L*C), int64(s.HeadDim), int64(C), 0)
 		}
 		return m.enqueueInnerChunk(l, sp)
 	})
-	m.step(&err, "norm", m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C)))
+	m.step(&err, "norm", postNorm)
 	m.step(&err, "gemm_o", func() error { return m.gemm(false, true, sp.n, C, C, y, C, lw.wo, C, h, C) })
 	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.mlpNorm, x, i32(C)))
 	m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, sp.n, 2*I, C, x, C, lw.wgu, 2*I, gu, 2*I) })
@@ -116,16 +125,29 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 // head h of batch b at out + b*osb + h*osh + t*ost.
 // prof, when set, receives 8 phase cycle counts per block.
 func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
-	b := &m.buf
+	b, nmb := &m.buf, m.cfg.SeqLen/m.cfg.MiniBatch
 	if m.geo.MLP {
-		r, cfg, s := m.dev.rt, m.cfg, m.size
-		name := m.geo.innerName()
-		return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
-			b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw.W2, iw.b2,
-			iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(cfg.SeqLen), prof)
+		return m.launchMLPInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
+			osb, osh, ost, prof, innerState{}, nmb)
 	}
 	return m.launchLinearInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
-		0, 0, m.cfg.SeqLen/m.cfg.MiniBatch)
+		0, 0, nmb)
+}
+
+// innerState is where an inner loop's state is: the layer's weights, or a
+// chunk's save slot (W2, b2 for mlp only). The zero value is no slot.
+type innerState struct{ W1, b1, W2, b2 devPtr }
+
+// launchMLPInner launches the mlp inner kernel for batches sequences from
+// the given (possibly mid-sequence) inputs and output, starting from state
+// from and walking nmb mini-batches; a non-zero save.W1 receives the final
+// state (the chunked forward).
+func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate devPtr, from innerState, iw *innerW, out devPtr,
+	osb, osh, ost int64, prof devPtr, save innerState, nmb int) error {
+	r, s, name := m.dev.rt, m.size, m.geo.innerName()
+	return r.launch(name, m.fn[name], [3]int{batches * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
+		xq, xk, xv, gate, from.W1, from.b1, from.W2, from.b2, iw.lnw, iw.lnb, iw.tokd, out,
+		i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, i32(nmb))
 }
 
 // launchLinearInner launches the linear inner kernel for batches sequences

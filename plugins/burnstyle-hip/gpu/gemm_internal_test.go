@@ -125,6 +125,12 @@ func TestGEMMTypes(t *testing.T) {
 	if err != nil || h.compute != cublasCompute32F || h.in != cudaR16F || h.out != cudaR16F {
 		t.Errorf("float16: %+v %v", h, err)
 	}
+	// float32 accumulation forbids split-K partial sums reduced in 16 bits
+	for _, g := range []gemmType{bf, h} {
+		if g.math&16 == 0 {
+			t.Errorf("%+v: math mode lets cuBLAS reduce in the 16-bit type (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION unset)", g)
+		}
+	}
 	if _, err := gemmTypeOf("float8_e4m3"); err == nil {
 		t.Error("float8_e4m3: no error")
 	}

@@ -40,6 +40,7 @@ func openHIP() (*rt, error) {
 		return nil, fmt.Errorf("rocm: %w", err)
 	}
 	r.errName = x.errName
+	r.bindGraphs(lib, path, hipGraphNames)
 	if err := r.check("hipInit", x.init(0)); err != nil {
 		return nil, err
 	}

@@ -64,6 +64,11 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 		if lw.wqkvg, e = m.fusedQKVG(w, pre, mat); e != nil {
 			return e
 		}
+		if m.mamba() {
+			if lw.mamba, e = m.loadMambaW(w, pre); e != nil {
+				return e
+			}
+		}
 		wo, e := mat(pre+"ttt.wo", C, C)
 		if e != nil {
 			return e
@@ -113,12 +118,13 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 }
 
 // fusedQKVG builds [C, ldp] = wq | wk | wv | lr_w^T | 0 so one GEMM makes
-// the three projections and the learning-rate gate logits.
+// the three projections and the learning-rate gate logits. For mamba wk's
+// block holds wg, the output gate's projection (mamba.go).
 func (m *Model) fusedQKVG(w map[string]tensorfile.Tensor, pre string,
 	mat func(string, ...int) ([]float32, error)) (devPtr, error) {
 	C, nh, ldp := m.size.Hidden, m.size.Heads, m.w.ldp
 	wq, e1 := mat(pre+"ttt.wq", C, C)
-	wk, e2 := mat(pre+"ttt.wk", C, C)
+	wk, e2 := mat(pre+m.secondProjection(), C, C)
 	wv, e3 := mat(pre+"ttt.wv", C, C)
 	lrw, e4 := mat(pre+"ttt.lr_w", nh, C)
 	if err := firstErr(e1, e2, e3, e4); err != nil {

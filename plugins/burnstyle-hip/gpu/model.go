@@ -21,6 +21,7 @@ type Options struct {
 	DefaultMath  bool // float32 cuBLAS in default math instead of pedantic (never TF32 either way)
 	Chunks       int  // forward: chunks per sequence of the wavefront; 0 picks, 1 is flat (XBENCH_GPU_CHUNKS)
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
+	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 }
 
 // Model is one configuration's weights, buffers and compiled kernels on one
@@ -49,6 +50,8 @@ type Model struct {
 
 	chunks   *chunked // nil: the flat forward
 	laneBLAS uintptr  // cuBLAS handle of the lane being enqueued; 0 is the device's
+	base     uintptr  // the stream work goes to outside a lane: 0, or the capture's (graph.go)
+	cap      *captured
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
@@ -56,8 +59,8 @@ func Supports(cfg ttt.Config) error {
 	switch {
 	case cfg.Backward:
 		return fmt.Errorf("backward is not built on the GPU path (forward and inner_only are)")
-	case cfg.Backbone != "" && cfg.Backbone != "transformer":
-		return fmt.Errorf("backbone %q: the GPU path builds the transformer backbone only", cfg.Backbone)
+	case cfg.Backbone != "" && cfg.Backbone != "transformer" && cfg.Backbone != "mamba":
+		return fmt.Errorf("backbone %q: the GPU path builds transformer and mamba", cfg.Backbone)
 	case cfg.Dtype != "float32" && cfg.Dtype != "bfloat16":
 		return fmt.Errorf("dtype %q: the GPU path runs float32 and bfloat16", cfg.Dtype)
 	case cfg.TTTType != "linear" && cfg.TTTType != "mlp":
@@ -135,6 +138,9 @@ func withEnv(opt Options) Options {
 	if os.Getenv("XBENCH_GPU_PRIORITY") == "flat" {
 		opt.FlatPriority = true
 	}
+	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
+		opt.Eager = true
+	}
 	return opt
 }
 
@@ -179,7 +185,8 @@ func (m *Model) compile() error {
 	}
 	m.mod = mod
 	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName()}
+		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName(),
+		"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"}
 	for _, n := range names {
 		f, err := r.function(mod, n)
 		if err != nil {
@@ -207,12 +214,16 @@ func (m *Model) compile() error {
 func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
 
 // blasMathMode is pedantic for float32 (IEEE products, never TF32) unless
-// DefaultMath asks otherwise; bfloat16 runs in default math.
+// DefaultMath asks otherwise; bfloat16 runs in default math with float32
+// split-K sums (the spec: "matmuls accumulate in float32").
 func (m *Model) blasMathMode() int32 {
-	if !m.geo.BF16 && !m.opt.DefaultMath {
-		return cublasPedanticMath
+	switch {
+	case m.geo.BF16:
+		return cublasFloat32Sums
+	case m.opt.DefaultMath:
+		return cublasDefaultMath
 	}
-	return cublasDefaultMath
+	return cublasPedanticMath
 }
 
 // Describe is one line on how this model runs, for logs.
@@ -224,6 +235,9 @@ func (m *Model) Describe() string {
 	forward := "flat"
 	if m.chunks != nil {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
+	}
+	if m.graphed() {
+		forward += ", one graph replay per call"
 	}
 	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; forward %s; compile %.1f ms",
 		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),
@@ -265,6 +279,10 @@ func (m *Model) Close() {
 	}
 	m.dev.w.do(func() error {
 		r := m.dev.rt
+		if m.cap != nil {
+			m.destroyCapture(m.cap)
+			m.cap = nil
+		}
 		m.closeChunks() // handles and streams before the workspaces they use
 		for _, p := range m.allocs {
 			r.free(p)

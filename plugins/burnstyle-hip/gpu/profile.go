@@ -110,7 +110,7 @@ func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
 		}
 		mode := int32(cublasPedanticMath)
 		if bf16 {
-			mode = cublasDefaultMath
+			mode = cublasFloat32Sums // as the models run it
 		}
 		if err := b.check("set math mode", b.setMathMode(b.h, mode)); err != nil {
 			return err

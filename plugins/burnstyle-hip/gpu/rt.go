@@ -32,8 +32,10 @@ type rt struct {
 	// capability 9.0 or newer whose driver has it: thread-block clusters.
 	launchEx func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
 	// stream is where launches and event records go: 0, the default
-	// stream, except while a chunked forward enqueues a lane's work.
+	// stream, except while a chunked forward enqueues a lane's work or a
+	// forward is captured (graph.go).
 	stream uintptr
+	graph  *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 
 // cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and

@@ -82,6 +82,13 @@ func (m *Model) Run() (float64, error) {
 		return 0, fmt.Errorf("gpu: Run before inputs were set")
 	}
 	var ms float64
+	if m.graphed() {
+		err := m.dev.w.do(func() (err error) {
+			ms, err = m.runGraph()
+			return err
+		})
+		return ms, err
+	}
 	err := m.dev.w.do(func() error {
 		r := m.dev.rt
 		if m.useBLAS() {

@@ -59,17 +59,18 @@ func (g geometry) hidden() int {
 	return g.F
 }
 
-// source is the one program text: prelude, dense kernels, the portable GEMM
-// and the inner kernel of the model's type.
+// source is the one program text: prelude, dense kernels (the mamba
+// backbone's with them), the portable GEMM and the inner kernel of the
+// model's type.
 func (g geometry) source() string {
-	files := []string{"prelude.cuh", "dense.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
+	files := []string{"prelude.cuh", "dense.cu", "mamba.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
 	switch {
 	case g.MLP:
-		files[4] = "inner_mlp.cu"
+		files[5] = "inner_mlp.cu"
 	case g.v2():
-		files[4] = "inner_linear2.cu"
+		files[5] = "inner_linear2.cu"
 	case g.cl():
-		files[4] = "inner_linear_cl.cu"
+		files[5] = "inner_linear_cl.cu"
 	}
 	var b strings.Builder
 	for _, f := range files {

@@ -10,7 +10,8 @@ func TestSourceHasEveryKernel(t *testing.T) {
 		{F: 64, KB: 16, NT: 256, MLP: true}} {
 		src := g.source()
 		for _, k := range []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-			"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", g.innerName()} {
+			"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", g.innerName(),
+			"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"} {
 			if !strings.Contains(src, "XB_EXPORT("+k+")") {
 				t.Errorf("%+v: kernel %s missing from the program", g, k)
 			}

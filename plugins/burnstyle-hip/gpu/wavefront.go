@@ -14,12 +14,19 @@ import "fmt"
 // the device in the order it can run, and earlier chunks get higher stream
 // priority: they gate every later one.
 
-// defaultChunks is the chunk count when Options.Chunks is 0: 1, the flat
-// forward, because the chunked one is verified (emulator) but not yet timed
-// on a GPU; results/h100 measured the flat forward. `gpucheck -chunks` is
-// the measurement that would pick a count (FLOOR.md, "What would close the
-// gap").
-const defaultChunks = 1
+// defaultChunks is the chunk count when Options.Chunks is 0, by inner
+// model: the fastest measured on an H100 (gpucheck -chunks, results/h100-ttt;
+// 125m, B=1, L=2048, graph replays, median of 20 (linear) and 10 (mlp)).
+//
+//	linear float32:  15.67 ms flat, 14.27 at 2 chunks, 13.31 at 4, 13.74 at 8
+//	linear bfloat16:  6.67 ms flat,  4.38 at 2,         3.98 at 4,  4.60 at 8
+//	mlp float32:     58.05 ms flat, 33.38 at 2,        22.18 at 4, 18.38 at 8
+//	mlp bfloat16:    48.56 ms flat, 27.14 at 2,        16.20 at 4, 11.26 at 8
+//
+// The mlp forward is bound by its inner loops (3.9 ms a layer on 12 SMs), so
+// more chunks let more layers' loops run at once; the linear one by its
+// GEMMs, whose chunks shrink and multiply past 4.
+var defaultChunks = map[bool]int{false: 4, true: 8} // key: mlp
 
 type lane struct {
 	stream uintptr
@@ -32,18 +39,23 @@ type chunked struct {
 	spans     []span
 	innerDone [][]uintptr // [layer][span]: that span's inner state is saved
 	start     uintptr
-	stateW    devPtr // [layers][B][nh][f][f] inner W1 carried between chunks
-	stateB    devPtr // [layers][B][nh][f]
+	// The inner state carried between chunks, [layers][B][nh] slots of
+	// W1 [f][hid] and b1 [hid] (hid = f linear, 4f mlp), and for mlp
+	// W2 [hid][f] and b2 [f].
+	stateW, stateB   devPtr
+	stateW2, stateB2 devPtr
+
+	halo *convHalo // mamba: the convolutions' look-back rows between chunks (mamba.go)
 }
 
 // chunkCount resolves the chunk count for this model; 1 is the flat forward.
 func (m *Model) chunkCount() int {
 	n := m.opt.Chunks
 	if n == 0 {
-		n = defaultChunks
+		n = defaultChunks[m.geo.MLP]
 	}
-	if m.cfg.InnerOnly || !m.geo.cl() {
-		return 1 // only the cluster kernel starts mid-sequence and saves its state
+	if m.cfg.InnerOnly || !(m.geo.cl() || m.geo.MLP) {
+		return 1 // the cluster and mlp kernels start mid-sequence and save their state; the others do not
 	}
 	return max(1, min(n, m.cfg.SeqLen/m.cfg.MiniBatch))
 }
@@ -99,12 +111,30 @@ func (m *Model) setupChunks() error {
 			}
 		}
 	}
-	per := int64(cfg.Batch * s.Heads * s.HeadDim)
-	if ch.stateW, err = m.alloc(4 * int64(len(m.w.layers)) * per * int64(s.HeadDim)); err != nil {
+	slots, f, hid := int64(len(m.w.layers)*cfg.Batch*s.Heads), int64(s.HeadDim), int64(m.innerHidden())
+	if ch.stateW, err = m.alloc(4 * slots * f * hid); err != nil {
 		return err
 	}
-	ch.stateB, err = m.alloc(4 * int64(len(m.w.layers)) * per)
-	return err
+	if ch.stateB, err = m.alloc(4 * slots * hid); err != nil {
+		return err
+	}
+	if m.geo.MLP {
+		if ch.stateW2, err = m.alloc(4 * slots * hid * f); err != nil {
+			return err
+		}
+		if ch.stateB2, err = m.alloc(4 * slots * f); err != nil {
+			return err
+		}
+	}
+	return m.setupHalo(ch)
+}
+
+// innerHidden is the inner model's hidden width: f (linear) or 4f (mlp).
+func (m *Model) innerHidden() int {
+	if m.geo.MLP {
+		return 4 * m.size.HeadDim
+	}
+	return m.size.HeadDim
 }
 
 // laneHandle is a cuBLAS handle on stream with its own (counted) workspace
@@ -182,8 +212,14 @@ func (m *Model) enqueueChunked() error {
 }
 
 // useLane sends the launches and GEMMs that follow to ln's stream and cuBLAS
-// handle; the zero lane is the default stream and the device's handle.
-func (m *Model) useLane(ln lane) { m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas }
+// handle; the zero lane is the base stream (the default one, or the
+// capture's) and the device's handle.
+func (m *Model) useLane(ln lane) {
+	m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas
+	if ln.stream == 0 {
+		m.dev.rt.stream = m.base
+	}
+}
 
 // enqueueInnerChunk runs layer l's inner loop over one chunk: from the
 // layer's weights for the first chunk, else from the state the previous
@@ -192,24 +228,31 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 	r, ch, cfg, s, A := m.dev.rt, m.chunks, m.cfg, m.size, m.actBytes()
 	b, iw := &m.buf, &m.w.layers[l].inner
 	L, C, nh, f := cfg.SeqLen, s.Hidden, s.Heads, s.HeadDim
-	seq := l*cfg.Batch + sp.b // this sequence's state slot of layer l
-	sW, sB := ch.stateW.off(seq*nh*f*f, 4), ch.stateB.off(seq*nh*f, 4)
-	W1, b1 := iw.W1, iw.b1
+	seq, hid := l*cfg.Batch+sp.b, m.innerHidden() // this sequence's state slot of layer l
+	slot := innerState{ch.stateW.off(seq*nh*f*hid, 4), ch.stateB.off(seq*nh*hid, 4),
+		ch.stateW2.off(seq*nh*hid*f, 4), ch.stateB2.off(seq*nh*f, 4)}
+	from := innerState{iw.W1, iw.b1, iw.W2, iw.b2}
 	if sp.c > 0 {
 		if err := r.waitEvent(ch.innerDone[l][sp.idx-1]); err != nil {
 			return err
 		}
-		W1, b1 = sW, sB
+		from = slot
 	}
 	last := sp.c == len(ch.lanes)-1
-	var saveW, saveB devPtr
+	var save innerState
 	if !last {
-		saveW, saveB = sW, sB
+		save = slot
 	}
 	in := sp.b*nh*L*f + sp.t0*f // element offset of the chunk in [B, nh, L, f]
-	err := m.launchLinearInner(1, b.xq.off(in, A), b.xk.off(in, A), b.xv.off(in, A),
-		b.gate.off(sp.b*nh*L+sp.t0, 4), W1, b1, iw, b.o.off(sp.b*L*C+sp.t0*C, A),
-		int64(L*C), int64(f), int64(C), 0, saveW, saveB, sp.n/cfg.MiniBatch)
+	xq, xk, xv := b.xq.off(in, A), b.xk.off(in, A), b.xv.off(in, A)
+	gate, out := b.gate.off(sp.b*nh*L+sp.t0, 4), b.o.off(sp.b*L*C+sp.t0*C, A)
+	var err error
+	if m.geo.MLP {
+		err = m.launchMLPInner(1, xq, xk, xv, gate, from, iw, out, int64(L*C), int64(f), int64(C), 0, save, sp.n/cfg.MiniBatch)
+	} else {
+		err = m.launchLinearInner(1, xq, xk, xv, gate, from.W1, from.b1, iw, out,
+			int64(L*C), int64(f), int64(C), 0, save.W1, save.b1, sp.n/cfg.MiniBatch)
+	}
 	if err != nil || last {
 		return err
 	}
@@ -245,5 +288,6 @@ func (m *Model) closeChunks() {
 	if ch.start != 0 {
 		r.drv.eventDestroy(ch.start)
 	}
+	m.closeHalo(ch)
 	m.chunks = nil
 }

@@ -14,10 +14,11 @@ import (
 // keeps norm statistics and the inner state in float32).
 type layerW struct {
 	tttNorm, mlpNorm, postW, postB devPtr
-	wqkvg                          devPtr // [C, ldp] = wq | wk | wv | lr_w^T | zero pad
+	wqkvg                          devPtr // [C, ldp] = wq | wk (mamba: wg) | wv | lr_w^T | zero pad
 	lrB                            devPtr
 	wo, wgu, wdown                 devPtr // [C,C], [C,2I] = w_gate | w_up, [I,C]
 	inner                          innerW
+	mamba                          mambaW // backbone mamba only (mamba.go)
 }
 
 type innerW struct{ W1, b1, W2, b2, lnw, lnb, tokd devPtr }

@@ -39,11 +39,12 @@ def test_info_declares_compile(fw):
     assert variants["sdpa-cudnn"]["capabilities"]["workloads"][0]["devices"] == ["cuda"]
 
 
-@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
-def test_export_matches_eager(fw, tmp_path, ttt_type):
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2)
+# mamba reuses linear's compiled step (same shapes): only its dense layers differ.
+@pytest.mark.parametrize("ttt_type,backbone", [("linear", "transformer"), ("mlp", "transformer"), ("linear", "mamba")])
+def test_export_matches_eager(fw, tmp_path, ttt_type, backbone):
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, backbone=backbone)
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
-    xc.write_safetensors(wp, perturbed(xc.param_specs(cfg.size, ttt_type, 16)))
+    xc.write_safetensors(wp, perturbed(xc.param_specs(cfg.size, ttt_type, 16, backbone)))
     xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 64, cfg.size.vocab, seed=3)})
     outs = []
     for variant in ("compile", ""):

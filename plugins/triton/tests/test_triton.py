@@ -53,13 +53,14 @@ def backends():
     return triton_backend.Backend(), torch_backend.Backend()
 
 
-@pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
-@pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
-def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2,
-                 phase="inner_only" if inner_only else "forward")
+@pytest.mark.parametrize("ttt_type,phase,backbone", [
+    ("linear", "forward", "transformer"), ("mlp", "forward", "transformer"), ("linear", "inner_only", "transformer"),
+    ("mlp", "inner_only", "transformer"), ("mlp", "forward", "mamba")])
+def test_export_matches_pytorch(backends, tmp_path, ttt_type, phase, backbone):
+    inner_only = phase == "inner_only"
+    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, phase=phase, backbone=backbone)
     size = cfg.size
-    specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16)
+    specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16, backbone)
     inputs = (xc.random_inner_inputs(2, size, 64, seed=3) if inner_only
               else {"tokens": xc.random_tokens(2, 64, size.vocab, seed=3)})
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")

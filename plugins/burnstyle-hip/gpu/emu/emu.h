@@ -55,5 +55,10 @@ template <typename... A>
 inline void emu_call(void (*f)(A...), void** p) {
   emu_call_impl(f, p, std::index_sequence_for<A...>{});
 }
+template <typename... A>
+constexpr int emu_arity(void (*)(A...)) { return sizeof...(A); }
+// emu_nargs_<name> lets a captured launch (cuStreamBeginCapture) copy its
+// arguments, as a real graph node keeps them, before the caller's go away.
 #define XB_EXPORT(name) \
-  extern "C" void emu_entry_##name(void** p) { emu_call(name, p); }
+  extern "C" void emu_entry_##name(void** p) { emu_call(name, p); } \
+  extern "C" int emu_nargs_##name(void) { return emu_arity(name); }

@@ -12,6 +12,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -214,12 +215,13 @@ CUresult cuModuleLoadData(void** m, const void* image) {
   return OK;
 }
 CUresult cuModuleUnload(void* m) { NEED_CTX(); dlclose(m); return OK; }
-struct Func { void (*entry)(void**); int maxdyn; };
+struct Func { void (*entry)(void**); int maxdyn; int nargs; };
 CUresult cuModuleGetFunction(Func** f, void* m, const char* name) {
   NEED_CTX();
   void* s = dlsym(m, (std::string("emu_entry_") + name).c_str());
-  if (!s) return E_NOTFOUND;
-  *f = new Func{(void (*)(void**))s, 48 << 10};
+  void* n = dlsym(m, (std::string("emu_nargs_") + name).c_str());
+  if (!s || !n) return E_NOTFOUND;
+  *f = new Func{(void (*)(void**))s, 48 << 10, ((int (*)(void))n)()};
   return OK;
 }
 CUresult cuFuncSetAttribute(Func* f, int attr, int v) {
@@ -231,9 +233,42 @@ CUresult cuFuncSetAttribute(Func* f, int attr, int v) {
   return OK;
 }
 CUresult cuFuncGetAttribute(int* v, int, Func*) { *v = 0; return OK; }
+// ---- stream capture (CUDA graphs) ------------------------------------------
+// While a stream captures, work sent to any stream is recorded instead of run
+// (a captured stream's forks join it again through events, so all of it is
+// the graph's), and the legacy default stream may not be used at all, as on a
+// real device in thread-local mode. A graph launch replays the record.
+typedef std::vector<std::function<CUresult()>> Graph;
+static Graph* g_capture;
+static bool g_capture_broken;
+// xbemu_record runs op now, or appends it to the capture. The fake cuBLAS
+// (xbemu_rtc.cpp) uses it too.
+CUresult xbemu_record(void* stream, std::function<CUresult()> op) {
+  if (!g_capture) return op();
+  if (!stream) {  // cudaErrorStreamCaptureImplicit: the legacy stream while capturing
+    g_capture_broken = true;
+    fprintf(stderr, "xbemu: the legacy default stream was used while a stream was capturing\n");
+    return 906;
+  }
+  g_capture->push_back(op);
+  return OK;
+}
+static CUresult launch_now(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                           unsigned bz, unsigned smem, void** params, unsigned cs);
 static CUresult launch(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                       unsigned bz, unsigned smem, void** params, unsigned cs) {
+                       unsigned bz, unsigned smem, void* stream, void** params, unsigned cs) {
   NEED_CTX();
+  if (!g_capture) return launch_now(f, gx, gy, gz, bx, by, bz, smem, params, cs);
+  std::vector<uint64_t> vals(f->nargs);  // each argument sits in its own 8-byte slot
+  for (int i = 0; i < f->nargs; ++i) memcpy(&vals[i], params[i], 8);
+  return xbemu_record(stream, [=]() mutable {
+    std::vector<void*> p(vals.size());
+    for (size_t i = 0; i < vals.size(); ++i) p[i] = &vals[i];
+    return launch_now(f, gx, gy, gz, bx, by, bz, smem, p.data(), cs);
+  });
+}
+static CUresult launch_now(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                           unsigned bz, unsigned smem, void** params, unsigned cs) {
   const int n = bx * by * bz;
   if (n <= 0 || n > 1024 || gx == 0 || gy == 0 || gz == 0 || cs == 0 || cs > 8 || gx % cs) return E_VALUE;
   if (cs > 1 && n % 32) return E_VALUE;  // the emulator's warps must not straddle blocks
@@ -271,7 +306,7 @@ static CUresult launch(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned 
 }
 CUresult cuLaunchKernel(Func* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned smem, void* stream, void** params, void** extra) {
-  return launch(f, gx, gy, gz, bx, by, bz, smem, params, 1);
+  return launch(f, gx, gy, gz, bx, by, bz, smem, stream, params, 1);
 }
 // cuda.h's CUlaunchConfig and CUlaunchAttribute, as far as used here.
 struct EmuLaunchAttr { unsigned id, pad; unsigned v[16]; };
@@ -289,7 +324,7 @@ CUresult cuLaunchKernelEx(const EmuLaunchConfig* c, Func* f, void** params, void
       if (c->attrs[i].v[1] != 1 || c->attrs[i].v[2] != 1) return E_VALUE;
       cs = c->attrs[i].v[0];
     }
-  return launch(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, params, cs);
+  return launch(f, c->gx, c->gy, c->gz, c->bx, c->by, c->bz, c->smem, c->stream, params, cs);
 }
 static double now_ms() {
   timespec ts;
@@ -297,7 +332,11 @@ static double now_ms() {
   return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 CUresult cuEventCreate(double** e, unsigned) { NEED_CTX(); *e = new double(0); return OK; }
-CUresult cuEventRecord(double* e, void*) { NEED_CTX(); *e = now_ms(); return OK; }
+CUresult cuEventRecord(double* e, void* stream) {
+  NEED_CTX();
+  *e = now_ms();  // at capture too, so a wait on it in the same capture is valid
+  return xbemu_record(stream, [=]() { *e = now_ms(); return OK; });
+}
 CUresult cuEventSynchronize(double*) { NEED_CTX(); return check_guards(); }
 CUresult cuEventElapsedTime(float* ms, double* a, double* b) { *ms = (float)(*b - *a); return OK; }
 CUresult cuEventDestroy_v2(double* e) { delete e; return OK; }
@@ -313,10 +352,44 @@ CUresult cuStreamCreateWithPriority(void** s, unsigned, int prio) {
   return OK;
 }
 CUresult cuStreamDestroy_v2(int* s) { delete s; return OK; }
-CUresult cuStreamWaitEvent(void*, double* e, unsigned) {
+CUresult cuStreamWaitEvent(void* stream, double* e, unsigned) {
   NEED_CTX();
-  return *e == 0 ? E_VALUE : OK;
+  if (*e == 0) return E_VALUE;
+  return xbemu_record(stream, []() { return OK; });
 }
+CUresult cuStreamBeginCapture_v2(void* stream, int mode) {
+  NEED_CTX();
+  if (g_capture || !stream || mode != 1) return E_VALUE;  // thread-local mode, one capture at a time
+  g_capture = new Graph();
+  g_capture_broken = false;
+  return OK;
+}
+CUresult cuStreamEndCapture(void* stream, Graph** g) {
+  NEED_CTX();
+  if (!g_capture || !stream) return E_VALUE;
+  *g = g_capture;
+  g_capture = nullptr;
+  if (g_capture_broken) {  // cudaErrorStreamCaptureInvalidated
+    delete *g;
+    *g = nullptr;
+    return 901;
+  }
+  return OK;
+}
+CUresult cuGraphInstantiateWithFlags(Graph** exec, Graph* g, unsigned long long) {
+  NEED_CTX();
+  *exec = new Graph(*g);
+  return OK;
+}
+CUresult cuGraphLaunch(Graph* exec, void* stream) {
+  NEED_CTX();
+  if (g_capture) return E_VALUE;
+  for (auto& op : *exec)
+    if (CUresult r = op()) return r;
+  return OK;
+}
+CUresult cuGraphExecDestroy(Graph* exec) { delete exec; return OK; }
+CUresult cuGraphDestroy(Graph* g) { delete g; return OK; }
 CUresult cuGetErrorName(int r, const char** s) {
   static std::string buf;
   buf = "EMU_ERROR_" + std::to_string(r);

@@ -6,7 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <functional>
 #include <string>
+
+extern "C" int xbemu_record(void* stream, std::function<int()> op);  // xbemu.cpp: run, or capture
 
 extern "C" {
 // ---- NVRTC -----------------------------------------------------------------
@@ -53,12 +56,15 @@ int nvrtcGetCUBINSize(Prog* p, size_t* n) { *n = p->so.size() + 1; return 0; }
 int nvrtcGetCUBIN(Prog* p, char* b) { memcpy(b, p->so.c_str(), p->so.size() + 1); return 0; }
 
 // ---- cuBLAS (column-major, as the real one) -------------------------------
-int cublasCreate_v2(void** h) { *h = (void*)0x1; return 0; }
-int cublasDestroy_v2(void*) { return 0; }
-int cublasSetMathMode(void*, int) { return 0; }
-int cublasSetWorkspace_v2(void*, void*, size_t) { return 0; }
-int cublasGetVersion_v2(void*, int* v) { *v = 130000; return 0; }
-int cublasSetStream_v2(void*, void*) { return 0; }
+// A handle remembers its stream, so a GEMM sent to the legacy stream while
+// another stream captures is caught (xbemu_record) as on a real device.
+struct Handle { void* stream; };
+int cublasCreate_v2(Handle** h) { *h = new Handle{nullptr}; return 0; }
+int cublasDestroy_v2(Handle* h) { delete h; return 0; }
+int cublasSetMathMode(Handle*, int) { return 0; }
+int cublasSetWorkspace_v2(Handle*, void*, size_t) { return 0; }
+int cublasGetVersion_v2(Handle*, int* v) { *v = 130000; return 0; }
+int cublasSetStream_v2(Handle* h, void* s) { h->stream = s; return 0; }
 
 static float bf(uint16_t h) { uint32_t u = (uint32_t)h << 16; float f; memcpy(&f, &u, 4); return f; }
 static uint16_t tobf(float x) {
@@ -89,15 +95,16 @@ static int gemm(int ta, int tb, int m, int n, int k, float alpha, const void* A,
     }
   return 0;
 }
-int cublasSgemm_v2(void*, int ta, int tb, int m, int n, int k, const float* alpha, const float* A,
+int cublasSgemm_v2(Handle* h, int ta, int tb, int m, int n, int k, const float* alpha, const float* A,
                    int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
-  return gemm(ta, tb, m, n, k, *alpha, A, 0, lda, B, 0, ldb, *beta, C, 0, ldc);
+  const float a = *alpha, b = *beta;  // host scalars are read at the call, as cuBLAS's host pointer mode does
+  return xbemu_record(h->stream, [=]() { return gemm(ta, tb, m, n, k, a, A, 0, lda, B, 0, ldb, b, C, 0, ldc); });
 }
-int cublasGemmEx(void*, int ta, int tb, int m, int n, int k, const void* alpha, const void* A,
+int cublasGemmEx(Handle* h, int ta, int tb, int m, int n, int k, const void* alpha, const void* A,
                  int at, int lda, const void* B, int bt, int ldb, const void* beta, void* C, int ct,
                  int ldc, int compute, int algo) {
   if (compute != 68) return 7;  // the runtime asks for CUBLAS_COMPUTE_32F
-  return gemm(ta, tb, m, n, k, *(const float*)alpha, A, at, lda, B, bt, ldb, *(const float*)beta,
-              C, ct, ldc);
+  const float a = *(const float*)alpha, b = *(const float*)beta;
+  return xbemu_record(h->stream, [=]() { return gemm(ta, tb, m, n, k, a, A, at, lda, B, bt, ldb, b, C, ct, ldc); });
 }
 }

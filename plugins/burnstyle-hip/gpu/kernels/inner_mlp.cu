@@ -11,6 +11,11 @@
 //   P8  out = Q + LN(Z2bar), overlapping the next P1
 // Only Q is double buffered: the rest of a stage is dead after P6, which is
 // what lets this fit in 227 KB at f = 64.
+// The inputs and output of one sequence may start mid-sequence (the chunked
+// forward, wavefront.go): nmb mini-batches are walked from W1/b1/W2/b2,
+// which are the weights or the state the previous chunk left in the save
+// slots (per head, [F][H], [H], [H][F], [F]); with W1save set the final state
+// is written there for the next chunk.
 #define XB_H (4 * XB_F)
 #define SH (XB_H + 4)
 #define SW2 (XB_F + 1)              // odd stride: P4 reads W2 down a column
@@ -42,12 +47,11 @@ __device__ __forceinline__ void xb_rows_x_mat(float* acc, const float* X, int sx
 XB_KERNEL void __launch_bounds__(XB_NT, 1)
     xb_inner_mlp(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
                  const act_t* __restrict__ xv, const float* __restrict__ gate,
-                 const float* __restrict__ W1g, const float* __restrict__ b1g,
-                 const float* __restrict__ W2g, const float* __restrict__ b2g,
+                 const float* W1g, const float* b1g, const float* W2g, const float* b2g,
                  const float* __restrict__ lnw, const float* __restrict__ lnb,
                  const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
-                 long ost, int nh, int L,
-                    unsigned long long* __restrict__ prof) {
+                 long ost, int nh, int L, unsigned long long* __restrict__ prof,
+                 float* W1save, float* b1save, float* W2save, float* b2save, int nmb) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(MLP_SMEM_FLOATS * 4);
@@ -91,7 +95,6 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
   const float* g0 = gate + (long)bh * L;
   act_t* o0 = out + b * osb + hd * osh;
-  const int nmb = L / XB_KB;
   XbFetch pf = {};
   xb_fetch(pf, q0, k0, v0, g0, 0);
   xb_put(pf, Qb, K, T, Kt, gs);
@@ -246,6 +249,14 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       xb_ln_out_row(Z2 + ii * SF, Q + ii * SF, o0 + (long)(n * XB_KB + ii) * ost, lw, lb, lane,
                     i < XB_KB);
     }
+  }
+  if (W1save) {  // every read of the state is behind the last barrier; a block owns its head's slots
+    __syncthreads();
+    for (int e = tid; e < XB_F * XB_H; e += XB_NT) W1save[(long)hd * XB_F * XB_H + e] = W1[e];
+    for (int e = tid; e < XB_H * XB_F; e += XB_NT)
+      W2save[(long)hd * XB_H * XB_F + e] = W2[(e / XB_F) * SW2 + e % XB_F];
+    for (int e = tid; e < XB_H; e += XB_NT) b1save[hd * XB_H + e] = b1[e];
+    for (int e = tid; e < XB_F; e += XB_NT) b2save[hd * XB_F + e] = b2[e];
   }
   if (prof && tid == 0)
 #pragma unroll

@@ -1,6 +1,7 @@
 // Command gpucheck verifies the GPU model against the CPU float64 model and
 // times it, in one process, for one device lease: correctness first (tiny
-// and 125m, linear and mlp, float32 and bfloat16, forward and inner-only),
+// and 125m, linear and mlp, float32 and bfloat16, forward and inner-only,
+// the transformer and mamba backbones),
 // then the protocol's timing (first call apart, warmup, repeats, device
 // events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
 package main
@@ -47,7 +48,8 @@ func main() {
 	tsize := flag.String("tsize", "125m", "model size to time")
 	tlen := flag.Int("tlen", 2048, "sequence length to time")
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
-	chunks := flag.String("chunks", "", "time only the linear forward at these chunk counts (e.g. 1,2,4,8)")
+	chunks := flag.String("chunks", "", "time only the forward at these chunk counts (e.g. 1,2,4,8)")
+	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -81,8 +83,18 @@ func main() {
 			{"125m", "linear", false, 1, 128, both, gpu.Options{Chunks: 1}, "flat"},
 			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
 			{"125m", "linear", false, 1, 256, both, gpu.Options{Chunks: 16}, "ch16"},
+			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3, Eager: true}, "ch3-eager"},
+			{"125m", "mlp", false, 1, 128, both, gpu.Options{Eager: true}, "eager"},
+			{"125m", "mlp", false, 2, 256, both, gpu.Options{Chunks: 3}, "ch3"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 1}, "cl1"},
 			{"tiny", "linear", true, 2, 64, both, gpu.Options{InnerVariant: 3, ClusterSize: 2}, "cl2"},
+			// The mamba backbone's forward (gpu/mamba.go), flat and chunked
+			// (the halo between chunks): a tag starting "mamba" picks it.
+			{"tiny", "linear", false, 2, 64, both, gpu.Options{}, "mamba"},
+			{"tiny", "mlp", false, 2, 64, both, gpu.Options{}, "mamba"},
+			{"125m", "linear", false, 1, 128, both, gpu.Options{}, "mamba"},
+			{"125m", "mlp", false, 1, 128, both, gpu.Options{}, "mamba"},
+			{"125m", "linear", false, 2, 256, both, gpu.Options{Chunks: 3}, "mamba-ch3"},
 		}
 		var rows []map[string]any
 		fmt.Printf("\n%-5s %-6s %-8s %-9s %-5s %-9s %-10s %-10s %s\n", "size", "type", "dtype", "phase", "L", "tag", "rel_l2", "max_abs", "verdict")
@@ -91,6 +103,9 @@ func main() {
 				continue
 			}
 			cfg := check.Config(c.size, c.typ, "float32", c.inner, c.B, c.L)
+			if strings.HasPrefix(c.tag, "mamba") {
+				cfg.Backbone = "mamba"
+			}
 			s, w, in, err := check.Inputs(cfg, 11)
 			if err != nil {
 				fatal(err)
@@ -119,7 +134,9 @@ func main() {
 		report["verify"] = rows
 	}
 	if *chunks != "" {
-		report["chunks"] = timeChunks(d, *chunks, *tsize, *tlen, *repeats)
+		for _, typ := range strings.Split(*chunkTypes, ",") {
+			report["chunks_"+typ] = timeChunks(d, typ, *chunks, *tsize, *tlen, *repeats)
+		}
 	} else if *timing {
 		report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
 	}
@@ -278,9 +295,9 @@ func fatal(err error) {
 	os.Exit(1)
 }
 
-// timeChunks times the linear forward, float32 and bfloat16, at each chunk
-// count of list, and the largest with every lane at one priority.
-func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]any {
+// timeChunks times the forward of inner model typ, float32 and bfloat16, at
+// each chunk count of list, and the largest with every lane at one priority.
+func timeChunks(d *gpu.Device, typ, list, size string, L, repeats int) []map[string]any {
 	var rows []map[string]any
 	var opts []gpu.Options
 	for _, f := range strings.Split(list, ",") {
@@ -288,16 +305,21 @@ func timeChunks(d *gpu.Device, list, size string, L, repeats int) []map[string]a
 		if _, err := fmt.Sscan(f, &n); err != nil || n < 1 {
 			fatal(fmt.Errorf("-chunks %q: %q is not a positive count", list, f))
 		}
-		opts = append(opts, gpu.Options{Chunks: n})
+		// each count replayed as one graph (the default) and launched eagerly,
+		// which tells how much of an eager call the host's launching costs
+		opts = append(opts, gpu.Options{Chunks: n}, gpu.Options{Chunks: n, Eager: true})
 	}
-	last := opts[len(opts)-1]
+	last := opts[len(opts)-2]
 	last.FlatPriority = true
 	opts = append(opts, last)
-	fmt.Printf("\n%s linear forward B=1 L=%d, %d timed calls after 3 warmup\n", size, L, repeats)
+	fmt.Printf("\n%s %s forward B=1 L=%d, %d timed calls after 3 warmup\n", size, typ, L, repeats)
 	for _, dt := range []string{"float32", "bfloat16"} {
 		for _, o := range opts {
-			cfg := check.Config(size, "linear", dt, false, 1, L)
+			cfg := check.Config(size, typ, dt, false, 1, L)
 			tag := fmt.Sprintf("ch%d", o.Chunks)
+			if o.Eager {
+				tag += "-eager"
+			}
 			if o.FlatPriority {
 				tag += "-flatprio"
 			}

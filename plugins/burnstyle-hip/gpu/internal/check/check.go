@@ -13,7 +13,8 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// Config builds a run configuration.
+// Config builds a run configuration with the transformer backbone; set
+// Backbone to "mamba" for the other (weights and reference follow it).
 func Config(size, tttType, dtype string, innerOnly bool, batch, seqLen int) ttt.Config {
 	return ttt.Config{ModelSize: size, TTTType: tttType, InnerOnly: innerOnly,
 		Batch: batch, SeqLen: seqLen, MiniBatch: 16, Dtype: dtype, Backbone: "transformer", Warmup: 1, Repeats: 1}
@@ -30,7 +31,7 @@ func Inputs(cfg ttt.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile
 		in = ttt.RandomInnerInputs(seed, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
 		return
 	}
-	w = ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, "transformer", seed)
+	w = ttt.PerturbedWeights(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone, seed)
 	in = map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(seed, cfg.Batch, cfg.SeqLen, s.Vocab)}
 	return
 }
@@ -48,7 +49,7 @@ func Reference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (
 		p.Run(out, xq, get("xk"), get("xv"), get("gate"), cfg.Batch, cfg.SeqLen)
 		return out, nil
 	}
-	m, err := cpu.NewModel[float64](s, cfg.TTTType, "transformer", cfg.MiniBatch, w)
+	m, err := cpu.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func Time(d *gpu.Device, cfg ttt.Config, warmup, repeats int, opt gpu.Options) (
 		w = ttt.InitParams(ttt.InnerParams(s, cfg.TTTType, cfg.MiniBatch), 0, false)
 		in = ttt.RandomInnerInputs(0, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
 	} else {
-		w = ttt.DefaultWeights(s, cfg.TTTType, cfg.MiniBatch, "transformer", 0)
+		w = ttt.DefaultWeights(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone, 0)
 		in = map[string]tensorfile.Tensor{"tokens": ttt.RandomTokens(0, cfg.Batch, cfg.SeqLen, s.Vocab)}
 	}
 	m, err := d.NewModelWith(cfg, w, opt)
