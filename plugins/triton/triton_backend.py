@@ -106,9 +106,12 @@ class Backend(torch_backend.Backend):
         return inner
 
     def _check(self, cfg: xc.TTT) -> None:
+        import triton_inner_fn
         import triton_model
 
         why = triton_model.check_shapes(cfg.size.head_dim, cfg.mini_batch)
+        if not why and cfg.backward:
+            why = triton_inner_fn.check_shapes(cfg.size.head_dim, cfg.mini_batch)
         if why:
             raise xc.Unsupported(why)
 

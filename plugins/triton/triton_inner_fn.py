@@ -25,11 +25,24 @@ PARAMS = {"linear": ("W1", "b1", "ln_w", "ln_b", "tok_delta"),
           "mlp": ("W1", "b1", "W2", "b2", "ln_w", "ln_b", "tok_delta")}
 
 
+def check_shapes(head_dim: int, mini_batch: int) -> str | None:
+    """Why the backward kernels cannot run these sizes, or None: they take
+    tl.arange over f, 4f and K, so powers of two from 16 (a forward that pads
+    f may accept more)."""
+    for n, what in ((head_dim, "head_dim f"), (mini_batch, "--mini-batch")):
+        if n < 16 or n & (n - 1):
+            return f"the triton backward needs {what} a power of two >= 16, got {n}"
+    return None
+
+
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     """triton_model.ttt_inner, differentiable when autograd needs it (the
     states are saved only then)."""
     params = [p[n] for n in PARAMS[ttt_type]]
     if torch.is_grad_enabled() and any(t.requires_grad for t in (xq, xk, xv, gate, *params)):
+        why = check_shapes(xq.shape[-1], mini_batch)
+        if why:
+            raise xc.Unsupported(why)
         return InnerLoop.apply(ttt_type, mini_batch, xq, xk, xv, gate, *params)
     return triton_model.ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
 

@@ -136,3 +136,19 @@ def test_kernels_compile_for_sm90_without_spills():
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok") == 7 and r.stdout.count("spill 0 B") == 7, r.stdout
+
+
+@pytest.mark.parametrize("f,K,word", [(96, 16, "head_dim"), (16, 8, "mini-batch"), (16, 48, "mini-batch")])
+def test_backward_refuses_what_its_kernels_cannot_tile(f, K, word):
+    """f and K are tl.arange extents in the backward (a forward that pads f
+    may accept 96): refused by name, before any kernel runs."""
+    import triton_inner_fn
+
+    why = triton_inner_fn.check_shapes(f, K)
+    assert why and word in why and str(f if word == "head_dim" else K) in why
+    x = torch.zeros(1, 1, K, f, requires_grad=True)
+    p = {"W1": torch.zeros(1, f, f), "b1": torch.zeros(1, f), "ln_w": torch.ones(1, f), "ln_b": torch.zeros(1, f),
+         "tok_delta": torch.zeros(K)}
+    with pytest.raises(xc.Unsupported, match=word):
+        triton_inner_fn.ttt_inner(x, x, x, torch.zeros(1, 1, K), p, "linear", K)
+    assert triton_inner_fn.check_shapes(64, 16) is None
