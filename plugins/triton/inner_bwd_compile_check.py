@@ -6,13 +6,14 @@ kernel's registers and spills as ptxas reports them.
 
     python plugins/triton/inner_bwd_compile_check.py   (TRITON_INTERPRET unset)
 
-env KERNELS: names (prefixes) to compile, default all; DTS: product dtypes, default fp32 (in the model the inner loop's inputs
-are float32 in every run, so its backward never multiplies in bf16), fp32,bf16
-for both. A compiled kernel's n_spills is only filled in when a driver loads
-it, so the spills are read from ptxas -v, run the way Triton runs it for sm_90
-(its ptxas-blackwell, --regAllocOptLevel=2). Prints one line per kernel:
-"compile NAME: ok regs R spill S B" (S = spill stores + loads); exits 1 if any
-fails to compile, 3 if any spills. tests/test_triton_inner_bwd.py runs it.
+env KERNELS: names (prefixes) to compile, default all; DTS: product dtypes,
+default fp32 (in the model the inner loop's inputs are float32 in every run, so
+its backward never multiplies in bf16), fp32,bf16 for both. A compiled kernel's
+n_spills is only filled in when a driver loads it, so the spills are read from
+ptxas -v, run the way Triton runs it for sm_90 (its ptxas-blackwell,
+--regAllocOptLevel=2). Prints one line per kernel: "compile NAME: ok regs R
+spill S B" (S = spill stores + loads); exits 1 if any fails to compile, 3 if
+any spills. tests/test_triton_inner_bwd.py runs it.
 """
 
 from __future__ import annotations
@@ -49,14 +50,15 @@ def kernels(dt: str) -> list:
     tdt, torch_dt = DTYPES[dt]
     nw, bc = lin.launch(F)
     mw, hc, mbc = mlp.launch(F)
+    mc = dict(K=K, F=F, H=H, HC=hc, DT=tdt, C=tm.GELU_C)
     fw, fbc, fst = tm.linear_launch(torch_dt, F)
     return [
-        ("lin_pre", lin.lin_pre_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
-        ("lin_chain", lin.lin_chain_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
-        ("lin_post", lin.lin_post_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
-        ("mlp_pre", mlp.mlp_pre_kernel, dict(K=K, F=F, H=H, HC=hc, BC=mbc, DT=tdt, C=tm.GELU_C), mw, 3),
-        ("mlp_chain", mlp.mlp_chain_kernel, dict(K=K, F=F, H=H, HC=hc, BC=mbc, DT=tdt, C=tm.GELU_C), mw, 3),
-        ("mlp_post", mlp.mlp_post_kernel, dict(K=K, F=F, H=H, HC=hc, DT=tdt, C=tm.GELU_C), mw, 3),
+        ("ttt_linear_bwd_pre", lin.ttt_linear_bwd_pre_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
+        ("ttt_linear_bwd_chain", lin.ttt_linear_bwd_chain_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
+        ("ttt_linear_bwd_post", lin.ttt_linear_bwd_post_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
+        ("ttt_mlp_bwd_pre", mlp.ttt_mlp_bwd_pre_kernel, dict(mc, BC=mbc), mw, 3),
+        ("ttt_mlp_bwd_chain", mlp.ttt_mlp_bwd_chain_kernel, dict(mc, BC=mbc), mw, 3),
+        ("ttt_mlp_bwd_post", mlp.ttt_mlp_bwd_post_kernel, mc, mw, 3),
         ("forward linear, SAVE", tm.ttt_linear_kernel, dict(K=K, F=F, BC=fbc, DT=tdt, SAVE=True), fw, fst),
         ("forward mlp, SAVE", tm.ttt_mlp_kernel, dict(K=K, F=F, H=H, DT=tdt, C=tm.GELU_C, SAVE=True),
          tm.num_warps("mlp", torch_dt), 3),

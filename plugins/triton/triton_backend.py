@@ -2,7 +2,8 @@
 
 It is the pytorch backend (devices, precision flags, timers, peak memory,
 initialisation, the dense layers) with the inner loop swapped for the fused
-kernel of triton_model.py. The files are named triton_*.py so that the pytorch
+kernel of triton_model.py, and in the backward phase for the autograd Function
+of triton_inner_fn.py (that forward, and the inner loop's backward by hand). The files are named triton_*.py so that the pytorch
 backend's model.py and backend.py import here under their own names.
 
 On cpu the kernel runs in Triton's interpreter. TRITON_INTERPRET must be set
@@ -105,9 +106,12 @@ class Backend(torch_backend.Backend):
         return inner
 
     def _check(self, cfg: xc.TTT) -> None:
+        import triton_inner_fn
         import triton_model
 
         why = triton_model.check_shapes(cfg.size.head_dim, cfg.mini_batch)
+        if not why and cfg.backward:
+            why = triton_inner_fn.check_shapes(cfg.size.head_dim, cfg.mini_batch)
         if why:
             raise xc.Unsupported(why)
 

@@ -13,24 +13,27 @@ KB store per mini-batch that the chain does not wait for (25 MB a layer,
 not depend on the carried gradient (dW', db') runs parallel over mini-batches,
 and only what does stays serial. Three kernels, as the forward's split:
 
-  1. lin_pre_kernel, one program per (sequence·head, mini-batch): Z, G, Zb
+  1. ttt_linear_bwd_pre_kernel, one program per (sequence·head, mini-batch): Z, G, Zb
      from the saved state; steps 1-2 (dQ complete, dX's in-batch part, dG's
      in-batch part -M^T dZb, dη and from it dgate/dtok, dγ/dβ of the output
      LayerNorm) and the carry's local term [Q, 1]^T dZb;
-  2. lin_chain_kernel, one program per sequence·head, mini-batches in
+  2. ttt_linear_bwd_chain_kernel, one program per sequence·head, mini-batches in
      reverse: only what needs (dW', db'): dG -= e(X dW' + db'), the update's
      dη[K-1, :], the backward of ℓ (dZ, dV, dγ, dβ), and the carry
      (dW, db) = (dW', db') + [Q, 1]^T dZb + [X, 1]^T dZ: two K x f x f
      products a step, as many as the forward's chain;
-  3. lin_post_kernel, parallel again: dX += dZ W^T - e ⊙ (G dW'^T) - dV.
+  3. ttt_linear_bwd_post_kernel, parallel again: dX += dZ W^T - e ⊙ (G dW'^T) - dV.
 
 The carry lives in a buffer DST [B·nh, N+1, f+1, f] (slot n: kernel 1 writes
 the local term there, kernel 2 replaces it by the gradient with respect to the
 state at the start of mini-batch n; slot N is zero), so kernel 2 keeps no
-scratch and kernel 3 finds every dW' it needs. Products with f x f matrices
-are taken BC rows of the matrix at a time, from global memory (L1/L2), for the
-forward's reason: a whole 64 x 64 float32 operand of an FMA tl.dot is
-replicated across each thread's columns and spills.
+scratch and kernel 3 finds every dW' it needs. No product contracts over
+more than BC (or K) entries, for the forward's reason: an IEEE float32 tl.dot
+is FMA-based and holds each thread's rows of A and columns of B over the whole
+contraction, so products over f take BC-column chunks of their operands from
+global memory (L1/L2); kernel 1 parks dZb in dQ's place to read it back so.
+ptxas reports no spills for sm_90 at f=64 (inner_bwd_compile_check.py; before
+the chunking kernel 1 spilled 2.8 KB).
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ from triton_model import _mm, _mma
 
 
 @triton.jit
-def lin_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST, DO, DXQ, DXK, ZS, GS, DGS, DST, DGATE, DTOK, DLNW, DLNB,
-                   NH, L, N, K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+def ttt_linear_bwd_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST, DO, DXQ, DXK, ZS, GS, DGS, DST, DGATE, DTOK, DLNW,
+                              DLNB, NH, L, N, K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
     # Every product contracts over at most BC or K entries: an IEEE float32
     # tl.dot is FMA-based and holds each thread's rows of A and columns of B
     # over the whole contraction, so a contraction of f=64 spilled (ptxas,
@@ -115,8 +118,8 @@ def lin_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST, DO, DXQ, DXK, ZS, GS, DG
 
 
 @triton.jit
-def lin_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ZS, GS, DGS, DST, DXV, DZS, DGATE, DLNW, DLNB, DTOK,
-                     NH, L, N, K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+def ttt_linear_bwd_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ZS, GS, DGS, DST, DXV, DZS, DGATE, DLNW, DLNB, DTOK, NH,
+                                L, N, K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
@@ -167,9 +170,9 @@ def lin_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ZS, GS, DGS, DST, DXV, DZS, DG
 
 
 @triton.jit
-def lin_post_kernel(GATE, TOK, ST, DST, GS, DZS, DXV, DXK, L, N,
-                    K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
-    # Products contract over BC columns at a time (see lin_pre_kernel).
+def ttt_linear_bwd_post_kernel(GATE, TOK, ST, DST, GS, DZS, DXV, DXK, L, N, K: tl.constexpr, F: tl.constexpr,
+                               BC: tl.constexpr, DT: tl.constexpr):
+    # Products contract over BC columns at a time (see ttt_linear_bwd_pre_kernel).
     pid, n = tl.program_id(0), tl.program_id(1)
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
     row = pid.to(tl.int64) * L * F + (n * K + rk) * F
@@ -219,12 +222,12 @@ def backward(xq, xk, xv, gate, tok, ln_w, ln_b, states, dout, K: int, dt) -> dic
     dlnw, dlnb = (torch.empty((BH, N, f), device=dev, dtype=f32) for _ in range(2))
     clnw, clnb = (torch.empty((BH, f), device=dev, dtype=f32) for _ in range(2))
     ctok = torch.empty((BH,), device=dev, dtype=f32)
-    lin_pre_kernel[(BH, N)](xq, xk, xv, gate, tok, ln_w, ln_b, states[0], dout, dxq, dxk, zs, gs, dgs, dst, dgate,
-                            dtok, dlnw, dlnb, nh, L, N, K=K, F=f, BC=bc, DT=dt, num_warps=nw)
-    lin_chain_kernel[(BH,)](xk, xv, gate, tok, ln_w, ln_b, zs, gs, dgs, dst, dxv, dzs, dgate, clnw, clnb, ctok,
-                            nh, L, N, K=K, F=f, BC=bc, DT=dt, num_warps=nw)
-    lin_post_kernel[(BH, N)](gate, tok, states[0], dst, gs, dzs, dxv, dxk, L, N, K=K, F=f, BC=bc, DT=dt,
-                             num_warps=nw)
+    kw = dict(K=K, F=f, BC=bc, DT=dt, num_warps=nw)
+    ttt_linear_bwd_pre_kernel[(BH, N)](xq, xk, xv, gate, tok, ln_w, ln_b, states[0], dout, dxq, dxk, zs, gs, dgs, dst,
+                                       dgate, dtok, dlnw, dlnb, nh, L, N, **kw)
+    ttt_linear_bwd_chain_kernel[(BH,)](xk, xv, gate, tok, ln_w, ln_b, zs, gs, dgs, dst, dxv, dzs, dgate, clnw, clnb,
+                                       ctok, nh, L, N, **kw)
+    ttt_linear_bwd_post_kernel[(BH, N)](gate, tok, states[0], dst, gs, dzs, dxv, dxk, L, N, **kw)
     dtok = dtok.sum((0, 1))
     dtok[K - 1] += ctok.sum()
     return {"xq": dxq, "xk": dxk, "xv": dxv, "gate": dgate, "Wb": (dst[:, 0],), "tok": dtok,

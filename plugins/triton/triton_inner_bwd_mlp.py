@@ -1,25 +1,34 @@
 """The backward of the mlp inner loop (docs/ttt-backward.md, "The inner loop,
 mlp"), split as the linear one (triton_inner_bwd.py, which says why the
-states are saved by the forward rather than recomputed):
+states are saved by the forward rather than recomputed). The mlp's state is
+8x the linear's, 132 KB a mini-batch at f=64: 203 MB a layer at 125m (B=1,
+L=2048), 2.4 GB for the 12 layers of a training step, and the carry buffers
+of one layer's backward as much again; re-running the chain instead would
+cost more than for the linear (its chain has eight times the arithmetic).
 
-  1. mlp_pre_kernel, parallel over (sequence·head, mini-batch): the forward of
+  1. ttt_mlp_bwd_pre_kernel, parallel over (sequence·head, mini-batch): the forward of
      the mini-batch from its saved state, then everything that does not need
      the carried (dW1', db1', dW2', db2'): dQ complete, dX's in-batch part,
      the in-batch parts of dG1, dG2 and dA1, dη (dgate, dtok), the output
      LayerNorm's dγ, dβ, and the carry's local terms [Q, 1]^T dZ1b and
      [A1b, 1]^T dZ2b;
-  2. mlp_chain_kernel, one program per sequence·head, mini-batches in reverse:
+  2. ttt_mlp_bwd_chain_kernel, one program per sequence·head, mini-batches in reverse:
      the update's terms, G1 = (G2 W2^T) ⊙ gelu'(Z1)'s backward, ℓ's backward,
      dA1, dZ1 and the carry, in two passes over the hidden chunks (ℓ's
      backward needs all of dG2, to which every chunk's dH W2 adds);
-  3. mlp_post_kernel, parallel: dX += dZ1 W1^T - e ⊙ (G1 dW1'^T) - dV.
+  3. ttt_mlp_bwd_post_kernel, parallel: dX += dZ1 W1^T - e ⊙ (G1 dW1'^T) - dV.
 
-Every [K, 4f] quantity is taken HC hidden columns at a time (the products
-with W1 [f, 4f] and W2 [4f, f] by column or row blocks, from the saved states
-in global memory), so no tl.dot operand is larger than [f, HC] and the
-registers hold [K, HC] tiles, never [K, 4f] ones. The chunks a later loop
-of the same program needs again (Z1, G2 W2^T, Z1b) go through global
-buffers (L2) rather than being recomputed.
+Every [K, 4f] quantity is taken HC hidden columns at a time, in loops that
+are not unrolled (unrolled, the eight chunks' loads were hoisted together),
+so the registers hold [K, HC] tiles, never [K, 4f] ones. No product contracts
+over more than max(HC, BC, K) entries: an IEEE float32 tl.dot is FMA-based
+and holds each thread's rows of A and columns of B over the whole
+contraction, so products over f take their operands from global memory BC
+columns at a time (triton_inner_ops.mm_rows; dZ2b and dZ2 are parked there
+for it). The chunks a later loop of the same program needs again (Z1,
+G2 W2^T, Z1b) go through global buffers (L2) rather than being recomputed.
+With 8 warps, ptxas reports no spills for sm_90 at f=64
+(inner_bwd_compile_check.py).
 """
 
 from __future__ import annotations
@@ -35,10 +44,9 @@ from triton_model import GELU_C, _mm, _mma
 
 
 @triton.jit
-def mlp_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S, HHS, Z1BS, Z2S, G2S,
-                   DG1S, DG2S, DA1S, D1, D2, DGATE, DTOK, DLNW, DLNB, NH, L, N,
-                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr,
-                   DT: tl.constexpr, C: tl.constexpr):
+def ttt_mlp_bwd_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S, HHS, Z1BS, Z2S, G2S, DG1S,
+                           DG2S, DA1S, D1, D2, DGATE, DTOK, DLNW, DLNB, NH, L, N, K: tl.constexpr, F: tl.constexpr,
+                           H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
     pid, n = tl.program_id(0), tl.program_id(1)
     h = pid % NH
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, HC)
@@ -127,10 +135,9 @@ def mlp_pre_kernel(XQ, XK, XV, GATE, TOK, LNW, LNB, ST1, ST2, DO, DXQ, DXK, Z1S,
 
 
 @triton.jit
-def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S, DG2S, DA1S, DHS, DZ1S, DZ2S, D1, D2,
-                     DXV, DGATE, DLNW, DLNB, DTOK, NH, L, N,
-                     K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr,
-                     DT: tl.constexpr, C: tl.constexpr):
+def ttt_mlp_bwd_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S, DG2S, DA1S, DHS, DZ1S, DZ2S,
+                             D1, D2, DXV, DGATE, DLNW, DLNB, DTOK, NH, L, N, K: tl.constexpr, F: tl.constexpr,
+                             H: tl.constexpr, HC: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, HC)
@@ -208,9 +215,8 @@ def mlp_chain_kernel(XK, XV, GATE, TOK, LNW, LNB, ST2, Z1S, HHS, Z2S, G2S, DG1S,
 
 
 @triton.jit
-def mlp_post_kernel(GATE, TOK, ST1, D1, Z1S, HHS, DZ1S, DXV, DXK, L, N,
-                    K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, HC: tl.constexpr, DT: tl.constexpr,
-                    C: tl.constexpr):
+def ttt_mlp_bwd_post_kernel(GATE, TOK, ST1, D1, Z1S, HHS, DZ1S, DXV, DXK, L, N, K: tl.constexpr, F: tl.constexpr,
+                            H: tl.constexpr, HC: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
     pid, n = tl.program_id(0), tl.program_id(1)
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, HC)
     row = pid.to(tl.int64) * L * F + (n * K + rk) * F
@@ -259,14 +265,12 @@ def backward(xq, xk, xv, gate, tok, ln_w, ln_b, states, dout, K: int, dt, hidden
     d2[:, N].zero_()
     dgate, dtok = buf(B, nh, L), buf(BH, N, K)
     dlnw, dlnb, clnw, clnb, ctok = buf(BH, N, f), buf(BH, N, f), buf(BH, f), buf(BH, f), buf(BH)
-    mlp_pre_kernel[(BH, N)](xq, xk, xv, gate, tok, ln_w, ln_b, *states, dout, dxq, dxk, z1s, hhs, z1bs, z2s, g2s,
-                            dg1s, dg2s, da1s, d1, d2, dgate, dtok, dlnw, dlnb, nh, L, N,
-                            K=K, F=f, H=H, HC=hc, BC=bc, DT=dt, C=GELU_C, num_warps=nw)
-    mlp_chain_kernel[(BH,)](xk, xv, gate, tok, ln_w, ln_b, states[1], z1s, hhs, z2s, g2s, dg1s, dg2s, da1s, dhs,
-                            dz1s, dz2s, d1, d2, dxv, dgate, clnw, clnb, ctok, nh, L, N,
-                            K=K, F=f, H=H, HC=hc, BC=bc, DT=dt, C=GELU_C, num_warps=nw)
-    mlp_post_kernel[(BH, N)](gate, tok, states[0], d1, z1s, hhs, dz1s, dxv, dxk, L, N,
-                             K=K, F=f, H=H, HC=hc, DT=dt, C=GELU_C, num_warps=nw)
+    kw = dict(K=K, F=f, H=H, HC=hc, DT=dt, C=GELU_C, num_warps=nw)
+    ttt_mlp_bwd_pre_kernel[(BH, N)](xq, xk, xv, gate, tok, ln_w, ln_b, *states, dout, dxq, dxk, z1s, hhs, z1bs, z2s,
+                                    g2s, dg1s, dg2s, da1s, d1, d2, dgate, dtok, dlnw, dlnb, nh, L, N, BC=bc, **kw)
+    ttt_mlp_bwd_chain_kernel[(BH,)](xk, xv, gate, tok, ln_w, ln_b, states[1], z1s, hhs, z2s, g2s, dg1s, dg2s, da1s,
+                                    dhs, dz1s, dz2s, d1, d2, dxv, dgate, clnw, clnb, ctok, nh, L, N, BC=bc, **kw)
+    ttt_mlp_bwd_post_kernel[(BH, N)](gate, tok, states[0], d1, z1s, hhs, dz1s, dxv, dxk, L, N, **kw)
     dtok = dtok.sum((0, 1))
     dtok[K - 1] += ctok.sum()
     return {"xq": dxq, "xk": dxk, "xv": dxv, "gate": dgate, "Wb": (d1[:, 0], d2[:, 0]), "tok": dtok,

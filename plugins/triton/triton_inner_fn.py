@@ -25,11 +25,24 @@ PARAMS = {"linear": ("W1", "b1", "ln_w", "ln_b", "tok_delta"),
           "mlp": ("W1", "b1", "W2", "b2", "ln_w", "ln_b", "tok_delta")}
 
 
+def check_shapes(head_dim: int, mini_batch: int) -> str | None:
+    """Why the backward kernels cannot run these sizes, or None: they take
+    tl.arange over f, 4f and K, so powers of two from 16 (a forward that pads
+    f may accept more)."""
+    for n, what in ((head_dim, "head_dim f"), (mini_batch, "--mini-batch")):
+        if n < 16 or n & (n - 1):
+            return f"the triton backward needs {what} a power of two >= 16, got {n}"
+    return None
+
+
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     """triton_model.ttt_inner, differentiable when autograd needs it (the
     states are saved only then)."""
     params = [p[n] for n in PARAMS[ttt_type]]
     if torch.is_grad_enabled() and any(t.requires_grad for t in (xq, xk, xv, gate, *params)):
+        why = check_shapes(xq.shape[-1], mini_batch)
+        if why:
+            raise xc.Unsupported(why)
         return InnerLoop.apply(ttt_type, mini_batch, xq, xk, xv, gate, *params)
     return triton_model.ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
 
@@ -51,6 +64,13 @@ def scaled_tok(tok_delta, K: int, ttt_type: str, f: int):
 class InnerLoop(torch.autograd.Function):
     @staticmethod
     def forward(ctx, ttt_type, K, xq, xk, xv, gate, *params):
+        # labelled as the backward is (below), or `xbench profile` on cpu
+        # files the interpreter's time under this Function's name, as other
+        with torch.profiler.record_function("ttt_inner forward (Triton)"):
+            return InnerLoop._forward(ctx, ttt_type, K, xq, xk, xv, gate, *params)
+
+    @staticmethod
+    def _forward(ctx, ttt_type, K, xq, xk, xv, gate, *params):
         B, nh, L, f = xq.shape
         xq, xk, xv, gate = (t.contiguous() for t in (xq, xk, xv, gate))
         p = dict(zip(PARAMS[ttt_type], params))
@@ -62,6 +82,15 @@ class InnerLoop(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, dout):
+        # A label of its own for `xbench profile`: in the interpreter (cpu)
+        # the kernels are plain Python that torch.profiler sees as no op, and
+        # the autograd node's name (InnerLoopBackward) would be filed as other,
+        # not with the ttt_ kernels. On a GPU only device events are counted.
+        with torch.profiler.record_function("ttt_inner backward (Triton)"):
+            return InnerLoop._backward(ctx, dout)
+
+    @staticmethod
+    def _backward(ctx, dout):
         ttt_type, K = ctx.ttt_type, ctx.K
         saved = ctx.saved_tensors
         xq, xk, xv, gate = saved[:4]
