@@ -13,6 +13,7 @@ type gpuEngine struct{ *gpu.Engine }
 var (
 	_ engine         = gpuEngine{}
 	_ deviceTimedJob = (*gpu.Job)(nil)
+	_ outputsJob     = (*gpu.Job)(nil) // the training step's logits and grad.<param>
 )
 
 func (e gpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {

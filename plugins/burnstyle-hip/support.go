@@ -36,8 +36,9 @@ func (n *Native) capabilities() backend.Capabilities {
 	slices.Sort(devices)
 	return backend.Capabilities{Workloads: []backend.WorkloadCaps{
 		{
-			// The training step (backward) and mamba on the CPU engine only:
-			// the GPU engine answers them unsupported (gpu.Supports).
+			// The training step (backward): the CPU engine, and the GPU
+			// engine for the transformer backbone (gpu.Supports answers
+			// mamba's unsupported).
 			Workload: ttt.Name,
 			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseInnerOnly},
 			Devices:  devices,

@@ -108,28 +108,43 @@ func (b *cublas) check(op string, c int32) error {
 }
 
 // gemm computes, for row-major Y[M,N] = X[M,K] @ W (W [K,N], or [N,K] when
-// transW) plus beta*Y, through cuBLAS's column-major view: Y^T = W^T X^T.
-// bf16 operands go through GemmEx with float32 accumulation on tensor cores;
-// yF32 says Y is float32 (the residual stream) rather than the act type.
-// h is the handle to run on: the device's, or a chunk lane's (one per
-// stream, each with its own workspace, so concurrent GEMMs never share one).
+// transW) plus beta*Y. bf16 operands go through GemmEx with float32
+// accumulation on tensor cores; yF32 says Y is float32 (the residual stream)
+// rather than the act type. h is the handle to run on: the device's, or a
+// chunk lane's (one per stream, each with its own workspace, so concurrent
+// GEMMs never share one).
 func (b *cublas) gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int,
 	Y devPtr, ldy int, beta float32) error {
+	return b.gemmOp(h, bf16, false, transW, yF32, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
+}
+
+// gemmOp is the general row-major product C[M,N] = op(A) @ op(B) + beta*C,
+// op(A) being A [M,K] or, when transA, the transpose of a stored [K,M] (the
+// backward's weight gradients X^T dY), and op(B) B [K,N] or the transpose of
+// a stored [N,K]. cuBLAS is column-major, where a row-major matrix reads as
+// its transpose, so it computes C^T = op(B)^T op(A)^T: B goes first and
+// each operand keeps its own transpose flag. cF32 says C is float32 (a
+// gradient, the residual stream) rather than the act type.
+func (b *cublas) gemmOp(h uintptr, bf16, transA, transB, cF32 bool, M, N, K int, A devPtr, lda int, B devPtr, ldb int,
+	C devPtr, ldc int, beta float32) error {
 	alpha := float32(1)
-	ta := int32(cublasOpN)
-	if transW {
+	ta, tb := int32(cublasOpN), int32(cublasOpN)
+	if transA {
 		ta = cublasOpT
 	}
-	op := fmt.Sprintf("gemm M=%d N=%d K=%d transW=%v bf16=%v", M, N, K, transW, bf16)
+	if transB {
+		tb = cublasOpT
+	}
+	op := fmt.Sprintf("gemm M=%d N=%d K=%d transA=%v transB=%v bf16=%v", M, N, K, transA, transB, bf16)
 	if !bf16 {
-		return b.check(op, b.sgemm(h, ta, cublasOpN, int32(N), int32(M), int32(K), &alpha,
-			uint64(W), int32(ldw), uint64(X), int32(ldx), &beta, uint64(Y), int32(ldy)))
+		return b.check(op, b.sgemm(h, tb, ta, int32(N), int32(M), int32(K), &alpha,
+			uint64(B), int32(ldb), uint64(A), int32(lda), &beta, uint64(C), int32(ldc)))
 	}
 	ct := int32(cudaR16BF)
-	if yF32 {
+	if cF32 {
 		ct = cudaR32F
 	}
-	return b.check(op, b.gemmEx(h, ta, cublasOpN, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
-		uint64(W), cudaR16BF, int32(ldw), uint64(X), cudaR16BF, int32(ldx), unsafe.Pointer(&beta),
-		uint64(Y), ct, int32(ldy), cublasCompute32F, cublasGemmDefault))
+	return b.check(op, b.gemmEx(h, tb, ta, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
+		uint64(B), cudaR16BF, int32(ldb), uint64(A), cudaR16BF, int32(lda), unsafe.Pointer(&beta),
+		uint64(C), ct, int32(ldc), cublasCompute32F, cublasGemmDefault))
 }

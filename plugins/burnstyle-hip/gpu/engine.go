@@ -54,9 +54,10 @@ func NewEngine(kind string) (*Engine, error) {
 
 func (e *Engine) Device() result.Device { return e.d.Info() }
 
-// Check declines what the GPU path does not build (backward, dtypes
-// other than float32 and bfloat16), shapes whose inner kernel would not fit
-// the device's shared memory, and runs that would not fit its free memory.
+// Check declines what the GPU path does not build (mamba's backward, dtypes
+// other than float32 and bfloat16, a training step without cuBLAS or
+// labels), shapes whose inner kernels would not fit the device's shared
+// memory, and runs that would not fit its free memory.
 func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if err := Supports(cfg); err != nil {
 		return result.StatusUnsupported, fmt.Sprintf("%s (on %s)", err, e.d.info.Name)
@@ -68,6 +69,9 @@ func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if need := g.smemBytes(); need > e.d.rt.maxDynSmem {
 		return result.StatusUnsupported, fmt.Sprintf("the %s inner kernel at f=%d needs %d bytes of shared memory per block; %s allows %d",
 			cfg.TTTType, s.HeadDim, need, e.d.info.Name, e.d.rt.maxDynSmem)
+	}
+	if msg := e.trainCheck(cfg, g); msg != "" {
+		return result.StatusUnsupported, msg
 	}
 	free, err := e.d.FreeBytes()
 	if need := estimateBytes(cfg, s); err == nil && need > free*9/10 {
@@ -90,6 +94,9 @@ func estimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 	}
 	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) * a
 	acts := N*C*4 + N*a*(7*C+3*C+int64(s.Heads)+3*I+V) + N*int64(s.Heads)*4
+	if cfg.Backward {
+		acts += trainBytes(cfg, s)
+	}
 	return params + acts + cublasWorkspace
 }
 
@@ -123,9 +130,12 @@ func (e *Engine) Prepare(cfg ttt.Config, _ ttt.Size, w, in map[string]tensorfile
 	if !m.useBLAS() {
 		dense = "portable GEMM kernels"
 	}
-	launches := "every kernel launched from the host each call"
+	launches, call := "every kernel launched from the host each call", "forward"
+	if cfg.Backward {
+		call = "training step (forward and backward)"
+	}
 	if m.Replays() {
-		launches = "each call one replay of the forward captured as a graph at the first call"
+		launches = "each call one replay of the " + call + " captured as a graph at the first call"
 	}
 	timing := fmt.Sprintf("device events around each call (%s), %s; the first call adds NVRTC compile, module load and the capture; dense %s",
 		e.d.info.Kind, launches, dense)

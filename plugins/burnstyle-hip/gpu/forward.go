@@ -128,10 +128,22 @@ func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof d
 	b, nmb := &m.buf, m.cfg.SeqLen/m.cfg.MiniBatch
 	if m.geo.MLP {
 		return m.launchMLPInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
-			osb, osh, ost, prof, innerState{}, nmb)
+			osb, osh, ost, prof, innerState{}, nmb, 0)
 	}
 	return m.launchLinearInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
-		0, 0, nmb)
+		0, 0, nmb, 0)
+}
+
+// launchInner is enqueueInner from the given inputs; trace, when set (the
+// training forward), receives the inner state at every mini-batch start.
+func (m *Model) launchInner(iw *innerW, xq, xk, xv, gate, out devPtr, osb, osh, ost int64, prof, trace devPtr) error {
+	nmb := m.cfg.SeqLen / m.cfg.MiniBatch
+	if m.geo.MLP {
+		return m.launchMLPInner(m.cfg.Batch, xq, xk, xv, gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
+			osb, osh, ost, prof, innerState{}, nmb, trace)
+	}
+	return m.launchLinearInner(m.cfg.Batch, xq, xk, xv, gate, iw.W1, iw.b1, iw, out, osb, osh, ost, prof,
+		0, 0, nmb, trace)
 }
 
 // innerState is where an inner loop's state is: the layer's weights, or a
@@ -141,22 +153,23 @@ type innerState struct{ W1, b1, W2, b2 devPtr }
 // launchMLPInner launches the mlp inner kernel for batches sequences from
 // the given (possibly mid-sequence) inputs and output, starting from state
 // from and walking nmb mini-batches; a non-zero save.W1 receives the final
-// state (the chunked forward).
+// state (the chunked forward); a non-zero trace the state at every
+// mini-batch start (the training forward).
 func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate devPtr, from innerState, iw *innerW, out devPtr,
-	osb, osh, ost int64, prof devPtr, save innerState, nmb int) error {
+	osb, osh, ost int64, prof devPtr, save innerState, nmb int, trace devPtr) error {
 	r, s, name := m.dev.rt, m.size, m.geo.innerName()
 	return r.launch(name, m.fn[name], [3]int{batches * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
 		xq, xk, xv, gate, from.W1, from.b1, from.W2, from.b2, iw.lnw, iw.lnb, iw.tokd, out,
-		i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, i32(nmb))
+		i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, i32(nmb), trace)
 }
 
 // launchLinearInner launches the linear inner kernel for batches sequences
 // from the given (possibly mid-sequence) input and output pointers, starting
 // from W1/b1 and walking nmb mini-batches. Only the cluster kernel carries
 // state out (Wsave/bsave) and starts mid-sequence; the others take the
-// whole sequence and must get nil Wsave.
+// whole sequence and must get nil Wsave and trace.
 func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, iw *innerW, out devPtr,
-	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int) error {
+	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int, trace devPtr) error {
 	r, s := m.dev.rt, m.size
 	name := m.geo.innerName()
 	cs := m.geo.clusterSize()
@@ -166,7 +179,7 @@ func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, 
 	args := []any{xq, xk, xv, gate, W1, b1, iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost),
 		i32(s.Heads), i32(m.cfg.SeqLen), prof}
 	if m.geo.cl() {
-		args = append(args, Wsave, bsave, i32(nmb))
+		args = append(args, Wsave, bsave, i32(nmb), trace)
 	}
 	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, args...)
 }

@@ -117,7 +117,7 @@ func (m *Model) capture() (err error) {
 	if err := r.check("create capture stream", r.drv.streamCreate(&c.stream, streamNonBlocking, 0)); err != nil {
 		return err
 	}
-	if err := m.recordOn(c, m.enqueueForward); err != nil {
+	if err := m.recordOn(c, m.enqueueCall); err != nil {
 		return err
 	}
 	if err := r.check("instantiate graph", r.graph.instantiate(&c.exec, c.graph, 0)); err != nil {

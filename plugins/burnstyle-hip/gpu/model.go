@@ -48,6 +48,7 @@ type Model struct {
 	buf  buffers
 	prof *profiler // set only inside Profile
 
+	train    *train   // nil: forward only (train_buffers.go)
 	chunks   *chunked // nil: the flat forward
 	laneBLAS uintptr  // cuBLAS handle of the lane being enqueued; 0 is the device's
 	base     uintptr  // the stream work goes to outside a lane: 0, or the capture's (graph.go)
@@ -57,8 +58,8 @@ type Model struct {
 // Supports says why cfg cannot run on the GPU, or nil when it can.
 func Supports(cfg ttt.Config) error {
 	switch {
-	case cfg.Backward:
-		return fmt.Errorf("backward is not built on the GPU path (forward and inner_only are)")
+	case cfg.Backward && cfg.Backbone == "mamba":
+		return fmt.Errorf("backward of the mamba backbone is not built on the GPU path (the transformer's is)")
 	case cfg.Backbone != "" && cfg.Backbone != "transformer" && cfg.Backbone != "mamba":
 		return fmt.Errorf("backbone %q: the GPU path builds transformer and mamba", cfg.Backbone)
 	case cfg.Dtype != "float32" && cfg.Dtype != "bfloat16":
@@ -88,6 +89,9 @@ func (d *Device) NewModelWith(cfg ttt.Config, weights map[string]tensorfile.Tens
 		return nil, err
 	}
 	m := &Model{dev: d, cfg: cfg, size: size, geo: geo, opt: opt, fn: map[string]uintptr{}}
+	if err := m.trainSupported(); err != nil {
+		return nil, err
+	}
 	if need := m.geo.smemBytes(); need > d.rt.maxDynSmem {
 		return nil, fmt.Errorf("gpu: the %s inner kernel at f=%d, mini_batch=%d needs %d bytes of shared memory; %s allows %d per block",
 			cfg.TTTType, size.HeadDim, cfg.MiniBatch, need, d.info.Name, d.rt.maxDynSmem)
@@ -97,10 +101,16 @@ func (d *Device) NewModelWith(cfg ttt.Config, weights map[string]tensorfile.Tens
 			return err
 		}
 		if cfg.InnerOnly {
-			return m.loadInner(weights)
+			if err := m.loadInner(weights); err != nil || !cfg.Backward {
+				return err
+			}
+			return m.setupTrain()
 		}
 		if err := m.loadFull(weights); err != nil {
 			return err
+		}
+		if cfg.Backward {
+			return m.setupTrain() // the training step runs the flat forward
 		}
 		return m.setupChunks()
 	})
@@ -161,6 +171,12 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 	if g.Variant == 3 && g.CS > 1 && !clusters {
 		return g, size, fmt.Errorf("gpu: the cluster kernel with %d CTAs per head needs thread-block clusters (CUDA sm_90+)", g.CS)
 	}
+	if cfg.Backward {
+		g.Train = true
+		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0); err != nil {
+			return g, size, err
+		}
+	}
 	if g.Variant == 0 && !g.MLP && clusters {
 		c := g
 		c.Variant = 3
@@ -187,6 +203,7 @@ func (m *Model) compile() error {
 	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
 		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName(),
 		"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"}
+	names = append(names, m.geo.trainKernels()...)
 	for _, n := range names {
 		f, err := r.function(mod, n)
 		if err != nil {
@@ -201,6 +218,11 @@ func (m *Model) compile() error {
 		}
 	}
 	m.innerRegs, m.innerLocal = r.funcAttrs(inner)
+	if m.geo.Train && r.setDynSmem != nil {
+		if err := r.setDynSmem(m.fn[m.geo.bwdName()], m.geo.bwdSmemBytes()); err != nil {
+			return err
+		}
+	}
 	for i := range m.ev {
 		if m.ev[i], err = r.newEvent(); err != nil {
 			return err
@@ -235,6 +257,9 @@ func (m *Model) Describe() string {
 	forward := "flat"
 	if m.chunks != nil {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
+	}
+	if m.train != nil {
+		forward = fmt.Sprintf("training step (flat forward, backward %s %d threads %d B shared)", m.geo.bwdName(), m.geo.NTB, m.geo.bwdSmemBytes())
 	}
 	if m.graphed() {
 		forward += ", one graph replay per call"

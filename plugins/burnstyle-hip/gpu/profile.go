@@ -52,7 +52,9 @@ func (m *Model) Profile() (map[string]float64, error) {
 			return err
 		}
 		var err error
-		if m.cfg.InnerOnly {
+		if m.train != nil {
+			err = m.enqueueTrain()
+		} else if m.cfg.InnerOnly {
 			s := m.size
 			L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
 			if err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0); err == nil {

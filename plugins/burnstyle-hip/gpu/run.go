@@ -30,7 +30,9 @@ func (m *Model) SetTokens(tokens []int32) error {
 }
 
 // SetInnerInputs copies an inner-only run's xq, xk, xv [B, nh, L, f] (rotated)
-// and gate [B, nh, L] (after the sigmoid) to the device.
+// and gate [B, nh, L] (after the sigmoid) to the device; for an inner-only
+// training step also dout [B, nh, L, f], the gradient of its loss with
+// respect to out.
 func (m *Model) SetInnerInputs(in map[string]tensorfile.Tensor) error {
 	if !m.cfg.InnerOnly {
 		return fmt.Errorf("gpu: SetInnerInputs on a forward model; use SetTokens")
@@ -53,7 +55,15 @@ func (m *Model) SetInnerInputs(in map[string]tensorfile.Tensor) error {
 				return err
 			}
 		}
-		return nil
+		if m.train == nil {
+			return nil
+		}
+		// The inner-only training step's loss is sum(out * dout).
+		v, err := host(in, "dout", B, nh, L, f)
+		if err != nil {
+			return fmt.Errorf("inner inputs: %w", err)
+		}
+		return m.dev.rt.htod(m.train.dO, m.encode(v, false))
 	})
 	m.haveInput = err == nil
 	return err
@@ -100,7 +110,9 @@ func (m *Model) Run() (float64, error) {
 			return err
 		}
 		var err error
-		if m.cfg.InnerOnly {
+		if m.train != nil {
+			err = m.enqueueTrain()
+		} else if m.cfg.InnerOnly {
 			s := m.size
 			L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
 			err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0)

@@ -26,6 +26,10 @@ type geometry struct {
 	// CS is variant 3's cluster size: CTAs per (batch, head), each owning
 	// F/CS columns of W1 (inner_linear_cl.cu). 1 runs it without clusters.
 	CS int
+	// Train adds the training step's kernels (train_geometry.go); NTB is
+	// the inner backward kernel's block size.
+	Train bool
+	NTB   int
 }
 
 // cl says whether the variant-3 (cluster) linear kernel runs.
@@ -72,6 +76,7 @@ func (g geometry) source() string {
 	case g.cl():
 		files[5] = "inner_linear_cl.cu"
 	}
+	files = append(files, g.trainFiles()...)
 	var b strings.Builder
 	for _, f := range files {
 		data, err := kernelFS.ReadFile("kernels/" + f)
@@ -92,12 +97,12 @@ func (g geometry) defines() []string {
 	if unroll <= 0 {
 		unroll = 2
 	}
-	return []string{
+	return append([]string{
 		fmt.Sprintf("-DXB_BF16=%d", bf), fmt.Sprintf("-DXB_F=%d", g.F), fmt.Sprintf("-DXB_KB=%d", g.KB),
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
 		fmt.Sprintf("-DXB_LG=%d", g.lanes()), fmt.Sprintf("-DXB_ONEPASS=%d", b2i(g.OnePass)),
 		fmt.Sprintf("-DXB_UNROLL=%d", unroll), fmt.Sprintf("-DXB_CS=%d", g.clusterSize()),
-	}
+	}, g.trainDefines()...)
 }
 
 func (g geometry) innerName() string {

@@ -248,10 +248,10 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 	gate, out := b.gate.off(sp.b*nh*L+sp.t0, 4), b.o.off(sp.b*L*C+sp.t0*C, A)
 	var err error
 	if m.geo.MLP {
-		err = m.launchMLPInner(1, xq, xk, xv, gate, from, iw, out, int64(L*C), int64(f), int64(C), 0, save, sp.n/cfg.MiniBatch)
+		err = m.launchMLPInner(1, xq, xk, xv, gate, from, iw, out, int64(L*C), int64(f), int64(C), 0, save, sp.n/cfg.MiniBatch, 0)
 	} else {
 		err = m.launchLinearInner(1, xq, xk, xv, gate, from.W1, from.b1, iw, out,
-			int64(L*C), int64(f), int64(C), 0, save.W1, save.b1, sp.n/cfg.MiniBatch)
+			int64(L*C), int64(f), int64(C), 0, save.W1, save.b1, sp.n/cfg.MiniBatch, 0)
 	}
 	if err != nil || last {
 		return err

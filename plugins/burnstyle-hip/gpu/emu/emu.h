@@ -43,6 +43,9 @@ extern "C" void* emu_cluster_map(void* p, int rank);
 
 inline float rsqrtf(float x) { return 1.f / sqrtf(x); }
 inline long long clock64() { static long long c; return c += 100; }
+// Fibers of one launch never preempt each other between a load and a store,
+// so a plain read-modify-write is atomic here.
+inline float atomicAdd(float* p, float v) { const float o = *p; *p = o + v; return o; }
 inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
 

@@ -16,6 +16,9 @@
 // Chunks: xq, xk, xv, gate and out may point into the sequence (L stays the
 // head stride) and nmb mini-batches are walked; W1/b1 are the weights or the
 // state a previous chunk left in Wsave/bsave (per head, [F][F] and [F]).
+// trace, when set (the training step), gets the state at the start of every
+// mini-batch, [B*nh][nmb][F*F + F] (W1 row-major, then b1), stored in the
+// same window as the global loads so no cluster barrier waits for it.
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
@@ -74,7 +77,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                        const float* __restrict__ lnw, const float* __restrict__ lnb,
                        const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
                        long ost, int nh, int L, unsigned long long* __restrict__ prof,
-                       float* Wsave, float* bsave, int nmb) {
+                       float* Wsave, float* bsave, int nmb, float* __restrict__ trace) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(LINCL_SMEM_FLOATS * 4);
@@ -240,6 +243,12 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     tv = tvn;
     XB_CL_WAIT();
     if (n + 2 < nmb) fetch(n + 2);
+    if (trace) {  // the training step's record of the state at this step's start
+      float* tr = trace + ((long)bh * nmb + n) * (XB_F * XB_F + XB_F);
+#pragma unroll
+      for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
+      if (i == 0) tr[XB_F * XB_F + cg] = bv[c];
+    }
     if (prof && tid == 0) { const long long t = clock64(); acc1 += t - tick; tick = t; }
     // (d) G of the owned element.
     float sg = 0.f, sgx = 0.f;

@@ -21,6 +21,7 @@
 #define SW2 (XB_F + 1)              // odd stride: P4 reads W2 down a column
 #define RGH (XB_NT / XB_H)          // row groups of a [KB][H] output
 #define RH (XB_KB / RGH)
+#define MLP_STATE (2 * XB_F * XB_H + XB_H + XB_F)
 #define MLP_SMEM_FLOATS                                                             \
   (XB_F * XB_H + R4(XB_H * SW2) + R4(XB_H) + R4(XB_F) + 2 * XB_KB * SF +          \
    2 * XB_KB * SF + XB_F * SKT + R4(XB_KB) + 3 * XB_KB * SH + 2 * XB_KB * SF +    \
@@ -51,7 +52,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
                  const float* __restrict__ lnw, const float* __restrict__ lnb,
                  const float* __restrict__ tokd, act_t* __restrict__ out, long osb, long osh,
                  long ost, int nh, int L, unsigned long long* __restrict__ prof,
-                 float* W1save, float* b1save, float* W2save, float* b2save, int nmb) {
+                 float* W1save, float* b1save, float* W2save, float* b2save, int nmb,
+                 float* __restrict__ trace) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(MLP_SMEM_FLOATS * 4);
@@ -95,6 +97,10 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
   const float* g0 = gate + (long)bh * L;
   act_t* o0 = out + b * osb + hd * osh;
+  // trace, when set (the training step), gets the state at the start of
+  // every mini-batch: [B*nh][nmb][W1 (F*H) | b1 (H) | W2 (H*F) | b2 (F)],
+  // each value stored just before the update that overwrites it.
+  float* tr = trace ? trace + (long)bh * nmb * MLP_STATE : 0;
   XbFetch pf = {};
   xb_fetch(pf, q0, k0, v0, g0, 0);
   xb_put(pf, Qb, K, T, Kt, gs);
@@ -192,9 +198,13 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
           d = fmaf(kt.x, eg[j], d); d = fmaf(kt.y, eg[j + 1], d);
           d = fmaf(kt.z, eg[j + 2], d); d = fmaf(kt.w, eg[j + 3], d);
         }
+        if (tr) tr[a * XB_H + ch] = W1[a * XB_H + ch];
         W1[a * XB_H + ch] -= d;
       }
-      if (rh == 0) b1[ch] -= bs;
+      if (rh == 0) {
+        if (tr) tr[XB_F * XB_H + ch] = b1[ch];
+        b1[ch] -= bs;
+      }
     }
     __syncthreads();
     XB_TICK(4)
@@ -230,14 +240,17 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
           d = fmaf(x2[j], e.x, d); d = fmaf(x2[j + 1], e.y, d);
           d = fmaf(x2[j + 2], e.z, d); d = fmaf(x2[j + 3], e.w, d);
         }
+        if (tr) tr[XB_F * XB_H + XB_H + ch * XB_F + k] = W2[ch * SW2 + k];
         W2[ch * SW2 + k] -= d;
       }
       if (tid < XB_F) {
         float d = 0.f;
 #pragma unroll
         for (int j = 0; j < XB_KB; ++j) d += EG2t[tid * SKT + j];
+        if (tr) tr[2 * XB_F * XB_H + XB_H + tid] = b2[tid];
         b2[tid] -= d;
       }
+      if (tr) tr += MLP_STATE;
       if (n + 1 < nmb) xb_put(pf, Qn, K, T, Kt, gs);
     }
     __syncthreads();

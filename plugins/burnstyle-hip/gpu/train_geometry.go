@@ -1,0 +1,142 @@
+package gpu
+
+import "fmt"
+
+// The training step's additions to the compiled program: the dense backward
+// kernels (backward.cu) and the inner backward kernel of the model's type,
+// whose block size NTB is chosen apart from the forward kernel's NT.
+
+// trainFiles are the kernel sources a training-step program adds.
+func (g geometry) trainFiles() []string {
+	if !g.Train {
+		return nil
+	}
+	inner := "inner_linear_bwd.cu"
+	if g.MLP {
+		inner = "inner_mlp_bwd.cu"
+	}
+	return []string{"backward.cu", "inner_bwd_common.cuh", inner}
+}
+
+func (g geometry) trainDefines() []string {
+	if !g.Train {
+		return nil
+	}
+	return []string{fmt.Sprintf("-DXB_NTB=%d", g.NTB)}
+}
+
+// bwdName is the inner backward kernel.
+func (g geometry) bwdName() string {
+	if g.MLP {
+		return "xb_inner_mlp_bwd"
+	}
+	return "xb_inner_linear_bwd"
+}
+
+// trainKernels are the functions a training-step program adds.
+func (g geometry) trainKernels() []string {
+	if !g.Train {
+		return nil
+	}
+	return []string{g.bwdName(), "xb_xent", "xb_rmsnorm_bwd", "xb_layernorm_bwd", "xb_swiglu_bwd",
+		"xb_prep_bwd", "xb_embed_bwd", "xb_copy", "xb_zero"}
+}
+
+// bwdSmemBytes mirrors LINB_SMEM_FLOATS / MLPB_SMEM_FLOATS of the kernel
+// sources (the emulator fails a launch that gives less than the kernel uses).
+func (g geometry) bwdSmemBytes() int {
+	F, KB := g.F, g.KB
+	SF := F + 4
+	if !g.MLP {
+		return 4 * (2*F*SF + 2*r4(F) + 14*KB*SF + 4*KB*KB + 5*r4(KB))
+	}
+	H := 4 * F
+	SH := H + 4
+	return 4 * (9*KB*SH + 14*KB*SF + 7*KB*KB + 6*r4(KB) + r4(H) + r4(F))
+}
+
+// checkBwd states the inner backward kernels' shape assumptions: a [K][F]
+// tile splits into NTB/F row groups (for mlp also [K][4F] into NTB/4F), row
+// phases give a row to LG lanes (a power of two), and 2K threads compute
+// the gate and token-rate gradients side by side.
+func (g geometry) checkBwd() error {
+	F, KB, NT, H := g.F, g.KB, g.NTB, g.hidden()
+	switch {
+	case F%4 != 0 || KB%4 != 0:
+		return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
+	case F < 32 && 32%F != 0, F >= 32 && F%32 != 0:
+		return fmt.Errorf("head dim %d must divide 32 or be a multiple of 32", F)
+	case NT%32 != 0 || NT > 1024 || NT < 2*KB:
+		return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least twice the mini-batch", NT)
+	case NT%H != 0 || NT%F != 0:
+		return fmt.Errorf("%d threads must be a multiple of the inner width %d", NT, H)
+	case KB%(NT/F) != 0 || F%(NT/F) != 0:
+		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/F, KB, F)
+	case g.MLP && (KB%(NT/H) != 0 || F%(NT/H) != 0):
+		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/H, KB, F)
+	}
+	return nil
+}
+
+// pickBwdThreads is the first block size of a preference list that fits.
+func pickBwdThreads(g geometry) (int, error) {
+	cands := []int{256, 512, 128, 1024, 64}
+	if g.MLP { // 256 first: at 512 threads (128 registers each) the mlp kernel spills
+		cands = []int{256, 512, 1024, 128}
+	}
+	var first error
+	for _, nt := range cands {
+		g.NTB = nt
+		err := g.checkBwd()
+		if err == nil {
+			return nt, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return 0, fmt.Errorf("inner backward: %w", first)
+}
+
+// trainGeometry completes g for the training step. The linear model's state
+// trace comes from the cluster kernel (variant 3), so that layout is taken
+// whatever the default; a cluster size that splits the head dim is searched
+// where none was asked for (1 runs it without clusters).
+func trainGeometry(g geometry, clusters bool, askedCS bool) (geometry, error) {
+	if !g.MLP {
+		if g.Variant != 0 && g.Variant != 3 {
+			return g, fmt.Errorf("gpu: the training step records the inner state from the cluster kernel (variant 3), not variant %d", g.Variant)
+		}
+		g.Variant = 3
+		sizes := []int{g.CS}
+		if !askedCS {
+			sizes = []int{4, 2, 8, 3, 6, 1}
+		}
+		var first error
+		for _, cs := range sizes {
+			if cs > 1 && !clusters {
+				continue
+			}
+			c := g
+			c.CS = cs
+			nt, err := pickThreads(c, 0)
+			if err == nil {
+				g, g.NT = c, nt
+				first = nil
+				break
+			}
+			if first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return g, fmt.Errorf("gpu: training step, linear f=%d mini_batch=%d: %w", g.F, g.KB, first)
+		}
+	}
+	nt, err := pickBwdThreads(g)
+	if err != nil {
+		return g, fmt.Errorf("gpu: training step, %s f=%d mini_batch=%d: %w", map[bool]string{false: "linear", true: "mlp"}[g.MLP], g.F, g.KB, err)
+	}
+	g.NTB = nt
+	return g, nil
+}
