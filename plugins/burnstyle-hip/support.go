@@ -36,16 +36,15 @@ func (n *Native) capabilities() backend.Capabilities {
 	slices.Sort(devices)
 	return backend.Capabilities{Workloads: []backend.WorkloadCaps{
 		{
-			// The training step (backward): the CPU engine, and the GPU
-			// engine for the transformer backbone (gpu.Supports answers
-			// mamba's unsupported).
+			// The training step (backward) and mamba, apart and together,
+			// on every engine.
 			Workload: ttt.Name,
 			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseInnerOnly},
 			Devices:  devices,
 			Values: map[string][]string{
 				ttt.KeyDtype:    {"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
 				ttt.KeyTTTType:  {"linear", "mlp"},
-				ttt.KeyBackbone: {"transformer", "mamba"}, // mamba's forward on every engine
+				ttt.KeyBackbone: {"transformer", "mamba"},
 			},
 		},
 		{

@@ -97,6 +97,9 @@ func (m *Model) enqueueLayerBackward(l int) error {
 	// h1 = h0 + LN_post(inner(prep(RMSNorm_ttt(h0) wqkvg))) wo
 	m.step(&err, "gemm_o_bwd", m.gemmB(false, true, N, C, C, dha, C, lw.wo, C, t.dtmp, C, true))
 	m.step(&err, "gemm_o_bwd", m.gemmB(true, false, C, C, N, tl.y, C, dha, C, g.wo, C, true))
+	if m.mamba() { // y = gelu(x wg) * LN_post(o): dtmp becomes dLN_post, dP's wg block is written
+		m.step(&err, "gate_bwd", m.mambaGateBwd(l))
+	}
 	m.step(&err, "norm_bwd", func() error {
 		return r.launch("xb_layernorm_bwd", m.fn["xb_layernorm_bwd"], m.rowGrid(N), blk, 0,
 			tl.o, lw.postW, t.dtmp, t.dO, g.postW, g.postB, i32(C), i32(N))
@@ -105,13 +108,22 @@ func (m *Model) enqueueLayerBackward(l int) error {
 		return m.launchInnerBwd(&lw.inner, &g.inner, tl.xq, tl.xk, tl.xv, tl.gate, tl.trace, t.dO,
 			int64(L*C), int64(s.HeadDim), int64(C))
 	})
-	m.step(&err, "prep_bwd", func() error {
-		return r.launch("xb_prep_bwd", m.fn["xb_prep_bwd"], m.rowGrid(N), blk, 0,
-			t.dq, t.dk, t.dv, t.dgate, tl.gate, w.rope, t.dP, i32(ldp), g.lrB, i32(L), i32(nh), i32(N))
-	})
+	in := t.hs[2*l] // the TTT block's input
+	if m.mamba() {
+		m.enqueueMambaPrepBwd(&err, l)
+		in = tl.mamba.hc
+	} else {
+		m.step(&err, "prep_bwd", func() error {
+			return r.launch("xb_prep_bwd", m.fn["xb_prep_bwd"], m.rowGrid(N), blk, 0,
+				t.dq, t.dk, t.dv, t.dgate, tl.gate, w.rope, t.dP, i32(ldp), g.lrB, i32(L), i32(nh), i32(N))
+		})
+	}
 	m.step(&err, "gemm_qkvg_bwd", m.gemmB(false, true, N, C, ldp, t.dP, ldp, lw.wqkvg, ldp, t.dtmp, C, true))
 	m.step(&err, "gemm_qkvg_bwd", m.gemmB(true, false, C, ldp, N, tl.x1, C, t.dP, ldp, g.wqkvg, ldp, true))
-	m.step(&err, "norm_bwd", m.rmsBwd(t.hs[2*l], lw.tttNorm, t.dtmp, g.tttNorm, true))
+	m.step(&err, "norm_bwd", m.rmsBwd(in, lw.tttNorm, t.dtmp, g.tttNorm, true))
+	if m.mamba() {
+		m.enqueueConvBlockBwd(&err, l, t.hs[2*l])
+	}
 	return err
 }
 

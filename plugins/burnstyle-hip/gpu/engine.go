@@ -54,9 +54,8 @@ func NewEngine(kind string) (*Engine, error) {
 
 func (e *Engine) Device() result.Device { return e.d.Info() }
 
-// Check declines what the GPU path does not build (mamba's backward, dtypes
-// other than float32 and bfloat16, a training step without cuBLAS or
-// labels), shapes whose inner kernels would not fit the device's shared
+// Check declines what the GPU path does not build (dtypes other than
+// float32 and bfloat16, a training step without cuBLAS or labels), shapes whose inner kernels would not fit the device's shared
 // memory, and runs that would not fit its free memory.
 func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if err := Supports(cfg); err != nil {
@@ -95,7 +94,7 @@ func estimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) * a
 	acts := N*C*4 + N*a*(7*C+3*C+int64(s.Heads)+3*I+V) + N*int64(s.Heads)*4
 	if cfg.Backward {
-		acts += trainBytes(cfg, s)
+		acts += trainBytes(cfg, s) + mambaTrainBytes(cfg, s)
 	}
 	return params + acts + cublasWorkspace
 }

@@ -58,8 +58,6 @@ type Model struct {
 // Supports says why cfg cannot run on the GPU, or nil when it can.
 func Supports(cfg ttt.Config) error {
 	switch {
-	case cfg.Backward && cfg.Backbone == "mamba":
-		return fmt.Errorf("backward of the mamba backbone is not built on the GPU path (the transformer's is)")
 	case cfg.Backbone != "" && cfg.Backbone != "transformer" && cfg.Backbone != "mamba":
 		return fmt.Errorf("backbone %q: the GPU path builds transformer and mamba", cfg.Backbone)
 	case cfg.Dtype != "float32" && cfg.Dtype != "bfloat16":

@@ -29,12 +29,16 @@ type train struct {
 	dgate   devPtr // [B, nh, L] float32
 	dstate  devPtr // mlp: [B*nh] inner-state gradient scratch of the inner backward
 	grads   gradBufs
+
+	mambaPart devPtr // the mamba backward's column-sum slots (mamba_train.go)
 }
 
 // trainLayer is one layer's saved forward activations.
 type trainLayer struct {
 	x1, xq, xk, xv, o, y, x2, gu, a devPtr // act: normed inputs, rotated q/k, v, inner output, post-normed, SwiGLU
 	gate, trace                     devPtr // float32 [B, nh, L]; inner state at every mini-batch start
+
+	mamba mambaKept // backbone mamba only
 }
 
 // gradBufs are the gradients in the device's layout (the same as the
@@ -89,6 +93,9 @@ func (m *Model) gradLayout(c *carver) gradBufs {
 		g.layers = append(g.layers, layerW{tttNorm: c.take(C), mlpNorm: c.take(C), postW: c.take(C), postB: c.take(C),
 			lrB: c.take(nh), wqkvg: c.take(C * m.w.ldp), wo: c.take(C * C), wgu: c.take(C * 2 * I), wdown: c.take(I * C),
 			inner: inner()})
+		if m.mamba() {
+			g.layers[l].mamba = m.mambaGradLayout(c)
+		}
 	}
 	return g
 }
@@ -174,6 +181,9 @@ func (m *Model) setupTrain() error {
 	get(&t.da, 4*n*int64(I))
 	get(&t.dgu, A*n*int64(2*I))
 	get(&t.dP, A*n*int64(m.w.ldp))
+	if err == nil && m.mamba() {
+		err = m.setupMambaTrain(t)
+	}
 	m.train = t
 	return err
 }

@@ -212,7 +212,6 @@ func TestEmuEngineTrain(t *testing.T) {
 		what string
 		edit func(*ttt.Config)
 	}{
-		{"mamba", func(c *ttt.Config) { c.Backbone = "mamba" }},
 		{"seq_len 1", func(c *ttt.Config) { c.SeqLen, c.MiniBatch = 1, 1 }},
 	} {
 		c := cfg
@@ -223,6 +222,11 @@ func TestEmuEngineTrain(t *testing.T) {
 	}
 	if st, msg := e.Check(cfg, s); st != "ok" {
 		t.Fatalf("check: %s %s", st, msg)
+	}
+	mamba := cfg // its training step runs on the GPU too (TestEmuMambaTrainStep)
+	mamba.Backbone = "mamba"
+	if st, msg := e.Check(mamba, s); st != "ok" {
+		t.Errorf("check backward mamba: %s %s", st, msg)
 	}
 	j, err := e.Prepare(cfg, s, w, in)
 	if err != nil {

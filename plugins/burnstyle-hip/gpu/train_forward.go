@@ -75,14 +75,24 @@ func (m *Model) enqueueTrainForward() error {
 	for l := range w.layers {
 		lw, tl := &w.layers[l], &t.layers[l]
 		h0, h1, h2 := t.hs[2*l], t.hs[2*l+1], t.hs[2*l+2]
-		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h0, lw.tttNorm, tl.x1, i32(C)))
-		m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, N, ldp, C, tl.x1, C, lw.wqkvg, ldp, b.p, ldp) })
-		m.step(&err, "prep", m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, i32(L), i32(nh), i32(0)))
+		// in is the TTT block's input: the layer's, or (mamba) the conv
+		// block's output; p the fused projection, kept per layer by mamba
+		// for the convolutions' and the gate's backward.
+		in, p := h0, b.p
+		prep := m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, i32(L), i32(nh), i32(0))
+		postNorm := m.rowLaunch("xb_layernorm", sp, tl.o, lw.postW, lw.postB, tl.y, i32(C))
+		if m.mamba() {
+			in, p = m.enqueueTrainConvBlock(&err, l, h0), tl.mamba.p
+			prep, postNorm = m.trainPrepMamba(l), m.trainPostNormGate(l)
+		}
+		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, in, lw.tttNorm, tl.x1, i32(C)))
+		m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, N, ldp, C, tl.x1, C, lw.wqkvg, ldp, p, ldp) })
+		m.step(&err, "prep", prep)
 		m.step(&err, "inner", func() error {
 			return m.launchInner(&lw.inner, tl.xq, tl.xk, tl.xv, tl.gate, tl.o, int64(L*C), int64(s.HeadDim), int64(C), 0, tl.trace)
 		})
-		m.step(&err, "norm", m.rowLaunch("xb_layernorm", sp, tl.o, lw.postW, lw.postB, tl.y, i32(C)))
-		m.step(&err, "copy", m.copyF32(h0, h1, N*C))
+		m.step(&err, "norm", postNorm)
+		m.step(&err, "copy", m.copyF32(in, h1, N*C))
 		m.step(&err, "gemm_o", func() error { return m.gemm(false, true, N, C, C, tl.y, C, lw.wo, C, h1, C) })
 		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h1, lw.mlpNorm, tl.x2, i32(C)))
 		m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, N, 2*I, C, tl.x2, C, lw.wgu, 2*I, tl.gu, 2*I) })

@@ -3,8 +3,10 @@ package gpu
 import "fmt"
 
 // The training step's additions to the compiled program: the dense backward
-// kernels (backward.cu) and the inner backward kernel of the model's type,
-// whose block size NTB is chosen apart from the forward kernel's NT.
+// kernels (backward.cu), the mamba backbone's (mamba_bwd.cu; every training
+// program has them, as every program has mamba.cu's forward kernels) and
+// the inner backward kernel of the model's type, whose block size NTB is
+// chosen apart from the forward kernel's NT.
 
 // trainFiles are the kernel sources a training-step program adds.
 func (g geometry) trainFiles() []string {
@@ -15,7 +17,7 @@ func (g geometry) trainFiles() []string {
 	if g.MLP {
 		inner = "inner_mlp_bwd.cu"
 	}
-	return []string{"backward.cu", "inner_bwd_common.cuh", inner}
+	return []string{"backward.cu", "mamba_bwd.cu", "inner_bwd_common.cuh", inner}
 }
 
 func (g geometry) trainDefines() []string {
@@ -38,8 +40,8 @@ func (g geometry) trainKernels() []string {
 	if !g.Train {
 		return nil
 	}
-	return []string{g.bwdName(), "xb_xent", "xb_rmsnorm_bwd", "xb_layernorm_bwd", "xb_swiglu_bwd",
-		"xb_prep_bwd", "xb_embed_bwd", "xb_copy", "xb_zero"}
+	return append([]string{g.bwdName(), "xb_xent", "xb_rmsnorm_bwd", "xb_layernorm_bwd", "xb_swiglu_bwd",
+		"xb_prep_bwd", "xb_embed_bwd", "xb_copy", "xb_zero"}, mambaBwdKernels...)
 }
 
 // bwdSmemBytes mirrors LINB_SMEM_FLOATS / MLPB_SMEM_FLOATS of the kernel

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // Grads reads the last training step's gradients back, named and shaped as
@@ -81,7 +82,7 @@ func (m *Model) Grads() (map[string]tensorfile.Tensor, error) {
 			return v
 		}
 		put(pre+"ttt.wq", cols(0, C), C, C)
-		put(pre+"ttt.wk", cols(C, C), C, C)
+		put(pre+m.secondProjection(), cols(C, C), C, C) // wk, or mamba's wg
 		put(pre+"ttt.wv", cols(2*C, C), C, C)
 		lrw := make([]float32, nh*C)
 		for r := 0; r < C; r++ {
@@ -99,6 +100,16 @@ func (m *Model) Grads() (map[string]tensorfile.Tensor, error) {
 		put(pre+"mlp.w_gate", wg, C, I)
 		put(pre+"mlp.w_up", wu, C, I)
 		inner(pre+"ttt.", &g.inner)
+		if m.mamba() {
+			mw, kw := &g.mamba, ttt.ConvWidth
+			put(pre+"conv_norm", at(mw.convNorm, C), C)
+			put(pre+"conv_w", at(mw.convW, C*kw), C, kw)
+			put(pre+"conv_b", at(mw.convB, C), C)
+			put(pre+"ttt.conv_q_w", at(mw.qW, C*kw), C, kw)
+			put(pre+"ttt.conv_q_b", at(mw.qB, C), C)
+			put(pre+"ttt.conv_k_w", at(mw.kW, C*kw), C, kw)
+			put(pre+"ttt.conv_k_b", at(mw.kB, C), C)
+		}
 	}
 	return out, nil
 }

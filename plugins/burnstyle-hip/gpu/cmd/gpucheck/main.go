@@ -1,7 +1,7 @@
 // Command gpucheck verifies the GPU model against the CPU float64 model and
 // times it, in one process, for one device lease: correctness first (tiny
 // and 125m, linear and mlp, float32 and bfloat16, forward and inner-only,
-// the transformer and mamba backbones),
+// the transformer and mamba backbones, and mamba's training step),
 // then the protocol's timing (first call apart, warmup, repeats, device
 // events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
 package main
@@ -132,6 +132,8 @@ func main() {
 			}
 		}
 		report["verify"] = rows
+		trows, tfails := verifyTrain(d, *only)
+		report["verify_train"], fails = trows, fails+tfails
 	}
 	if *chunks != "" {
 		for _, typ := range strings.Split(*chunkTypes, ",") {
@@ -174,6 +176,9 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 		{"linear", "bfloat16", true, gpu.Options{}, "", false},
 		{"mlp", "float32", true, gpu.Options{}, "", false},
 		{"mlp", "bfloat16", true, gpu.Options{}, "", false},
+		// training steps (tag "bwd"; a tag starting "mamba" picks that backbone)
+		{"linear", "float32", false, gpu.Options{}, "bwd", false},
+		{"linear", "float32", false, gpu.Options{}, "mamba-bwd", true},
 	}
 	if variants {
 		v2 := gpu.Options{InnerVariant: 2}
@@ -191,6 +196,10 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 	fmt.Printf("%-6s %-8s %-10s %-12s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "tag", "median", "min", "first", "compile", "peak_MiB")
 	for _, c := range cases {
 		cfg := check.Config(size, c.typ, c.dtype, c.inner, 1, L)
+		cfg.Backward = strings.HasSuffix(c.tag, "bwd")
+		if strings.HasPrefix(c.tag, "mamba") {
+			cfg.Backbone = "mamba"
+		}
 		t, err := check.Time(d, cfg, 3, repeats, c.opt)
 		if err != nil {
 			fmt.Printf("%-6s %-8s %-10s %-12s ERROR %v\n", c.typ, c.dtype, cfg.Phase(), c.tag, err)
