@@ -309,6 +309,7 @@ func (m *Model) Close() {
 			m.cap = nil
 		}
 		m.closeChunks() // handles and streams before the workspaces they use
+		m.closeOverlap()
 		for _, p := range m.allocs {
 			r.free(p)
 		}
