@@ -14,10 +14,10 @@ import (
 type train struct {
 	hs      []devPtr // [2*layers+1] float32 [N, C]: h at each layer's input, after its TTT block, and at the end
 	layers  []trainLayer
-	xf      devPtr // [N, C] act: RMSNorm_final(h), the tied head's input
-	dlogits devPtr // [N, V] act
-	loss    devPtr // [N] float32: each row's share of the mean loss
-	dh      devPtr // [N, C] float32: gradient of the residual stream
+	xf      devPtr    // [N, C] act: RMSNorm_final(h), the tied head's input
+	dlogits devPtr    // [N, V] act
+	loss    devPtr    // [N] float32: each row's share of the mean loss
+	dh      devPtr    // [N, C] float32: gradient of the residual stream
 	slots   [4]devPtr // [N, C] act copies of dh at successive block boundaries, the GEMMs' operand
 	dtmp    devPtr    // [N, C] float32: GEMM outputs that feed a norm's backward
 	dO      devPtr    // [N, C] float32 (inner-only: the given [B, nh, L, f] output gradient)
@@ -25,10 +25,10 @@ type train struct {
 	dgu     [2]devPtr // [N, 2I] act, by layer parity
 	dP      [2]devPtr // [N, ldp] act, by layer parity: gradient of the fused projection's output
 	ov      *overlap  // the backward's two streams (train_overlap.go); nil: one stream
-	dq, dk  devPtr // [B, nh, L, f] float32, rotated
-	dv      devPtr // [B, nh, L, f] float32
-	dgate   devPtr // [B, nh, L] float32
-	dstate  devPtr // mlp: [B*nh] inner-state gradient scratch of the inner backward
+	dq, dk  devPtr    // [B, nh, L, f] float32, rotated
+	dv      devPtr    // [B, nh, L, f] float32
+	dgate   devPtr    // [B, nh, L] float32
+	dstate  devPtr    // mlp: [B*nh] inner-state gradient scratch of the inner backward
 	grads   gradBufs
 }
 
