@@ -9,6 +9,9 @@
 # scripts/vendor_ratio.py turns them into the per-shape median ratio.
 #   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
 #   DEADLINE=300 bash scripts/h100-vendor.sh OUTDIR
+# EXTRA="--cuda-graph" R=results/h100-vendor-graph times replays of each
+# call captured as a CUDA graph: the library's kernels without either
+# backend's per-call host dispatch.
 # On a CPU, as a check of the script (tiny shapes, one round):
 #   DEVICE=cpu ROUNDS=1 SQUARE=scripts/testdata/tiny-shapes.csv LLM=scripts/testdata/tiny-shapes.csv R=/tmp/v bash scripts/h100-vendor.sh /tmp/v-out
 set -uo pipefail
@@ -20,6 +23,7 @@ square=${SQUARE:-scripts/testdata/vendor-square.csv}
 llm=${LLM:-scripts/testdata/vendor-llm.csv}
 X=${XBENCH:-bin/xbench}
 R=${R:-results/h100-vendor}
+extra=${EXTRA:-}
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1
 export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
@@ -37,7 +41,7 @@ for i in $(seq 1 "$rounds"); do
     for set in "nn:$square" "nt:$llm"; do
       layout=${set%%:*} shapes=${set#*:}
       step "round $i $b $layout" 120 $X run --workload gemm --device "$device" --backends "$b" --dtype bfloat16 \
-        --layout "$layout" --shapes "$shapes" --warmup 5 --repeats 20 --timeout 100s --results "$R/$layout/round$i"
+        --layout "$layout" --shapes "$shapes" --warmup 5 --repeats 20 --timeout 100s --results "$R/$layout/round$i" $extra
     done
   done
 done

@@ -47,6 +47,8 @@ func TestClassify(t *testing.T) {
 		// triton: ours and inductor's
 		{"ttt_linear_kernel", Attention},
 		{"ttt_mlp_kernel", Attention},
+		{"ttt_linear_bwd_chain_kernel", Attention}, // the inner loop's backward
+		{"ttt_mlp_bwd_pre_kernel", Attention},
 		{"_gemm_kernel", GEMM},
 		{"triton_poi_fused_add_mul_0", Elementwise},
 		{"triton_red_fused_mean_pow_1", Elementwise},

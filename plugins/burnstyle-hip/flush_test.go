@@ -10,8 +10,8 @@ import (
 )
 
 // TestModes: cold-cache GEMM on the CPU runs, records its mode and says
-// what it wrote; a CUDA graph, or cold-cache on TTT, is unsupported with
-// the reason, before anything runs.
+// what it wrote; a CUDA graph (GEMM on cuda only), or cold-cache on TTT,
+// is unsupported with the reason, before anything runs.
 func TestModes(t *testing.T) {
 	gemm := result.Config{Workload: "gemm", Phase: "forward", Warmup: 0, Repeats: 2,
 		Params: map[string]string{"m": "8", "n": "8", "k": "8", "batch": "1", "layout": "nn", "dtype": "float32"}}
@@ -30,7 +30,8 @@ func TestModes(t *testing.T) {
 		req  backend.RunRequest
 		want string
 	}{
-		{"graph", backend.RunRequest{Workload: "gemm", Device: "cpu", Config: gemm, Mode: result.Mode{CUDAGraph: true}}, "--cuda-graph"},
+		{"graph", backend.RunRequest{Workload: "gemm", Device: "cpu", Config: gemm, Mode: result.Mode{CUDAGraph: true}}, "gemm workload on cuda only"},
+		{"graph ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{CUDAGraph: true}}, "--cuda-graph"},
 		{"cold ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{ColdCache: true}}, "gemm and attention workloads only"},
 	} {
 		res, err := New().Run(context.Background(), tc.req)

@@ -38,7 +38,7 @@ func gemmOnGPU(device string) bool {
 func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := gemmSpec(req.Config), req.Config
 	if gemmOnGPU(req.Device) {
-		t, err := gpu.TimeGEMM(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+		t, err := gpu.TimeGEMM(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpu.GEMMMode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph})
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s gemm: %w", Name, ctx.Err())

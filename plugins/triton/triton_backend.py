@@ -2,7 +2,8 @@
 
 It is the pytorch backend (devices, precision flags, timers, peak memory,
 initialisation, the dense layers) with the inner loop swapped for the fused
-kernel of triton_model.py. The files are named triton_*.py so that the pytorch
+kernel of triton_model.py, and in the backward phase for the autograd Function
+of triton_inner_fn.py (that forward, and the inner loop's backward by hand). The files are named triton_*.py so that the pytorch
 backend's model.py and backend.py import here under their own names.
 
 On cpu the kernel runs in Triton's interpreter. TRITON_INTERPRET must be set
@@ -24,7 +25,9 @@ DEVICES = ("cpu", "cuda", "rocm")
 # defines its kernels on import, after benchmark.py has settled TRITON_INTERPRET.
 GEMM = xc.load_module("triton_gemm")
 CAPS = xc.Capabilities(
-    xc.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=DEVICES,
+    # backward: the inner loop's hand-written kernels (triton_inner_fn.py), the
+    # rest pytorch autograd; the inner loop's inputs are float32 in every dtype.
+    xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
                             "backbone": xc.BACKBONES}),
     xc.gemm_caps(GEMM, DEVICES),
@@ -91,9 +94,9 @@ class Backend(torch_backend.Backend):
 
     def _kernel_inner(self):
         import torch
-        import triton_model  # imports triton, after TRITON_INTERPRET is settled
+        import triton_inner_fn  # imports triton, after TRITON_INTERPRET is settled
 
-        kernel = triton_model.ttt_inner
+        kernel = triton_inner_fn.ttt_inner  # triton_model's, differentiable when autograd asks
 
         def inner(*args, **kwargs):
             if not self._label_kernel:
@@ -103,9 +106,12 @@ class Backend(torch_backend.Backend):
         return inner
 
     def _check(self, cfg: xc.TTT) -> None:
+        import triton_inner_fn
         import triton_model
 
         why = triton_model.check_shapes(cfg.size.head_dim, cfg.mini_batch)
+        if not why and cfg.backward:
+            why = triton_inner_fn.check_shapes(cfg.size.head_dim, cfg.mini_batch)
         if why:
             raise xc.Unsupported(why)
 

@@ -98,8 +98,9 @@ def _mma(a, b, acc, DT: tl.constexpr):
 
 
 @triton.jit
-def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, NH, L, N,
-                      K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr):
+def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, NH, L, N,
+                      K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr,
+                      SAVE: tl.constexpr):
     # The serial chain only: per mini-batch, Z = Kx W + b, its gradient G and
     # the update of (W, b), plus Q W + b, which needs this mini-batch's state.
     # Q W + b goes to ZQ and G to GS; ttt_linear_out_kernel forms the output
@@ -109,13 +110,22 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, NH, L
     # is taken BC rows of W at a time, so a tl.dot's operands stay small. A
     # whole-W operand (64x64) made the float32 (FMA) dot replicate W's columns
     # in every thread, hundreds of registers, and spill on every mini-batch.
+    # SAVE (for the backward, triton_inner_bwd.py): the state [W; b] at the
+    # start of every mini-batch goes to ST [B*nh, N, F+1, F]: the initial W
+    # with its copy into WS, each updated W chunk as it is written back
+    # (storing the chunks the products load instead took ptxas from 144 to
+    # 254 registers at f=64: they are in the dot's operand layout).
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
     xbase, gbase = pid * L * F, pid * L  # [B, nh, L, f] and [B, nh, L], contiguous
     ws = WS + pid * F * F
+    st = ST + pid.to(tl.int64) * N * (F + 1) * F
     wofs = rf[:, None] * F + rf[None, :]
-    tl.store(ws + wofs, tl.load(W1 + h * F * F + wofs))
+    w0 = tl.load(W1 + h * F * F + wofs)
+    tl.store(ws + wofs, w0)
+    if SAVE:
+        tl.store(st + wofs, w0)
     b = tl.load(B1 + h * F + rf)[None, :]
     lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
     tok_last = tl.load(TOK + K - 1)  # base_lr / f * max(0, 1/K + tok_delta[K-1])
@@ -131,6 +141,8 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, NH, L
             wc = tl.load(ws + col[:, None] * F + rf[None, :])  # [BC, F]
             zk = _mma(kc, wc, zk, DT)
             zq = _mma(qc, wc, zq, DT)
+        if SAVE:
+            tl.store(st + n * (F + 1) * F + F * F + rf[None, :], b)
         xo = row[:, None] + rf[None, :]
         k = tl.load(XK + xo).to(tl.float32)
         v = tl.load(XV + xo).to(tl.float32)
@@ -145,7 +157,11 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, NH, L
             col = c * BC + rc
             kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = Kx^T rows
             wp = ws + col[:, None] * F + rf[None, :]
-            tl.store(wp, tl.load(wp) - _mm(kt, eG, DT))
+            wn = tl.load(wp) - _mm(kt, eG, DT)
+            tl.store(wp, wn)
+            if SAVE:  # the state at the start of mini-batch n+1 (none is kept after the last)
+                tl.store(st + (n + 1) * (F + 1) * F + col[:, None] * F + rf[None, :], wn,
+                         mask=rf[None, :] < (N - 1 - n) * F)  # a tensor: the interpreter takes no bool mask
         tl.debug_barrier()  # the new W is visible to every thread of the program
 
 
@@ -173,8 +189,12 @@ def ttt_linear_out_kernel(XQ, XK, TOK, GATE, LNW, LNB, ZQ, GS, OUT, NH, L,
 
 
 @triton.jit
-def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, NH, L, N,
-                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
+def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, ST1, ST2, NH, L, N,
+                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, DT: tl.constexpr, C: tl.constexpr,
+                   SAVE: tl.constexpr):
+    # SAVE (for the backward, triton_inner_bwd_mlp.py): the state at the start
+    # of every mini-batch, [W1; b1] to ST1 [B*nh, N, F+1, H] and [W2; b2] to
+    # ST2 [B*nh, N, H+1, F].
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, H)
@@ -187,7 +207,14 @@ def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, NH, L, 
     tok = tl.load(TOK + rk)
     tok_last = tl.load(TOK + K - 1)
     causal = rk[:, None] >= rk[None, :]
+    st1 = ST1 + pid.to(tl.int64) * N * (F + 1) * H
+    st2 = ST2 + pid.to(tl.int64) * N * (H + 1) * F
     for n in range(N):
+        if SAVE:
+            tl.store(st1 + n * (F + 1) * H + rf[:, None] * H + rh[None, :], W1s)
+            tl.store(st1 + n * (F + 1) * H + F * H + rh[None, :], b1)
+            tl.store(st2 + n * (H + 1) * F + rh[:, None] * F + rf[None, :], W2s)
+            tl.store(st2 + n * (H + 1) * F + H * F + rf[None, :], b2)
         q = _load_rows(XQ, xbase, n, K, F)
         k = _load_rows(XK, xbase, n, K, F)
         v = _load_rows(XV, xbase, n, K, F)
@@ -256,9 +283,14 @@ def linear_launch(dtype: torch.dtype, f: int) -> tuple:
             _env_int("XBENCH_TRITON_STAGES", st))
 
 
-def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
+def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, states=None):
     """Drop-in for the pytorch backend's model.ttt_inner: xq/xk/xv [B, nh, L, f]
-    (rotated), gate [B, nh, L]; returns out [B, nh, L, f] in float32."""
+    (rotated), gate [B, nh, L]; returns out [B, nh, L, f] in float32.
+
+    states, for the backward (triton_inner_bwd.py): float32 buffers the
+    kernel fills with the inner state at the start of every mini-batch, laid
+    out as the pytorch model's [W; b] stacks: linear ([B*nh, N, f+1, f],),
+    mlp ([B*nh, N, f+1, 4f], [B*nh, N, 4f+1, f])."""
     B, nh, L, f = xq.shape
     K = mini_batch
     why = check_shapes(f, K)
@@ -276,12 +308,15 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
         gs = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
         nw, bc, st = linear_launch(xq.dtype, f)
         # out holds Q W + b between the two kernels
+        save = states[0] if states is not None else ws  # ws: a pointer that SAVE=False never writes
         ttt_linear_kernel[grid](xq, xk, xv, tok, gate, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, gs, ws,
-                                nh, L, L // K, K=K, F=f, BC=bc, DT=dt, num_warps=nw, num_stages=st)
+                                save, nh, L, L // K, K=K, F=f, BC=bc, DT=dt, SAVE=states is not None,
+                                num_warps=nw, num_stages=st)
         ttt_linear_out_kernel[(B * nh, L // K)](xq, xk, tok, gate, f32["ln_w"], f32["ln_b"], out, gs, out, nh, L,
                                                 K=K, F=f, DT=dt, num_warps=4)
     else:
         ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
-                             f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
-                             K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, num_warps=num_warps(ttt_type, xq.dtype))
+                             f32["ln_w"], f32["ln_b"], out, *(states if states is not None else (out, out)),
+                             nh, L, L // K, K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, SAVE=states is not None,
+                             num_warps=num_warps(ttt_type, xq.dtype))
     return out

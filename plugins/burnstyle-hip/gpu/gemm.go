@@ -22,9 +22,10 @@ package gpu
 //	func (d *Device) GEMMSupports(spec GEMMSpec) error
 //	func (d *Device) TimeGEMM(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
 //	func (d *Device) TimeGEMMCold(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error) // L2 flushed before each sample
+//	func (d *Device) TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{Cold, Graph}) (GEMMTiming, error)
 //	func (d *Device) ExportGEMM(ctx, spec, a, b []float32) ([]float32, error)
 //	func GEMMAvailable() error                 // the shared "cuda" device, cuBLAS loaded
-//	func TimeGEMM(ctx, spec, warmup, repeats, seed, cold) (GEMMTiming, error) // on Shared("cuda")
+//	func TimeGEMM(ctx, spec, warmup, repeats, seed, mode) (GEMMTiming, error) // on Shared("cuda")
 //	func ExportGEMM(ctx, spec, a, b) ([]float32, error)                 // on Shared("cuda")
 //
 // Threads and contexts: a caller needs nothing special. A Device (from Open,
@@ -299,7 +300,22 @@ func (d *Device) libraryVersion() string {
 // alone (CompileMs), warmup calls follow untimed, then repeats calls each
 // between two device events.
 func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
-	return d.timeGEMM(ctx, spec, warmup, repeats, seed, 0)
+	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{})
+}
+
+// GEMMMode is how TimeGEMMWith times: Cold flushes L2 before each timed
+// call (--cold-cache); Graph captures the cuBLAS call once as a CUDA graph
+// and times its replays (--cuda-graph), which leaves the host's per-call
+// work (purego, cuBLAS's own dispatch) out of the samples.
+type GEMMMode struct{ Cold, Graph bool }
+
+// TimeGEMMWith is TimeGEMM in mode.
+func (d *Device) TimeGEMMWith(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, mode GEMMMode) (GEMMTiming, error) {
+	var flush int64
+	if mode.Cold {
+		flush = FlushBytes
+	}
+	return d.timeGEMM(ctx, spec, warmup, repeats, seed, flush, mode.Graph)
 }
 
 // FlushBytes is what TimeGEMMCold writes before each timed call: more than
@@ -311,10 +327,10 @@ const FlushBytes = 256 << 20
 // TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
 // both before the start event, so the write is never in a sample.
 func (d *Device) TimeGEMMCold(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
-	return d.timeGEMM(ctx, spec, warmup, repeats, seed, FlushBytes)
+	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{Cold: true})
 }
 
-func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64) (GEMMTiming, error) {
+func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64, graph bool) (GEMMTiming, error) {
 	var out GEMMTiming
 	if err := d.GEMMSupports(spec); err != nil {
 		return out, err
@@ -358,7 +374,18 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 			return err
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
-		out.SamplesMs, err = r.timedLaunches(ctx, "gemm", func() error { return d.runGEMM(g) }, warmup, repeats, flushBytes)
+		launch := func() error { return d.runGEMM(g) }
+		if graph {
+			c, err := r.captureCall(launch)
+			if err != nil {
+				return err
+			}
+			defer r.destroyCaptured(c)
+			r.stream = c.stream // the events go where the replays run
+			defer func() { r.stream = 0 }()
+			launch = func() error { return r.check("graph launch", r.graph.launch(c.exec, c.stream)) }
+		}
+		out.SamplesMs, err = r.timedLaunches(ctx, "gemm", launch, warmup, repeats, flushBytes)
 		return err
 	})
 	if err != nil {
@@ -371,6 +398,9 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 	}
 	out.Timing = fmt.Sprintf("device events around each call (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
 		call, out.Library, d.rt.blas.path)
+	if graph {
+		out.Timing += "; each timed call one replay of that call captured once as a CUDA graph"
+	}
 	if flushBytes > 0 {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", flushBytes>>20)
 	}
@@ -547,16 +577,13 @@ func GEMMAvailable() error {
 	return nil
 }
 
-// TimeGEMM is Device.TimeGEMM on Shared("cuda"), or TimeGEMMCold when cold.
-func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, cold bool) (GEMMTiming, error) {
+// TimeGEMM is Device.TimeGEMMWith on Shared("cuda").
+func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, mode GEMMMode) (GEMMTiming, error) {
 	d, err := Shared("cuda")
 	if err != nil {
 		return GEMMTiming{}, err
 	}
-	if cold {
-		return d.TimeGEMMCold(ctx, spec, warmup, repeats, seed)
-	}
-	return d.TimeGEMM(ctx, spec, warmup, repeats, seed)
+	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, mode)
 }
 
 // ExportGEMM is Device.ExportGEMM on Shared("cuda").

@@ -101,6 +101,14 @@ func TestGEMMEmulator(t *testing.T) {
 	if len(cold.SamplesMs) != 2 || cold.PeakMemoryBytes >= gpu.FlushBytes || !strings.Contains(cold.Timing, "256 MiB memset") {
 		t.Errorf("cold timing %+v", cold)
 	}
+	// --cuda-graph: the captured call replayed, and the note says so
+	graph, err := d.TimeGEMMWith(context.Background(), gpu.GEMMSpec{Batch: 2, M: 16, N: 24, K: 8, Dtype: "bfloat16"}, 1, 2, 7, gpu.GEMMMode{Cold: true, Graph: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(graph.SamplesMs) != 2 || !strings.Contains(graph.Timing, "replay") || !strings.Contains(graph.Timing, "memset") {
+		t.Errorf("graph timing %+v", graph)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := d.TimeGEMM(ctx, gpu.GEMMSpec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, 0, 2, 1); err == nil {

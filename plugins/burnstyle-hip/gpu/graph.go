@@ -131,24 +131,61 @@ func (m *Model) capture() (err error) {
 // recordOn captures what enqueue sends into c.graph, with c.stream as the
 // model's base stream and the cuBLAS handle's stream for its duration.
 func (m *Model) recordOn(c *captured, enqueue func() error) error {
-	r := m.dev.rt
 	if err := m.setBLASStream(c.stream); err != nil {
 		return err
 	}
-	defer func() {
-		m.base, r.stream = 0, 0
-		m.setBLASStream(0)
-	}()
+	defer m.setBLASStream(0)
+	return m.dev.rt.captureInto(c, func() error {
+		m.base = c.stream
+		defer func() { m.base = 0 }()
+		return enqueue()
+	})
+}
+
+// captureInto captures what enqueue sends into c.graph: r.stream is c.stream
+// for its duration, so launches and events follow it.
+func (r *rt) captureInto(c *captured, enqueue func() error) error {
 	if err := r.check("begin capture", r.graph.begin(c.stream, captureThreadLocal)); err != nil {
 		return err
 	}
-	m.base, r.stream = c.stream, c.stream
+	r.stream = c.stream
 	errEnqueue := enqueue()
+	r.stream = 0
 	errEnd := r.check("end capture", r.graph.end(c.stream, &c.graph))
 	if errEnqueue != nil {
 		return errEnqueue
 	}
 	return errEnd
+}
+
+// captureCall is one library call (the standalone GEMM's, for --cuda-graph)
+// captured on a stream of its own and instantiated, the device's cuBLAS
+// handle on that stream meanwhile; replay it with r.graph.launch(c.exec,
+// c.stream) and free it with r.destroyCaptured.
+func (r *rt) captureCall(enqueue func() error) (c *captured, err error) {
+	if r.graph == nil {
+		return nil, fmt.Errorf("--cuda-graph: this %s driver has no stream capture", r.kind)
+	}
+	c = &captured{}
+	defer func() {
+		if err != nil {
+			r.destroyCaptured(c)
+			c = nil
+		}
+	}()
+	if err := r.check("create capture stream", r.drv.streamCreate(&c.stream, streamNonBlocking, 0)); err != nil {
+		return nil, err
+	}
+	if b := r.blas; b != nil {
+		if err := b.check("set stream", b.setStream(b.h, c.stream)); err != nil {
+			return nil, err
+		}
+		defer b.setStream(b.h, 0)
+	}
+	if err := r.captureInto(c, enqueue); err != nil {
+		return nil, err
+	}
+	return c, r.check("instantiate graph", r.graph.instantiate(&c.exec, c.graph, 0))
 }
 
 // setBLASStream points the device's cuBLAS handle at stream (0: the
@@ -165,8 +202,11 @@ func (m *Model) setBLASStream(stream uintptr) error {
 }
 
 // destroyCapture frees what capture made; zero handles are skipped.
-func (m *Model) destroyCapture(c *captured) {
-	r := m.dev.rt
+func (m *Model) destroyCapture(c *captured) { m.dev.rt.destroyCaptured(c) }
+
+// destroyCaptured frees a capture's graph, instance and stream; zero
+// handles are skipped.
+func (r *rt) destroyCaptured(c *captured) {
 	if c.exec != 0 {
 		r.graph.execDestroy(c.exec)
 	}

@@ -90,7 +90,7 @@ def test_cli_json_validates():
     assert "interpreter" in rec["env"]["timing"]
 
 
-@pytest.mark.parametrize("change,word", [({"phase": "backward"}, "backward"), ({"dtype": "tf32"}, "tf32"),
+@pytest.mark.parametrize("change,word", [({"dtype": "float64"}, "float64"), ({"dtype": "tf32"}, "tf32"),
                                          ({"mini_batch": 8, "seq_len": 32}, "mini-batch")])
 def test_unsupported(backends, change, word):
     cfg = xc.TTT(model_size="tiny", ttt_type="linear", warmup=0, repeats=1, **{"seq_len": 32, **change})
