@@ -234,6 +234,17 @@ func TestEmuEngineTrain(t *testing.T) {
 			t.Fatalf("step %d: %v ms, %v", i, ms, err)
 		}
 	}
+	// A profile runs the step on one stream with an event between parts
+	// (the dW products inline); the gradients it leaves are checked below.
+	parts, err := j.Phases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"inner", "inner_bwd", "loss", "gemm_head_bwd", "gemm_qkvg_bwd", "norm_bwd", "embed_bwd"} {
+		if parts[p] <= 0 {
+			t.Errorf("profile has no %q part: %v", p, parts)
+		}
+	}
 	outs, err := j.Outputs()
 	if err != nil {
 		t.Fatal(err)
