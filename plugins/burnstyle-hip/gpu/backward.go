@@ -51,7 +51,7 @@ func (m *Model) enqueueBackward() error {
 	}
 	err := m.forkBackward()
 	m.step(&err, "zero_grads", m.zeroF32(g.base, g.floats))
-	m.step(&err, "loss", func() error {
+	m.step(&err, "softmax_xent", func() error { // named so xbench profile files it as elementwise
 		return r.launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
 			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, i32(V), i32(cfg.SeqLen), invN)
 	})

@@ -240,7 +240,7 @@ func TestEmuEngineTrain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range []string{"inner", "inner_bwd", "loss", "gemm_head_bwd", "gemm_qkvg_bwd", "norm_bwd", "embed_bwd"} {
+	for _, p := range []string{"inner", "inner_bwd", "softmax_xent", "gemm_head_bwd", "gemm_qkvg_bwd", "norm_bwd", "embed_bwd"} {
 		if parts[p] <= 0 {
 			t.Errorf("profile has no %q part: %v", p, parts)
 		}

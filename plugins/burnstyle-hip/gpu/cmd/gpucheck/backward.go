@@ -192,7 +192,7 @@ func relErr(a, b float64) float64 {
 // timeBackward times the training step at size and L (B = 1, default
 // weights, as the harness times) and the inner-only training step, with a
 // per-part profile of each: forward parts under their forward names,
-// backward parts ending in _bwd (plus loss and zero_grads).
+// backward parts ending in _bwd (plus softmax_xent and zero_grads).
 func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 	cases := []struct {
 		typ, dtype string
@@ -234,7 +234,7 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 			}
 			fwd, bwd := 0.0, 0.0
 			for k, v := range parts {
-				if strings.HasSuffix(k, "_bwd") || k == "loss" || k == "zero_grads" {
+				if strings.HasSuffix(k, "_bwd") || k == "softmax_xent" || k == "zero_grads" {
 					bwd += v
 				} else {
 					fwd += v
