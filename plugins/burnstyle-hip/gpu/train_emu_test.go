@@ -32,6 +32,8 @@ func TestEmuInnerBackward(t *testing.T) {
 		{"tiny", "linear", "bfloat16", 32, 16, gpu.Options{}},
 		{"tiny", "linear", "float32", 32, 16, gpu.Options{ClusterSize: 1}},
 		{"125m", "linear", "float32", 32, 16, gpu.Options{}},
+		{"125m", "linear", "float32", 32, 16, gpu.Options{BwdThreads: 512}}, // gpucheck times 512 and 128 too
+		{"tiny", "linear", "float32", 32, 16, gpu.Options{BwdThreads: 128}},
 		{"tiny", "mlp", "float32", 32, 16, gpu.Options{}},
 		{"tiny", "mlp", "float32", 32, 8, gpu.Options{}},
 		{"tiny", "mlp", "bfloat16", 32, 16, gpu.Options{}},

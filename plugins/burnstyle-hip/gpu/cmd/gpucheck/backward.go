@@ -197,13 +197,20 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 	cases := []struct {
 		typ, dtype string
 		inner      bool
+		opt        gpu.Options
+		tag        string
 	}{
-		{"linear", "float32", false}, {"linear", "bfloat16", false}, {"mlp", "float32", false}, {"mlp", "bfloat16", false},
-		{"linear", "float32", true}, {"linear", "bfloat16", true}, {"mlp", "float32", true},
+		{"linear", "float32", false, gpu.Options{}, ""}, {"linear", "bfloat16", false, gpu.Options{}, ""},
+		{"mlp", "float32", false, gpu.Options{}, ""}, {"mlp", "bfloat16", false, gpu.Options{}, ""},
+		{"linear", "float32", true, gpu.Options{}, ""}, {"linear", "bfloat16", true, gpu.Options{}, ""},
+		{"mlp", "float32", true, gpu.Options{}, ""},
+		// the linear inner backward's block size (256 by default): the kernel alone
+		{"linear", "float32", true, gpu.Options{BwdThreads: 512}, "bwd512"},
+		{"linear", "float32", true, gpu.Options{BwdThreads: 128}, "bwd128"},
 	}
 	var rows []map[string]any
 	fmt.Printf("\ntraining step (forward + backward) %s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)
-	fmt.Printf("%-6s %-8s %-12s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "median", "min", "first", "compile", "peak_MiB")
+	fmt.Printf("%-6s %-8s %-12s %-7s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "tag", "median", "min", "first", "compile", "peak_MiB")
 	for _, c := range cases {
 		cfg := check.Config(size, c.typ, c.dtype, c.inner, 1, L)
 		cfg.Backward = true
@@ -211,23 +218,23 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 		if c.inner {
 			phase = "inner_train"
 		}
-		row := map[string]any{"type": c.typ, "dtype": c.dtype, "phase": phase}
+		row := map[string]any{"type": c.typ, "dtype": c.dtype, "phase": phase, "tag": c.tag}
 		err := safely(func() error {
 			var t check.Timing
 			var err error
 			if c.inner {
-				t, err = timeInnerTrain(d, cfg, repeats)
+				t, err = timeInnerTrain(d, cfg, repeats, c.opt)
 			} else {
-				t, err = check.Time(d, cfg, 3, repeats, gpu.Options{})
+				t, err = check.Time(d, cfg, 3, repeats, c.opt)
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Printf("%-6s %-8s %-12s %-9.3f %-9.3f %-9.2f %-10.1f %.0f\n", c.typ, c.dtype, phase, t.Median, t.Min, t.First,
+			fmt.Printf("%-6s %-8s %-12s %-7s %-9.3f %-9.3f %-9.2f %-10.1f %.0f\n", c.typ, c.dtype, phase, c.tag, t.Median, t.Min, t.First,
 				t.CompileMs, float64(t.PeakBytes)/(1<<20))
 			row["median_ms"], row["min_ms"], row["first_ms"], row["compile_ms"] = t.Median, t.Min, t.First, t.CompileMs
 			row["samples_ms"], row["peak_bytes"], row["describe"] = t.Samples, t.PeakBytes, t.Describe
-			parts, err := trainProfile(d, cfg)
+			parts, err := trainProfile(d, cfg, c.opt)
 			if err != nil {
 				fmt.Println("   profile:", err)
 				return nil
@@ -245,7 +252,7 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 			return nil
 		})
 		if err != nil {
-			fmt.Printf("%-6s %-8s %-12s ERROR %v\n", c.typ, c.dtype, phase, err)
+			fmt.Printf("%-6s %-8s %-12s %-7s ERROR %v\n", c.typ, c.dtype, phase, c.tag, err)
 			row["error"] = err.Error()
 		}
 		rows = append(rows, row)
@@ -254,7 +261,7 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 }
 
 // trainModel is a training-step model for cfg with seed-0 inputs set.
-func trainModel(d *gpu.Device, cfg ttt.Config) (*gpu.Model, error) {
+func trainModel(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (*gpu.Model, error) {
 	var err error
 	_, w, in, err := check.Inputs(cfg, 0)
 	if cfg.InnerOnly {
@@ -263,7 +270,7 @@ func trainModel(d *gpu.Device, cfg ttt.Config) (*gpu.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := d.NewModelWith(cfg, w, gpu.Options{})
+	m, err := d.NewModelWith(cfg, w, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -276,8 +283,8 @@ func trainModel(d *gpu.Device, cfg ttt.Config) (*gpu.Model, error) {
 
 // timeInnerTrain times the inner-only training step (the inner forward with
 // its trace, then the inner backward) as check.Time times a forward.
-func timeInnerTrain(d *gpu.Device, cfg ttt.Config, repeats int) (check.Timing, error) {
-	m, err := trainModel(d, cfg)
+func timeInnerTrain(d *gpu.Device, cfg ttt.Config, repeats int, opt gpu.Options) (check.Timing, error) {
+	m, err := trainModel(d, cfg, opt)
 	if err != nil {
 		return check.Timing{}, err
 	}
@@ -312,8 +319,8 @@ func medianMin(v []float64) (float64, float64) {
 	return s[len(s)/2], s[0]
 }
 
-func trainProfile(d *gpu.Device, cfg ttt.Config) (map[string]float64, error) {
-	m, err := trainModel(d, cfg)
+func trainProfile(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (map[string]float64, error) {
+	m, err := trainModel(d, cfg, opt)
 	if err != nil {
 		return nil, err
 	}
