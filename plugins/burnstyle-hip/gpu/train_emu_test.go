@@ -199,11 +199,7 @@ func TestEmuTrainStep(t *testing.T) {
 // backend's export): the logits and grad.<param> of every parameter of the
 // configuration in the spec's shapes, against the CPU float64 step.
 func TestEmuEngineTrain(t *testing.T) {
-	useEmulator(t)
-	e, err := gpu.NewEngine("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := gpu.EngineOn(openEmu(t)) // not the shared device: another test may have taken the emulator's context
 	cfg := check.Config("tiny", "linear", "float32", false, 1, 32)
 	cfg.Backward = true
 	s, w, in, err := check.Inputs(cfg, 5)
