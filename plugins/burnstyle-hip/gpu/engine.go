@@ -52,6 +52,10 @@ func NewEngine(kind string) (*Engine, error) {
 	return &Engine{d: d}, nil
 }
 
+// EngineOn is the engine of an already opened device (tests that open
+// their own; the emulator has one current context at a time).
+func EngineOn(d *Device) *Engine { return &Engine{d: d} }
+
 func (e *Engine) Device() result.Device { return e.d.Info() }
 
 // Check declines what the GPU path does not build (dtypes other than

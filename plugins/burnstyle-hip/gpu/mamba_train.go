@@ -99,12 +99,12 @@ func (m *Model) trainPostNormGate(l int) func() error {
 // mambaGateBwd is the output gate's backward at layer l: t.dtmp, the
 // gradient at the gated output, becomes dPn, and the gate logits' gradient
 // goes to dP's second block.
-func (m *Model) mambaGateBwd(l int) func() error {
+func (m *Model) mambaGateBwd(l int, dP devPtr) func() error {
 	lw, tl, t, A := &m.w.layers[l], &m.train.layers[l], m.train, m.actBytes()
 	C := m.size.Hidden
 	return func() error {
 		return gateBwd(m.dev.rt, m.fn, tl.o, lw.postW, lw.postB, tl.mamba.p.off(C, A), m.w.ldp, t.dtmp,
-			t.dP.off(C, A), C, m.cfg.Batch*m.cfg.SeqLen)
+			dP.off(C, A), C, m.cfg.Batch*m.cfg.SeqLen)
 	}
 }
 
@@ -113,25 +113,26 @@ func (m *Model) mambaGateBwd(l int) func() error {
 // Q/K convolutions' gradients. The gradients at the convolutions' outputs
 // go to dO (free once the inner backward has read it) and dtmp (free
 // between post_norm's backward and the projection's).
-func (m *Model) enqueueMambaPrepBwd(err *error, l int) {
+func (m *Model) enqueueMambaPrepBwd(err *error, l int, dP devPtr) {
 	w, t, mw := &m.w, m.train, &m.w.layers[l].mamba
 	g, tl := &t.grads.layers[l], &t.layers[l]
 	N, C := m.cfg.Batch*m.cfg.SeqLen, m.size.Hidden
 	m.step(err, "prep_bwd", func() error {
 		return prepMambaBwd{dq: t.dq, dk: t.dk, dv: t.dv, dgate: t.dgate, gate: tl.gate, rope: w.rope, dxq: t.dO, dxk: t.dtmp,
-			dP: t.dP, ldp: w.ldp, dlrB: g.lrB, part: t.mambaPart, L: m.cfg.SeqLen, nh: m.size.Heads, C: C, N: N}.enqueue(m.dev.rt, m.fn)
+			dP: dP, ldp: w.ldp, dlrB: g.lrB, part: t.mambaPart, L: m.cfg.SeqLen, nh: m.size.Heads, C: C, N: N}.enqueue(m.dev.rt, m.fn)
 	})
 	m.step(err, "conv_bwd", func() error {
 		return convBwd{x: tl.mamba.p, ldx: w.ldp, dyA: t.dO, wA: mw.qW, dwA: g.mamba.qW, dbA: g.mamba.qB,
-			dyB: t.dtmp, wB: mw.kW, dwB: g.mamba.kW, dbB: g.mamba.kB, dxa: t.dP, lda: w.ldp, part: t.mambaPart,
+			dyB: t.dtmp, wB: mw.kW, dwB: g.mamba.kW, dbB: g.mamba.kB, dxa: dP, lda: w.ldp, part: t.mambaPart,
 			C: C, L: m.cfg.SeqLen, N: N}.enqueue(m.dev.rt, m.fn)
 	})
 }
 
 // enqueueConvBlockBwd takes dh from the gradient at layer l's conv block
 // output (hc) to the gradient at the layer's input h: the convolution's
-// backward from dh into dtmp, then RMSNorm_conv's, adding into dh.
-func (m *Model) enqueueConvBlockBwd(err *error, l int, h devPtr) {
+// backward from dh into dtmp, then RMSNorm_conv's, adding into dh, its act
+// copy into slot (the next block's GEMM operand).
+func (m *Model) enqueueConvBlockBwd(err *error, l int, h, slot devPtr) {
 	t, mw := m.train, &m.w.layers[l].mamba
 	g, k := &t.grads.layers[l].mamba, &t.layers[l].mamba
 	C := m.size.Hidden
@@ -139,5 +140,5 @@ func (m *Model) enqueueConvBlockBwd(err *error, l int, h devPtr) {
 		return convBwd{x: k.xc, ldx: C, dyA: t.dh, wA: mw.convW, dwA: g.convW, dbA: g.convB, dxf: t.dtmp,
 			part: t.mambaPart, C: C, L: m.cfg.SeqLen, N: m.cfg.Batch * m.cfg.SeqLen}.enqueue(m.dev.rt, m.fn)
 	})
-	m.step(err, "norm_bwd", m.rmsBwd(h, mw.convNorm, t.dtmp, g.convNorm, true))
+	m.step(err, "norm_bwd", m.rmsBwd(h, mw.convNorm, t.dtmp, g.convNorm, slot, true))
 }

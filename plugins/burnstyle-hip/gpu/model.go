@@ -22,6 +22,7 @@ type Options struct {
 	Chunks       int  // forward: chunks per sequence of the wavefront; 0 picks, 1 is flat (XBENCH_GPU_CHUNKS)
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
+	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
 }
 
 // Model is one configuration's weights, buffers and compiled kernels on one
@@ -146,6 +147,9 @@ func withEnv(opt Options) Options {
 	if os.Getenv("XBENCH_GPU_PRIORITY") == "flat" {
 		opt.FlatPriority = true
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_THREADS")); err == nil && opt.BwdThreads == 0 {
+		opt.BwdThreads = v
+	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true
 	}
@@ -171,7 +175,7 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 	}
 	if cfg.Backward {
 		g.Train = true
-		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0); err != nil {
+		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0, opt.BwdThreads); err != nil {
 			return g, size, err
 		}
 	}
@@ -307,6 +311,7 @@ func (m *Model) Close() {
 			m.cap = nil
 		}
 		m.closeChunks() // handles and streams before the workspaces they use
+		m.closeOverlap()
 		for _, p := range m.allocs {
 			r.free(p)
 		}

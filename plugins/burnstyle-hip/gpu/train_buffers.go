@@ -14,20 +14,21 @@ import (
 type train struct {
 	hs      []devPtr // [2*layers+1] float32 [N, C]: h at each layer's input, after its TTT block, and at the end
 	layers  []trainLayer
-	xf      devPtr // [N, C] act: RMSNorm_final(h), the tied head's input
-	dlogits devPtr // [N, V] act
-	loss    devPtr // [N] float32: each row's share of the mean loss
-	dh      devPtr // [N, C] float32: gradient of the residual stream
-	dhAct   devPtr // [N, C] act copy of dh for the GEMMs (bfloat16 runs only)
-	dtmp    devPtr // [N, C] float32: GEMM outputs that feed a norm's backward
-	dO      devPtr // [N, C] float32 (inner-only: the given [B, nh, L, f] output gradient)
-	da      devPtr // [N, I] float32
-	dgu     devPtr // [N, 2I] act
-	dP      devPtr // [N, ldp] act: gradient of the fused projection's output
-	dq, dk  devPtr // [B, nh, L, f] float32, rotated
-	dv      devPtr // [B, nh, L, f] float32
-	dgate   devPtr // [B, nh, L] float32
-	dstate  devPtr // mlp: [B*nh] inner-state gradient scratch of the inner backward
+	xf      devPtr    // [N, C] act: RMSNorm_final(h), the tied head's input
+	dlogits devPtr    // [N, V] act
+	loss    devPtr    // [N] float32: each row's share of the mean loss
+	dh      devPtr    // [N, C] float32: gradient of the residual stream
+	slots   [4]devPtr // [N, C] act copies of dh at successive block boundaries, the GEMMs' operand
+	dtmp    devPtr    // [N, C] float32: GEMM outputs that feed a norm's backward
+	dO      devPtr    // [N, C] float32 (inner-only: the given [B, nh, L, f] output gradient)
+	da      devPtr    // [N, I] float32
+	dgu     [2]devPtr // [N, 2I] act, by layer parity
+	dP      [2]devPtr // [N, ldp] act, by layer parity: gradient of the fused projection's output
+	ov      *overlap  // the backward's two streams (train_overlap.go); nil: one stream
+	dq, dk  devPtr    // [B, nh, L, f] float32, rotated
+	dv      devPtr    // [B, nh, L, f] float32
+	dgate   devPtr    // [B, nh, L] float32
+	dstate  devPtr    // mlp: [B*nh] inner-state gradient scratch of the inner backward
 	grads   gradBufs
 
 	mambaPart devPtr // the mamba backward's column-sum slots (mamba_train.go)
@@ -174,18 +175,23 @@ func (m *Model) setupTrain() error {
 	get(&t.dlogits, A*n*int64(V))
 	get(&t.loss, 4*n)
 	get(&t.dh, 4*n*int64(C))
-	if m.geo.BF16 {
-		get(&t.dhAct, A*n*int64(C))
+	for i := range t.slots {
+		get(&t.slots[i], A*n*int64(C))
 	}
 	get(&t.dtmp, 4*n*int64(C))
 	get(&t.da, 4*n*int64(I))
-	get(&t.dgu, A*n*int64(2*I))
-	get(&t.dP, A*n*int64(m.w.ldp))
+	for i := range t.dgu {
+		get(&t.dgu[i], A*n*int64(2*I))
+		get(&t.dP[i], A*n*int64(m.w.ldp))
+	}
 	if err == nil && m.mamba() {
 		err = m.setupMambaTrain(t)
 	}
 	m.train = t
-	return err
+	if err != nil {
+		return err
+	}
+	return m.setupOverlap()
 }
 
 // trainBytes bounds what setupTrain allocates beyond the forward's model
@@ -209,7 +215,8 @@ func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	ldp := (3*C + int64(s.Heads) + 7) / 8 * 8
 	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * state * 4
 	perLayer := a*N*(7*C+3*I) + 4*N*int64(s.Heads) + trace + 4*N*2*C
-	scratch := 4*N*(4*C+I+1) + a*N*(2*C+V+2*I+ldp) + 4*N*int64(s.Heads) + 4*heads*state
+	scratch := 4*N*(4*C+I+1) + a*N*(5*C+V+4*I+2*ldp) + 4*N*int64(s.Heads) + 4*heads*state +
+		2*cublasWorkspace // the backward's two streams have a cuBLAS handle each
 	grads := 4 * ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone)
 	return int64(s.Layers)*perLayer + 4*N*C + scratch + grads
 }

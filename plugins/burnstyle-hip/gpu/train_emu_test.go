@@ -32,6 +32,8 @@ func TestEmuInnerBackward(t *testing.T) {
 		{"tiny", "linear", "bfloat16", 32, 16, gpu.Options{}},
 		{"tiny", "linear", "float32", 32, 16, gpu.Options{ClusterSize: 1}},
 		{"125m", "linear", "float32", 32, 16, gpu.Options{}},
+		{"125m", "linear", "float32", 32, 16, gpu.Options{BwdThreads: 512}}, // gpucheck times 512 and 128 too
+		{"tiny", "linear", "float32", 32, 16, gpu.Options{BwdThreads: 128}},
 		{"tiny", "mlp", "float32", 32, 16, gpu.Options{}},
 		{"tiny", "mlp", "float32", 32, 8, gpu.Options{}},
 		{"tiny", "mlp", "bfloat16", 32, 16, gpu.Options{}},
@@ -197,11 +199,7 @@ func TestEmuTrainStep(t *testing.T) {
 // backend's export): the logits and grad.<param> of every parameter of the
 // configuration in the spec's shapes, against the CPU float64 step.
 func TestEmuEngineTrain(t *testing.T) {
-	useEmulator(t)
-	e, err := gpu.NewEngine("cuda")
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := gpu.EngineOn(openEmu(t)) // not the shared device: another test may have taken the emulator's context
 	cfg := check.Config("tiny", "linear", "float32", false, 1, 32)
 	cfg.Backward = true
 	s, w, in, err := check.Inputs(cfg, 5)
@@ -236,6 +234,17 @@ func TestEmuEngineTrain(t *testing.T) {
 	for i := 0; i < 2; i++ {
 		if ms, err := j.StepMs(); err != nil || ms <= 0 {
 			t.Fatalf("step %d: %v ms, %v", i, ms, err)
+		}
+	}
+	// A profile runs the step on one stream with an event between parts
+	// (the dW products inline); the gradients it leaves are checked below.
+	parts, err := j.Phases()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"inner", "inner_bwd", "softmax_xent", "gemm_head_bwd", "gemm_qkvg_bwd", "norm_bwd", "embed_bwd"} {
+		if parts[p] <= 0 {
+			t.Errorf("profile has no %q part: %v", p, parts)
 		}
 	}
 	outs, err := j.Outputs()

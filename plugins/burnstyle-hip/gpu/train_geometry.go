@@ -80,11 +80,15 @@ func (g geometry) checkBwd() error {
 	return nil
 }
 
-// pickBwdThreads is the first block size of a preference list that fits.
-func pickBwdThreads(g geometry) (int, error) {
+// pickBwdThreads is want if it fits, else the first block size of a
+// preference list that does.
+func pickBwdThreads(g geometry, want int) (int, error) {
 	cands := []int{256, 512, 128, 1024, 64}
 	if g.MLP { // 256 first: at 512 threads (128 registers each) the mlp kernel spills
 		cands = []int{256, 512, 1024, 128}
+	}
+	if want > 0 {
+		cands = []int{want}
 	}
 	var first error
 	for _, nt := range cands {
@@ -104,7 +108,7 @@ func pickBwdThreads(g geometry) (int, error) {
 // trace comes from the cluster kernel (variant 3), so that layout is taken
 // whatever the default; a cluster size that splits the head dim is searched
 // where none was asked for (1 runs it without clusters).
-func trainGeometry(g geometry, clusters bool, askedCS bool) (geometry, error) {
+func trainGeometry(g geometry, clusters bool, askedCS bool, bwdThreads int) (geometry, error) {
 	if !g.MLP {
 		if g.Variant != 0 && g.Variant != 3 {
 			return g, fmt.Errorf("gpu: the training step records the inner state from the cluster kernel (variant 3), not variant %d", g.Variant)
@@ -135,7 +139,7 @@ func trainGeometry(g geometry, clusters bool, askedCS bool) (geometry, error) {
 			return g, fmt.Errorf("gpu: training step, linear f=%d mini_batch=%d: %w", g.F, g.KB, first)
 		}
 	}
-	nt, err := pickBwdThreads(g)
+	nt, err := pickBwdThreads(g, bwdThreads)
 	if err != nil {
 		return g, fmt.Errorf("gpu: training step, %s f=%d mini_batch=%d: %w", map[bool]string{false: "linear", true: "mlp"}[g.MLP], g.F, g.KB, err)
 	}

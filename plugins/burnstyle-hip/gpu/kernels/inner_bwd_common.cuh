@@ -35,10 +35,30 @@ __device__ __forceinline__ void xb_mm(float (&acc)[R], const float* A, int sa, c
 }
 
 // acc[r] += sum_k A[k][row_r] * B[k][c] over n: the A^T B products (weight
-// gradients X^T dZ, and P^T Q through a [K][K] P).
+// gradients X^T dZ, and P^T Q through a [K][K] P). With contiguous rows
+// (rs 1, R and r0 multiples of 4, sa too) the rows' A values of one k come
+// as float4 broadcasts: 1 + R/4 shared-memory wavefronts a k for R FMAs per
+// lane, instead of 1 + R.
 template <int R>
 __device__ __forceinline__ void xb_mmt(float (&acc)[R], const float* A, int sa, const float* B,
                                        int sb, int n, int c, int r0, int rs) {
+  if constexpr (R % 4 == 0) {
+    if (rs == 1) {
+#pragma unroll 2
+      for (int k = 0; k < n; ++k) {
+        const float b = B[k * sb + c];
+#pragma unroll
+        for (int r = 0; r < R; r += 4) {
+          const float4 a = *(const float4*)(A + k * sa + r0 + r);
+          acc[r] = fmaf(a.x, b, acc[r]);
+          acc[r + 1] = fmaf(a.y, b, acc[r + 1]);
+          acc[r + 2] = fmaf(a.z, b, acc[r + 2]);
+          acc[r + 3] = fmaf(a.w, b, acc[r + 3]);
+        }
+      }
+      return;
+    }
+  }
 #pragma unroll 4
   for (int k = 0; k < n; ++k) {
     const float b = B[k * sb + c];

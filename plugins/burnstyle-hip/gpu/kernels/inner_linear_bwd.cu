@@ -75,6 +75,9 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
     tokc[e] = (float)XB_BASE_LR * fmaxf(0.f, 1.f / (float)(e + 1) + tokd[e]) / (float)XB_F;
   const int lane = tid % LG, grp = tid / LG;
   const int c = tid % XB_F, rg = tid / XB_F;
+  // Thread t owns rows r0 .. r0+BRF-1 of a [K][F] tile and rows a0 .. of
+  // [F][F] (contiguous, so A^T B products read them as float4).
+  const int r0 = rg * BRF, a0 = rg * (XB_F / BRG);
   float lw[EPL], lb[EPL], dgam[EPL], dbet[EPL];
 #pragma unroll
   for (int e = 0; e < EPL; ++e) {
@@ -137,16 +140,26 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
     if (n > 0) fetch(n - 1);
     const float el = tokc[XB_KB - 1];  // e_j = el * gate_j
 
-    {  // P1
+    {  // P1: Z, QW and U in one pass, so each W, dW' and row load feeds more FMAs
       float z[BRF], qw[BRF], u[BRF];
 #pragma unroll
       for (int r = 0; r < BRF; ++r) z[r] = qw[r] = bv[c], u[r] = dbp[c];
-      xb_mm<BRF, false>(z, X, SF, W, SF, XB_F, c, rg, BRG);
-      xb_mm<BRF, false>(qw, Q, SF, W, SF, XB_F, c, rg, BRG);
-      xb_mm<BRF, false>(u, X, SF, dWp, SF, XB_F, c, rg, BRG);
+#pragma unroll 2
+      for (int k = 0; k < XB_F; k += 4) {
+        const float w0 = W[k * SF + c], w1 = W[(k + 1) * SF + c], w2 = W[(k + 2) * SF + c], w3 = W[(k + 3) * SF + c];
+        const float d0 = dWp[k * SF + c], d1 = dWp[(k + 1) * SF + c], d2 = dWp[(k + 2) * SF + c],
+                    d3 = dWp[(k + 3) * SF + c];
+#pragma unroll
+        for (int r = 0; r < BRF; ++r) {
+          const float4 x = *(const float4*)(X + (r0 + r) * SF + k), q = *(const float4*)(Q + (r0 + r) * SF + k);
+          z[r] = fmaf(x.x, w0, fmaf(x.y, w1, fmaf(x.z, w2, fmaf(x.w, w3, z[r]))));
+          qw[r] = fmaf(q.x, w0, fmaf(q.y, w1, fmaf(q.z, w2, fmaf(q.w, w3, qw[r]))));
+          u[r] = fmaf(x.x, d0, fmaf(x.y, d1, fmaf(x.z, d2, fmaf(x.w, d3, u[r]))));
+        }
+      }
 #pragma unroll
       for (int r = 0; r < BRF; ++r) {
-        const int i = rg + BRG * r;
+        const int i = r0 + r;
         ZX[i * SF + c] = z[r];
         ZB[i * SF + c] = qw[r];
         U[i * SF + c] = u[r];
@@ -174,11 +187,11 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
       float mg[BRF], gw[BRF];
 #pragma unroll
       for (int r = 0; r < BRF; ++r) mg[r] = gw[r] = 0.f;
-      xb_mm<BRF, false>(mg, M, SKK, G, SF, XB_KB, c, rg, BRG);
-      xb_mm<BRF, true>(gw, G, SF, dWp, SF, XB_F, c, rg, BRG);
+      xb_mm<BRF, false>(mg, M, SKK, G, SF, XB_KB, c, r0, 1);
+      xb_mm<BRF, true>(gw, G, SF, dWp, SF, XB_F, c, r0, 1);
 #pragma unroll
       for (int r = 0; r < BRF; ++r) {
-        const int i = rg + BRG * r;
+        const int i = r0 + r;
         ZB[i * SF + c] -= mg[r];
         GW[i * SF + c] = gw[r];
       }
@@ -203,10 +216,10 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
       float mt[BRF];
 #pragma unroll
       for (int r = 0; r < BRF; ++r) mt[r] = 0.f;
-      xb_mmt<BRF>(mt, M, SKK, DZB, SF, XB_KB, c, rg, BRG);
+      xb_mmt<BRF>(mt, M, SKK, DZB, SF, XB_KB, c, r0, 1);
 #pragma unroll
       for (int r = 0; r < BRF; ++r) {
-        const int i = rg + BRG * r;
+        const int i = r0 + r;
         DG[i * SF + c] = -mt[r] - el * gs[i] * U[i * SF + c];
       }
     }
@@ -215,13 +228,13 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
     float dq[BRF], dx[BRF];
     {  // P6
 #pragma unroll
-      for (int r = 0; r < BRF; ++r) dq[r] = DO[(rg + BRG * r) * SF + c], dx[r] = 0.f;
-      xb_mm<BRF, true>(dq, DZB, SF, W, SF, XB_F, c, rg, BRG);
-      xb_mm<BRF, false>(dq, PM, SKK, X, SF, XB_KB, c, rg, BRG);
-      xb_mmt<BRF>(dx, PM, SKK, Q, SF, XB_KB, c, rg, BRG);
+      for (int r = 0; r < BRF; ++r) dq[r] = DO[(r0 + r) * SF + c], dx[r] = 0.f;
+      xb_mm<BRF, true>(dq, DZB, SF, W, SF, XB_F, c, r0, 1);
+      xb_mm<BRF, false>(dq, PM, SKK, X, SF, XB_KB, c, r0, 1);
+      xb_mmt<BRF>(dx, PM, SKK, Q, SF, XB_KB, c, r0, 1);
 #pragma unroll
       for (int r = 0; r < BRF; ++r) {
-        const int j = rg + BRG * r;
+        const int j = r0 + r;
         dx[r] -= el * gs[j] * GW[j * SF + c];
       }
       for (int i0 = 0; i0 < XB_KB; i0 += BNG) {
@@ -243,11 +256,11 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
     __syncthreads();
 
     {  // P7
-      xb_mm<BRF, true>(dx, DZ, SF, W, SF, XB_F, c, rg, BRG);
+      xb_mm<BRF, true>(dx, DZ, SF, W, SF, XB_F, c, r0, 1);
       const long o0 = in0 + (long)n * XB_KB * XB_F;
 #pragma unroll
       for (int r = 0; r < BRF; ++r) {
-        const int i = rg + BRG * r;
+        const int i = r0 + r;
         const float dt = DT[i * SF + c];
         dxq[o0 + i * XB_F + c] = dq[r];
         dxk[o0 + i * XB_F + c] = dx[r] - dt;
@@ -256,10 +269,10 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
       float dw[XB_F / BRG];
 #pragma unroll
       for (int r = 0; r < XB_F / BRG; ++r) dw[r] = 0.f;
-      xb_mmt<XB_F / BRG>(dw, Q, SF, DZB, SF, XB_KB, c, rg, BRG);
-      xb_mmt<XB_F / BRG>(dw, X, SF, DZ, SF, XB_KB, c, rg, BRG);
+      xb_mmt<XB_F / BRG>(dw, Q, SF, DZB, SF, XB_KB, c, a0, 1);
+      xb_mmt<XB_F / BRG>(dw, X, SF, DZ, SF, XB_KB, c, a0, 1);
 #pragma unroll
-      for (int r = 0; r < XB_F / BRG; ++r) dWp[(rg + BRG * r) * SF + c] += dw[r];
+      for (int r = 0; r < XB_F / BRG; ++r) dWp[(a0 + r) * SF + c] += dw[r];
       if (rg == 0) {
         float s = 0.f;
         for (int j = 0; j < XB_KB; ++j) s += DZB[j * SF + c] + DZ[j * SF + c];

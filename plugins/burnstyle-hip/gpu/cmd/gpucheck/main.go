@@ -1,7 +1,8 @@
 // Command gpucheck verifies the GPU model against the CPU float64 model and
 // times it, in one process, for one device lease: correctness first (tiny
 // and 125m, linear and mlp, float32 and bfloat16, forward and inner-only,
-// the transformer and mamba backbones, and mamba's training step),
+// the transformer and mamba backbones, the training step's logits, loss and
+// gradients: backward.go and train.go),
 // then the protocol's timing (first call apart, warmup, repeats, device
 // events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
 package main
@@ -50,6 +51,8 @@ func main() {
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
 	chunks := flag.String("chunks", "", "time only the forward at these chunk counts (e.g. 1,2,4,8)")
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
+	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
+	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -64,7 +67,7 @@ func main() {
 	report := map[string]any{"device": info}
 	fails := 0
 
-	if *verify {
+	if *verify && *forward {
 		both := []string{"float32", "bfloat16"}
 		cases := []vcase{
 			{"tiny", "linear", false, 2, 64, both, gpu.Options{}, ""},
@@ -132,6 +135,10 @@ func main() {
 			}
 		}
 		report["verify"] = rows
+	}
+	if *verify && *backward {
+		rows, f := verifyBackward(d, *only)
+		report["verify_backward"], fails = rows, fails+f
 		trows, tfails := verifyTrain(d, *only)
 		report["verify_train"], fails = trows, fails+tfails
 	}
@@ -140,7 +147,12 @@ func main() {
 			report["chunks_"+typ] = timeChunks(d, typ, *chunks, *tsize, *tlen, *repeats)
 		}
 	} else if *timing {
-		report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
+		if *forward {
+			report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
+		}
+		if *backward {
+			report["timing_backward"] = timeBackward(d, *tsize, *tlen, *repeats)
+		}
 	}
 	report["wall_s"] = time.Since(t0).Seconds()
 	if *jsonOut != "" {
