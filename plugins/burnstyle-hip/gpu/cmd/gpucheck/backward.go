@@ -32,7 +32,7 @@ type bcase struct {
 	size, typ string
 	B, L, K   int
 	opt       gpu.Options
-	tag       string
+	tag       string // "mamba..." runs the mamba backbone
 }
 
 // verifyBackward checks every case in float32 and bfloat16 and returns its
@@ -49,6 +49,12 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 		{"125m", "linear", 1, 128, 16, gpu.Options{}, ""},
 		{"125m", "mlp", 1, 128, 16, gpu.Options{}, ""},
 		{"125m", "linear", 2, 64, 16, gpu.Options{ClusterSize: 2}, "cl2"},
+		// the mamba backbone: its conv block, shared-Q/K convolutions and output gate
+		{"tiny", "linear", 2, 64, 16, gpu.Options{}, "mamba"},
+		{"tiny", "mlp", 2, 64, 16, gpu.Options{}, "mamba"},
+		{"125m", "linear", 1, 128, 16, gpu.Options{}, "mamba"},
+		{"125m", "mlp", 1, 128, 16, gpu.Options{}, "mamba"},
+		{"125m", "linear", 2, 256, 16, gpu.Options{Eager: true}, "mamba-eager"},
 	}
 	var rows []map[string]any
 	fails := 0
@@ -61,6 +67,9 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 		}
 		cfg := check.Config(c.size, c.typ, "float32", false, c.B, c.L)
 		cfg.MiniBatch, cfg.Backward = c.K, true
+		if strings.HasPrefix(c.tag, "mamba") {
+			cfg.Backbone = "mamba"
+		}
 		var ref, refR check.TrainRef
 		var refMs float64
 		errRef := safely(func() error {
@@ -260,31 +269,10 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 	return rows
 }
 
-// trainModel is a training-step model for cfg with seed-0 inputs set.
-func trainModel(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (*gpu.Model, error) {
-	var err error
-	_, w, in, err := check.Inputs(cfg, 0)
-	if cfg.InnerOnly {
-		_, w, in, err = check.InnerTrainInputs(cfg, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	m, err := d.NewModelWith(cfg, w, opt)
-	if err != nil {
-		return nil, err
-	}
-	if err := check.SetInputs(m, cfg, in); err != nil {
-		m.Close()
-		return nil, err
-	}
-	return m, nil
-}
-
 // timeInnerTrain times the inner-only training step (the inner forward with
 // its trace, then the inner backward) as check.Time times a forward.
 func timeInnerTrain(d *gpu.Device, cfg ttt.Config, repeats int, opt gpu.Options) (check.Timing, error) {
-	m, err := trainModel(d, cfg, opt)
+	m, err := loaded(d, cfg, opt)
 	if err != nil {
 		return check.Timing{}, err
 	}
@@ -320,7 +308,7 @@ func medianMin(v []float64) (float64, float64) {
 }
 
 func trainProfile(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (map[string]float64, error) {
-	m, err := trainModel(d, cfg, opt)
+	m, err := loaded(d, cfg, opt)
 	if err != nil {
 		return nil, err
 	}

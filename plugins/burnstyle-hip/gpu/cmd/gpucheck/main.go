@@ -2,7 +2,7 @@
 // times it, in one process, for one device lease: correctness first (tiny
 // and 125m, linear and mlp, float32 and bfloat16, forward and inner-only,
 // the transformer and mamba backbones, the training step's logits, loss and
-// gradients: backward.go and train.go),
+// gradients: backward.go),
 // then the protocol's timing (first call apart, warmup, repeats, device
 // events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
 package main
@@ -139,8 +139,6 @@ func main() {
 	if *verify && *backward {
 		rows, f := verifyBackward(d, *only)
 		report["verify_backward"], fails = rows, fails+f
-		trows, tfails := verifyTrain(d, *only)
-		report["verify_train"], fails = trows, fails+tfails
 	}
 	if *chunks != "" {
 		for _, typ := range strings.Split(*chunkTypes, ",") {
@@ -245,9 +243,13 @@ func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int
 	return rows
 }
 
-// loaded is a model for cfg on d with check's seed-0 weights and inputs set.
+// loaded is a model for cfg on d with check's seed-0 weights and inputs set
+// (an inner-only training step's include the output gradient dout).
 func loaded(d *gpu.Device, cfg ttt.Config, opt gpu.Options) (*gpu.Model, error) {
 	_, w, in, err := check.Inputs(cfg, 0)
+	if cfg.InnerOnly && cfg.Backward {
+		_, w, in, err = check.InnerTrainInputs(cfg, 0)
+	}
 	if err != nil {
 		return nil, err
 	}
