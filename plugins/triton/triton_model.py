@@ -2,17 +2,20 @@
 kernels, and the launcher that replaces the pytorch backend's ttt_inner. The
 dense rest of the model is the pytorch backend's (reused).
 
-One program per (sequence, head) walks every mini-batch in order. In the mlp
-kernel the inner state (W1, b1, W2, b2) is kept in registers; in the linear
-kernel b1 is, and W1 lives in a per-program scratch slice (L1/L2-resident)
-that is read and updated BC rows at a time, which keeps every tl.dot operand
+Each inner model is two kernels: the serial chain through the state, one
+program per (sequence, head) walking every mini-batch in order, and the
+output rows, one program per (sequence, head, mini-batch), from what the
+chain saved. The state lives in a per-program scratch slice (L1/L2-resident)
+that is read and updated a tile at a time, which keeps every tl.dot operand
 small: a whole 64x64 W as an IEEE float32 (FMA) dot operand is replicated
-across each thread's columns and spilled (3.99 ms -> 0.71 ms per layer on an
-H100 at 125m, with the output rows in a second, parallel kernel).
+across each thread's columns and spilled (linear: 3.99 ms -> 0.71 ms per layer
+on an H100 at 125m). The linear kernels are below (the chain holds b in
+registers, W in the scratch, BC rows at a time); the mlp's are in
+triton_ttt_mlp.py, with the arithmetic of a step.
 
-The linear kernels run any head dim f: f is padded to FP, the next power of
-two >= 16 (triton_ttt_math.py states the contract); at a power of two the
-padding is compiled out. The mlp kernel still needs a power of two.
+Any head dim f runs: f is padded to FP, the next power of two >= 16, inside
+the kernels (triton_ttt_math.py states the contract); at a power of two the
+padding is compiled out.
 
 Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
 elementwise math in float32, so the same source builds for NVIDIA and AMD and
@@ -34,6 +37,7 @@ import xbench_contract as xc
 # The shared kernel pieces, importable from here as before they moved.
 from triton_ttt_math import (EMULATE, GELU_C, _gelu, _gelu_and_prime, _ln, _ln_grad, _load, _mm,  # noqa: F401
                              _mma, _store, _tanh)
+from triton_ttt_mlp import pow2_at_least_16, ttt_mlp, ttt_mlp_chain_kernel, ttt_mlp_out_kernel  # noqa: F401
 
 DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
 
@@ -124,44 +128,6 @@ def ttt_linear_out_kernel(XQ, XK, TOK, GATE, LNW, LNB, ZQ, GS, OUT, NH, L,
     _store(OUT + xo, q + _ln(zbar, lnw, lnb, F, cm, PAD), cm, PAD)
 
 
-@triton.jit
-def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, NH, L, N,
-                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
-    pid = tl.program_id(0)
-    h = pid % NH
-    rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, H)
-    xbase, gbase = pid * L * F, pid * L
-    W1s = tl.load(W1 + h * F * H + rf[:, None] * H + rh[None, :])  # [F, H]
-    b1 = tl.load(B1 + h * H + rh)[None, :]
-    W2s = tl.load(W2 + h * H * F + rh[:, None] * F + rf[None, :])  # [H, F]
-    b2 = tl.load(B2 + h * F + rf)[None, :]
-    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
-    tok = tl.load(TOK + rk)
-    tok_last = tl.load(TOK + K - 1)
-    causal = rk[:, None] >= rk[None, :]
-    for n in range(N):
-        xo = xbase + (n * K + rk)[:, None] * F + rf[None, :]
-        q, k, v = tl.load(XQ + xo).to(tl.float32), tl.load(XK + xo).to(tl.float32), tl.load(XV + xo).to(tl.float32)
-        g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
-        eta = tok[:, None] * g[None, :]
-        z1 = _mm(k, W1s, DT) + b1
-        x2, dx2 = _gelu_and_prime(z1, C)
-        G2 = _ln_grad(_mm(x2, W2s, DT) + b2, v - k, lnw, lnb, F, None, False)
-        G1 = _mm(G2, tl.trans(W2s), DT) * dx2
-        m1 = tl.where(causal, eta * (_mm(q, tl.trans(k), DT) + 1.0), 0.0)
-        x2bar, _ = _gelu_and_prime(_mm(q, W1s, DT) + b1 - _mm(m1, G1, DT), C)
-        m2 = tl.where(causal, eta * (_mm(x2bar, tl.trans(x2), DT) + 1.0), 0.0)
-        zbar = _mm(x2bar, W2s, DT) + b2 - _mm(m2, G2, DT)
-        tl.store(OUT + xbase + (n * K + rk)[:, None] * F + rf[None, :], q + _ln(zbar, lnw, lnb, F, None, False))
-        e = (tok_last * g)[:, None]
-        eG1, eG2 = G1 * e, G2 * e
-        W1s = W1s - _mm(tl.trans(k), eG1, DT)
-        b1 = b1 - tl.sum(eG1, axis=0)[None, :]
-        W2s = W2s - _mm(tl.trans(x2), eG2, DT)
-        b2 = b2 - tl.sum(eG2, axis=0)[None, :]
-
-
-
 def _pow2(n: int) -> bool:
     return n >= 16 and n & (n - 1) == 0
 
@@ -176,20 +142,6 @@ def check_shapes(head_dim: int, mini_batch: int) -> str | None:
     if not _pow2(mini_batch):
         return f"the triton kernel needs --mini-batch a power of two >= 16, got {mini_batch}"
     return None
-
-
-def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
-    """Warps per program of the mlp kernel. The state must fit in registers across the warps:
-    the mlp's is 8x the linear's, and IEEE float32 tl.dot (FMA-based, operands
-    replicated per thread) needs about twice the registers of a bf16/fp16 MMA.
-    From ptxas's register/spill report for sm_90 at f=64 (fewest spills);
-    XBENCH_TRITON_WARPS overrides (for tuning)."""
-    env = os.environ.get("XBENCH_TRITON_WARPS")
-    if env:
-        return int(env)
-    return 16 if dtype == torch.float32 else 8
-
-
 
 
 # Linear kernel launch settings per dtype of the products: (num_warps, BC rows
@@ -228,7 +180,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     out = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
     dt = DOT_DTYPES[xq.dtype]
     if ttt_type == "linear":
-        fp = max(16, triton.next_power_of_2(f))
+        fp = pow2_at_least_16(f)
         ws = torch.empty((B * nh, fp, fp), device=xq.device, dtype=torch.float32)
         gs = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
         nw, bc, st, onw = linear_launch(xq.dtype, fp)
@@ -238,10 +190,5 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
         ttt_linear_out_kernel[(B * nh, L // K)](xq, xk, tok, gate, f32["ln_w"], f32["ln_b"], out, gs, out, nh, L,
                                                 K=K, F=f, DT=dt, FP=fp, num_warps=onw)
     else:
-        if f & (f - 1):
-            raise xc.Unsupported(f"the triton mlp kernel needs head_dim f a power of two, got {f}")
-        ttt_mlp_kernel[(B * nh,)](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
-                                  f32["ln_w"], f32["ln_b"], out, nh, L, L // K,
-                                  K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C,
-                                  num_warps=num_warps(ttt_type, xq.dtype))
+        ttt_mlp(xq, xk, xv, gate, f32, tok, out, dt)
     return out
