@@ -68,9 +68,11 @@ from triton_ttt_math import GELU_C, _gelu, _gelu_and_prime, _ln, _ln_grad, _load
 
 
 @triton.jit
-def ttt_mlp_chain_kernel(XQ, XK, XV, GATE, TOK, B2, LNW, LNB, W1S, B1S, W2S, ZQS, Z1S, XBS, G2S, ZW, NH, L, N, NB,
-                         K: tl.constexpr, F: tl.constexpr, FP: tl.constexpr, HP: tl.constexpr, HB: tl.constexpr,
-                         BF: tl.constexpr, DT: tl.constexpr, C: tl.constexpr):
+def ttt_mlp_chain_kernel(XQ, XK, XV, GATE, TOK, B2, LNW, LNB, W1S, B1S, W2S, ZQS, Z1S, XBS, G2S, ZW, ST1, ST2,
+                         NH, L, N, NB,
+                         K: tl.constexpr, F: tl.constexpr, FP: tl.constexpr, H: tl.constexpr, HP: tl.constexpr,
+                         HB: tl.constexpr, BF: tl.constexpr, DT: tl.constexpr, C: tl.constexpr,
+                         SAVE: tl.constexpr = False):
     # Saves per token: Z1 (Z1S [.., L, HP]), X2bar (XBS), G2 (G2S [.., L, FP]),
     # X2bar W2 + b2 (ZW, [B, nh, L, f] like the output). ZQS [K, HP] holds
     # Q W1 + b1 from pass 1 to pass 2.
@@ -79,7 +81,14 @@ def ttt_mlp_chain_kernel(XQ, XK, XV, GATE, TOK, B2, LNW, LNB, W1S, B1S, W2S, ZQS
     # with a constant trip count LLVM unrolls the row-tile loops and the
     # unrolled tiles' operands are live at once (ptxas spilled 64 B at f=64
     # float32 that way, none this way).
+    # SAVE (for the backward, triton_inner_bwd_mlp.py): the state at the start
+    # of every mini-batch n >= 1, unpadded, [W1; b1] to ST1 [B*nh, N, F+1, H]
+    # and [W2; b2] to ST2 [B*nh, N, H+1, F], stored from pass 2's updates as
+    # they are written back (values already in a store's layout, not the
+    # pass-1 tiles in a dot's operand layout), b2 at the start of every step.
+    # The launcher copies n = 0's W1, b1, W2 (the parameters) itself.
     PAD: tl.constexpr = F != FP
+    HPAD: tl.constexpr = H != HP  # hidden units padded to a multiple of HB
     pid = tl.program_id(0)
     h = pid % NH
     rk, rf, rh, rb = tl.arange(0, K), tl.arange(0, FP), tl.arange(0, HB), tl.arange(0, BF)
@@ -93,7 +102,11 @@ def ttt_mlp_chain_kernel(XQ, XK, XV, GATE, TOK, B2, LNW, LNB, W1S, B1S, W2S, ZQS
     tok = tl.load(TOK + rk)
     tok_last = tl.load(TOK + K - 1)
     causal = rk[:, None] >= rk[None, :]
+    st1 = ST1 + pid.to(tl.int64) * N * (F + 1) * H
+    st2 = ST2 + pid.to(tl.int64) * N * (H + 1) * F
     for n in range(N):
+        if SAVE:
+            _store(st2 + n * (H + 1) * F + H * F + rf[None, :], b2, cm, PAD)
         row = xbase + (n * K + rk) * F
         xo = row[:, None] + rf[None, :]
         k, v = _load(XK + xo, cm, PAD), _load(XV + xo, cm, PAD)
@@ -151,15 +164,37 @@ def ttt_mlp_chain_kernel(XQ, XK, XV, GATE, TOK, B2, LNW, LNB, W1S, B1S, W2S, ZQS
             eg1 = g1 * e
             tl.debug_barrier()  # every read of these W2 rows is done before they are overwritten
             if DT == tl.float32:  # W2 -= X2^T (eta_last G2), G2 as above
-                tl.store(w2p, w2 - _mm(tl.trans(x2 * e), tl.load(g2r + rf[None, :]), DT))
+                w2n = w2 - _mm(tl.trans(x2 * e), tl.load(g2r + rf[None, :]), DT)
             else:
-                tl.store(w2p, w2 - _mm(tl.trans(x2), G2 * e, DT))
-            tl.store(b1s + hc, tl.load(b1s + hc) - tl.sum(eg1, axis=0))
+                w2n = w2 - _mm(tl.trans(x2), G2 * e, DT)
+            tl.store(w2p, w2n)
+            b1n = tl.load(b1s + hc) - tl.sum(eg1, axis=0)
+            tl.store(b1s + hc, b1n)
+            if SAVE:  # the state at the start of mini-batch n+1 (none is kept after the last)
+                s1, s2 = st1 + (n + 1) * (F + 1) * H, st2 + (n + 1) * (H + 1) * F
+                live = rf[None, :] < (N - 1 - n) * FP  # a tensor: the interpreter takes no scalar mask
+                if PAD:
+                    live = live & cm
+                if HPAD:
+                    live = live & (hc[:, None] < H)
+                tl.store(s2 + hc[:, None] * F + rf[None, :], w2n, mask=live)
+                blive = hc < (N - 1 - n) * HP
+                if HPAD:
+                    blive = blive & (hc < H)
+                tl.store(s1 + F * H + hc, b1n, mask=blive)
             for j in range(NB):  # padded rows of W1 stay zero: their rows of Kx^T are
                 fc = j * BF + rb
                 kt = _load(XK + row[None, :] + fc[:, None], fc[:, None] < F, PAD)  # [BF, K] = Kx^T rows
                 wp = w1s + fc[:, None] * HP + hc[None, :]
-                tl.store(wp, tl.load(wp) - _mm(kt, eg1, DT))
+                w1n = tl.load(wp) - _mm(kt, eg1, DT)
+                tl.store(wp, w1n)
+                if SAVE:
+                    live1 = hc[None, :] < (N - 1 - n) * HP
+                    if PAD:
+                        live1 = live1 & (fc[:, None] < F)
+                    if HPAD:
+                        live1 = live1 & (hc[None, :] < H)
+                    tl.store(st1 + (n + 1) * (F + 1) * H + fc[:, None] * H + hc[None, :], w1n, mask=live1)
         _store(ZW + xo, zw, cm, PAD)
         tl.debug_barrier()  # the new state is visible to every thread before the next pass 1
 
@@ -227,8 +262,6 @@ def ttt_mlp(xq, xk, xv, gate, f32: dict, tok, out, dt, states=None) -> None:
     contiguous, f32 the layer's inner parameters in float32, tok the
     per-row learning rates [K], dt the products' tl dtype. states: see
     triton_model.ttt_inner."""
-    if states is not None:
-        raise NotImplementedError("the mlp chain kernel does not save the states the backward needs yet")
     B, nh, L, f = xq.shape
     K, hid, dev = tok.shape[0], f32["W1"].shape[-1], xq.device
     fp = pow2_at_least_16(f)
@@ -244,9 +277,16 @@ def ttt_mlp(xq, xk, xv, gate, f32: dict, tok, out, dt, states=None) -> None:
     z1s = torch.empty((B * nh, L, hp), device=dev, dtype=torch.float32)
     xbs = torch.empty((B * nh, L, hp), device=dev, dtype=torch.float32)
     g2s = torch.empty((B * nh, L, fp), device=dev, dtype=torch.float32)
+    if states is not None:  # mini-batch 0 starts from the parameters; the kernel saves the rest (and every b2)
+        st1 = states[0].view(B, nh, L // K, f + 1, hid)
+        st1[:, :, 0, :f] = f32["W1"]
+        st1[:, :, 0, f] = f32["b1"]
+        states[1].view(B, nh, L // K, hid + 1, f)[:, :, 0, :hid] = f32["W2"]
+    save = states if states is not None else (w1s, w1s)  # pointers that SAVE=False never writes
     # out holds X2bar W2 + b2 between the two kernels
     ttt_mlp_chain_kernel[(B * nh,)](xq, xk, xv, gate, tok, f32["b2"], f32["ln_w"], f32["ln_b"], w1s, b1s, w2s,
-                                    zqs, z1s, xbs, g2s, out, nh, L, L // K, triton.cdiv(f, bf), K=K, F=f, FP=fp,
-                                    HP=hp, HB=hb, BF=bf, DT=dt, C=GELU_C, num_warps=nw, num_stages=st)
+                                    zqs, z1s, xbs, g2s, out, *save, nh, L, L // K, triton.cdiv(f, bf), K=K, F=f,
+                                    FP=fp, H=hid, HP=hp, HB=hb, BF=bf, DT=dt, C=GELU_C, SAVE=states is not None,
+                                    num_warps=nw, num_stages=st)
     ttt_mlp_out_kernel[(B * nh, L // K)](xq, gate, tok, f32["ln_w"], f32["ln_b"], z1s, xbs, g2s, out, out, nh, L,
                                          K=K, F=f, FP=fp, HP=hp, HB=hb, DT=dt, C=GELU_C, num_warps=onw)

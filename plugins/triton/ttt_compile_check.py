@@ -93,7 +93,7 @@ def kernels(f: int, dt: str) -> list:
     mw, hb, bf, mst, mow = tmlp.mlp_launch(tdt, fp, hidden)
     hp = triton.cdiv(hidden, hb) * hb
     mlp = dict(K=K, F=f, FP=fp, HP=hp, HB=hb, DT=ldt, C=tmlp.GELU_C)
-    chain = dict(mlp, BF=bf, **({"NB": 1} if triton.cdiv(f, bf) == 1 else {}))  # a launch specialises NB == 1
+    chain = dict(mlp, H=hidden, BF=bf, **({"NB": 1} if triton.cdiv(f, bf) == 1 else {}))  # a launch specialises NB == 1
     return [
         (f"linear chain w{nw} BC{bc}", tm.ttt_linear_kernel, dict(K=K, F=f, BC=bc, DT=ldt, FP=fp),
          {"num_warps": nw, "num_stages": st}),
@@ -133,7 +133,7 @@ def sweep() -> None:
                         if bf > fp:
                             continue
                         hp = triton.cdiv(hidden, hb) * hb
-                        const = dict(K=K, F=f, FP=fp, HP=hp, HB=hb, BF=bf, DT=ldt, C=tmlp.GELU_C,
+                        const = dict(K=K, F=f, FP=fp, H=hidden, HP=hp, HB=hb, BF=bf, DT=ldt, C=tmlp.GELU_C,
                                      **({"NB": 1} if triton.cdiv(f, bf) == 1 else {}))
                         try:
                             r = compile_and_report(source(tmlp.ttt_mlp_chain_kernel, const, dt),
