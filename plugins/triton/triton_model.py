@@ -17,6 +17,11 @@ Any head dim f runs: f is padded to FP, the next power of two >= 16, inside
 the kernels (triton_ttt_math.py states the contract); at a power of two the
 padding is compiled out.
 
+For the backward (triton_inner_fn.py) the chain kernels also save the state
+each mini-batch starts from, at the true f, when ttt_inner is given states=
+buffers: SAVE is a constexpr, so a forward without them compiles as if the
+stores were not there.
+
 Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
 elementwise math in float32, so the same source builds for NVIDIA and AMD and
 runs in the interpreter (TRITON_INTERPRET=1, set by triton_backend on cpu).
