@@ -36,13 +36,14 @@ from triton.compiler import ASTSource  # noqa: E402
 import triton_inner_bwd as lin  # noqa: E402
 import triton_inner_bwd_mlp as mlp  # noqa: E402
 import triton_model as tm  # noqa: E402
+import triton_ttt_mlp as tmlp  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 F, K = 64, 16
 H = 4 * F
 DTYPES = {"fp32": (tl.float32, torch.float32), "bf16": (tl.bfloat16, torch.bfloat16)}
 INPUTS = ("XQ", "XK", "XV", "GATE")  # the inner loop's inputs, in the run's dtype; every other pointer is float32
-INTS = ("NH", "L", "N")
+INTS = ("NH", "L", "N", "NB")  # NB (the mlp chain's row tiles of W1): 2 at f=64, not specialised
 
 
 def kernels(dt: str) -> list:
@@ -51,7 +52,8 @@ def kernels(dt: str) -> list:
     nw, bc = lin.launch(F)
     mw, hc, mbc = mlp.launch(F)
     mc = dict(K=K, F=F, H=H, HC=hc, DT=tdt, C=tm.GELU_C)
-    fw, fbc, fst = tm.linear_launch(torch_dt, F)
+    fw, fbc, fst, _ = tm.linear_launch(torch_dt, F)
+    mlw, hb, bf, mst, _ = tmlp.mlp_launch(torch_dt, F, H)
     return [
         ("ttt_linear_bwd_pre", lin.ttt_linear_bwd_pre_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
         ("ttt_linear_bwd_chain", lin.ttt_linear_bwd_chain_kernel, dict(K=K, F=F, BC=bc, DT=tdt), nw, 3),
@@ -59,9 +61,9 @@ def kernels(dt: str) -> list:
         ("ttt_mlp_bwd_pre", mlp.ttt_mlp_bwd_pre_kernel, dict(mc, BC=mbc), mw, 3),
         ("ttt_mlp_bwd_chain", mlp.ttt_mlp_bwd_chain_kernel, dict(mc, BC=mbc), mw, 3),
         ("ttt_mlp_bwd_post", mlp.ttt_mlp_bwd_post_kernel, mc, mw, 3),
-        ("forward linear, SAVE", tm.ttt_linear_kernel, dict(K=K, F=F, BC=fbc, DT=tdt, SAVE=True), fw, fst),
-        ("forward mlp, SAVE", tm.ttt_mlp_kernel, dict(K=K, F=F, H=H, DT=tdt, C=tm.GELU_C, SAVE=True),
-         tm.num_warps("mlp", torch_dt), 3),
+        ("forward linear, SAVE", tm.ttt_linear_kernel, dict(K=K, F=F, BC=fbc, DT=tdt, FP=F, SAVE=True), fw, fst),
+        ("forward mlp chain, SAVE", tmlp.ttt_mlp_chain_kernel,
+         dict(K=K, F=F, FP=F, H=H, HP=H, HB=hb, BF=bf, DT=tdt, C=tm.GELU_C, SAVE=True), mlw, mst),
     ]
 
 

@@ -35,7 +35,7 @@ bf16/fp16 run the tensor-core dot with float32 accumulation, P (and in the
 backward dS) rounded to the input dtype before its product, as FlashAttention
 does. In the interpreter (TRITON_INTERPRET=1, set before import) the narrow
 operands are rounded to their dtype and multiplied as float32 (the
-interpreter's narrow-type tl.dot is unreliable, see triton_model.py): the same
+interpreter's narrow-type tl.dot is unreliable, see triton_ttt_math.py): the same
 products, since bf16/fp16 products are exact in float32.
 
 Tuning: on a GPU @triton.autotune over the configs of triton_attention_cfg

@@ -1,14 +1,26 @@
-"""The TTT inner loop (shared/specs/ttt.md steps 3-5) as one fused Triton
-kernel per inner model, and the launcher that replaces the pytorch backend's
-ttt_inner. The dense rest of the model is the pytorch backend's (reused).
+"""The TTT inner loop (shared/specs/ttt.md steps 3-5) as fused Triton
+kernels, and the launcher that replaces the pytorch backend's ttt_inner. The
+dense rest of the model is the pytorch backend's (reused).
 
-One program per (sequence, head) walks every mini-batch in order. In the mlp
-kernel the inner state (W1, b1, W2, b2) is kept in registers; in the linear
-kernel b1 is, and W1 lives in a per-program scratch slice (L1/L2-resident)
-that is read and updated BC rows at a time, which keeps every tl.dot operand
+Each inner model is two kernels: the serial chain through the state, one
+program per (sequence, head) walking every mini-batch in order, and the
+output rows, one program per (sequence, head, mini-batch), from what the
+chain saved. The state lives in a per-program scratch slice (L1/L2-resident)
+that is read and updated a tile at a time, which keeps every tl.dot operand
 small: a whole 64x64 W as an IEEE float32 (FMA) dot operand is replicated
-across each thread's columns and spilled (3.99 ms -> 0.71 ms per layer on an
-H100 at 125m, with the output rows in a second, parallel kernel). Only `out` leaves the kernel.
+across each thread's columns and spilled (linear: 3.99 ms -> 0.71 ms per layer
+on an H100 at 125m). The linear kernels are below (the chain holds b in
+registers, W in the scratch, BC rows at a time); the mlp's are in
+triton_ttt_mlp.py, with the arithmetic of a step.
+
+Any head dim f runs: f is padded to FP, the next power of two >= 16, inside
+the kernels (triton_ttt_math.py states the contract); at a power of two the
+padding is compiled out.
+
+For the backward (triton_inner_fn.py) the chain kernels also save the state
+each mini-batch starts from, at the true f, when ttt_inner is given states=
+buffers: SAVE is a constexpr, so a forward without them compiles as if the
+stores were not there.
 
 Portability: only tl.* operations (tl.dot, tl.sum, tl.sigmoid, tl.sqrt), all
 elementwise math in float32, so the same source builds for NVIDIA and AMD and
@@ -20,7 +32,6 @@ dot operands are rounded to that dtype and accumulated in float32.
 
 from __future__ import annotations
 
-import math
 import os
 
 import torch
@@ -28,79 +39,18 @@ import triton
 import triton.language as tl
 
 import xbench_contract as xc
+# The shared kernel pieces, importable from here as before they moved.
+from triton_ttt_math import (EMULATE, GELU_C, _gelu, _gelu_and_prime, _ln, _ln_grad, _load, _mm,  # noqa: F401
+                             _mma, _store, _tanh)
+from triton_ttt_mlp import pow2_at_least_16, ttt_mlp, ttt_mlp_chain_kernel, ttt_mlp_out_kernel  # noqa: F401
 
 DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
-GELU_C = math.sqrt(2.0 / math.pi)
-
-
-# The interpreter's tl.dot on bfloat16 operands returns garbage (it multiplies
-# the raw bits), so there the operands are rounded to DT and multiplied as
-# float32, which is the same product: bf16/fp16 products are exact in float32.
-EMULATE = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
-
-
-@triton.jit
-def _mm(a, b, DT: tl.constexpr):
-    # a @ b, float32 accumulation; float32 operands stay IEEE float32.
-    if DT == tl.float32:
-        return tl.dot(a, b, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT))
-
-
-@triton.jit
-def _ln_grad(z, tgt, lnw, lnb, F: tl.constexpr):
-    # Spec step 5, per row of z [K, F].
-    mu = tl.sum(z, axis=1) / F
-    zc = z - mu[:, None]
-    rs = 1.0 / tl.sqrt(tl.sum(zc * zc, axis=1) / F + 1e-6)
-    xh = zc * rs[:, None]
-    g = (lnw * xh + lnb - tgt) * lnw
-    return (F * g - tl.sum(g, axis=1)[:, None] - xh * tl.sum(g * xh, axis=1)[:, None]) * (rs / F)[:, None]
-
-
-@triton.jit
-def _ln(z, lnw, lnb, F: tl.constexpr):
-    mu = tl.sum(z, axis=1) / F
-    zc = z - mu[:, None]
-    rs = 1.0 / tl.sqrt(tl.sum(zc * zc, axis=1) / F + 1e-6)
-    return zc * rs[:, None] * lnw + lnb
-
-
-@triton.jit
-def _tanh(u):
-    return 2.0 * tl.sigmoid(2.0 * u) - 1.0  # tl.tanh is not portable across backends/versions
-
-
-@triton.jit
-def _gelu_and_prime(x, C: tl.constexpr):
-    t = _tanh(C * (x + 0.044715 * x * x * x))
-    return 0.5 * x * (1.0 + t), 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * C * (1.0 + 3 * 0.044715 * x * x)
-
-
-@triton.jit
-def _load_rows(ptr, base, n, K: tl.constexpr, F: tl.constexpr):
-    rk, rf = tl.arange(0, K), tl.arange(0, F)
-    return tl.load(ptr + base + (n * K + rk)[:, None] * F + rf[None, :]).to(tl.float32)
-
-
-@triton.jit
-def _mma(a, b, acc, DT: tl.constexpr):
-    # acc + a @ b (see _mm).
-    if DT == tl.float32:
-        return tl.dot(a, b, acc, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), acc, input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT), acc)
 
 
 @triton.jit
 def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, NH, L, N,
                       K: tl.constexpr, F: tl.constexpr, BC: tl.constexpr, DT: tl.constexpr,
-                      SAVE: tl.constexpr):
+                      FP: tl.constexpr, SAVE: tl.constexpr = False):
     # The serial chain only: per mini-batch, Z = Kx W + b, its gradient G and
     # the update of (W, b), plus Q W + b, which needs this mini-batch's state.
     # Q W + b goes to ZQ and G to GS; ttt_linear_out_kernel forms the output
@@ -110,131 +60,96 @@ def ttt_linear_kernel(XQ, XK, XV, TOK, GATE, W1, B1, LNW, LNB, ZQ, GS, WS, ST, N
     # is taken BC rows of W at a time, so a tl.dot's operands stay small. A
     # whole-W operand (64x64) made the float32 (FMA) dot replicate W's columns
     # in every thread, hundreds of registers, and spill on every mini-batch.
+    # f = F is padded to FP (triton_ttt_math's contract): WS is [FP, FP] with
+    # zero padding, and row chunks of W that are all padding are skipped.
     # SAVE (for the backward, triton_inner_bwd.py): the state [W; b] at the
-    # start of every mini-batch goes to ST [B*nh, N, F+1, F]: the initial W
-    # with its copy into WS, each updated W chunk as it is written back
-    # (storing the chunks the products load instead took ptxas from 144 to
-    # 254 registers at f=64: they are in the dot's operand layout).
+    # start of every mini-batch goes to ST [B*nh, N, F+1, F] (unpadded): the
+    # initial W as it is copied into WS, b before each update, each updated W
+    # chunk as it is written back. Storing the chunks the products load
+    # instead took ptxas from 144 to 254 registers at f=64 (they are in the
+    # dot's operand layout); these values are in a store's layout already.
+    PAD: tl.constexpr = F != FP
     pid = tl.program_id(0)
     h = pid % NH
-    rk, rf, rc = tl.arange(0, K), tl.arange(0, F), tl.arange(0, BC)
+    rk, rf, rc = tl.arange(0, K), tl.arange(0, FP), tl.arange(0, BC)
+    cm = rf[None, :] < F  # the true lanes of a row
     xbase, gbase = pid * L * F, pid * L  # [B, nh, L, f] and [B, nh, L], contiguous
-    ws = WS + pid * F * F
+    ws = WS + pid * FP * FP
     st = ST + pid.to(tl.int64) * N * (F + 1) * F
-    wofs = rf[:, None] * F + rf[None, :]
-    w0 = tl.load(W1 + h * F * F + wofs)
-    tl.store(ws + wofs, w0)
-    if SAVE:
-        tl.store(st + wofs, w0)
-    b = tl.load(B1 + h * F + rf)[None, :]
-    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
+    for c in tl.static_range(FP // BC):  # BC rows at a time, padded rows too (zeros)
+        col = c * BC + rc
+        wm = (col[:, None] < F) & cm
+        w0 = _load(W1 + h * F * F + col[:, None] * F + rf[None, :], wm, PAD)
+        tl.store(ws + col[:, None] * FP + rf[None, :], w0)
+        if SAVE:
+            if c * BC < F:
+                _store(st + col[:, None] * F + rf[None, :], w0, wm, PAD)
+    b = _load(B1 + h * F + rf, rf < F, PAD)[None, :]
+    lnw, lnb = _load(LNW + h * F + rf, rf < F, PAD)[None, :], _load(LNB + h * F + rf, rf < F, PAD)[None, :]
     tok_last = tl.load(TOK + K - 1)  # base_lr / f * max(0, 1/K + tok_delta[K-1])
     tl.debug_barrier()
     for n in range(N):
         row = xbase + (n * K + rk) * F  # [K] offsets of this mini-batch's rows
-        zk = tl.zeros([K, F], tl.float32) + b
-        zq = tl.zeros([K, F], tl.float32) + b
-        for c in tl.static_range(F // BC):
-            col = c * BC + rc
-            qc = tl.load(XQ + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
-            kc = tl.load(XK + row[:, None] + col[None, :]).to(tl.float32)  # [K, BC]
-            wc = tl.load(ws + col[:, None] * F + rf[None, :])  # [BC, F]
-            zk = _mma(kc, wc, zk, DT)
-            zq = _mma(qc, wc, zq, DT)
+        zk = tl.zeros([K, FP], tl.float32) + b
+        zq = tl.zeros([K, FP], tl.float32) + b
+        for c in tl.static_range(FP // BC):
+            if c * BC < F:
+                col = c * BC + rc
+                qc = _load(XQ + row[:, None] + col[None, :], col[None, :] < F, PAD)  # [K, BC]
+                kc = _load(XK + row[:, None] + col[None, :], col[None, :] < F, PAD)  # [K, BC]
+                wc = tl.load(ws + col[:, None] * FP + rf[None, :])  # [BC, FP]
+                zk = _mma(kc, wc, zk, DT)
+                zq = _mma(qc, wc, zq, DT)
         if SAVE:
-            tl.store(st + n * (F + 1) * F + F * F + rf[None, :], b)
+            _store(st + n * (F + 1) * F + F * F + rf[None, :], b, cm, PAD)
         xo = row[:, None] + rf[None, :]
-        k = tl.load(XK + xo).to(tl.float32)
-        v = tl.load(XV + xo).to(tl.float32)
+        k = _load(XK + xo, cm, PAD)
+        v = _load(XV + xo, cm, PAD)
         g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
-        G = _ln_grad(zk, v - k, lnw, lnb, F)
-        tl.store(ZQ + xo, zq)
-        tl.store(GS + xo, G)
+        G = _ln_grad(zk, v - k, lnw, lnb, F, cm, PAD)
+        _store(ZQ + xo, zq, cm, PAD)
+        _store(GS + xo, G, cm, PAD)
         eG = G * (tok_last * g)[:, None]
         b = b - tl.sum(eG, axis=0)[None, :]
         tl.debug_barrier()  # every read of W above is done before it is overwritten
-        for c in tl.static_range(F // BC):
-            col = c * BC + rc
-            kt = tl.load(XK + row[None, :] + col[:, None]).to(tl.float32)  # [BC, K] = Kx^T rows
-            wp = ws + col[:, None] * F + rf[None, :]
-            wn = tl.load(wp) - _mm(kt, eG, DT)
-            tl.store(wp, wn)
-            if SAVE:  # the state at the start of mini-batch n+1 (none is kept after the last)
-                tl.store(st + (n + 1) * (F + 1) * F + col[:, None] * F + rf[None, :], wn,
-                         mask=rf[None, :] < (N - 1 - n) * F)  # a tensor: the interpreter takes no bool mask
+        for c in tl.static_range(FP // BC):
+            if c * BC < F:  # padded rows of W stay zero: their rows of Kx^T are
+                col = c * BC + rc
+                kt = _load(XK + row[None, :] + col[:, None], col[:, None] < F, PAD)  # [BC, K] = Kx^T rows
+                wp = ws + col[:, None] * FP + rf[None, :]
+                wn = tl.load(wp) - _mm(kt, eG, DT)
+                tl.store(wp, wn)
+                if SAVE:  # the state at the start of mini-batch n+1 (none is kept after the last)
+                    live = rf[None, :] < (N - 1 - n) * FP  # a tensor: the interpreter takes no scalar mask
+                    if PAD:
+                        live = live & (col[:, None] < F) & cm
+                    tl.store(st + (n + 1) * (F + 1) * F + col[:, None] * F + rf[None, :], wn, mask=live)
         tl.debug_barrier()  # the new W is visible to every thread of the program
 
 
 @triton.jit
 def ttt_linear_out_kernel(XQ, XK, TOK, GATE, LNW, LNB, ZQ, GS, OUT, NH, L,
-                          K: tl.constexpr, F: tl.constexpr, DT: tl.constexpr):
+                          K: tl.constexpr, F: tl.constexpr, DT: tl.constexpr, FP: tl.constexpr):
     # One program per (sequence, head, mini-batch): the output rows from the
     # chain's Q W + b (ZQ) and G (GS). OUT may be ZQ (each element is read,
     # then written, by this program only).
+    PAD: tl.constexpr = F != FP
     pid, n = tl.program_id(0), tl.program_id(1)
     h = pid % NH
-    rk, rf = tl.arange(0, K), tl.arange(0, F)
+    rk, rf = tl.arange(0, K), tl.arange(0, FP)
+    cm = rf[None, :] < F
     row = pid * L * F + (n * K + rk) * F
     xo = row[:, None] + rf[None, :]
-    q = tl.load(XQ + xo).to(tl.float32)
-    kt = tl.load(XK + row[None, :] + rf[:, None]).to(tl.float32)  # [F, K] = Kx^T
+    q = _load(XQ + xo, cm, PAD)
+    kt = _load(XK + row[None, :] + rf[:, None], rf[:, None] < F, PAD)  # [FP, K] = Kx^T
     g = tl.load(GATE + pid * L + n * K + rk).to(tl.float32)
     tok = tl.load(TOK + rk)
-    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
-    G = tl.load(GS + xo)
+    lnw, lnb = _load(LNW + h * F + rf, rf < F, PAD)[None, :], _load(LNB + h * F + rf, rf < F, PAD)[None, :]
+    G = _load(GS + xo, cm, PAD)
     # tril(eta * Q Kx^T) @ G + tril(eta) @ G in one product.
     m = tl.where(rk[:, None] >= rk[None, :], tok[:, None] * g[None, :] * (_mm(q, kt, DT) + 1.0), 0.0)
-    zbar = tl.load(ZQ + xo) - _mm(m, G, DT)
-    tl.store(OUT + xo, q + _ln(zbar, lnw, lnb, F))
-
-
-@triton.jit
-def ttt_mlp_kernel(XQ, XK, XV, GATE, TOK, W1, B1, W2, B2, LNW, LNB, OUT, ST1, ST2, NH, L, N,
-                   K: tl.constexpr, F: tl.constexpr, H: tl.constexpr, DT: tl.constexpr, C: tl.constexpr,
-                   SAVE: tl.constexpr):
-    # SAVE (for the backward, triton_inner_bwd_mlp.py): the state at the start
-    # of every mini-batch, [W1; b1] to ST1 [B*nh, N, F+1, H] and [W2; b2] to
-    # ST2 [B*nh, N, H+1, F].
-    pid = tl.program_id(0)
-    h = pid % NH
-    rk, rf, rh = tl.arange(0, K), tl.arange(0, F), tl.arange(0, H)
-    xbase, gbase = pid * L * F, pid * L
-    W1s = tl.load(W1 + h * F * H + rf[:, None] * H + rh[None, :])  # [F, H]
-    b1 = tl.load(B1 + h * H + rh)[None, :]
-    W2s = tl.load(W2 + h * H * F + rh[:, None] * F + rf[None, :])  # [H, F]
-    b2 = tl.load(B2 + h * F + rf)[None, :]
-    lnw, lnb = tl.load(LNW + h * F + rf)[None, :], tl.load(LNB + h * F + rf)[None, :]
-    tok = tl.load(TOK + rk)
-    tok_last = tl.load(TOK + K - 1)
-    causal = rk[:, None] >= rk[None, :]
-    st1 = ST1 + pid.to(tl.int64) * N * (F + 1) * H
-    st2 = ST2 + pid.to(tl.int64) * N * (H + 1) * F
-    for n in range(N):
-        if SAVE:
-            tl.store(st1 + n * (F + 1) * H + rf[:, None] * H + rh[None, :], W1s)
-            tl.store(st1 + n * (F + 1) * H + F * H + rh[None, :], b1)
-            tl.store(st2 + n * (H + 1) * F + rh[:, None] * F + rf[None, :], W2s)
-            tl.store(st2 + n * (H + 1) * F + H * F + rf[None, :], b2)
-        q = _load_rows(XQ, xbase, n, K, F)
-        k = _load_rows(XK, xbase, n, K, F)
-        v = _load_rows(XV, xbase, n, K, F)
-        g = tl.load(GATE + gbase + n * K + rk).to(tl.float32)
-        eta = tok[:, None] * g[None, :]
-        z1 = _mm(k, W1s, DT) + b1
-        x2, dx2 = _gelu_and_prime(z1, C)
-        G2 = _ln_grad(_mm(x2, W2s, DT) + b2, v - k, lnw, lnb, F)
-        G1 = _mm(G2, tl.trans(W2s), DT) * dx2
-        m1 = tl.where(causal, eta * (_mm(q, tl.trans(k), DT) + 1.0), 0.0)
-        x2bar, _ = _gelu_and_prime(_mm(q, W1s, DT) + b1 - _mm(m1, G1, DT), C)
-        m2 = tl.where(causal, eta * (_mm(x2bar, tl.trans(x2), DT) + 1.0), 0.0)
-        zbar = _mm(x2bar, W2s, DT) + b2 - _mm(m2, G2, DT)
-        tl.store(OUT + xbase + (n * K + rk)[:, None] * F + rf[None, :], q + _ln(zbar, lnw, lnb, F))
-        e = (tok_last * g)[:, None]
-        eG1, eG2 = G1 * e, G2 * e
-        W1s = W1s - _mm(tl.trans(k), eG1, DT)
-        b1 = b1 - tl.sum(eG1, axis=0)[None, :]
-        W2s = W2s - _mm(tl.trans(x2), eG2, DT)
-        b2 = b2 - tl.sum(eG2, axis=0)[None, :]
+    zbar = _load(ZQ + xo, cm, PAD) - _mm(m, G, DT)
+    _store(OUT + xo, q + _ln(zbar, lnw, lnb, F, cm, PAD), cm, PAD)
 
 
 def _pow2(n: int) -> bool:
@@ -242,25 +157,15 @@ def _pow2(n: int) -> bool:
 
 
 def check_shapes(head_dim: int, mini_batch: int) -> str | None:
-    """Why the kernel cannot run these sizes (tl.arange and tl.dot want powers
-    of two >= 16), or None."""
-    if not _pow2(head_dim):
-        return f"the triton kernel needs head_dim f a power of two >= 16, got {head_dim}"
+    """Why the kernels cannot run these sizes, or None. Any head dim runs
+    (padded to a power of two inside the kernels); the mini-batch is the M
+    dimension of every tl.dot and a tl.arange, unpadded, so it must be a
+    power of two >= 16."""
+    if head_dim < 1:
+        return f"the triton kernel needs head_dim f >= 1, got {head_dim}"
     if not _pow2(mini_batch):
         return f"the triton kernel needs --mini-batch a power of two >= 16, got {mini_batch}"
     return None
-
-
-def num_warps(ttt_type: str, dtype: torch.dtype) -> int:
-    """Warps per program of the mlp kernel. The state must fit in registers across the warps:
-    the mlp's is 8x the linear's, and IEEE float32 tl.dot (FMA-based, operands
-    replicated per thread) needs about twice the registers of a bf16/fp16 MMA.
-    From ptxas's register/spill report for sm_90 at f=64 (fewest spills);
-    XBENCH_TRITON_WARPS overrides (for tuning)."""
-    env = os.environ.get("XBENCH_TRITON_WARPS")
-    if env:
-        return int(env)
-    return 16 if dtype == torch.float32 else 8
 
 
 # Linear kernel launch settings per dtype of the products: (num_warps, BC rows
@@ -277,10 +182,11 @@ def _env_int(name: str, default: int) -> int:
     return int(env) if env else default
 
 
-def linear_launch(dtype: torch.dtype, f: int) -> tuple:
+def linear_launch(dtype: torch.dtype, fp: int) -> tuple:
+    """(num_warps, BC, num_stages, out-kernel warps) at padded head dim fp."""
     nw, bc, st = LINEAR_LAUNCH[dtype]
-    return (_env_int("XBENCH_TRITON_WARPS", nw), min(_env_int("XBENCH_TRITON_BC", bc), f),
-            _env_int("XBENCH_TRITON_STAGES", st))
+    return (_env_int("XBENCH_TRITON_WARPS", nw), min(_env_int("XBENCH_TRITON_BC", bc), fp),
+            _env_int("XBENCH_TRITON_STAGES", st), _env_int("XBENCH_TRITON_OUT_WARPS", 4))
 
 
 def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, states=None):
@@ -288,9 +194,9 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, states=
     (rotated), gate [B, nh, L]; returns out [B, nh, L, f] in float32.
 
     states, for the backward (triton_inner_bwd.py): float32 buffers the
-    kernel fills with the inner state at the start of every mini-batch, laid
-    out as the pytorch model's [W; b] stacks: linear ([B*nh, N, f+1, f],),
-    mlp ([B*nh, N, f+1, 4f], [B*nh, N, 4f+1, f])."""
+    kernels fill with the inner state at the start of every mini-batch, laid
+    out as the pytorch model's [W; b] stacks at the true f: linear
+    ([B*nh, N, f+1, f],), mlp ([B*nh, N, f+1, 4f], [B*nh, N, 4f+1, f])."""
     B, nh, L, f = xq.shape
     K = mini_batch
     why = check_shapes(f, K)
@@ -302,21 +208,18 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, states=
     tok = (xc.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + f32["tok_delta"])
     out = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
     dt = DOT_DTYPES[xq.dtype]
-    grid = (B * nh,)
     if ttt_type == "linear":
-        ws = torch.empty((B * nh, f, f), device=xq.device, dtype=torch.float32)
+        fp = pow2_at_least_16(f)
+        ws = torch.empty((B * nh, fp, fp), device=xq.device, dtype=torch.float32)
         gs = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
-        nw, bc, st = linear_launch(xq.dtype, f)
-        # out holds Q W + b between the two kernels
+        nw, bc, st, onw = linear_launch(xq.dtype, fp)
         save = states[0] if states is not None else ws  # ws: a pointer that SAVE=False never writes
-        ttt_linear_kernel[grid](xq, xk, xv, tok, gate, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, gs, ws,
-                                save, nh, L, L // K, K=K, F=f, BC=bc, DT=dt, SAVE=states is not None,
-                                num_warps=nw, num_stages=st)
+        # out holds Q W + b between the two kernels
+        ttt_linear_kernel[(B * nh,)](xq, xk, xv, tok, gate, f32["W1"], f32["b1"], f32["ln_w"], f32["ln_b"], out, gs,
+                                     ws, save, nh, L, L // K, K=K, F=f, BC=bc, DT=dt, FP=fp, SAVE=states is not None,
+                                     num_warps=nw, num_stages=st)
         ttt_linear_out_kernel[(B * nh, L // K)](xq, xk, tok, gate, f32["ln_w"], f32["ln_b"], out, gs, out, nh, L,
-                                                K=K, F=f, DT=dt, num_warps=4)
+                                                K=K, F=f, DT=dt, FP=fp, num_warps=onw)
     else:
-        ttt_mlp_kernel[grid](xq, xk, xv, gate, tok, f32["W1"], f32["b1"], f32["W2"], f32["b2"],
-                             f32["ln_w"], f32["ln_b"], out, *(states if states is not None else (out, out)),
-                             nh, L, L // K, K=K, F=f, H=f32["W1"].shape[-1], DT=dt, C=GELU_C, SAVE=states is not None,
-                             num_warps=num_warps(ttt_type, xq.dtype))
+        ttt_mlp(xq, xk, xv, gate, f32, tok, out, dt, states)
     return out

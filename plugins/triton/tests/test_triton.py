@@ -26,13 +26,15 @@ def rel(a, b):
 
 
 @pytest.mark.parametrize("dtype,tol", [(torch.float32, 1e-5), (torch.bfloat16, 2e-2)], ids=["float32", "bfloat16"])
-@pytest.mark.parametrize("f", [16, 64], ids=["f16_tiny", "f64_125m"])
+# f=96 (760m) and f=33 run padded to 128 and 64 (and the mlp's hidden 132 to
+# 160): the padded lanes must stay zero through three mini-batches.
+@pytest.mark.parametrize("f,B", [(16, 2), (64, 2), (96, 1), (33, 1)], ids=["f16_tiny", "f64_125m", "f96_760m", "f33_odd"])
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
-def test_kernel_matches_reference(ttt_type, f, dtype, tol):
+def test_kernel_matches_reference(ttt_type, f, B, dtype, tol):
     import model as torch_model
     import triton_model
 
-    nh, B, L = 2, 2, 48  # three mini-batches of 16, so the state carries over twice
+    nh, L = 2, 48  # three mini-batches of 16, so the state carries over twice
     size = xc.ModelSize("t", nh * f, 1, nh, f, 4, 8)
     p = {k.rsplit(".", 1)[1]: torch.from_numpy(v) for k, v in perturbed(xc.inner_param_specs(size, ttt_type, 16)).items()}
     gen = torch.Generator().manual_seed(0)

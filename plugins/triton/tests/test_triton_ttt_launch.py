@@ -1,0 +1,75 @@
+"""The TTT inner-loop kernels' shapes, launch settings and sm_90 build:
+which sizes are refused, how the XBENCH_TRITON_* overrides reach a launch,
+and that every kernel compiles for an H100 without spilling registers.
+(Their numbers against pytorch's inner loop are in test_triton.py.)"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.mark.parametrize("head_dim,mini_batch,word", [
+    (64, 16, None),  # 125m
+    (96, 16, None),  # 760m: padded to 128 inside the kernels
+    (33, 32, None),
+    (1, 16, None),
+    (0, 16, "head_dim"),
+    (64, 8, "mini-batch"),  # the M dimension of every tl.dot: >= 16
+    (64, 24, "mini-batch"),  # a tl.arange: a power of two
+])
+def test_check_shapes(head_dim, mini_batch, word):
+    import triton_model
+
+    why = triton_model.check_shapes(head_dim, mini_batch)
+    if word is None:
+        assert why is None, why
+    else:
+        assert why is not None and word in why
+
+
+@pytest.mark.parametrize("env,f,hidden,want", [
+    ({}, 64, 256, (8, 32, 32, 1, 4)),
+    ({"XBENCH_TRITON_WARPS": "4", "XBENCH_TRITON_HB": "64", "XBENCH_TRITON_BF": "16",
+      "XBENCH_TRITON_STAGES": "2", "XBENCH_TRITON_OUT_WARPS": "8"}, 64, 256, (4, 64, 16, 2, 8)),
+    ({"XBENCH_TRITON_HB": "512", "XBENCH_TRITON_BF": "256"}, 96, 384, (8, 512, 128, 1, 4)),  # at most pow2(4f), FP
+    ({"XBENCH_TRITON_HB": "128", "XBENCH_TRITON_BF": "64"}, 16, 64, (8, 64, 16, 1, 4)),  # tiny
+    ({"XBENCH_TRITON_HB": "40"}, 64, 256, (8, 64, 32, 1, 4)),  # rounded up to a power of two
+])
+def test_mlp_launch_overrides(monkeypatch, env, f, hidden, want):
+    import triton_ttt_mlp
+
+    for name in ("WARPS", "HB", "BF", "STAGES", "OUT_WARPS"):
+        monkeypatch.delenv(f"XBENCH_TRITON_{name}", raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    assert triton_ttt_mlp.mlp_launch(torch.float32, triton_ttt_mlp.pow2_at_least_16(f), hidden) == want
+
+
+def test_linear_launch_keeps_the_h100_settings(monkeypatch):
+    # (4 warps, BC 32, 2 stages) is the measured fastest at f=64; padding to
+    # 128 (f=96) keeps BC, and a small f clamps it to the padded width.
+    import triton_model
+
+    for name in ("WARPS", "BC", "STAGES", "OUT_WARPS"):
+        monkeypatch.delenv(f"XBENCH_TRITON_{name}", raising=False)
+    assert triton_model.linear_launch(torch.float32, 64) == (4, 32, 2, 4)
+    assert triton_model.linear_launch(torch.bfloat16, 128) == (4, 32, 2, 4)
+    assert triton_model.linear_launch(torch.float32, 16) == (4, 16, 2, 4)
+
+
+def test_kernels_compile_for_sm90_without_spills():
+    # The interpreter runs code the compiler refuses and says nothing about
+    # registers: compile for real, in a process without TRITON_INTERPRET.
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("XBENCH_TRITON_")}
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"
+    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "ttt_compile_check.py")], env=env,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [ln for ln in r.stdout.splitlines() if ln.startswith("f")]
+    # 4 kernels x float32, bfloat16 x f=64, f=96
+    assert len(lines) == 16 and all("spill stores 0 B" in ln for ln in lines), r.stdout
