@@ -31,7 +31,7 @@ log="$out/h100.log"
 step machine 20 sh -c 'nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc'
 step "run linear forward float32" 120 $X run $gpu --ttt-type linear --dtype float32 --backends "$all" --results "$R"
 step "run linear forward bfloat16" 100 $X run $gpu --ttt-type linear --dtype bfloat16 --backends "$all" --results "$R"
-step "run linear backward float32" 160 $X run $gpu --phase backward --ttt-type linear --dtype float32 --backends "$all" --results "$R"
+step "run linear backward float32" 200 $X run $gpu --phase backward --ttt-type linear --dtype float32 --backends "$all" --results "$R"
 step "run mamba linear forward float32" 110 $X run $gpu --backbone mamba --ttt-type linear --dtype float32 --backends "$all" --results "$R"
 step "run mlp forward float32" 110 $X run $gpu --ttt-type mlp --dtype float32 --backends "$all" --results "$R"
 step "run linear inner-only float32" 60 $X run $gpu --phase inner_only --ttt-type linear --dtype float32 --backends "$all" --results "$R"
