@@ -193,17 +193,7 @@ XB_KERNEL void xb_prep_bwd(const float* __restrict__ dq, const float* __restrict
       row[2 * C + c0] = stf(dv[o + i]);
       row[2 * C + c1] = stf(dv[o + i + half]);
     }
-    for (int c = 3 * C + threadIdx.x; c < ldp; c += blockDim.x) {
-      const int h = c - 3 * C;
-      float z = 0.f;
-      if (h < nh) {
-        const long o = ((long)b * nh + h) * L + t;
-        const float g = gate[o];
-        z = dgate[o] * g * (1.f - g);
-        pz += z;
-      }
-      row[c] = stf(z);
-    }
+    pz += xb_gate_logit_bwd(row, gate, dgate, C, ldp, nh, L, b, t);
   }
   // ldp - 3C <= blockDim (the host checks), so thread h < nh owned column
   // 3C + h on every row.

@@ -32,15 +32,8 @@ XB_KERNEL void xb_layernorm(const act_t* __restrict__ x, const float* __restrict
                             const float* __restrict__ b, act_t* __restrict__ y, int C) {
   __shared__ float red[32];
   const long row = (long)blockIdx.x * C;
-  float s = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) s += ldf(x[row + c]);
-  const float mu = xb_block_sum(s, red) / (float)C;
-  float v = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    const float d = ldf(x[row + c]) - mu;
-    v += d * d;
-  }
-  const float r = 1.f / sqrtf(xb_block_sum(v, red) / (float)C + XB_EPS);
+  float mu, r;
+  xb_ln_stats(x + row, C, red, mu, r);
   for (int c = threadIdx.x; c < C; c += blockDim.x)
     y[row + c] = stf((ldf(x[row + c]) - mu) * r * w[c] + b[c]);
 }

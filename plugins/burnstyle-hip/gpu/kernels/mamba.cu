@@ -107,15 +107,8 @@ XB_KERNEL void xb_layernorm_gate(const act_t* __restrict__ x, const float* __res
   __shared__ float red[32];
   const long row = (long)blockIdx.x * C;
   const act_t* grow = g + (long)blockIdx.x * ldg;
-  float s = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) s += ldf(x[row + c]);
-  const float mu = xb_block_sum(s, red) / (float)C;
-  float v = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    const float d = ldf(x[row + c]) - mu;
-    v += d * d;
-  }
-  const float r = 1.f / sqrtf(xb_block_sum(v, red) / (float)C + XB_EPS);
+  float mu, r;
+  xb_ln_stats(x + row, C, red, mu, r);
   for (int c = threadIdx.x; c < C; c += blockDim.x)
     y[row + c] = stf(xb_gelu(ldf(grow[c]), nullptr) * ((ldf(x[row + c]) - mu) * r * w[c] + b[c]));
 }

@@ -163,17 +163,7 @@ XB_KERNEL void xb_prep_mamba_bwd(const float* __restrict__ dq, const float* __re
       row[2 * C + h * XB_F + i] = stf(dv[o + i]);
       row[2 * C + h * XB_F + i + half] = stf(dv[o + i + half]);
     }
-    for (int c = 3 * C + threadIdx.x; c < ldp; c += blockDim.x) {
-      const int h = c - 3 * C;
-      float z = 0.f;
-      if (h < nh) {
-        const long o = ((long)b * nh + h) * L + t;
-        const float g = gate[o];
-        z = dgate[o] * g * (1.f - g);
-        pz += z;
-      }
-      row[c] = stf(z);
-    }
+    pz += xb_gate_logit_bwd(row, gate, dgate, C, ldp, nh, L, b, t);
   }
   if ((int)threadIdx.x < nh) part[(long)blockIdx.x * nh + threadIdx.x] = pz;
 }
@@ -191,15 +181,8 @@ XB_KERNEL void xb_gate_bwd(const act_t* __restrict__ o, const float* __restrict_
                            float* __restrict__ dy, act_t* __restrict__ dg, int C) {
   __shared__ float red[32];
   const long row = (long)blockIdx.x * C, grow = (long)blockIdx.x * ldg;
-  float s = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) s += ldf(o[row + c]);
-  const float mu = xb_block_sum(s, red) / (float)C;
-  float v = 0.f;
-  for (int c = threadIdx.x; c < C; c += blockDim.x) {
-    const float d = ldf(o[row + c]) - mu;
-    v += d * d;
-  }
-  const float r = 1.f / sqrtf(xb_block_sum(v, red) / (float)C + XB_EPS);
+  float mu, r;
+  xb_ln_stats(o + row, C, red, mu, r);
   for (int c = threadIdx.x; c < C; c += blockDim.x) {
     float gd;
     const float ge = xb_gelu(ldf(g[grow + c]), &gd);

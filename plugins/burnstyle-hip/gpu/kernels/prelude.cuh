@@ -58,6 +58,45 @@ __device__ __forceinline__ float xb_block_sum(float v, float* red) {
   return t;
 }
 
+// LayerNorm statistics of one act row of C entries, one block per row: the
+// mean and 1/sqrt(population variance + eps), in two passes (the one-pass
+// formula loses digits). Every thread gets both.
+__device__ __forceinline__ void xb_ln_stats(const act_t* __restrict__ x, int C, float* red, float& mu,
+                                            float& r) {
+  float s = 0.f;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) s += ldf(x[c]);
+  mu = xb_block_sum(s, red) / (float)C;
+  float v = 0.f;
+  for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    const float d = ldf(x[c]) - mu;
+    v += d * d;
+  }
+  r = 1.f / sqrtf(xb_block_sum(v, red) / (float)C + XB_EPS);
+}
+
+// The training step's gate logits: dz = dgate g (1 - g) of token (b, t),
+// gate and dgate [B, nh, L], into columns [3C, ldp) of its row of the fused
+// projection's gradient (zeros in the pad past nh). Returns the calling
+// thread's share of the sum for dlr_b: thread h < nh owns head h on every
+// row when ldp - 3C <= blockDim (the hosts check).
+__device__ __forceinline__ float xb_gate_logit_bwd(act_t* __restrict__ row, const float* __restrict__ gate,
+                                                   const float* __restrict__ dgate, int C, int ldp, int nh,
+                                                   int L, int b, int t) {
+  float pz = 0.f;
+  for (int c = 3 * C + threadIdx.x; c < ldp; c += blockDim.x) {
+    const int h = c - 3 * C;
+    float z = 0.f;
+    if (h < nh) {
+      const long o = ((long)b * nh + h) * L + t;
+      const float g = gate[o];
+      z = dgate[o] * g * (1.f - g);
+      pz += z;
+    }
+    row[c] = stf(z);
+  }
+  return pz;
+}
+
 // gelu with the tanh approximation, and its derivative.
 __device__ __forceinline__ float xb_gelu(float x, float* d) {
   const float k0 = 0.7978845608028654f, k1 = 0.044715f;
