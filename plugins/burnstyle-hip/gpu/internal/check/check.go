@@ -87,20 +87,11 @@ func Verify(d *gpu.Device, cfg ttt.Config, seed int64, opt gpu.Options) (Outcome
 // VerifyWith is Verify on given weights, inputs and reference, so several
 // dtypes and options can share one float64 reference.
 func VerifyWith(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor, ref []float64, opt gpu.Options) (Outcome, error) {
-	m, err := d.NewModelWith(cfg, w, opt)
+	m, err := runPoisoned(d, cfg, w, in, opt)
 	if err != nil {
 		return Outcome{}, err
 	}
 	defer m.Close()
-	if err := SetInputs(m, cfg, in); err != nil {
-		return Outcome{}, err
-	}
-	if err := m.Poison(); err != nil {
-		return Outcome{}, err
-	}
-	if _, err := m.Run(); err != nil {
-		return Outcome{}, err
-	}
 	got, _, err := m.Output()
 	if err != nil {
 		return Outcome{}, err
@@ -122,6 +113,28 @@ func VerifyWith(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tenso
 	}
 	o.RelL2 = math.Sqrt(num / den)
 	return o, nil
+}
+
+// runPoisoned makes cfg's model on d from w, gives it in, poisons its output
+// (an element a call misses then shows as NaN) and runs one call; the
+// caller closes the model.
+func runPoisoned(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor, opt gpu.Options) (*gpu.Model, error) {
+	m, err := d.NewModelWith(cfg, w, opt)
+	if err != nil {
+		return nil, err
+	}
+	err = SetInputs(m, cfg, in)
+	if err == nil {
+		err = m.Poison()
+	}
+	if err == nil {
+		_, err = m.Run()
+	}
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	return m, nil
 }
 
 // SetInputs gives m the tokens (forward) or the inner-loop inputs of in.

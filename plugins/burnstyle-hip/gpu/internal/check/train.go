@@ -294,20 +294,11 @@ func (o TrainOutcome) Pass() bool {
 // and grades it against ref; every parameter of the configuration must
 // come back.
 func VerifyTrain(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tensor, ref TrainRef, opt gpu.Options) (TrainOutcome, error) {
-	m, err := d.NewModelWith(cfg, w, opt)
+	m, err := runPoisoned(d, cfg, w, in, opt)
 	if err != nil {
 		return TrainOutcome{}, err
 	}
 	defer m.Close()
-	if err := SetInputs(m, cfg, in); err != nil {
-		return TrainOutcome{}, err
-	}
-	if err := m.Poison(); err != nil {
-		return TrainOutcome{}, err
-	}
-	if _, err := m.Run(); err != nil {
-		return TrainOutcome{}, err
-	}
 	o := TrainOutcome{RefLoss: ref.Loss, Tol: ttt.Workload{}.Tolerance(cfg.Result()), Describe: m.Describe()}
 	if o.Loss, err = m.Loss(); err != nil {
 		return o, err
