@@ -57,6 +57,7 @@ import torch
 import triton
 import triton.language as tl
 
+import triton_gemm_tma as _tma
 from xbench_contract import GEMM_LAYOUTS as LAYOUTS
 from xbench_workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
@@ -193,7 +194,11 @@ def _check(device: str, dtype: str) -> None:
             raise ValueError(f"triton gemm: float8_e4m3 needs compute capability >= 8.9, this GPU is {cap}")
 
 
-def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str) -> Callable[[], torch.Tensor]:
+def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str,
+              tma: bool = True) -> Callable[[], torch.Tensor]:
+    """step() computing C from the stored a, b; on a GPU 16-bit products
+    TMA can read (triton_gemm_tma.eligible) take the persistent TMA kernel
+    unless tma is False."""
     opa = a if layout[0] == "n" else a.mT  # views: the strides carry the layout
     opb = b if layout[1] == "n" else b.mT
     batch, m, k = opa.shape
@@ -209,6 +214,10 @@ def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str) -> Call
             _gemm_plain[grid1](*args, LAYOUT=lay, PREC=prec, EMULATE=True, **CPU_CONFIG)
             return c
         return step_cpu
+
+    if tma and torch.version.hip is None and _tma.eligible(a, b, c) \
+            and torch.cuda.get_device_capability(a.device) >= (9, 0):
+        return _tma.launcher(a, b, c, m, n, k, layout, False, ws=_tma.DEFAULT_WS)
 
     def grid(meta):
         return (triton.cdiv(m, meta["BLOCK_M"]) * triton.cdiv(n, meta["BLOCK_N"]), batch)

@@ -91,3 +91,36 @@ def test_autotune_configs():
 def test_cuda_refused_in_interpreter():
     with pytest.raises(ValueError):
         g.prepare(_params("nn", 1, "float32"), "cuda", 0)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
+def test_tma_kernel_matches_float64(layout, dtype):
+    # The GPU's persistent TMA kernel (triton_gemm_tma), run by the
+    # interpreter: sizes TMA accepts (rows of 16 bytes) but ragged for its
+    # 32x32x32 tile, so the descriptors' zero padding and clipped stores are
+    # what keep the edges right; 4 programs walk the 6 tiles persistently.
+    import torch
+    import triton_gemm_tma as tma
+
+    m, n, k = 40, 72, 56
+    a, b = _inputs(layout, 1, m=m, n=n, k=k)
+    ta = torch.as_tensor(a).to(getattr(torch, dtype))
+    tb = torch.as_tensor(b).to(getattr(torch, dtype))
+    c = torch.full((1, m, n), float("nan"), dtype=ta.dtype)
+    assert tma.eligible(ta, tb, c)
+    tma.launcher(ta, tb, c, m, n, k, layout, True)()
+    ref = _reference(layout, ta.float().numpy(), tb.float().numpy())
+    assert _rel(c.float().numpy(), ref) < TOL[dtype]
+
+
+def test_tma_eligibility():
+    import torch
+    import triton_gemm_tma as tma
+
+    bf = torch.bfloat16
+    ok = (torch.empty(1, 16, 24, dtype=bf), torch.empty(1, 24, 8, dtype=bf), torch.empty(1, 16, 8, dtype=bf))
+    assert tma.eligible(*ok)
+    assert not tma.eligible(torch.empty(2, 16, 24, dtype=bf), *ok[1:])  # batch
+    assert not tma.eligible(torch.empty(1, 16, 20, dtype=bf), *ok[1:])  # a row of 40 bytes
+    assert not tma.eligible(*(t.float() for t in ok))  # float32 keeps the pointer kernel
