@@ -27,13 +27,17 @@ tf32 with "tf32" (tensor cores); bfloat16/float16 operands are multiplied
 with float32 accumulation; float8_e4m3 operands (scale 1) likewise, with
 bfloat16 C (sm_89+ NVIDIA only).
 
-Measured on one H100 (Triton 3.6, torch 2.11, 2026-11, one batch, best of
-the autotuned configs): bf16 4096^3 and 8192^3 at 85-99% of cuBLAS
-(torch.matmul) in layouts nn/tn/tt; nt the weakest, 72-84% over three runs;
-fp16 nn 4096^3 95%; fp8 (nt, 8192^3) about 90%; IEEE fp32 about 80%. TF32 is fast
-only where both operands are K-contiguous (layout nt: ~85% of cuBLAS):
-Hopper's tf32 wgmma takes K-major operands only, so nn/tn/tt tf32 run at
-a fraction of cuBLAS; no copy is made to fix that (the layout is the point).
+On a Hopper GPU, 16-bit products with batch 1 and 16-byte rows take the
+persistent TMA kernel of triton_gemm_tma instead (see there); this kernel
+serves every other case. Measured on one H100 (Triton 3.6, torch 2.11,
+2026-11, one batch, best of the autotuned configs): bf16 4096^3 and 8192^3
+at 85-99% of cuBLAS (torch.matmul) in layouts nn/tn/tt; nt the weakest,
+72-84% over three runs, 60-77% on the llm suite's projections (which is why
+the TMA kernel exists); fp16 nn 4096^3 95%; fp8 (nt, 8192^3) about 90%; IEEE
+fp32 about 80%. TF32 is fast only where both operands are K-contiguous
+(layout nt: ~85% of cuBLAS): Hopper's tf32 wgmma takes K-major operands
+only, so nn/tn/tt tf32 run at a fraction of cuBLAS; no copy is made to fix
+that (the layout is the point).
 
 Tuning: @triton.autotune over AUTOTUNE_CONFIGS (autotune_configs()), keyed on
 M, N, K, the layout and the dot precision (the operand dtype is part of
