@@ -130,15 +130,9 @@ def test_tma_kernel_compiles_for_sm90():
     # The interpreter above compiles nothing; compile every TMA config for
     # real, in a process without TRITON_INTERPRET, and require wgmma + TMA in
     # the PTX and every config within the H100's shared memory.
-    import os
-    import subprocess
-    import sys
+    from conftest import run_compile_check
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, os.path.join(here, "gemm_compile_check.py")], env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = run_compile_check("gemm_compile_check.py", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok") == 2 * (len(g._tma.CONFIGS) + len(g._tma.WS_CONFIGS)) == 16, r.stdout
     assert "pruned" not in r.stdout, r.stdout

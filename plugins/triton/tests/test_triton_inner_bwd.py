@@ -2,10 +2,6 @@
 in Triton's interpreter against torch autograd through the pytorch model's
 ttt_inner in float64, and the forward's saved states."""
 
-import os
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 import torch
@@ -161,11 +157,9 @@ def test_kernels_compile_for_sm90_without_spills():
     to no register spills but the forward mlp chain's measured allowance
     (exit 3 past it). Without SAVE the forward kernels are
     test_triton_ttt_launch.py's."""
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("XBENCH_TRITON_")}
-    env.update(TRITON_DEFAULT_FP_FUSION="1", KERNELS="ttt_linear_bwd,ttt_mlp_bwd,forward", DTS="fp32")
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, os.path.join(here, "inner_bwd_compile_check.py")], env=env,
-                       capture_output=True, text=True, timeout=600)
+    from conftest import run_compile_check
+
+    r = run_compile_check("inner_bwd_compile_check.py", KERNELS="ttt_linear_bwd,ttt_mlp_bwd,forward", DTS="fp32")
     assert r.returncode == 0, r.stdout + r.stderr
     # the forward mlp chain spills at its measured float32 default (allowed
     # stores, triton_ttt_mlp.spill_allowance; exit 0 above holds it there)

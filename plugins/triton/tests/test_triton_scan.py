@@ -48,14 +48,8 @@ def test_gradients_match_autograd(shape, semiring):
 def test_kernels_compile_for_sm90():
     # The interpreter above runs code the compiler refuses; compile for real,
     # in a process without TRITON_INTERPRET.
-    import os
-    import subprocess
-    import sys
+    from conftest import run_compile_check
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    r = subprocess.run([sys.executable, os.path.join(here, "scan_compile_check.py")], env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = run_compile_check("scan_compile_check.py", timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok") == 6, r.stdout

@@ -3,15 +3,10 @@ which sizes are refused, how the XBENCH_TRITON_* overrides reach a launch,
 and that every kernel compiles for an H100 without spilling registers.
 (Their numbers against pytorch's inner loop are in test_triton.py.)"""
 
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 import torch
-
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.mark.parametrize("head_dim,mini_batch,word", [
@@ -82,10 +77,9 @@ def test_linear_launch_keeps_the_h100_settings(monkeypatch):
 def test_kernels_compile_for_sm90_without_spills():
     # The interpreter runs code the compiler refuses and says nothing about
     # registers: compile for real, in a process without TRITON_INTERPRET.
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET" and not k.startswith("XBENCH_TRITON_")}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    r = subprocess.run([sys.executable, os.path.join(os.path.dirname(HERE), "ttt_compile_check.py")], env=env,
-                       capture_output=True, text=True, timeout=600)
+    from conftest import run_compile_check
+
+    r = run_compile_check("ttt_compile_check.py")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("f")]
     # 4 kernels x float32, bfloat16 x f=64, f=96; no spill but the one measured
