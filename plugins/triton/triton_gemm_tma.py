@@ -36,9 +36,9 @@ import triton
 import triton.language as tl
 
 _ALLOCATOR_SET = False
-# triton_gemm's default path gives the loads their own warps: 0.93-1.04 of
-# cuBLAS on 12 large bfloat16 shapes on the H100 against 0.90-1.01 without
-# (results/h100-triton-gemm/kernel-check.jsonl).
+# triton_gemm's default path gives the loads their own warps: 0.90-1.04 of
+# cuBLAS on 12 large bfloat16 shapes over two H100 runs against 0.89-1.01
+# without (results/h100-triton-gemm/kernel-check*.jsonl).
 DEFAULT_WS = True
 
 
@@ -114,12 +114,13 @@ CPU_CONFIG = {"BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4, "WS": F
 
 def eligible(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> bool:
     """Whether stored A [1, *, *], B and C [1, m, n] can go through TMA: batch
-    1, 16-bit operands, contiguous, every row a multiple of 16 bytes."""
+    1, 16-bit operands, contiguous, 16-byte aligned, every row a multiple of
+    16 bytes."""
     if a.shape[0] != 1 or a.dtype not in (torch.bfloat16, torch.float16) or b.dtype != a.dtype:
         return False
     if not (a.is_contiguous() and b.is_contiguous() and c.is_contiguous()):
         return False
-    return all(t.shape[-1] * t.element_size() % 16 == 0 for t in (a, b, c))
+    return all(t.shape[-1] * t.element_size() % 16 == 0 and t.data_ptr() % 16 == 0 for t in (a, b, c))
 
 
 def _allocator(size: int, alignment: int, stream) -> torch.Tensor:

@@ -124,6 +124,7 @@ def test_tma_eligibility():
     assert not tma.eligible(torch.empty(2, 16, 24, dtype=bf), *ok[1:])  # batch
     assert not tma.eligible(torch.empty(1, 16, 20, dtype=bf), *ok[1:])  # a row of 40 bytes
     assert not tma.eligible(*(t.float() for t in ok))  # float32 keeps the pointer kernel
+    assert not tma.eligible(torch.empty(1, 385, dtype=bf)[:, 1:].view(1, 16, 24), *ok[1:])  # 2-byte aligned
 
 
 def test_tma_kernel_compiles_for_sm90():
