@@ -35,7 +35,7 @@ bf16/fp16 run the tensor-core dot with float32 accumulation, P (and in the
 backward dS) rounded to the input dtype before its product, as FlashAttention
 does. In the interpreter (TRITON_INTERPRET=1, set before import) the narrow
 operands are rounded to their dtype and multiplied as float32 (the
-interpreter's narrow-type tl.dot is unreliable, see triton_ttt_math.py): the same
+interpreter's narrow-type tl.dot is unreliable, see triton_dot.py): the same
 products, since bf16/fp16 products are exact in float32.
 
 Tuning: on a GPU @triton.autotune over the configs of triton_attention_cfg
@@ -61,34 +61,12 @@ import triton
 import triton.language as tl
 
 from triton_attention_cfg import CPU_CONFIGS, all_configs, pruner
+from triton_dot import _mm as _dot, _mma  # the products; triton_attention_bwd imports them from here
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-EMULATE = tl.constexpr(INTERPRET)
 DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
 _DTYPE_NAMES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 LOG2E = 1.4426950408889634
-
-
-@triton.jit
-def _dot(a, b, DT: tl.constexpr):
-    # a @ b with float32 accumulation (see the module docstring on precision).
-    if DT == tl.float32:
-        return tl.dot(a, b, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT))
-
-
-@triton.jit
-def _mma(a, b, acc, DT: tl.constexpr):
-    # acc + a @ b (see _dot).
-    if DT == tl.float32:
-        return tl.dot(a, b, acc, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), acc, input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT), acc)
 
 
 @triton.jit

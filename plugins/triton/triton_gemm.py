@@ -47,7 +47,7 @@ On cpu the kernel runs in Triton's interpreter (TRITON_INTERPRET=1, which
 must be set before this module is imported, as triton_backend does): no
 autotuning there, one small config (CPU_CONFIG), and bfloat16/float16
 operands are rounded to that dtype and multiplied as float32 (the
-interpreter's narrow-type tl.dot is unreliable; see triton_ttt_math.py), which
+interpreter's narrow-type tl.dot is unreliable; see triton_dot.py), which
 is the same product since bf16/fp16 products are exact in float32.
 """
 

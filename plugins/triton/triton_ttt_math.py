@@ -18,39 +18,14 @@ same source builds for NVIDIA and AMD and runs in the interpreter.
 from __future__ import annotations
 
 import math
-import os
 
 import triton
 import triton.language as tl
 
+# The products (and the interpreter's emulation of narrow ones) are triton_dot's.
+from triton_dot import EMULATE, _mm, _mma  # noqa: F401
+
 GELU_C = math.sqrt(2.0 / math.pi)
-
-# The interpreter's tl.dot on bfloat16 operands returns garbage (it multiplies
-# the raw bits), so there the operands are rounded to DT and multiplied as
-# float32, which is the same product: bf16/fp16 products are exact in float32.
-EMULATE = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
-
-
-@triton.jit
-def _mm(a, b, DT: tl.constexpr):
-    # a @ b, float32 accumulation; float32 operands stay IEEE float32.
-    if DT == tl.float32:
-        return tl.dot(a, b, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT))
-
-
-@triton.jit
-def _mma(a, b, acc, DT: tl.constexpr):
-    # acc + a @ b (see _mm).
-    if DT == tl.float32:
-        return tl.dot(a, b, acc, input_precision="ieee")
-    elif EMULATE:
-        return tl.dot(a.to(DT).to(tl.float32), b.to(DT).to(tl.float32), acc, input_precision="ieee")
-    else:
-        return tl.dot(a.to(DT), b.to(DT), acc)
 
 
 @triton.jit
