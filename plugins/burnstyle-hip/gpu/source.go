@@ -182,18 +182,26 @@ func (g geometry) check() error {
 		}
 		return nil
 	}
+	return checkRowGroups(F, KB, NT, H, g.MLP, KB, "the mini-batch")
+}
+
+// checkRowGroups states the row-group kernels' shape assumptions (the
+// forward's and the inner backward's): a [K][F] tile splits into NT/F row
+// groups (for mlp also [K][4F] into NT/4F) and NT threads are at least minNT
+// (minWhat names it in the error).
+func checkRowGroups(F, KB, NT, H int, mlp bool, minNT int, minWhat string) error {
 	switch {
 	case F%4 != 0 || KB%4 != 0:
 		return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
 	case F < 32 && 32%F != 0, F >= 32 && F%32 != 0:
 		return fmt.Errorf("head dim %d must divide 32 or be a multiple of 32", F)
-	case NT%32 != 0 || NT > 1024 || NT < KB:
-		return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least the mini-batch", NT)
+	case NT%32 != 0 || NT > 1024 || NT < minNT:
+		return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least %s", NT, minWhat)
 	case NT%H != 0:
 		return fmt.Errorf("%d threads must be a multiple of the inner width %d", NT, H)
 	case KB%(NT/F) != 0 || F%(NT/F) != 0:
 		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/F, KB, F)
-	case g.MLP && (KB%(NT/H) != 0 || F%(NT/H) != 0):
+	case mlp && (KB%(NT/H) != 0 || F%(NT/H) != 0):
 		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/H, KB, F)
 	}
 	return nil
@@ -213,10 +221,15 @@ func pickThreads(g geometry, want int) (int, error) {
 	if want > 0 {
 		cands = []int{want}
 	}
+	return firstFitting(cands, func(nt int) error { g.NT = nt; return g.check() })
+}
+
+// firstFitting is the first of cands that fits (fits returns nil), else the
+// first candidate's error.
+func firstFitting(cands []int, fits func(int) error) (int, error) {
 	var first error
 	for _, nt := range cands {
-		g.NT = nt
-		err := g.check()
+		err := fits(nt)
 		if err == nil {
 			return nt, nil
 		}

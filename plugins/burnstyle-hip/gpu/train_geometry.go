@@ -62,22 +62,9 @@ func (g geometry) bwdSmemBytes() int {
 // phases give a row to LG lanes (a power of two), and 2K threads compute
 // the gate and token-rate gradients side by side.
 func (g geometry) checkBwd() error {
-	F, KB, NT, H := g.F, g.KB, g.NTB, g.hidden()
-	switch {
-	case F%4 != 0 || KB%4 != 0:
-		return fmt.Errorf("head dim %d and mini-batch %d must be multiples of 4", F, KB)
-	case F < 32 && 32%F != 0, F >= 32 && F%32 != 0:
-		return fmt.Errorf("head dim %d must divide 32 or be a multiple of 32", F)
-	case NT%32 != 0 || NT > 1024 || NT < 2*KB:
-		return fmt.Errorf("%d threads: need a multiple of 32, at most 1024, at least twice the mini-batch", NT)
-	case NT%H != 0 || NT%F != 0:
-		return fmt.Errorf("%d threads must be a multiple of the inner width %d", NT, H)
-	case KB%(NT/F) != 0 || F%(NT/F) != 0:
-		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/F, KB, F)
-	case g.MLP && (KB%(NT/H) != 0 || F%(NT/H) != 0):
-		return fmt.Errorf("%d threads: %d row groups must divide mini-batch %d and head dim %d", NT, NT/H, KB, F)
-	}
-	return nil
+	// The forward's row-group rules (NT a multiple of H = F or 4F is one of
+	// F), with twice the mini-batch of threads.
+	return checkRowGroups(g.F, g.KB, g.NTB, g.hidden(), g.MLP, 2*g.KB, "twice the mini-batch")
 }
 
 // pickBwdThreads is want if it fits, else the first block size of a
@@ -90,18 +77,11 @@ func pickBwdThreads(g geometry, want int) (int, error) {
 	if want > 0 {
 		cands = []int{want}
 	}
-	var first error
-	for _, nt := range cands {
-		g.NTB = nt
-		err := g.checkBwd()
-		if err == nil {
-			return nt, nil
-		}
-		if first == nil {
-			first = err
-		}
+	nt, err := firstFitting(cands, func(nt int) error { g.NTB = nt; return g.checkBwd() })
+	if err != nil {
+		return 0, fmt.Errorf("inner backward: %w", err)
 	}
-	return 0, fmt.Errorf("inner backward: %w", first)
+	return nt, nil
 }
 
 // trainGeometry completes g for the training step. The linear model's state
