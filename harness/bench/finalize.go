@@ -104,10 +104,8 @@ func badSamples(r result.Result) string {
 	if len(r.SamplesMs) != r.Config.Repeats {
 		return fmt.Sprintf("backend returned %d samples for --repeats %d", len(r.SamplesMs), r.Config.Repeats)
 	}
-	for i, v := range r.SamplesMs {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Sprintf("sample %d is %v; samples must be finite and non-negative", i, v)
-		}
+	if err := stats.Check(r.SamplesMs); err != nil {
+		return err.Error()
 	}
 	if math.IsNaN(r.CompileMs) || r.CompileMs < 0 {
 		return fmt.Sprintf("compile_ms is %v", r.CompileMs)
