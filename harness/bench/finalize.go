@@ -36,8 +36,15 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	if r.Env.NixRev == "" {
 		r.Env.NixRev = s.Meta.NixRev
 	}
-	if r.Env.Settings == nil && len(s.Meta.Settings) > 0 {
-		r.Env.Settings = maps.Clone(s.Meta.Settings)
+	if len(s.Meta.Settings) > 0 {
+		// The harness's settings beside the backend's own (the problem
+		// workload's precision flags); on a clash the harness's stand.
+		merged := maps.Clone(r.Env.Settings)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, s.Meta.Settings)
+		r.Env.Settings = merged
 	}
 	if r.Env.VisibleDevices == "" {
 		r.Env.VisibleDevices = s.Meta.VisibleDevices

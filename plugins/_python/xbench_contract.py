@@ -329,6 +329,10 @@ class Prepared:
     # beside the measured peak_memory_bytes. Counted, not measured: say so in
     # the framework file.
     memory: dict = field(default_factory=dict)
+    # settings: the process-wide settings the call ran under that change what
+    # is measured (the problem workload's precision flags, read back from the
+    # framework), by name: result env.settings, beside the harness's own.
+    settings: dict = field(default_factory=dict)
 
 
 class Timer:
