@@ -173,6 +173,10 @@ func problemsBaseline(ctx context.Context, a *App, args []string) error {
 	for _, e := range snap.Cells {
 		rs = append(rs, e.Result)
 	}
+	for _, e := range snap.Invalid {
+		// unreadable, or ok with samples that cannot be trusted: named, never in the baseline
+		fmt.Fprintf(a.Stderr, "not in the baseline: %s\n", workload.Cut(e.Err.Error(), 300))
+	}
 	files, skipped := problems.FromResults(rs)
 	for _, s := range skipped {
 		fmt.Fprintf(a.Stderr, "not in the baseline: %s\n", workload.Cut(s, 300))
