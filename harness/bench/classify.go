@@ -6,10 +6,13 @@ import (
 	"github.com/xbench/xbench/harness/result"
 )
 
-// oomMarkers are how frameworks word running out of memory. A backend that
-// catches its own OOM reports status oom; one that lets the error escape
-// (an error reply, a crash with a traceback) is caught here, so every
-// framework's OOM lands in the same status and stops the larger cells.
+// oomMarkers are how frameworks word running out of memory, lower case. A
+// backend that catches its own OOM reports status oom; one that lets the
+// error escape (an error reply, a crash with a traceback) is caught here, so
+// every framework's OOM lands in the same status and stops the larger
+// cells. The Python contract's OOM_MARKERS (plugins/_python/
+// xbench_contract.py) is this list, entry for entry, so a Python backend
+// and the harness give one error one status; its test reads this file.
 var oomMarkers = []string{
 	"out of memory",             // CUDA/HIP runtime, PyTorch, JAX ("RESOURCE_EXHAUSTED: Out of memory"), Linux
 	"outofmemoryerror",          // torch.cuda.OutOfMemoryError, torch.OutOfMemoryError
@@ -21,7 +24,10 @@ var oomMarkers = []string{
 	"miopenstatusallocfailed",
 	"failed to allocate memory",
 	"std::bad_alloc",
-	"memoryerror", // Python's own
+	"memoryerror",            // Python's own, and NumPy's _ArrayMemoryError
+	"can't allocate memory",  // PyTorch's CPU allocator (DefaultCPUAllocator)
+	"cannot allocate memory", // ENOMEM in the C library's words
+	"unable to allocate",     // NumPy ("Unable to allocate 8.00 EiB for an array with shape ...")
 }
 
 // IsOOM reports whether text reads like an out-of-memory error.

@@ -36,8 +36,15 @@ func (s *Session) Finalize(r result.Result) result.Result {
 	if r.Env.NixRev == "" {
 		r.Env.NixRev = s.Meta.NixRev
 	}
-	if r.Env.Settings == nil && len(s.Meta.Settings) > 0 {
-		r.Env.Settings = maps.Clone(s.Meta.Settings)
+	if len(s.Meta.Settings) > 0 {
+		// The harness's settings beside the backend's own (the problem
+		// workload's precision flags); on a clash the harness's stand.
+		merged := maps.Clone(r.Env.Settings)
+		if merged == nil {
+			merged = map[string]string{}
+		}
+		maps.Copy(merged, s.Meta.Settings)
+		r.Env.Settings = merged
 	}
 	if r.Env.VisibleDevices == "" {
 		r.Env.VisibleDevices = s.Meta.VisibleDevices
@@ -104,10 +111,8 @@ func badSamples(r result.Result) string {
 	if len(r.SamplesMs) != r.Config.Repeats {
 		return fmt.Sprintf("backend returned %d samples for --repeats %d", len(r.SamplesMs), r.Config.Repeats)
 	}
-	for i, v := range r.SamplesMs {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return fmt.Sprintf("sample %d is %v; samples must be finite and non-negative", i, v)
-		}
+	if err := stats.Check(r.SamplesMs); err != nil {
+		return err.Error()
 	}
 	if math.IsNaN(r.CompileMs) || r.CompileMs < 0 {
 		return fmt.Sprintf("compile_ms is %v", r.CompileMs)

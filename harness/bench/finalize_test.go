@@ -178,3 +178,22 @@ func TestFinalizeClassifiesOOM(t *testing.T) {
 		}
 	}
 }
+
+// A result keeps the settings its backend ran under (the problem
+// workload's precision flags) beside the harness's own.
+func TestFinalizeMergesSettings(t *testing.T) {
+	reg, err := registry.Open(registry.Options{Root: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(reg, "run-1", Meta{Settings: map[string]string{"HSA_ENABLE_SDMA": "0"}}, nil)
+	cfg := ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1, SeqLen: 16, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 1}.Result()
+	r := s.Finalize(result.Result{Backend: "x", Status: result.StatusOK, Config: cfg, SamplesMs: []float64{1},
+		Env: result.Env{Settings: map[string]string{"precision": "kernelbench"}}})
+	if r.Env.Settings["precision"] != "kernelbench" || r.Env.Settings["HSA_ENABLE_SDMA"] != "0" {
+		t.Errorf("settings %v, want the backend's and the harness's", r.Env.Settings)
+	}
+	if len(s.Meta.Settings) != 1 {
+		t.Errorf("the session's own settings changed: %v", s.Meta.Settings)
+	}
+}

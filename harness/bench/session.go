@@ -178,7 +178,14 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	if res.Device.Kind == "" {
 		res.Device.Kind = base.Device.Kind
 	}
-	return s.Finalize(res)
+	res = s.Finalize(res)
+	if res.Status == result.StatusOOM {
+		// Whatever the cell left allocated (a caching allocator, a
+		// reference an error kept) goes with the process: the next
+		// configuration starts with all the memory there is.
+		s.Restart(name)
+	}
+	return res
 }
 
 // timedOut says whether a call failed because the cell's deadline passed.

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/compare"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // RegressionExit is compare's exit code when a backend got significantly
@@ -24,7 +26,7 @@ func compareCmd(_ context.Context, a *App, args []string) error {
 	if help || err != nil {
 		return err
 	}
-	th, err := parseThreshold(threshold)
+	th, err := parseThreshold("--threshold", threshold)
 	if err != nil {
 		return err
 	}
@@ -64,15 +66,18 @@ func compareCmd(_ context.Context, a *App, args []string) error {
 	return nil
 }
 
-// parseThreshold accepts "5%" or "0.05".
-func parseThreshold(s string) (float64, error) {
+// parseThreshold accepts "5%" or "0.05" for flag: a finite fraction >= 0.
+// NaN passes a "< 0" test and compares false with every ratio, so it would
+// turn a regression gate off; it is refused like an infinite or negative
+// one, with exit 2 naming the flag.
+func parseThreshold(flag, s string) (float64, error) {
 	v, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
 	f, err := strconv.ParseFloat(v, 64)
 	if pct {
 		f /= 100
 	}
-	if err != nil || f < 0 {
-		return 0, usagef("--threshold %q is not a non-negative fraction (allowed: e.g. 5%% or 0.05)", s)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0, usagef("%s %q is not a finite non-negative fraction (allowed: e.g. 5%% or 0.05)", flag, workload.Cut(s, 80))
 	}
 	return f, nil
 }

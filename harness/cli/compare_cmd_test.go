@@ -131,6 +131,11 @@ func TestCompareErrors(t *testing.T) {
 		{"one argument", []string{"run-a"}, 2, "takes 2 arguments"},
 		{"unknown run", []string{"run-a", "nope"}, 2, `"nope" is neither a results folder nor a run id`},
 		{"bad threshold", []string{"--threshold", "fast", "run-a", "run-a"}, 2, "--threshold"},
+		// NaN compares false with every ratio: accepted, it would turn the gate off
+		{"NaN threshold", []string{"--threshold", "NaN", "run-a", "run-a"}, 2, `--threshold "NaN"`},
+		{"NaN% threshold", []string{"--threshold", "nan%", "run-a", "run-a"}, 2, `--threshold "nan%"`},
+		{"infinite threshold", []string{"--threshold", "+Inf", "run-a", "run-a"}, 2, `--threshold "+Inf"`},
+		{"negative threshold", []string{"--threshold", "-1%", "run-a", "run-a"}, 2, `--threshold "-1%"`},
 		{"unknown flag", []string{"--colour", "run-a", "run-a"}, 2, "unknown flag"},
 		{"invalid result", []string{"run-a", bad}, 1, "x.json"},
 		{"empty folder", []string{"run-a", t.TempDir()}, 1, "no results"},

@@ -41,3 +41,21 @@ func TestExportGolden(t *testing.T) {
 		}
 	}
 }
+
+// A file whose stats contradict its samples: export shows the samples'
+// median, never the stored one.
+func TestExportRecomputesStoredStats(t *testing.T) {
+	dir := t.TempDir()
+	liar := sweeptest.Finalize(sweeptest.Run("run-l", sweeptest.Backends[0], sweeptest.Config("125m", "linear", false, 512), 1))
+	st := *liar.Stats
+	st.MedianMs, st.MeanMs = 0.000123, 0.000123
+	liar.Stats = &st
+	writeRun(t, dir, []result.Result{liar})
+	out, _, code, err := runApp(t, "export", "--results", dir, "--format", "csv", "run-l")
+	if code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	if strings.Contains(out, "0.000123") {
+		t.Errorf("export shows the stored, false median:\n%s", out)
+	}
+}

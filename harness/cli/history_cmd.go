@@ -36,9 +36,9 @@ func historyCmd(_ context.Context, a *App, args []string) error {
 	}
 	frac := -1.0
 	if failOn != "" {
-		f, err := parseThreshold(failOn)
+		f, err := parseThreshold("--fail-on-regression", failOn)
 		if err != nil {
-			return usagef("--fail-on-regression %q is not a non-negative fraction (allowed: e.g. 5%% or 0.05)", workload.Cut(failOn, 80))
+			return err
 		}
 		frac = f
 	}

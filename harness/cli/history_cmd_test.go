@@ -61,6 +61,9 @@ func TestHistoryGate(t *testing.T) {
 	}{
 		{[]string{"history"}, "one or more result folders"},
 		{args("--fail-on-regression", "lots"), `--fail-on-regression "lots"`},
+		{args("--fail-on-regression", "NaN%"), `--fail-on-regression "NaN%"`},
+		{args("--fail-on-regression", "Inf"), `--fail-on-regression "Inf"`},
+		{args("--fail-on-regression", "-0.05"), `--fail-on-regression "-0.05"`},
 		{[]string{"history", filepath.Join(root, "nope")}, "is not a folder"},
 	} {
 		if _, _, code, err := runApp(t, tc.args...); code != 2 || err == nil || !strings.Contains(err.Error(), tc.want) {

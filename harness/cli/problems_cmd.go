@@ -173,6 +173,10 @@ func problemsBaseline(ctx context.Context, a *App, args []string) error {
 	for _, e := range snap.Cells {
 		rs = append(rs, e.Result)
 	}
+	for _, e := range snap.Invalid {
+		// unreadable, or ok with samples that cannot be trusted: named, never in the baseline
+		fmt.Fprintf(a.Stderr, "not in the baseline: %s\n", workload.Cut(e.Err.Error(), 300))
+	}
 	files, skipped := problems.FromResults(rs)
 	for _, s := range skipped {
 		fmt.Fprintf(a.Stderr, "not in the baseline: %s\n", workload.Cut(s, 300))
@@ -259,6 +263,10 @@ func problemsScore(a *App, args []string) error {
 		return err
 	}
 	warnSkipped(a, skipped)
+	if mixed := problems.CheckPrecision(b, rs); len(mixed) > 0 {
+		return usagef("--baseline %q and --results %q are of different precision conventions: %s (allowed: results timed under the baseline's, --precision %s)",
+			workload.Cut(baseline, 80), workload.Cut(dir, 80), strings.Join(mixed, "; "), b.Convention())
+	}
 	hw := problems.CheckHardware(b, rs)
 	if len(hw.Kinds) > 0 && !cross {
 		return usagef("--baseline %q was timed on another kind of device: %s (allowed: a baseline of the same device kind, or --cross-hardware to score across machines)",

@@ -31,6 +31,7 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnSkipped(a, r.Skipped)
 	for _, c := range calibrations {
 		if err := r.AddCalibration(c); err != nil {
 			return usagef("--calibration %q: %v", workload.Cut(c, 200), err)

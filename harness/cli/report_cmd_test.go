@@ -16,6 +16,16 @@ func TestReportTwoBackends(t *testing.T) {
 	if _, err := sweeptest.WriteStandard(dir, "run-1"); err != nil {
 		t.Fatal(err)
 	}
+	// An unreadable file and an ok result with a negative sample: skipped,
+	// each named on stderr, as every reader of results does.
+	broken := filepath.Join(dir, "run-1", "broken.json")
+	negative := filepath.Join(dir, "run-1", "negative.json")
+	if err := os.WriteFile(broken, []byte(`{"status": "ok"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(negative, []byte(negativeResult), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(t.TempDir(), "report.html")
 	_, stderr, code, err := runApp(t, "report", "--results", dir, "--out", out, "--baseline", "burnstyle-hip")
 	if code != 0 {
@@ -23,6 +33,11 @@ func TestReportTwoBackends(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "2 backends, 32 configurations") {
 		t.Errorf("stderr %q", stderr)
+	}
+	for _, f := range []string{broken, negative} {
+		if !strings.Contains(stderr, "warning: skipped result "+f) {
+			t.Errorf("stderr does not name the skipped %s: %q", f, stderr)
+		}
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -78,3 +93,9 @@ func TestReportCalibrationFlag(t *testing.T) {
 		t.Errorf("--calibration of a plan: exit %d, want 2", code)
 	}
 }
+
+// negativeResult is an ok result whose second sample is negative.
+const negativeResult = `{"schema_version": 2, "run_id": "x", "backend": "liar", "status": "ok",
+ "config": {"workload": "gemm", "phase": "forward", "params": {"m": "8", "n": "8", "k": "8", "batch": "1", "layout": "nn", "dtype": "float32"}, "warmup": 3, "repeats": 2},
+ "device": {"kind": "cpu", "name": "c", "count": 1}, "samples_ms": [1, -1], "compile_ms": 0, "throughput": 0,
+ "peak_memory_bytes": 0, "num_params": 0, "env": {"framework": "go", "timing": "wall"}, "timestamp": "2026-01-01T00:00:00Z"}`

@@ -148,7 +148,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	m.register(fs, wl)
 	fs.BoolVar(&asJSON, "json", false, "print one result JSON per line instead of a table")
 	fs.StringVar(&baseline, "baseline", "", "backend the ratio column compares against (default: the fastest)")
-	if help, err := parseFlags(a, fs, args); help || err != nil {
+	if help, err := parseFlagsHelp(a, fs, args, runExitHelp); help || err != nil {
 		return err
 	}
 	jobs, err := w.jobs(fs)
@@ -216,15 +216,25 @@ func (a *App) newSession(reg *registry.Registry, root string, env []string) *ben
 	return sess
 }
 
+// runExitHelp ends xbench run --help: what its exit status says.
+const runExitHelp = `
+Exit status: 0 when every result is ok or unsupported; 1 when any ends failed,
+timeout or oom (every result is still written); 2 on bad input; 130 when interrupted.
+`
+
+// failedError is exit 1 naming each result that ended failed, timeout or
+// oom: a script that runs xbench run must not take a cell that produced no
+// timing for one that did.
 func failedError(results []result.Result) error {
 	var bad []string
 	for _, r := range results {
-		if r.Status == result.StatusFailed || r.Status == result.StatusTimeout {
+		switch r.Status {
+		case result.StatusFailed, result.StatusTimeout, result.StatusOOM:
 			bad = append(bad, r.Backend+" ("+string(r.Status)+")")
 		}
 	}
 	if len(bad) > 0 {
-		return &ExitError{Code: 1, Msg: fmt.Sprintf("%d of %d backends did not produce a result: %s", len(bad), len(results), strings.Join(bad, ", "))}
+		return &ExitError{Code: 1, Msg: fmt.Sprintf("%d of %d results ended failed, timeout or oom: %s", len(bad), len(results), strings.Join(bad, ", "))}
 	}
 	return nil
 }

@@ -222,11 +222,17 @@ func (f *workloadFlags) one(fs *pflag.FlagSet) (Job, error) {
 // parseFlags parses args, turning pflag's errors into usage errors and
 // --help into printed usage.
 func parseFlags(a *App, fs *pflag.FlagSet, args []string) (help bool, err error) {
+	return parseFlagsHelp(a, fs, args, "")
+}
+
+// parseFlagsHelp is parseFlags whose --help ends with footer (exit
+// statuses, notes), when it is not empty.
+func parseFlagsHelp(a *App, fs *pflag.FlagSet, args []string, footer string) (help bool, err error) {
 	fs.SetOutput(a.Stderr)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage of xbench %s:\n%s", fs.Name(), fs.FlagUsages())
+			fmt.Fprintf(a.Stdout, "Usage of xbench %s:\n%s%s", fs.Name(), fs.FlagUsages(), footer)
 			return true, nil
 		}
 		return false, usagef("%s (see xbench %s --help)", workload.Cut(err.Error(), 200), fs.Name())

@@ -28,6 +28,31 @@ type Entry struct {
 	NumTrials int     `json:"num_trials"`
 	Hardware  string  `json:"hardware"`
 	Device    string  `json:"device"`
+	// Precision is set only off KernelBench's convention ("strict-ieee"):
+	// a file timed as KernelBench times has exactly KernelBench's keys, and
+	// one that is not says so in every entry, whatever its file is named.
+	Precision string `json:"precision,omitempty"`
+}
+
+// Convention is the entry's precision convention: an entry without one
+// (every file of KernelBench's, which leaves PyTorch's defaults alone) is
+// kernelbench.
+func (e Entry) Convention() string {
+	if e.Precision == "" {
+		return problem.PrecisionKernelBench
+	}
+	return e.Precision
+}
+
+// FileName is the baseline file of a backend under a convention:
+// KernelBench's name under kernelbench, "_strict-ieee" before ".json"
+// otherwise, so the two never share a file.
+func FileName(backend, precision string) (string, bool) {
+	name, ok := Files[backend]
+	if ok && precision != problem.PrecisionKernelBench {
+		name = strings.TrimSuffix(name, ".json") + "_" + precision + ".json"
+	}
+	return name, ok
 }
 
 // Baseline is one file: level ("level1") -> problem file name -> entry.
@@ -59,6 +84,7 @@ func Read(path string) (Baseline, error) {
 	if err := json.Unmarshal(raw, &b); err != nil {
 		return nil, fmt.Errorf("read baseline %s: not KernelBench's {\"level1\": {\"<file>\": {\"mean\", ...}}}: %w", path, err)
 	}
+	conventions := map[string]string{} // convention -> an entry of it
 	for lv, probs := range b {
 		if _, err := levelOf(lv); err != nil {
 			return nil, fmt.Errorf("read baseline %s: %w", path, err)
@@ -67,9 +93,25 @@ func Read(path string) (Baseline, error) {
 			if why := e.check(); why != "" {
 				return nil, fmt.Errorf("read baseline %s: %s/%s: %s", path, lv, name, why)
 			}
+			conventions[e.Convention()] = lv + "/" + name
 		}
 	}
+	if len(conventions) > 1 {
+		return nil, fmt.Errorf("read baseline %s: entries of two precision conventions in one file (%s is %s, %s is %s); a baseline is one convention",
+			path, conventions[problem.PrecisionKernelBench], problem.PrecisionKernelBench, conventions[problem.PrecisionStrictIEEE], problem.PrecisionStrictIEEE)
+	}
 	return b, nil
+}
+
+// Convention is the file's precision convention (Read has checked there is
+// one); an empty baseline is kernelbench.
+func (b Baseline) Convention() string {
+	for _, probs := range b {
+		for _, e := range probs {
+			return e.Convention()
+		}
+	}
+	return problem.PrecisionKernelBench
 }
 
 func levelOf(key string) (int, error) {
@@ -92,6 +134,9 @@ func (e Entry) check() string {
 	if e.NumTrials < 1 {
 		return fmt.Sprintf("num_trials %d is below 1", e.NumTrials)
 	}
+	if c := e.Convention(); c != problem.PrecisionKernelBench && c != problem.PrecisionStrictIEEE {
+		return fmt.Sprintf("precision %q is not %s or %s", e.Precision, problem.PrecisionKernelBench, problem.PrecisionStrictIEEE)
+	}
 	return ""
 }
 
@@ -113,14 +158,16 @@ func TorchDevice(kind string) string {
 	return "cuda:0"
 }
 
-// FromResults builds one Baseline per baseline backend (by file name)
-// from the ok problem results among rs. The problem's file name comes from
-// its folder; a result whose file is gone, or of another status, is
-// returned in skipped with the reason.
+// FromResults builds one Baseline per baseline backend and precision
+// convention (by file name, FileName) from the ok problem results among
+// rs, so no file mixes conventions. The problem's file name comes from its
+// folder; a result whose file is gone, or of another status, is returned in
+// skipped with the reason.
 func FromResults(rs []result.Result) (files map[string]Baseline, skipped []string) {
 	files = map[string]Baseline{}
 	for _, r := range rs {
-		file, ok := Files[r.Backend]
+		precision := problem.PrecisionOf(r.Config)
+		file, ok := FileName(r.Backend, precision)
 		if !ok || r.Config.Workload != problem.Name {
 			continue
 		}
@@ -142,8 +189,12 @@ func FromResults(rs []result.Result) (files map[string]Baseline, skipped []strin
 		if files[file][lv] == nil {
 			files[file][lv] = map[string]Entry{}
 		}
-		files[file][lv][name] = Entry{Mean: r.Stats.MeanMs, Std: r.Stats.StdMs, Min: r.Stats.MinMs, Max: r.Stats.MaxMs,
+		e := Entry{Mean: r.Stats.MeanMs, Std: r.Stats.StdMs, Min: r.Stats.MinMs, Max: r.Stats.MaxMs,
 			NumTrials: r.Stats.SampleCount, Hardware: r.Device.Name, Device: TorchDevice(r.Device.Kind)}
+		if precision != problem.PrecisionKernelBench {
+			e.Precision = precision
+		}
+		files[file][lv][name] = e
 	}
 	sort.Strings(skipped)
 	return files, skipped
@@ -152,14 +203,16 @@ func FromResults(rs []result.Result) (files map[string]Baseline, skipped []strin
 // WriteAll writes every baseline file under dir and returns the paths.
 func WriteAll(dir string, files map[string]Baseline) ([]string, error) {
 	var paths []string
-	for _, b := range Backends {
-		name := Files[b]
-		if base, ok := files[name]; ok {
-			p := filepath.Join(dir, name)
-			if err := Write(p, base); err != nil {
-				return paths, err
+	for _, precision := range []string{problem.PrecisionKernelBench, problem.PrecisionStrictIEEE} {
+		for _, b := range Backends {
+			name, _ := FileName(b, precision)
+			if base, ok := files[name]; ok {
+				p := filepath.Join(dir, name)
+				if err := Write(p, base); err != nil {
+					return paths, err
+				}
+				paths = append(paths, p)
 			}
-			paths = append(paths, p)
 		}
 	}
 	return paths, nil

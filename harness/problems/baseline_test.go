@@ -93,6 +93,9 @@ func TestReadRefusals(t *testing.T) {
 		{`{"level1": {"1_a.py": {"mean": 2, "std": 0, "min": 3, "max": 4, "num_trials": 1}}}`, "level1/1_a.py: min 3 <= mean 2"},
 		{`{"level1": {"1_a.py": {"mean": 1, "std": 0, "min": 1, "max": 1, "num_trials": 0}}}`, "num_trials 0"},
 		{`{"level1": {"1_a.py": {"mean": -1, "std": 0, "min": -1, "max": 1, "num_trials": 1}}}`, "not a finite non-negative"},
+		{`{"level1": {"1_a.py": {"mean": 1, "std": 0, "min": 1, "max": 1, "num_trials": 1, "precision": "tf32"}}}`, `precision "tf32"`},
+		{`{"level1": {"1_a.py": {"mean": 1, "std": 0, "min": 1, "max": 1, "num_trials": 1, "precision": "strict-ieee"},
+		  "2_b.py": {"mean": 1, "std": 0, "min": 1, "max": 1, "num_trials": 1}}}`, "two precision conventions in one file"},
 	}
 	for _, tc := range tests {
 		p := filepath.Join(t.TempDir(), "b.json")
@@ -149,5 +152,50 @@ func TestIsRocm(t *testing.T) {
 	env, settings := ApplyRocm()
 	if len(env) != 3 || settings["HSA_ENABLE_SDMA"] != "0" || settings["GPU_MAX_HW_QUEUES"] != "1" || settings["RLIMIT_CORE"] != "0" {
 		t.Errorf("ApplyRocm = %v %v", env, settings)
+	}
+}
+
+// The two precision conventions never share a file: kernelbench results go
+// to KernelBench's file name with exactly its keys, strict-ieee ones to a
+// file of their own whose entries say so; a result from before the param
+// was timed strict. Score refuses results of another convention.
+func TestConventionsNeverMix(t *testing.T) {
+	dir := problemSet(t, map[int][]string{1: {"1_a.py", "2_b.py"}})
+	kb := res(dir, "pytorch", 1, 1, 3)
+	strict := res(dir, "pytorch", 1, 2, 5)
+	strict.Config = strict.Config.With("precision", "strict-ieee")
+	old := res(dir, "pytorch", 1, 1, 7)
+	delete(old.Config.Params, "precision")
+	files, _ := FromResults([]result.Result{kb, strict, old})
+	strictName := "baseline_time_torch_strict-ieee.json"
+	if len(files) != 2 || len(files[Files["pytorch"]]["level1"]) != 1 || len(files[strictName]["level1"]) != 2 {
+		t.Fatalf("files %v: want %s with 1_a and %s with 2_b and the old 1_a", files, Files["pytorch"], strictName)
+	}
+	if e := files[Files["pytorch"]]["level1"]["1_a.py"]; e.Precision != "" || e.Mean != 3 {
+		t.Errorf("kernelbench entry %+v: want KernelBench's keys only", e)
+	}
+	if e := files[strictName]["level1"]["2_b.py"]; e.Precision != "strict-ieee" {
+		t.Errorf("strict entry %+v does not say strict-ieee", e)
+	}
+	out := t.TempDir()
+	paths, err := WriteAll(out, files)
+	if err != nil || len(paths) != 2 {
+		t.Fatalf("WriteAll: %v %v", paths, err)
+	}
+	for _, p := range paths {
+		b, err := Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "kernelbench"
+		if strings.Contains(p, "strict") {
+			want = "strict-ieee"
+		}
+		if b.Convention() != want {
+			t.Errorf("%s reads as %s, want %s", p, b.Convention(), want)
+		}
+		if mixed := CheckPrecision(b, []result.Result{kb, strict}); len(mixed) != 1 || !strings.Contains(mixed[0], "1 results timed under precision") {
+			t.Errorf("CheckPrecision against %s = %v, want the one result of the other convention", p, mixed)
+		}
 	}
 }

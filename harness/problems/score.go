@@ -130,6 +130,29 @@ func CheckHardware(b Baseline, rs []result.Result) Hardware {
 	return Hardware{Kinds: sortedKeys(kinds), Names: sortedKeys(names)}
 }
 
+// CheckPrecision lists, for each precision convention of the problem
+// results among rs that is not the baseline's, how many results have it: a
+// speedup against a baseline of another convention measures the
+// convention (TF32 convolutions against IEEE ones), not the kernel, so
+// score refuses them.
+func CheckPrecision(b Baseline, rs []result.Result) []string {
+	want := b.Convention()
+	count := map[string]int{}
+	for _, r := range rs {
+		if r.Config.Workload != problem.Name {
+			continue
+		}
+		if p := problem.PrecisionOf(r.Config); p != want {
+			count[p]++
+		}
+	}
+	var out []string
+	for _, p := range sortedKeys(count) {
+		out = append(out, fmt.Sprintf("%d results timed under precision %s, the baseline under %s", count[p], p, want))
+	}
+	return out
+}
+
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {

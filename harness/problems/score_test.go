@@ -31,7 +31,7 @@ func problemSet(t *testing.T, levels map[int][]string) string {
 func res(dir, backend string, level, id int, mean float64) result.Result {
 	r := result.Result{Backend: backend, Status: result.StatusOK, Device: result.Device{Kind: "cpu", Name: "cpu"},
 		Config: result.Config{Workload: "problem", Phase: "forward", Params: map[string]string{
-			"problems": dir, "level": itoa(level), "problem": itoa(id), "dtype": "float32"}, Repeats: 10},
+			"problems": dir, "level": itoa(level), "problem": itoa(id), "dtype": "float32", "precision": "kernelbench"}, Repeats: 10},
 		Stats: &result.Stats{MeanMs: mean, MedianMs: mean, StdMs: 0.5, MinMs: mean - 0.5, MaxMs: mean + 1, SampleCount: 10}}
 	if mean == 0 {
 		r.Status, r.Stats, r.Message = result.StatusFailed, nil, "incorrect: max abs err 94.3 at seed 0 (atol 0.01, rtol 0.01)"

@@ -43,10 +43,13 @@ type Report struct {
 	Verify       []VerifyRecord
 	Calibrations []backend.Calibration
 	Superseded   int
-	multiDevice  bool
-	kindOf       map[string]string                   // series -> device kind
-	viewKind     string                              // the device kind of a kindViews view, "" for the whole folder
-	byConfig     map[string]map[string]result.Result // config key -> backend -> result
+	// Skipped names each file of the folder that was not a valid result
+	// (or an ok one with untrustworthy samples), with the reason.
+	Skipped     []string
+	multiDevice bool
+	kindOf      map[string]string                   // series -> device kind
+	viewKind    string                              // the device kind of a kindViews view, "" for the whole folder
+	byConfig    map[string]map[string]result.Result // config key -> backend -> result
 }
 
 // Load reads dir recursively. baseline names the backend ratios and fast_p
@@ -57,7 +60,7 @@ func Load(dir, baseline string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: dir, Superseded: set.Superseded, byConfig: map[string]map[string]result.Result{}, kindOf: map[string]string{}}
+	r := &Report{Dir: dir, Superseded: set.Superseded, Skipped: set.Skipped, byConfig: map[string]map[string]result.Result{}, kindOf: map[string]string{}}
 	kinds := map[string]bool{}
 	for _, res := range set.Results {
 		kinds[res.Device.Kind] = true

@@ -35,15 +35,10 @@ const MinP99Samples = 100
 // samples there is no 95% interval: the summary then holds min and max,
 // with CIMethod MethodMinMax, and HasCI is false.
 func Summarize(samples []float64) (result.Stats, error) {
+	if err := Check(samples); err != nil {
+		return result.Stats{}, fmt.Errorf("summarize: %w", err)
+	}
 	n := len(samples)
-	if n == 0 {
-		return result.Stats{}, fmt.Errorf("summarize: no samples")
-	}
-	for i, s := range samples {
-		if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
-			return result.Stats{}, fmt.Errorf("summarize: sample %d is %v; samples must be finite and non-negative", i, s)
-		}
-	}
 	data := mstats.Float64Data(append([]float64(nil), samples...))
 	sort.Float64s(data)
 	sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(data, &benchmath.DefaultThresholds), 0.95)
@@ -70,6 +65,21 @@ func Summarize(samples []float64) (result.Stats, error) {
 		st.CI95LowMs, st.CI95HighMs, st.CIMethod = sum.Lo, sum.Hi, MethodOrderStatistic
 	}
 	return st, nil
+}
+
+// Check says why samples cannot be summarised, or nil: the one statement
+// of what timings must be (at least one, each finite and non-negative),
+// used when a run finishes and whenever a stored result is read back.
+func Check(samples []float64) error {
+	if len(samples) == 0 {
+		return fmt.Errorf("no samples")
+	}
+	for i, s := range samples {
+		if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
+			return fmt.Errorf("sample %d is %v; samples must be finite and non-negative", i, s)
+		}
+	}
+	return nil
 }
 
 // HasCI says whether st holds a 95% interval of the median (6 samples or

@@ -4,8 +4,11 @@
 package store
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,20 +16,37 @@ import (
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/workload"
 )
 
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
 
 // Key names a result's file: backend, workload, phase and every parameter
-// value in the workload's order, filesystem-safe.
+// value in the workload's order, filesystem-safe. A value that is an
+// absolute path (the problem workload's folder) is its base name and a
+// short hash of the whole path (PathPart): the name says which folder
+// without carrying a user's home into every file name, and two folders of
+// one base name stay apart. Names written before (the path spelt out) are
+// still read: readers go by the stored configuration, not the name.
 func Key(backendName string, c result.Config) string {
 	parts := []string{backendName + "_", c.Workload, c.Phase}
 	for _, k := range workload.OrderedKeys(c) {
-		parts = append(parts, c.Params[k])
+		v := c.Params[k]
+		if filepath.IsAbs(v) {
+			v = PathPart(v)
+		}
+		parts = append(parts, v)
 	}
 	k := strings.Join(parts, "_")
 	return unsafe.ReplaceAllString(strings.ReplaceAll(k, "/", "+"), "-")
+}
+
+// PathPart is an absolute path as a part of a key: "<base>-<8 hex digits
+// of its SHA-256>" (KernelBench-1a2b3c4d).
+func PathPart(abs string) string {
+	sum := sha256.Sum256([]byte(filepath.Clean(abs)))
+	return filepath.Base(abs) + "-" + hex.EncodeToString(sum[:4])
 }
 
 // WriteResult stores r under dir/<run_id>/<key>.json and returns the path.
@@ -104,7 +124,9 @@ func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
 	return rs, skipped, nil
 }
 
-// ReadFile loads one stored result of any supported schema version.
+// ReadFile loads one stored result of any supported schema version and
+// recomputes what is derived from its samples (Summarize), so what a file
+// stores in stats or throughput is never what a reader shows.
 func ReadFile(path string) (result.Result, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -114,5 +136,32 @@ func ReadFile(path string) (result.Result, error) {
 	if err != nil {
 		return result.Result{}, fmt.Errorf("result %s: %w", path, err)
 	}
+	if r, err = Summarize(r); err != nil {
+		return result.Result{}, fmt.Errorf("result %s: %w", path, err)
+	}
+	return r, nil
+}
+
+// Summarize replaces a read result's statistics and throughput by those of
+// its samples, computed by stats.Summarize and workload.ThroughputOf, the
+// functions the run used: a file whose stats were edited, or written by a
+// buggy tool, cannot show a false median in export, report, history or
+// compare. An ok result whose samples fail stats.Check (none, negative, not
+// finite) is an error; other statuses carry no statistics.
+func Summarize(r result.Result) (result.Result, error) {
+	r.Stats, r.Throughput, r.ThroughputUnit = nil, 0, ""
+	if r.Status != result.StatusOK {
+		return r, nil
+	}
+	st, err := stats.Summarize(r.SamplesMs)
+	if err != nil {
+		return r, fmt.Errorf("status ok but its samples_ms cannot be trusted: %w", err)
+	}
+	r.Stats = &st
+	tp := workload.ThroughputOf(r.Config, st.MedianMs)
+	if math.IsNaN(tp.Value) || math.IsInf(tp.Value, 0) || tp.Value < 0 {
+		return r, fmt.Errorf("status ok but its throughput %v %s is not a finite non-negative number", tp.Value, tp.Unit)
+	}
+	r.Throughput, r.ThroughputUnit = tp.Value, tp.Unit
 	return r, nil
 }

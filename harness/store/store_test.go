@@ -1,6 +1,8 @@
 package store
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,9 @@ func TestKey(t *testing.T) {
 		// Declared order (m, n, k, batch, layout, dtype), not map or sorted order.
 		{"triton", result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "4096", "n": "2048", "k": "1024", "batch": "1", "layout": "nt", "dtype": "float8_e4m3"}},
 			"triton__gemm_forward_4096_2048_1024_1_nt_float8_e4m3"},
+		// An absolute folder is its base name and a hash of the path, never the path.
+		{"candidates", result.Config{Workload: "problem", Phase: "forward", Params: map[string]string{"problems": "/home/someone/KernelBench/KernelBench", "level": "1", "problem": "19", "dtype": "float32"}},
+			"candidates__problem_forward_" + PathPart("/home/someone/KernelBench/KernelBench") + "_1_19_float32"},
 		// Nothing unsafe reaches the file name.
 		{"x", result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "../../etc", "n": "a b", "k": "1", "batch": "1", "layout": "nn", "dtype": "float32"}},
 			"x__gemm_forward_..+..+etc_a-b_1_1_nn_float32"},
@@ -117,7 +122,9 @@ func TestReadAllSkipsInvalid(t *testing.T) {
 			}
 			old := rs[2]
 			if old.SchemaVersion != result.SchemaVersion || old.Config.Workload != "ttt" || old.Config.Phase != "backward" ||
-				old.Config.Get("seq_len") != "512" || old.Config.Get("model_size") != "125m" || old.Throughput != 1234.5 || old.ThroughputUnit != "tokens/s" {
+				old.Config.Get("seq_len") != "512" || old.Config.Get("model_size") != "125m" || old.ThroughputUnit != "tokens/s" ||
+				// recomputed from the samples (median 11 ms, 4x512 tokens), not the stored 1234.5
+				math.Abs(old.Throughput-2048/0.011) > 1e-6 || old.Stats == nil || old.Stats.MedianMs != 11 {
 				t.Errorf("v1 result not upgraded: %+v", old)
 			}
 		})
@@ -127,5 +134,72 @@ func TestReadAllSkipsInvalid(t *testing.T) {
 func TestReadAllMissingFolderIsError(t *testing.T) {
 	if _, _, err := ReadAll(filepath.Join(t.TempDir(), "nope")); err == nil {
 		t.Error("ReadAll of a missing folder: no error")
+	}
+}
+
+// PathPart keeps the base name, hides the rest of the path and tells two
+// folders of one base name apart.
+func TestPathPart(t *testing.T) {
+	a, b := PathPart("/home/a/KernelBench"), PathPart("/home/b/KernelBench")
+	if !strings.HasPrefix(a, "KernelBench-") || len(a) != len("KernelBench-")+8 || strings.Contains(a, "home") || a == b {
+		t.Errorf("PathPart = %q and %q, want KernelBench-<8 hex digits>, different", a, b)
+	}
+	if PathPart("/home/a/KernelBench/") != a {
+		t.Errorf("a trailing slash changed the part: %q", PathPart("/home/a/KernelBench/"))
+	}
+}
+
+// What a file stores in stats and throughput is never what a reader gets:
+// both are recomputed from samples_ms; an ok result whose samples are
+// empty, negative or not finite is skipped, named with the reason.
+func TestReadRecomputesAndRefusesBadSamples(t *testing.T) {
+	dir := t.TempDir()
+	good := tinyResult("run", "liar")
+	good.SamplesMs = []float64{1, 2, 3}
+	good.Stats = &result.Stats{MedianMs: 0.001, MeanMs: 0.001, SampleCount: 3} // contradicts the samples
+	good.Throughput = 1e12
+	if _, err := WriteResult(dir, good); err != nil {
+		t.Fatal(err)
+	}
+	failed := tinyResult("run", "failed")
+	failed.Status, failed.SamplesMs, failed.Message = result.StatusFailed, []float64{}, "boom"
+	failed.Stats = &result.Stats{MedianMs: 5}
+	if _, err := WriteResult(dir, failed); err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]string{"negative": "[1, -2]", "empty": "[]"}
+	for name, samples := range bad {
+		raw, err := json.Marshal(tinyResult("run", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Replace(string(raw), `"samples_ms":[1]`, `"samples_ms":`+samples, 1)
+		if err := os.WriteFile(filepath.Join(dir, "run", name+".json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs, skipped, err := ReadAll(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || len(skipped) != 2 {
+		t.Fatalf("read %d, skipped %q; want 2 read and the negative and empty files skipped", len(rs), skipped)
+	}
+	for _, s := range skipped {
+		if !strings.Contains(s, filepath.Join(dir, "run")) || !strings.Contains(s, "samples_ms cannot be trusted") {
+			t.Errorf("skipped entry %q does not name its file and reason", s)
+		}
+	}
+	for _, r := range rs {
+		switch r.Backend {
+		case "liar":
+			if r.Stats == nil || r.Stats.MedianMs != 2 || r.Stats.MeanMs != 2 || r.Stats.SampleCount != 3 || r.Throughput == 1e12 {
+				t.Errorf("stored stats came through: %+v, throughput %v", r.Stats, r.Throughput)
+			}
+		case "failed":
+			if r.Stats != nil {
+				t.Errorf("a failed result kept stats %+v", r.Stats)
+			}
+		}
 	}
 }

@@ -75,15 +75,27 @@ func (f *Folder) Scan() (map[string]Entry, error) {
 			out[key] = Entry{Key: key, Err: err}
 			continue
 		}
+		var e Entry
 		if c, ok := f.cache[key]; ok && c.size == info.Size() && c.mtime.Equal(info.ModTime()) {
-			out[key] = c.entry
-			continue
+			e = c.entry
+		} else {
+			e = readEntry(filepath.Join(f.Dir, name), key)
+			f.cache[key] = cachedEntry{size: info.Size(), mtime: info.ModTime(), entry: e}
 		}
-		e := readEntry(filepath.Join(f.Dir, name), key)
-		f.cache[key] = cachedEntry{size: info.Size(), mtime: info.ModTime(), entry: e}
-		out[key] = e
+		out[cellKey(e)] = e
 	}
 	return out, nil
+}
+
+// cellKey is the key a cell file stands for: its configuration's key today
+// (Cell.Key), which differs from its file name (Entry.Key) for a file named
+// by an older key (an absolute problem folder spelt out), so such a cell
+// still counts as done. An unreadable file keeps its name.
+func cellKey(e Entry) string {
+	if e.Err != nil {
+		return e.Key
+	}
+	return Cell{Backend: e.Result.Backend, Device: deviceOfKey(e.Key), Config: e.Result.Config}.Key()
 }
 
 func readEntry(path, key string) Entry {
@@ -92,6 +104,9 @@ func readEntry(path, key string) Entry {
 		return Entry{Key: key, Err: fmt.Errorf("read cell %s: %w", path, err)}
 	}
 	r, err := result.Decode(raw)
+	if err == nil {
+		r, err = store.Summarize(r) // statistics from the samples, as every reader
+	}
 	if err != nil {
 		return Entry{Key: key, Err: fmt.Errorf("cell %s: %w", path, err)}
 	}
@@ -122,18 +137,18 @@ func (f *Folder) ClearFailures() ([]string, error) {
 		return nil, err
 	}
 	var removed []string
-	for key, e := range entries {
+	for _, e := range entries {
 		switch {
 		case e.Err != nil:
 		case e.Result.Status == result.StatusFailed, e.Result.Status == result.StatusTimeout, e.Result.Status == result.StatusSkipped:
 		default:
 			continue
 		}
-		if err := os.Remove(f.Path(key)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(f.Path(e.Key)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return removed, fmt.Errorf("clear failed cell: %w", err)
 		}
-		delete(f.cache, key)
-		removed = append(removed, key)
+		delete(f.cache, e.Key)
+		removed = append(removed, e.Key)
 	}
 	sort.Strings(removed)
 	if len(removed) > 0 {

@@ -259,9 +259,12 @@ func (s *state) work(ctx context.Context, w Worker) error {
 			r.Tail = w.Tails.Last(name)
 		}
 		r = bench.Classify(r) // again, now that the tail is known
-		if r.Status == result.StatusFailed {
+		if r.Status == result.StatusFailed || r.Status == result.StatusOOM {
 			// A backend that failed may be in any state (a half-initialised
-			// device, a wedged process): the next cell gets a fresh one.
+			// device, a wedged process), and one that ran out of memory may
+			// still hold some (a caching allocator, a reference kept by the
+			// error): the next cell gets a fresh process, so it never fails
+			// for the memory of the one before.
 			w.Exec.Restart(name)
 		}
 		s.mu.Lock()

@@ -73,8 +73,8 @@ What else the Framework subclass defines (name/description come from plugin.json
   Raise Unsupported anywhere for a combination it cannot run, Failed for a
   classified failure whose message stands as it is; any other
   exception becomes status failed, or oom when is_oom(exc) (one classifier
-  for every backend: torch's OutOfMemoryError, MemoryError, "out of memory",
-  XLA's RESOURCE_EXHAUSTED).
+  for every backend, the harness's markers: torch's OutOfMemoryError,
+  MemoryError, "out of memory", "can't allocate memory", XLA's RESOURCE_EXHAUSTED).
 
 The contract does: JSON type checks only (ConfigError -> exit 2 / error reply;
 ranges and defaults are the harness's), capability and variant checks (->
@@ -329,6 +329,10 @@ class Prepared:
     # beside the measured peak_memory_bytes. Counted, not measured: say so in
     # the framework file.
     memory: dict = field(default_factory=dict)
+    # settings: the process-wide settings the call ran under that change what
+    # is measured (the problem workload's precision flags, read back from the
+    # framework), by name: result env.settings, beside the harness's own.
+    settings: dict = field(default_factory=dict)
 
 
 class Timer:
@@ -357,15 +361,37 @@ class Timer:
         raise Unsupported(f"CUDA graphs are not available with this timer ({self.description})")
 
 
+# How frameworks word running out of memory, lower case: the harness's list
+# (harness/bench/classify.go oomMarkers) entry for entry, so a backend and
+# the harness give one error one status; tests/test_contract.py reads the Go
+# file and keeps the two equal.
+OOM_MARKERS = (
+    "out of memory",
+    "outofmemoryerror",
+    "resource_exhausted",
+    "cuda_error_out_of_memory",
+    "cudaerrormemoryallocation",
+    "hiperroroutofmemory",
+    "cublas_status_alloc_failed",
+    "miopenstatusallocfailed",
+    "failed to allocate memory",
+    "std::bad_alloc",
+    "memoryerror",
+    "can't allocate memory",
+    "cannot allocate memory",
+    "unable to allocate",
+)
+
+
 def is_oom(exc: BaseException) -> bool:
-    """The one out-of-memory classifier of every Python backend: torch's
-    OutOfMemoryError (torch.OutOfMemoryError, torch.cuda.OutOfMemoryError;
-    matched by name so torch need not be imported), Python's MemoryError, a
-    message saying "out of memory", or XLA's RESOURCE_EXHAUSTED."""
-    if isinstance(exc, MemoryError) or any(t.__name__ == "OutOfMemoryError" for t in type(exc).__mro__):
-        return True
-    msg = str(exc)
-    return "out of memory" in msg.lower() or "RESOURCE_EXHAUSTED" in msg
+    """The one out-of-memory rule of every Python backend, the harness's: the
+    exception's type names (its MRO, so torch.OutOfMemoryError, MemoryError
+    and NumPy's _ArrayMemoryError match without importing either) and its
+    message, lower case, contain one of OOM_MARKERS (PyTorch's CPU allocator's
+    "can't allocate memory", XLA's RESOURCE_EXHAUSTED, ...)."""
+    text = " ".join(t.__name__ for t in type(exc).__mro__) + " " + str(exc)
+    text = text.lower()
+    return any(m in text for m in OOM_MARKERS)
 
 
 def failure_message(exc: BaseException) -> str:

@@ -78,6 +78,10 @@ def _failure(exc: BaseException) -> tuple:
     # The traceback goes to stderr (the harness logs it); the record gets the
     # exception line (xc.failure_message).
     traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    # The traceback's frames hold the failed call's locals (a model, inputs
+    # of gigabytes): clear them, so release() can free that memory before the
+    # next request even if something still refers to the exception.
+    traceback.clear_frames(exc.__traceback__)
     if isinstance(exc, xc.Failed):
         return "failed", " ".join(str(exc).split())
     return ("oom" if xc.is_oom(exc) else "failed"), xc.failure_message(exc)
@@ -117,7 +121,8 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     if bad or not samples:
         raise ValueError(f"the timer returned {bad or 'no samples'}; samples must be finite and non-negative")
     memory = {str(k): int(n) for k, n in prepared.memory.items()}
-    return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings), memory
+    settings = {str(k): str(v) for k, v in prepared.settings.items()}
+    return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings), memory, settings
 
 
 def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0, mode: Mode = Mode()) -> dict:
@@ -130,14 +135,15 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
     v = view(cfg)
     dev = xc.Device(device if device in ("cpu", "cuda", "rocm") else "cpu", "", count=0)
     status, message, timing = "ok", "", "not timed"
-    samples, compile_ms, peak, nparams, warnings, memory = [], 0.0, 0, 0, [], {}
+    samples, compile_ms, peak, nparams, warnings, memory, settings = [], 0.0, 0, 0, [], {}, {}
     try:
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
         timer = fw.timer(dev)
         timing = timer.description
         _check_mode(timer, dev, mode)
-        samples, compile_ms, peak, nparams, warnings, memory = _measure(fw, timer, cfg, v, variant, dev, seed, mode)
+        samples, compile_ms, peak, nparams, warnings, memory, settings = _measure(fw, timer, cfg, v, variant, dev, seed,
+                                                                                  mode)
     except xc.Unsupported as e:
         status, message = "unsupported", str(e)
     except Exception as e:  # noqa: BLE001 - every failure becomes a record
@@ -152,6 +158,8 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         "timing": timing,
         "python": platform.python_version(),
     }
+    if settings:
+        env["settings"] = settings
     rec = {
         "schema_version": xc.SCHEMA_VERSION,
         "run_id": RUN_ID,  # placeholder: the harness sets its own

@@ -182,6 +182,8 @@ class Problem(_View):
     level: int = 1
     problem: int = 1
     dtype: str = "float32"
+    # kernelbench (PyTorch's defaults: cuDNN TF32 on, matmul TF32 off) or strict-ieee (both off)
+    precision: str = "kernelbench"
     phase: str = "forward"
     warmup: int = 3
     repeats: int = 10

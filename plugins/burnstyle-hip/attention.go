@@ -78,6 +78,10 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	}
 	e, _ := newCPUEngine()
 	res.Device = e.Device()
+	if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+		res.Status, res.Message = st, "attention on the CPU "+msg
+		return res, nil
+	}
 	// The CPU stores bfloat16/float16 tensors as float32 holding the
 	// rounded values (rounded once, before timing, as a GPU's inputs are
 	// already in the dtype), computes in float32 and rounds out per call.
@@ -156,6 +160,12 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	if err != nil {
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
+	}
+	if !onGPU {
+		if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+			resp.Status, resp.Message = st, "attention on the CPU "+msg
+			return resp, nil
+		}
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {

@@ -31,12 +31,7 @@ func (e *cpuEngine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if cfg.Backward && cfg.SeqLen < 2 {
 		return result.StatusUnsupported, fmt.Sprintf("backward at seq_len %d: the loss has no next-token label (need seq_len >= 2)", cfg.SeqLen)
 	}
-	need := estimateCPUBytes(cfg, s)
-	if avail := memAvailable(); avail > 0 && need > avail*9/10 {
-		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of host memory, %.1f GiB available",
-			float64(need)/(1<<30), float64(avail)/(1<<30))
-	}
-	return result.StatusOK, ""
+	return hostFits(float64(estimateCPUBytes(cfg, s)))
 }
 
 // estimateCPUBytes bounds what a run holds at once: the generated F32

@@ -53,6 +53,10 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	}
 	e, _ := newCPUEngine()
 	res.Device = e.Device()
+	if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+		res.Status, res.Message = st, "gemm on the CPU "+msg
+		return res, nil
+	}
 	a, b := gemmInputs(spec)
 	res.PeakMemoryBytes = int64(len(a)+len(b)+spec.Batch*spec.M*spec.N) * 4
 	var callErr error
@@ -100,6 +104,12 @@ func gemmInputs(s gpu.GEMMSpec) (a, b []float32) {
 
 func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := gemmSpec(req.Config)
+	if !gemmOnGPU(req.Device) {
+		if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+			resp.Status, resp.Message = st, "gemm on the CPU "+msg
+			return resp, nil
+		}
+	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
 		return resp, fmt.Errorf("export %s gemm: %w", Name, err)

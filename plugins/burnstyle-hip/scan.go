@@ -111,8 +111,16 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if err := s.Check(); err != nil {
 		return res, fmt.Errorf("run %s scan: invalid config: %w", Name, err)
 	}
-	lengths := scan.ShapeOf(cfg).Lengths()
 	grads := scanBackward(cfg)
+	item := int64(4)
+	if cfg.Dtype() == "float64" {
+		item = 8
+	}
+	if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+		res.Status, res.Message = st, "scan on the CPU "+msg
+		return res, nil
+	}
+	lengths := scan.ShapeOf(cfg).Lengths()
 	var step func() error
 	if cfg.Dtype() == "float64" {
 		cum, trans, dur := scanInputs[float64](s)
@@ -195,11 +203,21 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 	if err := s.Check(); err != nil {
 		return resp, fmt.Errorf("export %s scan: invalid config: %w", Name, err)
 	}
+	grads := scanBackward(req.Config)
+	if !onGPU {
+		item := int64(4)
+		if req.Config.Dtype() == "float64" {
+			item = 8
+		}
+		if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+			resp.Status, resp.Message = st, "scan on the CPU "+msg
+			return resp, nil
+		}
+	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
 		return resp, fmt.Errorf("export %s scan: %w", Name, err)
 	}
-	grads := scanBackward(req.Config)
 	var out map[string]tensorfile.Tensor
 	if onGPU {
 		resp.Device = gpu.SharedInfo()

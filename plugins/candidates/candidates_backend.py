@@ -58,7 +58,7 @@ class Backend(torch_backend.Backend):
 
     def prepare_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         folder, atol, rtol, trials = settings()
-        torch_backend.set_precision("float32")
+        precision = problem.set_precision(cfg.precision)  # the gate and the timing, as the baseline's
         mod, path = problem.load(cfg)
         name = os.path.basename(path)
         cand = xbench_problems.candidate(folder, cfg.level, name)
@@ -71,15 +71,17 @@ class Backend(torch_backend.Backend):
         new = problem.build(mod, new_mod.ModelNew, dev, seed)
         seeds = [seed + i for i in range(trials)]
         worst = problem.gate(mod, ref, new, dev, seeds, atol, rtol)
-        del ref
+        del ref  # timing holds the candidate and one set of inputs
         xs = problem.make_inputs(mod, dev, seed, on_device=True)
+        fn = problem.checked(new)
 
         def step():
             with problem.torch.no_grad():
-                return new(*xs)
+                return fn(*xs)
         note = (f"correct: {trials} seeded inputs (seeds {seeds[0]}..{seeds[-1]}) within atol {atol:g}, rtol {rtol:g} "
                 f"of the eager Model, max abs err {worst:.3g}; candidate {cand}")
-        return xc.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note])
+        return xc.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note],
+                           settings=precision)
 
     def export_problem(self, cfg, variant, device, weights, inputs):
         raise xc.Unsupported("candidates are checked by their gate against the eager Model, not by export")

@@ -199,8 +199,7 @@ class Backend(xc.Framework):
     def prepare_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
         import problem
 
-        set_precision("float32")  # float32 is float32: no TF32 in matmuls or cuDNN convolutions
-        return problem.prepare(cfg, variant, device, seed)
+        return problem.prepare(cfg, variant, device, seed)  # under the config's precision convention
 
     def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int, f=None) -> xc.Prepared:
         import attention
@@ -228,7 +227,6 @@ class Backend(xc.Framework):
     def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
         import problem
 
-        set_precision("float32")
         return problem.export(cfg, variant, device, int(inputs["seed"].reshape(-1)[0]))
 
     def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict,

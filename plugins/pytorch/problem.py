@@ -20,6 +20,38 @@ import xbench_problems
 # baseline files follow from the mode (see `xbench problems baseline`).
 COMPILE_MODES = {"compile": "default", "compile-max-autotune": "max-autotune-no-cudagraphs"}
 
+# The precision conventions (the config's "precision"; docs/workloads/problem.md):
+# (cuDNN TF32, matmul TF32, reduced-precision reductions in half matmuls).
+# kernelbench is PyTorch's own defaults, which KernelBench's scripts never
+# change, so its published baselines were timed under them: cuDNN
+# convolutions may use TF32, float32 matmuls are IEEE. strict-ieee turns
+# every reduced-precision path off.
+PRECISIONS = {"kernelbench": (True, False, True), "strict-ieee": (False, False, False)}
+
+
+def set_precision(name: str) -> dict:
+    """Set torch's global precision flags for the convention (they persist
+    across the requests of a serve session, so every request sets all of
+    them) and return them as read back from torch, for env.settings."""
+    if name not in PRECISIONS:
+        raise xc.Unsupported(f"precision {name!r} is not one of {', '.join(PRECISIONS)}")
+    cudnn_tf32, matmul_tf32, reduced = PRECISIONS[name]
+    # set_float32_matmul_precision also moves matmul.allow_tf32, so it goes first.
+    torch.set_float32_matmul_precision("high" if matmul_tf32 else "highest")
+    torch.backends.cuda.matmul.allow_tf32 = matmul_tf32
+    torch.backends.cudnn.allow_tf32 = cudnn_tf32
+    torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = reduced
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = reduced
+    m = torch.backends.cuda.matmul
+    return {
+        "precision": name,
+        "torch.backends.cudnn.allow_tf32": str(torch.backends.cudnn.allow_tf32).lower(),
+        "torch.backends.cuda.matmul.allow_tf32": str(m.allow_tf32).lower(),
+        "torch.float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction": str(m.allow_bf16_reduced_precision_reduction).lower(),
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction": str(m.allow_fp16_reduced_precision_reduction).lower(),
+    }
+
 
 def torch_device(device: xc.Device) -> torch.device:
     return torch.device("cpu" if device.kind == "cpu" else "cuda")
@@ -60,12 +92,33 @@ def make_inputs(mod, dev: torch.device, seed: int, on_device: bool, dtype=torch.
 
 
 def tensors(out) -> list:
-    """The tensors of a model's output: itself, or those of a tuple/list."""
+    """The tensors of a model's output: itself, or those of a tuple/list of
+    tensors (nested). Anything else (a string, a number, None, an empty
+    tuple) is xc.Failed naming its type: it is not a result to time, gate or
+    write into a baseline."""
     if torch.is_tensor(out):
         return [out]
-    if isinstance(out, (tuple, list)):
-        return [t for o in out for t in tensors(o)]
-    raise TypeError(f"the model returned {type(out).__name__}, not a tensor or a tuple of tensors")
+    if isinstance(out, (tuple, list)) and out:
+        found = []
+        for o in out:
+            if not (torch.is_tensor(o) or isinstance(o, (tuple, list))):
+                raise xc.Failed(f"the model returned a {type(out).__name__} holding a {type(o).__name__}, "
+                                f"not a tensor or a tuple or list of tensors")
+            found.extend(tensors(o))
+        return found
+    what = f"an empty {type(out).__name__}" if isinstance(out, (tuple, list)) else f"a {type(out).__name__}"
+    raise xc.Failed(f"the model returned {what}, not a tensor or a tuple or list of tensors")
+
+
+def checked(fn):
+    """fn, whose every output is checked to be tensors (tensors()): one type
+    test on the common single-tensor path, so the timed call stays the model's."""
+    def call(*xs):
+        out = fn(*xs)
+        if not torch.is_tensor(out):
+            tensors(out)
+        return out
+    return call
 
 
 def callable_for(model, variant: str, warnings: list):
@@ -79,22 +132,25 @@ def callable_for(model, variant: str, warnings: list):
 
 
 def prepare(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    settings = set_precision(cfg.precision)
     mod, _ = load(cfg)
     dev = torch_device(device)
     model = build(mod, mod.Model, dev, seed)
     xs = make_inputs(mod, dev, seed, on_device=True)
     warnings: list = []
-    fn = callable_for(model, variant, warnings)
+    fn = checked(callable_for(model, variant, warnings))
 
     def step():
         with torch.no_grad():
             return fn(*xs)
-    return xc.Prepared(step=step, num_params=sum(p.numel() for p in model.parameters()), warnings=warnings)
+    return xc.Prepared(step=step, num_params=sum(p.numel() for p in model.parameters()), warnings=warnings,
+                       settings=settings)
 
 
 def export(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> dict:
     """One untimed call on CPU-made inputs: {"out": the first output tensor}
     as numpy, float64 when the config's dtype is (the reference)."""
+    set_precision(cfg.precision)
     mod, _ = load(cfg)
     dev = torch_device(device)
     dtype = torch.float64 if cfg.dtype == "float64" else torch.float32
@@ -106,9 +162,30 @@ def export(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> dict:
     return {"out": out.detach().to("cpu", torch.float64).numpy()}
 
 
+# Elements compared at a time: the gate's float64 working memory stays about
+# half a GiB beside the outputs, however large they are (a float64 copy of
+# each whole output would be twice its size again).
+CHUNK = 1 << 24
+
+
+def close(x, y, atol: float, rtol: float) -> tuple:
+    """(ok, max abs err) of y against the reference x, torch.allclose's rule
+    (|y - x| <= atol + rtol * |x|, equal infinities close, NaN never),
+    computed in float64 a chunk at a time."""
+    x, y = x.detach(), y.detach().to(x.device)
+    xf, yf = x.contiguous().reshape(-1), y.contiguous().reshape(-1)
+    ok, worst = True, 0.0
+    for i in range(0, xf.numel(), CHUNK):
+        a, b = xf[i:i + CHUNK].double(), yf[i:i + CHUNK].double()
+        d = (b - a).abs()
+        worst = max(worst, d.nan_to_num(nan=float("inf")).max().item())
+        ok = ok and bool(((d <= atol + rtol * a.abs()) | (a == b)).all().item())
+    return ok, worst
+
+
 def compare(ref, new, atol: float, rtol: float) -> tuple:
     """(ok, max abs err, why): every output tensor of new against ref's, by
-    torch.allclose(atol, rtol) after checking count and shapes."""
+    close(atol, rtol) after checking count and shapes."""
     a, b = tensors(ref), tensors(new)
     if len(a) != len(b):
         return False, float("inf"), f"{len(b)} output tensors, the Model returns {len(a)}"
@@ -117,26 +194,35 @@ def compare(ref, new, atol: float, rtol: float) -> tuple:
     for i, (x, y) in enumerate(zip(a, b)):
         if tuple(x.shape) != tuple(y.shape):
             return False, float("inf"), f"output {i} has shape {list(y.shape)}, the Model's is {list(x.shape)}"
-        x64, y64 = x.detach().double(), y.detach().to(x.device).double()
-        if x64.numel():
-            err = (x64 - y64).abs().nan_to_num(nan=float("inf")).max().item()
-            worst = max(worst, err)
-        ok = ok and bool(torch.allclose(y64, x64, atol=atol, rtol=rtol))
+        good, err = close(x, y, atol, rtol)
+        ok, worst = ok and good, max(worst, err)
     return ok, worst, ""
 
 
 def gate(mod, ref_model, new_model, dev: torch.device, seeds: list, atol: float, rtol: float) -> float:
-    """Run Model and ModelNew on get_inputs() under each seed (each on its own
-    copy, so an in-place candidate cannot change the reference's inputs);
-    raise xc.Failed("incorrect: ...") at the first mismatch, else return the
-    largest absolute error seen."""
+    """Run Model and ModelNew on get_inputs() under each seed; raise
+    xc.Failed("incorrect: ...") at the first mismatch, else return the
+    largest absolute error seen.
+
+    Lean: besides the two models it holds one set of inputs and the two
+    outputs at a time (a problem's inputs can be gigabytes). The Model runs
+    first; its inputs are then dropped and made again under the same seed
+    for ModelNew, so an in-place candidate, or Model itself writing into its
+    inputs, cannot change what the other one sees. Everything of a seed is
+    released before the next seed's inputs are made."""
     worst = 0.0
     for s in seeds:
         xs = make_inputs(mod, dev, s, on_device=True)
         with torch.no_grad():
-            ref = ref_model(*[x.clone() if torch.is_tensor(x) else x for x in xs])
+            ref = ref_model(*xs)
+        tensors(ref)
+        del xs
+        xs = make_inputs(mod, dev, s, on_device=True)
+        with torch.no_grad():
             new = new_model(*xs)
+        del xs
         ok, err, why = compare(ref, new, atol, rtol)
+        del ref, new
         if why:
             raise xc.Failed(f"incorrect: {why} (seed {s})")
         if not ok:

@@ -149,3 +149,22 @@ func TestBackendsListingBoundsAHangingStart(t *testing.T) {
 		t.Fatalf("example backend's row %q does not name the bound; exit %d\n%s\n%s", line, o.code, o.stdout, o.stderr)
 	}
 }
+
+// A run whose only result is oom exits 1 (the result is still written), and
+// --help says which statuses do that. The built-in backend answers a GEMM
+// of three 2^17 x 2^17 matrices (192 GiB) oom from its estimate, allocating nothing.
+func TestRunExits1OnOOM(t *testing.T) {
+	dir := t.TempDir()
+	o := xb(t, nil, "run", "--workload", "gemm", "--backends", "burnstyle-hip", "--device", "cpu", "--results", dir,
+		"--m", "131072", "--n", "131072", "--k", "131072", "--warmup", "0", "--repeats", "2")
+	if o.code != 1 || !strings.Contains(o.stderr, "1 of 1 results ended failed, timeout or oom: burnstyle-hip (oom)") {
+		t.Fatalf("exit %d, want 1 naming the oom result\n%s", o.code, o.stderr)
+	}
+	if rs, _, err := store.ReadAll(dir); err != nil || len(rs) != 1 || rs[0].Status != result.StatusOOM {
+		t.Fatalf("the oom result was not written: %+v %v", rs, err)
+	}
+	o = xb(t, nil, "run", "--help")
+	if o.code != 0 || !strings.Contains(o.stdout, "1 when any ends failed,\ntimeout or oom") {
+		t.Errorf("run --help does not give the exit statuses:\n%s", o.stdout)
+	}
+}

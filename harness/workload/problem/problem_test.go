@@ -196,7 +196,24 @@ func TestCostThroughputRankFixtures(t *testing.T) {
 	if err != nil || len(seed) != 1 || seed[0] != 7 || len(fx.Weights) != 0 {
 		t.Errorf("Fixtures(seed 7) = %v %v, want one input seed = 7 and no weights", seed, err)
 	}
-	if w.ReferenceBackend() != "pytorch" || w.Output(cfg) != "out" || w.Tolerance(cfg) != Tol {
+	if w.ReferenceBackend() != "pytorch" || w.Output(cfg) != "out" || w.Tolerance(cfg) != TolTF32 {
 		t.Errorf("verification rule changed: reference %q, output %q, tolerance %g", w.ReferenceBackend(), w.Output(cfg), w.Tolerance(cfg))
+	}
+	// The default convention is KernelBench's; strict-ieee keeps the tight
+	// tolerance; a result from before the param was timed strict.
+	if cfg.Get("precision") != PrecisionKernelBench || PrecisionOf(cfg) != PrecisionKernelBench {
+		t.Errorf("default precision %q, want %s", cfg.Get("precision"), PrecisionKernelBench)
+	}
+	if strict := cfg.With("precision", PrecisionStrictIEEE); w.Tolerance(strict) != Tol {
+		t.Errorf("strict-ieee tolerance %g, want %g", w.Tolerance(strict), Tol)
+	}
+	old := cfg
+	old.Params = map[string]string{"problems": cfg.Get("problems"), "level": "1", "problem": "3", "dtype": "float32"}
+	if PrecisionOf(old) != PrecisionStrictIEEE || w.Tolerance(old) != Tol {
+		t.Errorf("a result without precision reads as %q, want %s", PrecisionOf(old), PrecisionStrictIEEE)
+	}
+	if _, err := workload.Resolve(w, "", map[string]string{"problems": cfg.Get("problems"), "problem": "3", "precision": "tf32"}, 3, 10); err == nil ||
+		!strings.Contains(err.Error(), "strict-ieee") {
+		t.Errorf("precision tf32: %v, want an error naming the allowed values", err)
 	}
 }

@@ -2,6 +2,7 @@
 max), the config's JSON type checks, the OOM classifier, failure messages,
 run_batch, and the GEMM wiring through a framework's GEMM module."""
 
+import os
 import sys
 import types
 
@@ -90,9 +91,35 @@ FakeOOM.__name__ = "OutOfMemoryError"
     (RuntimeError("CUDA out of memory. Tried to allocate 2 GiB"), True),
     (RuntimeError("RESOURCE_EXHAUSTED: Out of memory while trying to allocate"), True),
     (RuntimeError("shape mismatch"), False),
+    # PyTorch's CPU allocator, as torch 2.x words it
+    (RuntimeError("[enforce fail at alloc_cpu.cpp:117] data. DefaultCPUAllocator: can't allocate memory: "
+                  "you tried to allocate 6597069766656 bytes. Error code 12 (Cannot allocate memory)"), True),
+    (OSError(12, "Cannot allocate memory"), True),
 ])
 def test_one_oom_classifier(exc, oom):
     assert xc.is_oom(exc) is oom
+
+
+def test_numpy_and_torch_cpu_allocation_failures_are_oom():
+    # The real errors, not their words: an array and a tensor far beyond any host.
+    import numpy as np
+    import torch
+
+    for make in (lambda: np.empty(1 << 62, dtype=np.uint8), lambda: torch.empty(1 << 50, dtype=torch.uint8)):
+        with pytest.raises(BaseException) as info:
+            make()
+        assert xc.is_oom(info.value), f"{type(info.value).__name__}: {info.value}"
+
+
+def test_oom_markers_are_the_harness_list():
+    # One classifier: the Go harness's oomMarkers and this contract's OOM_MARKERS
+    # are one list, so an error gets one status wherever it is classified.
+    import re
+
+    go = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "harness", "bench", "classify.go")).read()
+    body = go[go.index("var oomMarkers = []string{"):]
+    body = body[:body.index("\n}")]
+    assert tuple(re.findall(r'^\s*"([^"]*)",', body, re.M)) == xc.OOM_MARKERS
 
 
 def test_failure_message_ends_with_the_exception_line():

@@ -79,3 +79,33 @@ def test_no_candidate_or_folder_is_unsupported(fw, monkeypatch, tmp_path):
     assert r["status"] == "unsupported" and "no candidate for level1/2_batched_matmul.py" in r["message"]
     r = run(fw, monkeypatch, "relative/dir", 1, 1)
     assert r["status"] == "unsupported" and "XBENCH_CANDIDATES" in r["message"]
+
+
+# Problems with KernelBench's level1 19_ReLU / 20_LeakyReLU interface (our
+# own files, small inputs with negative values): the shipped candidates for
+# the real set (problems/candidates/kernelbench, scripts/h100-kernelbench.sh)
+# pass the gate on the CPU path.
+ACTIVATION = """import torch
+class Model(torch.nn.Module):
+    def __init__(self, negative_slope: float = 0.01):
+        super().__init__()
+        self.negative_slope = negative_slope
+    def forward(self, x):
+        return {op}
+def get_inputs():
+    return [torch.randn(64, 96)]
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.parametrize("name,op", [("19_ReLU.py", "torch.relu(x)"),
+                                     ("20_LeakyReLU.py", "torch.nn.functional.leaky_relu(x, self.negative_slope)")])
+def test_kernelbench_activation_candidates_pass_the_gate(fw, monkeypatch, tmp_path, name, op):
+    (tmp_path / "level1").mkdir()
+    (tmp_path / "level1" / name).write_text(ACTIVATION.format(op=op))
+    monkeypatch.setenv("XBENCH_CANDIDATES", os.path.join(ROOT, "candidates", "kernelbench"))
+    pid = int(name.split("_")[0])
+    r = xc.run(fw, xc.Problem(problems=str(tmp_path), level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
+    assert r["status"] == "ok", r.get("message")
+    assert "max abs err 0" in r["warnings"][0]

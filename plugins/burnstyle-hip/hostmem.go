@@ -1,0 +1,63 @@
+package burnstylehip
+
+import (
+	"fmt"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// memAvailableNow is the host's available memory (memAvailable); a test
+// replaces it to see the check answer without allocating anything.
+var memAvailableNow = memAvailable
+
+// hostFits is every CPU path's memory check, made before anything is
+// allocated: a run whose estimate is above 90% of the available memory is
+// answered oom with both sizes. Go cannot recover from running out of
+// memory (the runtime aborts the process with a goroutine dump), so the
+// estimate is the only place an oom can be an answer instead of a crash.
+func hostFits(need float64) (result.Status, string) {
+	if avail := memAvailableNow(); avail > 0 && need > float64(avail)*0.9 {
+		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of host memory, %.1f GiB available",
+			need/(1<<30), float64(avail)/(1<<30))
+	}
+	return result.StatusOK, ""
+}
+
+// gcSlack is the Go heap's growth before a collection (GOGC 100): what one
+// call allocates may live beside the previous call's until the collector runs.
+const gcSlack = 2
+
+// gemmHostBytes bounds the CPU GEMM: A and B, their rounded copies (bfloat16
+// and float16), and C of this call and of the one before. In float64 so no
+// shape overflows.
+func gemmHostBytes(s gpu.GEMMSpec) float64 {
+	b, m, n, k := float64(s.Batch), float64(s.M), float64(s.N), float64(s.K)
+	ab := b*m*k + b*k*n
+	return 4 * (ab + gcSlack*(ab+b*m*n))
+}
+
+// attentionHostBytes bounds the CPU attention: q, k, v, the output of this
+// call and the one before, and one row of scores per worker.
+func attentionHostBytes(s cpu.AttentionShape, workers int) float64 {
+	q := float64(s.Batch) * float64(s.Heads) * float64(s.SeqLen) * float64(s.HeadDim)
+	kv := float64(s.Batch) * float64(s.KVHeads) * float64(s.KVLen) * float64(s.HeadDim)
+	return 4 * (q + 2*kv + gcSlack*q + float64(s.KVLen)*float64(workers))
+}
+
+// scanHostBytes bounds the CPU scan: what scanMemory counts for one call,
+// twice over for the collector's slack. Computed in float64 like the others.
+func scanHostBytes(s cpu.ScanShape, grads bool, item int64) float64 {
+	rows := float64(s.Batch) * float64(s.T+1) * float64(s.C)
+	in := rows + float64(s.C)*float64(s.C) + float64(s.K)*float64(s.C)
+	state := 2 * rows
+	if s.Semiring == "entropy" || grads {
+		state *= 2
+	}
+	work := 0.0
+	if grads {
+		work = in
+	}
+	return float64(item) * (in + gcSlack*(state+work))
+}

@@ -1,0 +1,121 @@
+"""The gate is lean and a candidate's failure is contained: while ModelNew
+runs, the only live inputs are its own and the only other output is the
+Model's (a problem's inputs can be gigabytes: 19_ReLU's are 6.4 GB); and
+after a candidate that ran out of memory, the next one gates and times."""
+
+import sys
+import types
+import weakref
+
+import pytest
+
+import candidates_backend as cb
+import xbench_contract as xc
+
+PROBLEM = """import torch, weakref
+import xbench_gate_probe as probe
+class Model(torch.nn.Module):
+    def forward(self, x):
+        out = x * 2
+        probe.outputs.append(weakref.ref(out))
+        return out
+def get_inputs():
+    # what is still alive when new inputs are made
+    probe.at_make.append((sum(r() is not None for r in probe.inputs), sum(r() is not None for r in probe.outputs)))
+    x = torch.rand(64, 32)
+    probe.inputs.append(weakref.ref(x))
+    return [x]
+def get_init_inputs():
+    return []
+"""
+
+# Counts what is alive while it runs and fails the gate (via its output) if
+# more than one set of inputs or another output than the Model's lives.
+LEAN = """import torch
+import xbench_gate_probe as probe
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        inputs = sum(r() is not None for r in probe.inputs)
+        outputs = sum(r() is not None for r in probe.outputs)
+        probe.seen.append((inputs, outputs))
+        return torch.relu(x) * 0 + x * 2
+"""
+
+OOM = """import torch
+class ModelNew(torch.nn.Module):
+    def forward(self, x):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 6.00 GiB")
+"""
+
+
+@pytest.fixture
+def probe(monkeypatch):
+    p = types.ModuleType("xbench_gate_probe")
+    p.inputs, p.outputs, p.seen, p.at_make = [], [], [], []
+    monkeypatch.setitem(sys.modules, "xbench_gate_probe", p)
+    return p
+
+
+def folders(tmp_path, candidates: dict):
+    (tmp_path / "set" / "level1").mkdir(parents=True)
+    for name in ("1_double.py", "2_double.py"):
+        (tmp_path / "set" / "level1" / name).write_text(PROBLEM)
+    (tmp_path / "cand" / "level1").mkdir(parents=True)
+    for name, body in candidates.items():
+        (tmp_path / "cand" / "level1" / name).write_text(body)
+    return str(tmp_path / "set"), str(tmp_path / "cand")
+
+
+def run(monkeypatch, problems, cands, pid):
+    fw = cb.Backend()
+    fw.name = "candidates"
+    monkeypatch.setenv("XBENCH_CANDIDATES", cands)
+    return xc.run(fw, xc.Problem(problems=problems, level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
+
+
+def test_gate_holds_one_set_of_inputs_and_two_outputs(probe, monkeypatch, tmp_path):
+    problems, cands = folders(tmp_path, {"1_double.py": LEAN})
+    r = run(monkeypatch, problems, cands, 1)
+    assert r["status"] == "ok", r.get("message")
+    # 3 gate seeds, then the timed calls (compile call + 2 samples)
+    assert len(probe.seen) == 6
+    gate, timed = probe.seen[:3], probe.seen[3:]
+    assert all(s == (1, 1) for s in gate), f"(live inputs, live outputs) in the gate: {gate}"
+    # timing holds the candidate's inputs alone: the Model and its outputs are gone
+    assert all(s == (1, 0) for s in timed), f"(live inputs, live outputs) while timed: {timed}"
+    # Nothing of a seed lives on when the next inputs are made: per seed the
+    # Model's inputs (nothing alive), the candidate's (the Model's output
+    # alive); then the timed inputs.
+    assert probe.at_make == [(0, 0), (0, 1)] * 3 + [(0, 0)], probe.at_make
+
+
+def test_compare_never_holds_a_float64_copy_of_a_whole_output(monkeypatch):
+    # Two float64 copies of a 6.4 GB float32 output are 25.6 GB: the gate
+    # compares a chunk at a time, with torch.allclose's verdict.
+    import torch
+
+    import problem
+
+    monkeypatch.setattr(problem, "CHUNK", 100)
+    sizes = []
+    double = torch.Tensor.double
+    monkeypatch.setattr(torch.Tensor, "double", lambda t: sizes.append(t.numel()) or double(t))
+    x = torch.rand(64, 32)
+    cases = [x + 1e-3, x + 0.5, x.t().contiguous().t(), x.clone().index_fill_(1, torch.tensor([3]), float("nan"))]
+    inf = x.clone()
+    inf[0, 0] = float("inf")
+    cases.append(inf)
+    for y in cases:
+        ref = inf if y is inf else x
+        ok, err = problem.close(ref, y, 1e-2, 1e-2)
+        assert ok == torch.allclose(y, ref, atol=1e-2, rtol=1e-2), (ok, err)
+    assert sizes and max(sizes) <= 100, f"float64 copies of {max(sizes)} elements, the chunk is 100"
+
+
+def test_after_an_oom_candidate_the_next_gates_and_times(probe, monkeypatch, tmp_path):
+    problems, cands = folders(tmp_path, {"1_double.py": OOM, "2_double.py": LEAN})
+    r = run(monkeypatch, problems, cands, 1)
+    assert r["status"] == "oom" and "out of memory" in r["message"]
+    assert all(ref() is None for ref in probe.inputs + probe.outputs), "the oom cell's tensors are still held"
+    r = run(monkeypatch, problems, cands, 2)
+    assert r["status"] == "ok", r.get("message")
