@@ -85,13 +85,13 @@ common=(--device "$device" --warmup 3 --repeats "$repeats" --timeout 300s)
 
 step machine 60 sh -c 'nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"; nproc; '"$X"' backends 2>&1 | grep -E "^(pytorch|candidates)"'
 # (a) the 40 problems under KernelBench's convention, then level 2 under strict-ieee
-step "baseline kernelbench (level1+2 ids 1-20, $repeats repeats)" 240 $X problems baseline --problems "$problems" \
+step "baseline kernelbench (level1+2 ids 1-20, $repeats repeats)" 300 $X problems baseline --problems "$problems" \
   "${select[@]}" --backends pytorch --precision kernelbench --hardware "$hw" "${common[@]}" \
   --results "$out/sweep-baseline" --out "$out/timing"
 step "export baseline" 30 "${export_csv[@]}" "$out/sweep-baseline" "$out/baseline.csv"
 lv2=(--level 2 --max-problems 20)
 [ "$smoke" = 1 ] && lv2=(--level 2)
-step "baseline strict-ieee (level2)" 120 $X problems baseline --problems "$problems" "${lv2[@]}" \
+step "baseline strict-ieee (level2)" 150 $X problems baseline --problems "$problems" "${lv2[@]}" \
   --backends pytorch --precision strict-ieee --hardware "$hw" "${common[@]}" \
   --results "$out/sweep-strict" --out "$out/timing"
 # (c) xbench's candidates for 19_ReLU and 20_LeakyReLU: gate, time, score
