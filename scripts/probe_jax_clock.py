@@ -128,6 +128,21 @@ jsync(o)
 report("jax mm: 50 calls amortized (CUPTI on)", [(time.perf_counter() - t0) * 1e3 / 50], flop)
 kcount = [len(span_of(lambda: mm(a, b), jsync)[1]) for _ in range(5)]
 print("jax mm: records per call:", kcount)
+# xbench's own jax GEMM (float32 accumulation, then a cast to bf16): is the
+# cast a kernel of its own on the GPU?
+try:
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path[:0] = [os.path.join(here, "..", "plugins", "_python"), os.path.join(here, "..", "plugins", "jax")]
+    import jax_gemm
+
+    xg = jax.jit(jax_gemm.gemm_fn("nn", "bfloat16"))
+    a3, b3 = a[None], b[None]
+    jsync(xg(a3, b3))
+    s, recs = span_of(lambda: xg(a3, b3), jsync)
+    print(f"xbench jax_gemm bf16: span {s:.4f} ms, {len(recs)} records:", [r[3][:60] for r in recs])
+    report("xbench jax_gemm bf16: CUPTI span", [span_of(lambda: xg(a3, b3), jsync)[0] for _ in range(R)], flop)
+except Exception as e:  # noqa: BLE001
+    print("xbench jax_gemm part failed:", type(e).__name__, e)
 
 # 2) null call: one tiny kernel.
 report("jax null (x+1 on 1 float): host clock + block", [host_of(lambda: tiny(tiny_in), jsync) for _ in range(R)])
