@@ -27,6 +27,8 @@ if args.preload:
     ctypes.CDLL(args.preload, mode=ctypes.RTLD_GLOBAL)
     print(f"preloaded {args.preload}")
 
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(here, "..", "plugins", "_python"), os.path.join(here, "..", "plugins", "jax")]
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -131,8 +133,6 @@ print("jax mm: records per call:", kcount)
 # xbench's own jax GEMM (float32 accumulation, then a cast to bf16): is the
 # cast a kernel of its own on the GPU?
 try:
-    here = os.path.dirname(os.path.abspath(__file__))
-    sys.path[:0] = [os.path.join(here, "..", "plugins", "_python"), os.path.join(here, "..", "plugins", "jax")]
     import jax_gemm
 
     xg = jax.jit(jax_gemm.gemm_fn("nn", "bfloat16"))
@@ -143,6 +143,23 @@ try:
     report("xbench jax_gemm bf16: CUPTI span", [span_of(lambda: xg(a3, b3), jsync)[0] for _ in range(R)], flop)
 except Exception as e:  # noqa: BLE001
     print("xbench jax_gemm part failed:", type(e).__name__, e)
+
+# 1b) xbench's jax scan (T=1024 C=12 K=4 batch 4 log, forward): a while loop
+# of many small kernels, where CUPTI's per-launch host cost could widen the
+# gaps between kernels and so enter the span.
+scan_step = None
+try:
+    import xbench_contract as xc
+    import jax_scan
+
+    scfg = xc.Scan(T=1024, K=4, C=12, batch=4, semiring="log", phase="forward")
+    scan_step = jax_scan.prepare(scfg, jax.devices()[0], 0).step
+    jsync(scan_step())
+    print("jax scan: records per call:", len(span_of(scan_step, jsync)[1]))
+    report("jax scan fwd T1024: host clock + block (CUPTI on)", [host_of(scan_step, jsync) for _ in range(10)])
+    report("jax scan fwd T1024: CUPTI span", [span_of(scan_step, jsync)[0] for _ in range(10)])
+except Exception as e:  # noqa: BLE001
+    print("jax scan part failed:", type(e).__name__, e)
 
 # 2) null call: one tiny kernel.
 report("jax null (x+1 on 1 float): host clock + block", [host_of(lambda: tiny(tiny_in), jsync) for _ in range(R)])
@@ -180,6 +197,8 @@ try:
     report("torch mm: CUDA events (CUPTI off)", [ev(lambda: ta @ tb) for _ in range(R)], flop)
     report("torch null (tz+1): CUDA events (CUPTI off)", [ev(lambda: tz + 1) for _ in range(R)])
     report("jax mm: host clock + block (CUPTI off)", [host_of(lambda: mm(a, b), jsync) for _ in range(R)], flop)
+    if scan_step is not None:
+        report("jax scan fwd T1024: host clock + block (CUPTI off)", [host_of(scan_step, jsync) for _ in range(10)])
 except Exception as e:  # the probe reports, it does not stop at torch
     print("torch part failed:", type(e).__name__, e)
 
