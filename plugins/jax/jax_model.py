@@ -250,6 +250,17 @@ def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1,
     return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch, unroll, backbone)
 
 
+def timed_step(fn, args: tuple):
+    """step() = fn(*args), the timed call of a workload: fn jitted, args
+    already on the device in the layout and dtype fn takes, so the call is
+    the operation alone. fn and args stay on the step for the tests that
+    check that from the jaxpr (tests/test_jax_timed_step.py)."""
+    def step():
+        return fn(*args)
+    step.fn, step.args = fn, tuple(args)
+    return step
+
+
 class BlockTimer(xc.Timer):
     """Host clock around one call, ended by block_until_ready on its outputs
     (JAX has no device events; dispatch is asynchronous without the wait).
