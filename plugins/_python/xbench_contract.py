@@ -352,6 +352,11 @@ class Timer:
         compilation happens on the host."""
         return self.time(fn)
 
+    def calibrate(self, fn: Callable[[], Any]) -> None:
+        """After the first call, before the warmup: a clock that must learn
+        something about the call first (xbench_devclock: whether tracing
+        would enter its samples) makes its own untimed calls here."""
+
     def close(self) -> None:
         """After the last sample of a run (a device clock stops tracing)."""
 

@@ -21,15 +21,29 @@ the labels below.
 
 CUPTI's own cost stays out of the sample: records are drained (flushed) before
 the call and after the framework's wait, both outside the span, and the span
-is read from device timestamps, not from the host clock around the call. What
-CUPTI adds to each kernel launch on the host can reach a sample only through
-a gap between two kernels of a host-bound call (a loop of tiny kernels); the
-null-call line of scripts/h100-clock.sh measures it.
+is read from device timestamps, not from the host clock around the call. A
+null call (one tiny kernel) reads ~1 us here against 20-110 us on the host
+clock (H100, scripts/probe-jax-clock.sh).
+
+What CUPTI adds to each kernel launch on the host (about 3 us on the H100)
+does reach a sample where the device waits for the host between the call's
+kernels: a launch-bound call. The jax scan at T=1024 (4103 kernels a call)
+took 19.0 ms untraced on the host clock and 31.4 ms of CUPTI span traced.
+So SpanTimer.calibrate() measures each configuration before its samples:
+a few calls untraced on the framework's own clock, a few traced; where the
+traced span is longer than the whole untraced call, or the call has many
+records and its device is idle more than LAUNCH_BOUND_IDLE of the span, the
+configuration is launch-bound and its samples are the framework's own clock
+with tracing off (events for pytorch and triton, host clock and
+block_until_ready for JAX), and env.timing says so and why. For such a call
+the host's dispatch is most of the work anyway, so a clock that includes
+it is the honest one.
 """
 
 from __future__ import annotations
 
 import os
+import statistics
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
@@ -41,6 +55,14 @@ CUPTI_SPAN = "cupti-kernel-span"
 HOST_BLOCK = "host-clock-block"
 CUDA_EVENTS = "cuda-events"
 HOST_CPU = "host-clock"
+
+
+# calibrate(): a call with more records than this whose device is idle more
+# than this fraction of its span is launch-bound (CUPTI's per-launch cost would
+# widen its gaps); CALIBRATION_CALLS calls each way measure it.
+LAUNCH_BOUND_RECORDS = 50
+LAUNCH_BOUND_IDLE = 0.2
+CALIBRATION_CALLS = 3
 
 
 @dataclass(frozen=True)
@@ -190,13 +212,35 @@ class SpanTimer(xc.Timer):
                             f"activity records (GPU timestamps; {cupti_version()}); the call waited for by "
                             f"{inner.description}")
         self.last: list = []  # the last sample's records (tests, diagnostics)
+        self.untraced = False  # calibrate() found the call launch-bound
 
     def first(self, fn: Callable[[], Any]) -> float:
         if not self.source.active:
             self.source.start()
         return self.inner.time(fn)
 
+    def calibrate(self, fn: Callable[[], Any]) -> None:
+        """Before the warmup: is tracing going to enter this call's samples?
+        CALIBRATION_CALLS calls untraced on the inner clock, as many traced;
+        launch-bound (see the module docstring) switches the samples to the
+        inner clock, untraced, and says so in the description."""
+        self.source.stop()
+        untraced = statistics.median(self.inner.time(fn) for _ in range(CALIBRATION_CALLS))
+        spans, busy, n = [], [], 0
+        for _ in range(CALIBRATION_CALLS):
+            spans.append(self.time(fn))
+            busy.append(busy_ms(self.last))
+            n = max(n, len(self.last))
+        traced, idle = statistics.median(spans), 1 - statistics.median(busy) / max(statistics.median(spans), 1e-12)
+        why = launch_bound(traced, untraced, n, idle)
+        if why:
+            self.untraced = True
+            self.source.stop()
+            self.description = f"{self.inner.label}: {self.inner.description} (launch-bound call, CUPTI tracing off: {why})"
+
     def time(self, fn: Callable[[], Any]) -> float:
+        if self.untraced:
+            return self.inner.time(fn)
         if not self.source.active:
             self.source.start()
         self.source.drain()  # what ran before (warmup, a cache flush) is not this call's
@@ -216,6 +260,21 @@ class SpanTimer(xc.Timer):
     def close(self) -> None:
         self.source.stop()
         self.inner.close()
+
+
+def launch_bound(traced_ms: float, untraced_ms: float, records: int, idle: float) -> str:
+    """Why a call is launch-bound (CUPTI's per-launch cost would enter its
+    span), or "" when it is not: its traced span is longer than the whole
+    untraced call on the framework's clock, or it has more than
+    LAUNCH_BOUND_RECORDS records and its device is idle more than
+    LAUNCH_BOUND_IDLE of the span."""
+    if traced_ms > untraced_ms:
+        return (f"{records} kernels/copies, traced span {traced_ms:.4g} ms > untraced call "
+                f"{untraced_ms:.4g} ms on the framework's clock")
+    if records > LAUNCH_BOUND_RECORDS and idle > LAUNCH_BOUND_IDLE:
+        return (f"{records} kernels/copies, device idle {idle:.0%} of the traced span "
+                f"{traced_ms:.4g} ms (untraced call {untraced_ms:.4g} ms)")
+    return ""
 
 
 def device_timer(inner: xc.Timer, device_kind: str) -> xc.Timer:

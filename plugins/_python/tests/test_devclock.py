@@ -211,6 +211,42 @@ def test_runner_samples_are_spans_on_a_gpu_and_compile_is_host(monkeypatch):
     rec = xc.run(F(), xc.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
     assert rec["status"] == "ok", rec
     assert rec["compile_ms"] == 99.0  # the first call: host time
-    assert rec["samples_ms"] == pytest.approx([0.003, 0.004, 0.005])  # calls 3..5 (1: compile, 2: warmup)
+    # calls 9..11: 1 is the compile call, 2..7 calibrate (3 untraced, 3 traced), 8 the warmup
+    assert rec["samples_ms"] == pytest.approx([0.009, 0.010, 0.011])
     assert rec["env"]["timing"].startswith(dc.CUPTI_SPAN)
     assert src.log[-1] == "stop"
+
+
+@pytest.mark.parametrize("traced,untraced,records,idle,bound", [
+    (0.1985, 0.316, 2, 0.1, False),  # H100 jax 4096^3 bf16 matmul (probe): device-bound
+    (31.35, 18.96, 4103, 0.9, True),  # H100 jax scan T=1024: tracing slowed the call past its untraced time
+    (5.0, 6.0, 400, 0.5, True),  # many kernels, device idle half the span: the host launches set the pace
+    (5.0, 6.0, 400, 0.05, False),  # many kernels back to back: device-bound
+    (5.0, 6.0, 10, 0.6, False),  # few records: CUPTI's per-launch cost is a few us at most
+])
+def test_launch_bound_rule(traced, untraced, records, idle, bound):
+    assert bool(dc.launch_bound(traced, untraced, records, idle)) == bound
+
+
+def test_calibrate_switches_a_launch_bound_call_to_the_untraced_clock():
+    src = ScriptedSource()
+
+    class Slow(HostTimer):
+        def time(self, fn):
+            fn()
+            return 1.0  # the untraced call: 1 ms on the framework's clock
+
+    t = dc.SpanTimer(Slow(src.log), src)
+    step = lambda: src.pending.append(A(0 + 1, 2_000_000))  # noqa: E731  traced: a 2 ms span
+    t.calibrate(step)
+    assert t.untraced and not src.active
+    assert t.description.startswith("host-clock-block: a host clock (launch-bound call, CUPTI tracing off:")
+    assert t.time(step) == 1.0  # the samples: the framework's own clock
+
+
+def test_calibrate_keeps_the_span_for_a_device_bound_call():
+    src = ScriptedSource()
+    t = dc.SpanTimer(HostTimer(src.log), src)  # untraced: 99 ms on the host
+    step = lambda: src.pending.append(A(1, 2_000_000))  # noqa: E731
+    t.calibrate(step)
+    assert not t.untraced and src.active and t.description.startswith(dc.CUPTI_SPAN)
