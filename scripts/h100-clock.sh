@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The clock cross-check of issue 31 on the GPU machine, from the repository
+# root, about 4 minutes (each step has its own limit; the whole stays under 8):
+#   bash scripts/h100-clock.sh OUTDIR
+# Needs bin/xbench (CGO_ENABLED=0) and the cupti-python wheel in .whl/
+# (cupti_python-13.0.1-cp312-*.whl: it uses the libcupti of torch's
+# nvidia-cuda-cupti wheel; without it every clock falls back, labelled, and
+# the table shows it).
+# The same vendor kernel through every framework, on the protocol's clock
+# (docs/protocol.md, "What one sample is"): cuBLAS GEMM bf16 at 1024^3,
+# 4096^3, 8192^3 through pytorch, jax (XLA's Triton GEMM turned off) and
+# burnstyle-hip, and cuDNN's attention forward b4 h32/8 s4096 d128 causal
+# bf16 through pytorch/sdpa-cudnn and jax/cudnn, one process per framework;
+# the table must say PASS (every case within 5%). Then the overhead lines: a
+# null call, the 4096^3 GEMM with tracing on and off, and a launch-bound
+# scan (which clock calibrate() picked for it).
+set -uo pipefail
+out=${1:-/tmp/h100-clock}
+mkdir -p "$out"
+log="$out/h100-clock.log"
+exec > >(tee -a "$log") 2>&1
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export XBENCH_GIT_COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || cat bin/COMMIT 2>/dev/null || echo unknown)
+PY=${PY:-python3}
+X=bin/xbench
+start=$(date +%s)
+t() { echo "[t=$(( $(date +%s) - start ))s] $*"; }
+
+# cupti-python, where carried (scripts/lib-cupti.sh).
+. scripts/lib-cupti.sh
+t "install cupti-python"; install_cupti
+
+rm -f "$out"/{pytorch,jax,burnstyle-hip}.jsonl
+for fw in pytorch jax; do
+  t "framework $fw"
+  timeout -k 5 200 $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
+done
+t "burnstyle-hip"
+for n in 1024 4096 8192; do
+  timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+    --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench" \
+    | grep '^{' >> "$out/burnstyle-hip.jsonl" || echo "burnstyle-hip gemm $n exited $?"
+done
+t "table"
+$PY scripts/clock_table.py "$out" | tee "$out/table.txt"
+rc=${PIPESTATUS[0]}
+t "done (table rc=$rc)"
+exit $rc
