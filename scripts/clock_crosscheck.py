@@ -28,9 +28,12 @@ p.add_argument("--framework", choices=("pytorch", "jax"), required=True)
 p.add_argument("--out", required=True)
 p.add_argument("--repeats", type=int, default=30)
 p.add_argument("--device", default="cuda", help="cpu: a smoke test of this script, small shapes")
+p.add_argument("--xla-choice", action="store_true",
+               help="jax: leave XLA's GEMM choice alone (its Triton fusion where faster); rows named jax-xla")
 args = p.parse_args()
 
-if args.framework == "jax":
+label = "jax-xla" if args.xla_choice else args.framework
+if args.framework == "jax" and not args.xla_choice:
     # cuBLAS, as the cross-check asks: XLA would otherwise pick its own Triton
     # GEMM fusion where its autotuner finds it faster.
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_enable_triton_gemm=false").strip()
@@ -50,7 +53,7 @@ else:
     fw, variant_att = jax_backend.Backend(), "cudnn"
 fw.name = args.framework
 os.makedirs(args.out, exist_ok=True)
-out = open(os.path.join(args.out, f"{args.framework}.jsonl"), "w")
+out = open(os.path.join(args.out, f"{label}.jsonl"), "w")
 R = args.repeats
 
 
@@ -84,7 +87,7 @@ def case(name, cfg, variant=""):
         method = getattr(fw, f"prepare_{cfg.workload}")
         ks = kernels(lambda: method(cfg, variant, dev, 0).step)
     fw.release()
-    emit(case=name, framework=args.framework, backend=rec["backend"], status=rec["status"],
+    emit(case=name, framework=label, backend=rec["backend"], status=rec["status"],
          message=rec.get("message", ""), median_ms=statistics.median(rec["samples_ms"]) if rec["samples_ms"] else None,
          samples_ms=rec["samples_ms"], timing=rec["env"]["timing"], kernels=ks, wall_s=round(time.time() - t0, 1))
 
@@ -92,6 +95,8 @@ def case(name, cfg, variant=""):
 SMOKE = args.device == "cpu"
 for n in (64, 128) if SMOKE else (1024, 4096, 8192):
     case(f"gemm bf16 {n}^3", xc.Gemm(m=n, n=n, k=n, dtype="bfloat16", layout="nn", warmup=10, repeats=R))
+if args.xla_choice:  # the GEMM rows are what this process is for
+    sys.exit(0)
 case("attention fwd b4 h32/8 s4096 d128 causal bf16",
      xc.Attention(batch=4, heads=32, kv_heads=8, seq_len=64 if SMOKE else 4096, head_dim=128, causal=True,
                   dtype="bfloat16", phase="forward", warmup=5, repeats=R), "" if SMOKE else variant_att)
@@ -124,7 +129,7 @@ else:
     inc = jax.jit(lambda x: x + 1)
     null = lambda: inc(z)  # noqa: E731
 own = fw.timer(dev)
-row = {"case": "null call (x+1 on one float)", "framework": args.framework,
+row = {"case": "null call (x+1 on one float)", "framework": label,
        "own_clock_ms": med(own, null), "own_clock": own.description}
 if src is not None:
     row["device_span_ms"] = med(dc.SpanTimer(fw.timer(dev), src), null)
@@ -137,7 +142,7 @@ if src is not None:
     src.start()
     on = med(fw.timer(dev), g)
     src.stop()
-    emit(case="gemm bf16 4096^3 on the framework's own clock, CUPTI tracing off vs on", framework=args.framework,
+    emit(case="gemm bf16 4096^3 on the framework's own clock, CUPTI tracing off vs on", framework=label,
          tracing_off_ms=off, tracing_on_ms=on, own_clock=fw.timer(dev).description)
     fw.release()
 

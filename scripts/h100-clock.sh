@@ -30,11 +30,13 @@ t() { echo "[t=$(( $(date +%s) - start ))s] $*"; }
 . scripts/lib-cupti.sh
 t "install cupti-python"; install_cupti
 
-rm -f "$out"/{pytorch,jax,burnstyle-hip}.jsonl
+rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip}.jsonl
 for fw in pytorch jax; do
   t "framework $fw"
-  timeout -k 5 200 $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
+  timeout -k 5 150 $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
 done
+t "jax with XLA's own GEMM choice (shown, not asserted)"
+timeout -k 5 90 $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
 t "burnstyle-hip"
 for n in 1024 4096 8192; do
   timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
