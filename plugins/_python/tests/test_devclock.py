@@ -219,6 +219,7 @@ def test_runner_samples_are_spans_on_a_gpu_and_compile_is_host(monkeypatch):
 
 @pytest.mark.parametrize("traced,untraced,records,idle,bound", [
     (0.1985, 0.316, 2, 0.1, False),  # H100 jax 4096^3 bf16 matmul (probe): device-bound
+    (0.1981, 0.1915, 1, 0.0, False),  # H100 torch 4096^3: span a little above untraced events, within its spread
     (31.35, 18.96, 4103, 0.9, True),  # H100 jax scan T=1024: tracing slowed the call past its untraced time
     (5.0, 6.0, 400, 0.5, True),  # many kernels, device idle half the span: the host launches set the pace
     (5.0, 6.0, 400, 0.05, False),  # many kernels back to back: device-bound
