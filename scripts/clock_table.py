@@ -60,9 +60,12 @@ def main(d):
         ok &= verdict == "PASS"
         print(f"{c:<48} " + " ".join(f"{m:>11.4f} ms" if m else f"{'-':>14}" for m in ms)
               + "  " + " ".join(f"{d:+6.1%}" for d in devs) + f"  {verdict}")
-    print("\nclocks (env.timing, first words):")
+    print("\nclocks (env.timing), the same call on the framework's own clock untraced, and the kernels:")
     for (c, f), r in sorted(cells.items()):
-        print(f"  {f:<14} {c:<48} {str(r.get('timing', r.get('message', '')))[:110]}")
+        own = r.get("own_clock_untraced_ms")
+        print(f"  {f:<14} {c:<48} {str(r.get('timing', r.get('message', '')))[:100]}")
+        if own:
+            print(f"  {'':<14} own clock untraced: {own:.4f} ms; kernels: {'; '.join(r.get('kernels', []))[:240]}")
     for (c, f), r in sorted(cells.items()):
         if c not in CASES:
             print(f"\n{c}, {f}: {r['median_ms']} ms; clock: {r.get('timing', '')[:220]}")

@@ -59,7 +59,11 @@ What else the Framework subclass defines (name/description come from plugin.json
   resolve_device(requested) -> Device   requested is auto|cpu|cuda|rocm; raise
                  Unsupported when that device is not available here
   timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms; it
-                 must wait for the device (events, sync, block_until_ready)
+                 must wait for the device (events, sync, block_until_ready).
+                 On an NVIDIA GPU the contract wraps it in the device clock
+                 (xbench_devclock.SpanTimer: the CUPTI span of the call's
+                 kernels), which uses it to make and wait for each call;
+                 docs/protocol.md, "What one sample is".
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
             release() (called after every request),
             calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
