@@ -69,6 +69,10 @@ def main(d):
     for (c, f), r in sorted(cells.items()):
         if c not in CASES:
             print(f"\n{c}, {f}: {r['median_ms']} ms; clock: {r.get('timing', '')[:220]}")
+    for r in rows(os.path.join(d, "burnstyle-hip-nohold.jsonl")):
+        if r.get("samples_ms"):
+            print(f"\nburnstyle-hip without the stream hold, {burnstyle_case(r)}: {statistics.median(r['samples_ms']):.4f} ms; "
+                  f"clock: {r.get('env', {}).get('timing', '')[:120]}")
     print("\noverhead lines:")
     for r in extra:
         print("  " + json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in r.items()}))

@@ -30,7 +30,7 @@ t() { echo "[t=$(( $(date +%s) - start ))s] $*"; }
 . scripts/lib-cupti.sh
 t "install cupti-python"; install_cupti
 
-rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip}.jsonl
+rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip,burnstyle-hip-nohold}.jsonl
 for fw in pytorch jax; do
   t "framework $fw"
   timeout -k 5 150 $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
@@ -42,6 +42,12 @@ for n in 1024 4096 8192; do
   timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
     --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench" \
     | grep '^{' >> "$out/burnstyle-hip.jsonl" || echo "burnstyle-hip gemm $n exited $?"
+done
+t "burnstyle-hip without the stream hold (shown, not asserted)"
+for n in 1024 4096; do
+  XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+    --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench-nohold" \
+    | grep '^{' >> "$out/burnstyle-hip-nohold.jsonl" || echo "burnstyle-hip nohold gemm $n exited $?"
 done
 t "table"
 $PY scripts/clock_table.py "$out" | tee "$out/table.txt"
