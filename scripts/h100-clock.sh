@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The clock cross-check of issue 31 on the GPU machine, from the repository
-# root, about 4 minutes (each step has its own limit; the whole stays under 8):
-#   bash scripts/h100-clock.sh OUTDIR
+# root, about 4 minutes (each step has its own limit, all within DEADLINE
+# seconds, default 450):
+#   DEADLINE=450 bash scripts/h100-clock.sh OUTDIR
 # Needs bin/xbench (CGO_ENABLED=0) and the cupti-python wheel in .whl/
 # (cupti_python-13.0.1-cp312-*.whl: it uses the libcupti of torch's
 # nvidia-cuda-cupti wheel; without it every clock falls back, labelled, and
@@ -25,6 +26,9 @@ PY=${PY:-python3}
 X=bin/xbench
 start=$(date +%s)
 t() { echo "[t=$(( $(date +%s) - start ))s] $*"; }
+deadline=${DEADLINE:-450}
+# lim N: N seconds, or what is left of the deadline (less 20 s for the table) if that is less.
+lim() { local left=$(( deadline - ($(date +%s) - start) - 20 )); [ "$left" -lt 5 ] && left=5; echo $(( $1 < left ? $1 : left )); }
 
 # cupti-python, where carried (scripts/lib-cupti.sh).
 . scripts/lib-cupti.sh
@@ -33,19 +37,19 @@ t "install cupti-python"; install_cupti
 rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip,burnstyle-hip-nohold}.jsonl
 for fw in pytorch jax; do
   t "framework $fw"
-  timeout -k 5 150 $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
+  timeout -k 5 $(lim 150) $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
 done
 t "jax with XLA's own GEMM choice (shown, not asserted)"
-timeout -k 5 90 $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
+timeout -k 5 $(lim 90) $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
 t "burnstyle-hip"
 for n in 1024 4096 8192; do
-  timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+  timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
     --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench" \
     | grep '^{' >> "$out/burnstyle-hip.jsonl" || echo "burnstyle-hip gemm $n exited $?"
 done
 t "burnstyle-hip without the stream hold (shown, not asserted)"
 for n in 1024 4096; do
-  XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 90 $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+  XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
     --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench-nohold" \
     | grep '^{' >> "$out/burnstyle-hip-nohold.jsonl" || echo "burnstyle-hip nohold gemm $n exited $?"
 done
