@@ -35,18 +35,18 @@ lim() { local left=$(( deadline - ($(date +%s) - start) - 20 )); [ "$left" -lt 5
 t "install cupti-python"; install_cupti
 
 rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip,burnstyle-hip-nohold}.jsonl
-for fw in pytorch jax; do
-  t "framework $fw"
-  timeout -k 5 $(lim 150) $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
-done
-t "jax with XLA's own GEMM choice (shown, not asserted)"
-timeout -k 5 $(lim 90) $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
 t "burnstyle-hip"
 for n in 1024 4096 8192; do
   timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
     --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench" \
     | grep '^{' >> "$out/burnstyle-hip.jsonl" || echo "burnstyle-hip gemm $n exited $?"
 done
+for fw in pytorch jax; do
+  t "framework $fw"
+  timeout -k 5 $(lim 150) $PY scripts/clock_crosscheck.py --framework $fw --out "$out" || echo "$fw cross-check exited $?"
+done
+t "jax with XLA's own GEMM choice (shown, not asserted)"
+timeout -k 5 $(lim 90) $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
 t "burnstyle-hip without the stream hold (shown, not asserted)"
 for n in 1024 4096; do
   XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
