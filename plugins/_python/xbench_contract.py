@@ -59,7 +59,11 @@ What else the Framework subclass defines (name/description come from plugin.json
   resolve_device(requested) -> Device   requested is auto|cpu|cuda|rocm; raise
                  Unsupported when that device is not available here
   timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms; it
-                 must wait for the device (events, sync, block_until_ready)
+                 must wait for the device (events, sync, block_until_ready).
+                 On an NVIDIA GPU the contract wraps it in the device clock
+                 (xbench_devclock.SpanTimer: the CUPTI span of the call's
+                 kernels), which uses it to make and wait for each call;
+                 docs/protocol.md, "What one sample is".
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
             release() (called after every request),
             calibrate(device, dtypes) -> {"matmul_tflops": {dtype: TFLOP/s},
@@ -112,7 +116,7 @@ from xbench_spec import (  # noqa: F401  (re-exported for framework files)
 __all__ = [
     # types and errors
     "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
-    "ConfigError", "Unsupported", "Failed", "cpu_name", "is_oom", "failure_message", "gemm_caps", "load_module",
+    "ConfigError", "Unsupported", "Failed", "cpu_name", "has_device_flush", "is_oom", "failure_message", "gemm_caps", "load_module",
     # workload views
     "TTT", "Gemm", "Problem", "Attention", "Scan", "VIEWS", "attention_caps", "scan_caps",
     # entry points (lazy)
@@ -337,14 +341,32 @@ class Prepared:
 
 class Timer:
     """Times one call. The default uses the host clock; a framework on an
-    asynchronous device overrides time() (device events, or a sync)."""
+    asynchronous device overrides time() (device events, or a sync), and
+    xbench_devclock.device_timer wraps it in the protocol's device clock where
+    the device has one (docs/protocol.md, "What one sample is").
+    label is the first word of env.timing for this clock (xbench_devclock)."""
 
     description = "time.perf_counter"
+    label = "host-clock"
 
     def time(self, fn: Callable[[], Any]) -> float:
         t0 = time.perf_counter()
         fn()
         return (time.perf_counter() - t0) * 1000.0
+
+    def first(self, fn: Callable[[], Any]) -> float:
+        """The first (compile) call, timed for compile_ms: time() here; a
+        device clock overrides it with the host time of the call, because
+        compilation happens on the host."""
+        return self.time(fn)
+
+    def calibrate(self, fn: Callable[[], Any]) -> None:
+        """After the first call, before the warmup: a clock that must learn
+        something about the call first (xbench_devclock: whether tracing
+        would enter its samples) makes its own untimed calls here."""
+
+    def close(self) -> None:
+        """After the last sample of a run (a device clock stops tracing)."""
 
     def flush(self) -> None:
         """--cold-cache: evict the caches before a timed call, outside it.
@@ -359,6 +381,13 @@ class Timer:
         """--cuda-graph: return a callable that replays fn captured as a CUDA
         graph, or raise Unsupported with the reason (this default)."""
         raise Unsupported(f"CUDA graphs are not available with this timer ({self.description})")
+
+
+def has_device_flush(timer: Timer) -> bool:
+    """Whether timer flushes a device cache under --cold-cache (overrides
+    Timer.flush), looking through a wrapping clock (one with has_device_flush)."""
+    own = getattr(timer, "has_device_flush", None)
+    return own() if own else type(timer).flush is not Timer.flush
 
 
 # How frameworks word running out of memory, lower case: the harness's list

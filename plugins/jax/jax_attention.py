@@ -6,11 +6,13 @@ head_dim], query head h on kv head h // (heads // kv_heads); scale
 rest), where JAX's top-left is_causal is the spec's mask.
 
 The call is jax.nn.dot_product_attention, whose layout is [batch, seq, heads,
-head_dim] ("BTNH"): the function swaps axes 1 and 2 of q, k, v on the way in
-and of out on the way back, inside the jitted (timed) function, where XLA can
-fold the transposes into the neighbouring ops; what it cannot fold is timed,
-as the spec asks. GQA is native (fewer key heads, the same grouping as the
-spec). The variant picks `implementation`: "" lets JAX choose (None), "xla"
+head_dim] ("BTNH", JAX's native one): prepare() makes the inputs in the
+spec's BHSD layout and converts them to BTNH once, before any timed call, so
+the timed function is the attention alone (no transpose of q, k, v or out in
+it: a layout conversion is not the work the spec defines; inside the call,
+XLA did not fold the four transposes into cuDNN's kernel, issue 31). export() converts its BHSD inputs the same way and
+its outputs back, outside the call. GQA is native (fewer key heads, the same
+grouping as the spec). The variant picks `implementation`: "" lets JAX choose (None), "xla"
 the XLA composition (float32 logits and softmax, probabilities cast to the
 dtype before p·v), "cudnn" cuDNN's fused kernel (NVIDIA GPUs, bfloat16 and
 float16); a refusal at trace time (cuDNN's, or XLA:CPU's for float16)
@@ -34,6 +36,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import xbench_contract as xc
+from jax_model import timed_step
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
 IMPLEMENTATIONS = {"": None, "xla": "xla", "cudnn": "cudnn"}
@@ -43,34 +46,32 @@ IMPLEMENTATIONS = {"": None, "xla": "xla", "cudnn": "cudnn"}
 PRECISION = {"float32": "highest"}
 
 
+def native(x):
+    """BHSD <-> BTNH (the spec's layout and JAX's; the same swap both ways)."""
+    return jnp.swapaxes(x, 1, 2)
+
+
 def function(cfg: xc.Attention, variant: str) -> Callable:
-    """out = f(q, k, v) in the spec's BHSD layout, not yet jitted."""
+    """out = f(q, k, v) in JAX's BTNH layout, not yet jitted."""
     if variant not in IMPLEMENTATIONS:
         raise ValueError(f"jax attention: unknown variant {variant!r} (known: default, {', '.join(v for v in IMPLEMENTATIONS if v)})")
     impl, causal, scale, prec = IMPLEMENTATIONS[variant], cfg.causal, cfg.scale, PRECISION.get(cfg.dtype)
 
     def f(q, k, v):
         with jax.default_matmul_precision(prec) if prec else contextlib.nullcontext():
-            swap = lambda x: jnp.swapaxes(x, 1, 2)  # noqa: E731  BHSD <-> BTNH
-            out = jax.nn.dot_product_attention(swap(q), swap(k), swap(v), scale=scale, is_causal=causal,
-                                               implementation=impl)
-            return swap(out)
+            return jax.nn.dot_product_attention(q, k, v, scale=scale, is_causal=causal, implementation=impl)
     return f
 
 
 def _phase(cfg: xc.Attention, f: Callable, args: tuple) -> Callable[[], Any]:
-    """The phase's step over args (q, k, v[, dout]) already on the device."""
+    """The phase's step over args (q, k, v[, dout]) already on the device, in BTNH."""
     if cfg.phase == "forward":
-        fwd = jax.jit(f)
-        return lambda: fwd(*args[:3])
+        return timed_step(jax.jit(f), args[:3])
     if cfg.phase == "backward":
         # The forward and its residuals, once, before timing; the pullback is
         # a pytree (a Partial), so the jitted call takes it as an argument.
         out, pullback = jax.vjp(jax.jit(f), *args[:3])
-        bwd = jax.jit(lambda pb, do: pb(do))
-
-        def backward():
-            return bwd(pullback, args[3])
+        backward = timed_step(jax.jit(lambda pb, do: pb(do)), (pullback, args[3]))
         backward.out = out  # export reads it
         return backward
 
@@ -78,7 +79,7 @@ def _phase(cfg: xc.Attention, f: Callable, args: tuple) -> Callable[[], Any]:
     def both(q, k, v, do):
         out, pullback = jax.vjp(f, q, k, v)
         return (out, *pullback(do))
-    return lambda: both(*args)
+    return timed_step(both, args)
 
 
 def _refusals(cfg: xc.Attention, variant: str, device, f: Callable, args: tuple) -> None:
@@ -110,7 +111,9 @@ def prepare(cfg: xc.Attention, variant: str, device, seed: int) -> Callable[[], 
     shapes = {"q": cfg.q_shape(), "k": cfg.k_shape(), "v": cfg.k_shape(), "dout": cfg.q_shape()}
     keys = jax.random.split(jax.random.PRNGKey(seed), 4)
     with jax.default_device(device):
-        args = tuple(jax.random.normal(keys[i], shapes[n]).astype(DTYPES[cfg.dtype]) for i, n in enumerate(_names(cfg)))
+        spec = tuple(jax.random.normal(keys[i], shapes[n]).astype(DTYPES[cfg.dtype]) for i, n in enumerate(_names(cfg)))
+    args = jax.block_until_ready(tuple(native(x) for x in spec))  # converted here, never in a timed call
+    del spec
     f = function(cfg, variant)
     _refusals(cfg, variant, device, f, args)
     return _phase(cfg, f, args)
@@ -120,7 +123,7 @@ def export(cfg: xc.Attention, variant: str, device, inputs: dict) -> dict:
     """One call of the phase on the given float32 inputs; out (and dq, dk, dv
     for the backward phases) as float32 numpy arrays."""
     cfg.check()
-    args = tuple(jax.device_put(jnp.asarray(inputs[n], DTYPES[cfg.dtype]), device) for n in _names(cfg))
+    args = tuple(native(jax.device_put(jnp.asarray(inputs[n], DTYPES[cfg.dtype]), device)) for n in _names(cfg))
     f = function(cfg, variant)
     _refusals(cfg, variant, device, f, args)
     step = _phase(cfg, f, args)
@@ -129,4 +132,5 @@ def export(cfg: xc.Attention, variant: str, device, inputs: dict) -> dict:
         res = (res,)
     elif cfg.phase == "backward":
         res = (step.out, *res)
-    return {name: np.asarray(x.astype(jnp.float32)) for name, x in zip(cfg.outputs(), res)}
+    # out, dq, dk, dv are in BTNH like the inputs: back to the spec's BHSD.
+    return {name: np.asarray(native(x).astype(jnp.float32)) for name, x in zip(cfg.outputs(), res)}

@@ -44,6 +44,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from jax_model import timed_step
 from xbench_workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
@@ -108,9 +109,7 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     fn = jax.jit(gemm_fn(layout, dtype))
     fn(a, b).block_until_ready()
 
-    def step():
-        return fn(a, b)
-    return step
+    return timed_step(fn, (a, b))
 
 
 def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -250,12 +250,27 @@ def forward_backward(params: dict, tokens, size, ttt_type, mini_batch, unroll=1,
     return jax.value_and_grad(loss_fn)(params, tokens, size, ttt_type, mini_batch, unroll, backbone)
 
 
+def timed_step(fn, args: tuple):
+    """step() = fn(*args), the timed call of a workload: fn jitted, args
+    already on the device in the layout and dtype fn takes, so the call is
+    the operation alone. fn and args stay on the step for the tests that
+    check that from the jaxpr (tests/test_jax_timed_step.py)."""
+    def step():
+        return fn(*args)
+    step.fn, step.args = fn, tuple(args)
+    return step
+
+
 class BlockTimer(xc.Timer):
     """Host clock around one call, ended by block_until_ready on its outputs
-    (JAX has no device events; dispatch is asynchronous without the wait)."""
+    (JAX has no device events; dispatch is asynchronous without the wait).
+    On an NVIDIA GPU the contract wraps it in xbench_devclock.SpanTimer, which
+    reads the sample from the GPU's own records and uses this timer only to
+    make the call and wait for it."""
 
     description = ("time.perf_counter around each call + jax.block_until_ready on its outputs "
                    "(host timer after a full device sync)")
+    label = "host-clock-block"  # on a GPU only where xbench_devclock has no device clock
 
     def __init__(self, device_kind: str = "cpu"):
         self.device_kind = device_kind

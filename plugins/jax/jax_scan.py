@@ -29,6 +29,7 @@ from jax import lax
 
 import xbench_contract as xc
 import xbench_scan_ref
+from jax_model import timed_step
 
 NEG = -1.0e30
 
@@ -84,19 +85,14 @@ def _phase(cfg: xc.Scan, args: tuple) -> Callable[[], Any]:
         return f(*x).sum()
 
     if cfg.phase == "forward":
-        fwd = jax.jit(f)
-        return lambda: fwd(*args[:3])
+        return timed_step(jax.jit(f), args[:3])
     if cfg.phase == "backward":
         out, pullback = jax.vjp(jax.jit(f), *args[:3])  # once, before timing
-        ones = jnp.ones_like(out)
-        bwd = jax.jit(lambda pb, g: pb(g))
-
-        def backward():
-            return bwd(pullback, ones)
+        backward = timed_step(jax.jit(lambda pb, g: pb(g)), (pullback, jnp.ones_like(out)))
         backward.out = out
         return backward
     both = jax.jit(lambda *x: (f(*x), *jax.grad(total, argnums=(0, 1, 2))(*x)))
-    return lambda: both(*args[:3])
+    return timed_step(both, args[:3])
 
 
 def _args(cfg: xc.Scan, device, arrays: dict) -> tuple:

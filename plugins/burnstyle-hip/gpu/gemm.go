@@ -396,8 +396,8 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 	if d.rt.blas.gemmSB == nil {
 		call = fmt.Sprintf("%d cublasGemmEx calls", B)
 	}
-	out.Timing = fmt.Sprintf("device events around each call (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		call, out.Library, d.rt.blas.path)
+	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
+		clockWord(d.rt.lastHeld), call, out.Library, d.rt.blas.path)
 	if graph {
 		out.Timing += "; each timed call one replay of that call captured once as a CUDA graph"
 	}

@@ -35,6 +35,11 @@ type rt struct {
 	// stream, except while a chunked forward enqueues a lane's work or a
 	// forward is captured (graph.go).
 	stream uintptr
+	// hold is the CUDA driver's stream wait on host memory (hold.go), nil
+	// where there is none; lastHeld says whether timedLaunches' samples ran
+	// behind a hold.
+	hold     *holdAPI
+	lastHeld bool
 	graph  *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 

@@ -7,7 +7,9 @@ import (
 
 // timedLaunches is the sampling loop every Time* shares, on the worker
 // thread after the first (compile) call: warmup untimed launches, then
-// repeats launches each between two device events. With flushBytes > 0, a
+// repeats launches each between two device events, behind a stream hold
+// where the driver has one (hold.go), so a sample is the call's device time
+// without its host launch; r.lastHeld says which. With flushBytes > 0, a
 // memset of that many bytes (a new value each time, so no layer can skip
 // the write) and a synchronize come before each sample, outside its events
 // (cold L2). what names the call in errors.
@@ -36,6 +38,8 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 		}
 		defer r.free(flush)
 	}
+	hold := r.newHold() // nil: the samples hold the launch (hold.go)
+	defer func() { hold.free() }() // the hold in use at the end (nil after a fallback, freed there)
 	samples := make([]float64, 0, repeats)
 	for i := 0; i < repeats; i++ {
 		if err := ctx.Err(); err != nil {
@@ -49,14 +53,30 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 				return nil, err
 			}
 		}
-		if err := r.record(ev[0]); err != nil {
-			return nil, err
-		}
-		if err := launch(); err != nil {
-			return nil, err
-		}
-		if err := r.record(ev[1]); err != nil {
-			return nil, err
+		if hold != nil {
+			ok, err := hold.heldLaunch(r, ev[0], ev[1], launch)
+			if err != nil {
+				return nil, err
+			}
+			if !ok { // the stream could not be held, or the launch waited on it: time without a hold from here on
+				if err := r.sync(); err != nil {
+					return nil, err
+				}
+				hold.free()
+				hold = nil
+				i--
+				continue
+			}
+		} else {
+			if err := r.record(ev[0]); err != nil {
+				return nil, err
+			}
+			if err := launch(); err != nil {
+				return nil, err
+			}
+			if err := r.record(ev[1]); err != nil {
+				return nil, err
+			}
 		}
 		ms, err := r.elapsedMs(ev[0], ev[1])
 		if err != nil {
@@ -64,5 +84,6 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 		}
 		samples = append(samples, ms)
 	}
+	r.lastHeld = hold != nil
 	return samples, nil
 }
