@@ -25,7 +25,7 @@ func (m *modeFlags) register(fs *pflag.FlagSet, wl workload.Workload) {
 	m.fs, m.wl = fs, wl
 	help := "flush the last-level cache before every timed call (a write over a buffer larger than it, not in the sample)"
 	if workload.ColdCacheByDefault(wl) {
-		help += "; on by default for " + wl.Name() + " (single kernels): --cold-cache=false times warm"
+		help += "; on by default for " + wl.Name() + ": --cold-cache=false times warm"
 	}
 	fs.BoolVar(&m.coldCache, "cold-cache", false, help)
 	fs.BoolVar(&m.cudaGraph, "cuda-graph", false, "capture the call as a CUDA graph once and time its replays (backends that cannot answer unsupported)")

@@ -23,7 +23,8 @@ func TestColdCacheDefaultsByWorkload(t *testing.T) {
 		{"gemm", []string{"--cuda-graph"}, result.Mode{ColdCache: true, CUDAGraph: true}},
 		{"ttt", nil, result.Mode{}},
 		{"ttt", []string{"--cold-cache"}, result.Mode{ColdCache: true}},
-		{"problem", nil, result.Mode{}},
+		{"problem", nil, result.Mode{ColdCache: true}}, // KernelBench writes 256 MiB before every trial
+		{"problem", []string{"--cold-cache=false"}, result.Mode{}},
 		{"attention", nil, result.Mode{ColdCache: true}},
 	}
 	for _, c := range cases {

@@ -60,6 +60,7 @@ func problemsCmd(ctx context.Context, a *App, args []string) error {
 type problemFlags struct {
 	c     commonFlags
 	w     workloadFlags
+	m     modeFlags
 	force bool
 }
 
@@ -70,6 +71,7 @@ func (f *problemFlags) register(fs *pflag.FlagSet, backends, results string, rep
 	fs.Lookup("results").Usage = "sweep folder: one file per problem and backend, kept for reruns (resumable)"
 	w, _ := workload.Lookup(problem.Name)
 	f.w.register(fs, w, true, map[string]string{"level": "1,2"})
+	f.m.register(fs, w)
 	f.w.repeats = repeats
 	fs.Lookup("repeats").DefValue = strconv.Itoa(repeats)
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
@@ -92,6 +94,9 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 		extraEnv = append(extraEnv, env...)
 		settings = mergeSettings(settings, rocm)
 	}
+	if err := checkFolderMode(f.c.resultsDir, f.m.mode()); err != nil {
+		return nil, err
+	}
 	folder := sweep.NewFolder(f.c.resultsDir)
 	progress := sweep.NewProgress(a.Stderr, sweep.IsTerminal(a.Stderr))
 	tails := sweep.NewTails()
@@ -102,6 +107,7 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	meta := sessionMeta(root, reg)
 	meta.Settings = mergeSettings(meta.Settings, settings)
 	sess := bench.NewSession(reg, newRunID(), meta, extraEnv)
+	sess.Mode = f.m.mode()
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, f.c.backends, f.c.timeout, problem.Name)
 	if err != nil {

@@ -361,7 +361,7 @@ class Timer:
         return self.time(fn)
 
     def calibrate(self, fn: Callable[[], Any]) -> None:
-        """After the first call, before the warmup: a clock that must learn
+        """After the warmup, before the samples: a clock that must learn
         something about the call first (xbench_devclock: whether tracing
         would enter its samples) makes its own untimed calls here."""
 

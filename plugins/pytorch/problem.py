@@ -66,13 +66,17 @@ def load(cfg: xc.Problem):
 
 
 def build(mod, cls, dev: torch.device, seed: int, dtype=torch.float32) -> torch.nn.Module:
-    """cls(*get_init_inputs()) made on the CPU under seed, cast, moved, in eval mode."""
+    """cls(*get_init_inputs()) made on the CPU under seed, cast, moved, and
+    left in training mode: KernelBench builds and times its models so (it
+    never calls eval()), and a BatchNorm in eval mode reads its running
+    statistics instead of the batch's, other work: on the H100 its level2
+    11 and 15 timed 0.85x of KernelBench's own method in eval mode."""
     torch.manual_seed(seed)
     with torch.device("cpu"):
         model = cls(*mod.get_init_inputs())
     # Cast always: parameters take the process's default dtype, which a
     # caller may have changed.
-    return model.to(dtype).to(dev).eval()
+    return model.to(dtype).to(dev)
 
 
 def make_inputs(mod, dev: torch.device, seed: int, on_device: bool, dtype=torch.float32) -> list:
