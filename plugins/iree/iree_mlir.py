@@ -19,6 +19,7 @@ Function names: @gemm(a, b) -> c, @attention(q, k, v) -> out.
 from __future__ import annotations
 
 ELT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80", "f16": "0xFC00"}  # -inf bit patterns
 
 
 def _t(shape, elt: str) -> str:
@@ -76,5 +77,69 @@ func.func @gemm(%a: {ta}, %b: {tb}) -> {tc} {{
       linalg.yield %q : f32
   }} -> {tacc}
 {trunc}  return {out} : {tc}
+}}
+"""
+
+
+def attention_shapes(batch: int, heads: int, kv_heads: int, seq: int, kv: int, d: int) -> tuple[tuple, tuple]:
+    """q/out and k/v shapes, BHSD (docs/workloads/attention.md)."""
+    return (batch, heads, seq, d), (batch, kv_heads, kv, d)
+
+
+def attention(batch: int, heads: int, kv_heads: int, seq: int, kv: int, d: int, causal: bool, dtype: str) -> str:
+    """out = softmax(scale q k^T [causal mask]) v with query head h reading kv
+    head h div g. q is viewed as [b, kv_heads, g, s, d] (an expand_shape,
+    free), so the grouping is an indexing map that broadcasts k and v over
+    the g dimension: no copy of k or v is made. The causal mask is an additive
+    [seq, kv] mask of 0 / -inf built inside the call and broadcast over
+    batch and heads (IREE 3.13's attention does not lower
+    iree_linalg_ext.index in its score region, so the mask is a tensor). Scores and softmax are f32 inside the op."""
+    if dtype not in ELT:
+        raise ValueError(f"attention dtype {dtype!r} has no IREE form here (allowed: {', '.join(ELT)})")
+    if heads % kv_heads:
+        raise ValueError(f"attention heads {heads} is not a multiple of kv_heads {kv_heads}")
+    e, g = ELT[dtype], heads // kv_heads
+    tq, tk = _t((batch, heads, seq, d), e), _t((batch, kv_heads, kv, d), e)
+    tq5 = _t((batch, kv_heads, g, seq, d), e)
+    scale = 1.0 / d ** 0.5
+    region = "    ^bb0(%s: f32):\n      iree_linalg_ext.yield %s : f32\n"
+    mask_def, mask_in, mask_map, mask_t = "", "", "", ""
+    if causal:
+        # key j visible to query i when j <= i + (kv - seq) (bottom-right
+        # aligned): an additive [seq, kv] mask of 0 / -inf, built inside the
+        # call from the indices and broadcast over batch and heads.
+        tm = _t((seq, kv), e)
+        mask_def = f"""  %em = tensor.empty() : {tm}
+  %mask = linalg.generic {{indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]}} outs(%em : {tm}) {{
+    ^bb0(%o: {e}):
+      %i = linalg.index 0 : index
+      %j = linalg.index 1 : index
+      %off = arith.constant {kv - seq} : index
+      %lim = arith.addi %i, %off : index
+      %vis = arith.cmpi ule, %j, %lim : index
+      %zero = arith.constant 0.0 : {e}
+      %ninf = arith.constant {NEG_INF[e]} : {e}
+      %m = arith.select %vis, %zero, %ninf : {e}
+      linalg.yield %m : {e}
+  }} -> {tm}
+"""
+        mask_in, mask_map, mask_t = ", %mask", ", #mm", f", {tm}"
+    dims = "(b, h, g, i, j, p, e)"
+    return f"""#mq = affine_map<{dims} -> (b, h, g, i, p)>
+#mk = affine_map<{dims} -> (b, h, j, p)>
+#mv = affine_map<{dims} -> (b, h, j, e)>
+#ms = affine_map<{dims} -> ()>
+#mo = affine_map<{dims} -> (b, h, g, i, e)>
+#mm = affine_map<{dims} -> (i, j)>
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @attention(%q: {tq}, %k: {tk}, %v: {tk}) -> {tq} {{
+  %scale = arith.constant {scale!r} : {e}
+  %q5 = tensor.expand_shape %q [[0], [1, 2], [3], [4]] output_shape [{batch}, {kv_heads}, {g}, {seq}, {d}] : {tq} into {tq5}
+{mask_def}  %init = tensor.empty() : {tq5}
+  %o5 = iree_linalg_ext.attention <indexing_maps = [#mq, #mk, #mv, #ms{mask_map}, #mo]>
+      ins(%q5, %k, %v, %scale{mask_in} : {tq5}, {tk}, {tk}, {e}{mask_t}) outs(%init : {tq5}) {{
+{region}  }} -> {tq5}
+  %o = tensor.collapse_shape %o5 [[0], [1, 2], [3], [4]] : {tq5} into {tq}
+  return %o : {tq}
 }}
 """

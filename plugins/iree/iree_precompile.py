@@ -43,14 +43,31 @@ PROBE_GEMMS = (
     ((8192, 8192, 8192, 1), "nt", "bfloat16", "time"),
     ((4096, 4096, 4096, 1), "nn", "float32", "time"),
 )
+# (batch, heads, kv_heads, seq, kv, head_dim, causal, dtype, purpose)
+PROBE_ATTENTION = (
+    (2, 4, 2, 37, 37, 24, True, "float32", "check"),
+    (1, 8, 2, 256, 256, 64, True, "bfloat16", "check"),
+    (4, 32, 8, 4096, 4096, 128, True, "bfloat16", "time"),
+    (4, 32, 8, 4096, 4096, 128, False, "bfloat16", "time"),
+)
+
+
+def gemm_label(m, n, k, batch, layout, dtype) -> str:
+    return f"gemm {m}x{n}x{k} b{batch} {layout} {dtype}"
+
+
+def attention_label(b, h, kh, s, kv, d, causal, dtype) -> str:
+    return f"attention b{b} h{h}/{kh} s{s} kv{kv} d{d}{' causal' if causal else ''} {dtype}"
 
 
 def probe(targets=PROBE_TARGETS) -> list:
     jobs = []
     for t in targets:
+        target = iree_targets.cpu() if t == "cpu" else iree_targets.cuda(t)
         for (m, n, k, batch), layout, dtype, _ in PROBE_GEMMS:
-            jobs.append((iree_targets.cpu() if t == "cpu" else iree_targets.cuda(t), f"gemm {m}x{n}x{k} b{batch} {layout} {dtype}",
-                         iree_mlir.gemm(m, n, k, batch, layout, dtype)))
+            jobs.append((target, gemm_label(m, n, k, batch, layout, dtype), iree_mlir.gemm(m, n, k, batch, layout, dtype)))
+        for *shape, _ in PROBE_ATTENTION:
+            jobs.append((target, attention_label(*shape), iree_mlir.attention(*shape)))
     return jobs
 
 

@@ -60,11 +60,23 @@ def runtime_report(rt) -> None:
 
 
 class Loaded:
-    def __init__(self, rt, target, vmfb: bytes):
+    def __init__(self, rt, target, vmfb: bytes, fn: str):
         self.config = rt.Config(target.driver)
         self.ctx = rt.SystemContext(config=self.config)
         self.ctx.add_vm_module(rt.VmModule.copy_buffer(self.ctx.instance, vmfb))
-        self.fn = self.ctx.modules.module["gemm"]
+        self.fn = self.ctx.modules.module[fn]
+
+
+def attention_reference(q, k, v, causal):
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if causal:
+        n, m = s.shape[-2:]
+        s = np.where(np.arange(m)[None, :] <= np.arange(n)[:, None] + (m - n), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
 
 
 def time_calls(fn, warmup=3, repeats=20):
@@ -99,6 +111,70 @@ def torch_ms(shape, layout, dtype):
     return time_calls(call)
 
 
+def torch_attention_ms(b, h, kh, sq, kv, d, causal, dtype):
+    try:
+        import torch
+        import torch.nn.functional as F
+    except ImportError:
+        return None
+    td = {"bfloat16": torch.bfloat16, "float32": torch.float32, "float16": torch.float16}[dtype]
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=td)
+    k = torch.randn(b, kh, kv, d, device="cuda", dtype=td)
+    v = torch.randn(b, kh, kv, d, device="cuda", dtype=td)
+
+    def call():
+        with torch.inference_mode():
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=kh != h)
+        torch.cuda.synchronize()
+    return time_calls(call)
+
+
+def cases():
+    """(kind, label, mlir, fn name, shape tuple, purpose)."""
+    out = []
+    for (m, n, k, batch), layout, dtype, purpose in iree_precompile.PROBE_GEMMS:
+        out.append(("gemm", iree_precompile.gemm_label(m, n, k, batch, layout, dtype),
+                    iree_mlir.gemm(m, n, k, batch, layout, dtype), (m, n, k, batch, layout, dtype), purpose))
+    for *shape, purpose in iree_precompile.PROBE_ATTENTION:
+        out.append(("attention", iree_precompile.attention_label(*shape), iree_mlir.attention(*shape),
+                    tuple(shape), purpose))
+    return out
+
+
+def one(rt, target, kind, label, mlir, shape, purpose, cache):
+    vmfb, _ = iree_cache.get(target, mlir, label, cache)
+    t0 = time.perf_counter()
+    mod = Loaded(rt, target, vmfb, kind)
+    load_ms = (time.perf_counter() - t0) * 1e3
+    rng = np.random.default_rng(0)
+    if kind == "gemm":
+        m, n, k, batch, layout, dtype = shape
+        sa, sb, _ = iree_mlir.gemm_shapes(m, n, k, batch, layout)
+        host = [rng.standard_normal(sa).astype(np_dtype(dtype)), rng.standard_normal(sb).astype(np_dtype(dtype))]
+        flops = 2.0 * m * n * k * batch
+    else:
+        b, h, kh, sq, kv, d, causal, dtype = shape
+        host = [rng.uniform(-2, 2, (b, h, sq, d)).astype(np_dtype(dtype)),
+                rng.uniform(-2, 2, (b, kh, kv, d)).astype(np_dtype(dtype)),
+                rng.uniform(-1, 1, (b, kh, kv, d)).astype(np_dtype(dtype))]
+        flops = 4.0 * b * h * sq * kv * d * (0.5 if causal else 1.0)
+    dev = [rt.asdevicearray(mod.config.device, x) for x in host]
+    t0 = time.perf_counter()
+    out = mod.fn(*dev)
+    first_ms = (time.perf_counter() - t0) * 1e3
+    if purpose == "check":
+        c = np.asarray(out.to_host()).astype(np.float64)
+        ref = reference(*host, shape[4]) if kind == "gemm" else attention_reference(*host, shape[6])
+        rel = float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
+        return f"rel L2 {rel:.2e}", f"load {load_ms:.0f} ms, first call {first_ms:.0f} ms"
+    ms = time_calls(lambda: mod.fn(*dev))
+    tm = None
+    if target.driver == "cuda":
+        tm = torch_ms(shape[:4], shape[4], shape[5]) if kind == "gemm" else torch_attention_ms(*shape)
+    vs = f", torch {tm:.3f} ms (iree/torch speed {tm / ms:.2f})" if tm else ""
+    return f"{ms:.3f} ms {flops / ms / 1e9:.1f} TFLOP/s", f"load {load_ms:.0f} ms, first call {first_ms:.0f} ms{vs}"
+
+
 def main(argv) -> int:
     import iree.runtime as rt
 
@@ -109,44 +185,18 @@ def main(argv) -> int:
     rows = []
     for tname in targets:
         target = iree_targets.cpu() if tname == "cpu" else iree_targets.cuda(tname)
-        for shape, layout, dtype, purpose in iree_precompile.PROBE_GEMMS:
+        for kind, label, mlir, shape, purpose in cases():
             if only and purpose != only:
                 continue
-            m, n, k, batch = shape
-            label = f"gemm {m}x{n}x{k} b{batch} {layout} {dtype}"
             try:
-                vmfb, how = iree_cache.get(target, iree_mlir.gemm(m, n, k, batch, layout, dtype), label, cache)
-                t0 = time.perf_counter()
-                mod = Loaded(rt, target, vmfb)
-                load_ms = (time.perf_counter() - t0) * 1e3
-                sa, sb, _ = iree_mlir.gemm_shapes(m, n, k, batch, layout)
-                rng = np.random.default_rng(0)
-                a = rng.standard_normal(sa).astype(np_dtype(dtype))
-                b = rng.standard_normal(sb).astype(np_dtype(dtype))
-                da = rt.asdevicearray(mod.config.device, a)
-                db = rt.asdevicearray(mod.config.device, b)
-                t0 = time.perf_counter()
-                out = mod.fn(da, db)
-                first_ms = (time.perf_counter() - t0) * 1e3
-                if purpose == "check":
-                    c = np.asarray(out.to_host()).astype(np.float64)
-                    ref = reference(a, b, layout)
-                    rel = float(np.linalg.norm(c - ref) / np.linalg.norm(ref))
-                    rows.append((tname, label, f"rel L2 {rel:.2e}", f"load {load_ms:.0f} ms, first call {first_ms:.0f} ms"))
-                else:
-                    ms = time_calls(lambda: mod.fn(da, db))
-                    tf = 2.0 * m * n * k * batch / ms / 1e9
-                    tm = torch_ms(shape, layout, dtype) if target.driver == "cuda" else None
-                    vs = f", torch {tm:.3f} ms ({tm / ms:.2f}x of torch's speed)" if tm else ""
-                    rows.append((tname, label, f"{ms:.3f} ms {tf:.1f} TFLOP/s",
-                                 f"load {load_ms:.0f} ms, first call {first_ms:.0f} ms{vs}"))
+                rows.append((tname, label) + one(rt, target, kind, label, mlir, shape, purpose, cache))
             except Exception as e:  # noqa: BLE001
                 traceback.print_exc()
                 rows.append((tname, label, "ERROR", " ".join(f"{type(e).__name__}: {e}".split())[:300]))
             print(" | ".join(rows[-1]), flush=True)
     print("\n=== summary (host clock around the synchronous call, median of 20 after 3 warmup)")
     for r in rows:
-        print(f"{r[0]:8s} {r[1]:36s} {r[2]:28s} {r[3]}")
+        print(f"{r[0]:7s} {r[1]:46s} {r[2]:26s} {r[3]}")
     return 0 if all(r[2] != "ERROR" for r in rows) else 1
 
 
