@@ -1,7 +1,9 @@
 """Compile once per shape, reuse across runs and machines.
 
-A compiled module (.vmfb) is stored under <XBENCH_COMPILE_CACHE>/iree/ (the
-harness's --compile-cache folder) at the sha256 of: the IREE version, the
+A compiled module is stored xz-compressed (<key>.vmfb.xz: a CUDA module is
+mostly PTX text, and shrinks about 6x, which matters for a folder that has
+to travel) under <XBENCH_COMPILE_CACHE>/iree/ (the harness's --compile-cache
+folder) at a sha256 of: the IREE version, the
 target's name and flags, the text compiled (the MLIR wrapped for the target)
 and, for the host-CPU target, the CPU's model. A sidecar .json keeps what
 made it (flags, version, how long it took), so a cache folder explains itself.
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import os
 import time
 
@@ -65,6 +68,26 @@ def key(target: iree_targets.Target, mlir: str) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 
+def path(target: iree_targets.Target, mlir: str, cache_dir: str | None = None) -> str:
+    """Where the module of (target, mlir) is or would be stored ("" without a cache)."""
+    d = folder() if cache_dir is None else cache_dir
+    return os.path.join(d, key(target, mlir) + ".vmfb.xz") if d else ""
+
+
+def obtainable(target: iree_targets.Target, mlir: str) -> bool:
+    """Whether get() can return the module: it is cached, or can be compiled."""
+    p = path(target, mlir)
+    return have_compiler() or bool(p and os.path.exists(p))
+
+
+def missing_message(target: iree_targets.Target, mlir: str, label: str, cache_dir: str | None = None) -> str:
+    d = folder() if cache_dir is None else cache_dir
+    where = f"compile cache {d}" if d else "no compile cache (--compile-cache not given)"
+    return (f"iree: module {label} for target {target.name} (key {key(target, mlir)}) is not in the {where}, and the "
+            f"IREE compiler (python module iree.compiler, package iree-base-compiler) is not installed here to "
+            f"compile it; compile it beforehand into that folder (scripts/iree-precompile.sh)")
+
+
 def compile_now(target: iree_targets.Target, mlir: str) -> bytes:
     import iree.compiler as ic
 
@@ -83,24 +106,21 @@ def get(target: iree_targets.Target, mlir: str, label: str, cache_dir: str | Non
     "compiled", "ms": wall ms of the read or the compile, "path": cache file
     or ""}. label names the configuration in messages."""
     d = folder() if cache_dir is None else cache_dir
-    k = key(target, mlir)
-    path = os.path.join(d, k + ".vmfb") if d else ""
+    p = path(target, mlir, d)
     t0 = time.perf_counter()
-    if path and os.path.exists(path):
-        with open(path, "rb") as f:
-            data = f.read()
-        return data, {"how": "cache", "ms": (time.perf_counter() - t0) * 1e3, "path": path}
+    if p and os.path.exists(p):
+        with open(p, "rb") as f:
+            data = lzma.decompress(f.read())
+        return data, {"how": "cache", "ms": (time.perf_counter() - t0) * 1e3, "path": p}
     if not have_compiler():
-        where = f"compile cache {d}" if d else "no compile cache (--compile-cache not given)"
-        raise Missing(f"iree: module {label} for target {target.name} (key {k}) is not in the {where}, and the IREE "
-                      f"compiler (python module iree.compiler, package iree-base-compiler) is not installed here "
-                      f"to compile it; compile it beforehand with scripts/iree-precompile.sh into that folder")
+        raise Missing(missing_message(target, mlir, label, d))
     data = compile_now(target, mlir)
     ms = (time.perf_counter() - t0) * 1e3
-    if path:
+    if p:
         os.makedirs(d, exist_ok=True)
-        _write(path, data)
+        packed = lzma.compress(data, preset=9)
+        _write(p, packed)
         meta = {"label": label, "target": target.name, "flags": list(target.flags), "iree": version(),
-                "compile_ms": round(ms, 1), "bytes": len(data)}
-        _write(path[:-5] + ".json", json.dumps(meta, indent=1).encode())
-    return data, {"how": "compiled", "ms": ms, "path": path}
+                "compile_ms": round(ms, 1), "bytes": len(data), "stored_bytes": len(packed)}
+        _write(p[:-len(".vmfb.xz")] + ".json", json.dumps(meta, indent=1).encode())
+    return data, {"how": "compiled", "ms": ms, "path": p}

@@ -143,3 +143,20 @@ func.func @attention(%q: {tq}, %k: {tk}, %v: {tk}) -> {tq} {{
   return %o : {tq}
 }}
 """
+
+
+def for_params(workload: str, p: dict) -> tuple[str, str]:
+    """(label, MLIR) of a configuration given as the harness's string params:
+    the one mapping the backend and the precompile script share, so both
+    compute the same cache key."""
+    if workload == "gemm":
+        m, n, k, batch = (int(p[x]) for x in ("m", "n", "k", "batch"))
+        layout, dtype = p.get("layout", "nn"), p.get("dtype", "float32")
+        return f"gemm {m}x{n}x{k} b{batch} {layout} {dtype}", gemm(m, n, k, batch, layout, dtype)
+    if workload == "attention":
+        b, h, s, d = (int(p[x]) for x in ("batch", "heads", "seq_len", "head_dim"))
+        kh, kv = int(p.get("kv_heads", "0")) or h, int(p.get("kv_len", "0")) or s
+        causal, dtype = p.get("causal", "false") == "true", p.get("dtype", "bfloat16")
+        label = f"attention b{b} h{h}/{kh} s{s} kv{kv} d{d}{' causal' if causal else ''} {dtype}"
+        return label, attention(b, h, kh, s, kv, d, causal, dtype)
+    raise ValueError(f"iree: workload {workload!r} has no MLIR here (allowed: gemm, attention)")

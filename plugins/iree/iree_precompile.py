@@ -1,19 +1,18 @@
 """Compile IREE modules ahead of time into a compile-cache folder that can be
 carried to a machine with only the IREE runtime (scripts/iree-precompile.sh).
 
-    python iree_precompile.py OUT --probe
-    python iree_precompile.py OUT --sets SET[,SET...] [--target sm_80] [--budget-mib 38]
+    python iree_precompile.py OUT --probe [--targets sm_80,...]
+    python iree_precompile.py OUT --plan PLAN.json[,PLAN.json] [--target sm_80] [--budget-mib 6]
 
 OUT is a --compile-cache folder; modules go to OUT/iree/ under the keys the
-backend computes (iree_cache.py), so `xbench ... --compile-cache OUT` finds
-them. SETs, in priority order (the budget stops at the first set that would
-overflow it, saying so):
-  gemm-llm-bf16, gemm-square-bf16, attention-llm, gemm-llm-f32, gemm-square-f32
-(gemm llm: the llm suite, layout nt; gemm square: the square suite, layout
-nn, as scripts/h100-gemm.sh swept them; attention llm: its suite's shapes in
-bfloat16, forward). The shape lists come from `bin/xbench suite` (the
-harness's one definition of the suites) when given --shapes-from, else from
-the copies below. Prints a line per module and a size total.
+backend computes (iree_cache.py, iree_mlir.for_params), so `xbench ...
+--compile-cache OUT` finds them. A PLAN is a sweep folder's _plan.json (the
+cells a sweep of the harness's suites ran, e.g. results/h100-gemm/sweep):
+every distinct forward gemm/attention configuration in it is compiled, in
+priority order (bfloat16 before float32, llm-like nt gemms before the
+square nn ones, then attention), and the run stops with a message at the
+first module that would take the folder over --budget-mib (compressed).
+Prints a line per module and the total.
 """
 
 from __future__ import annotations
@@ -71,17 +70,51 @@ def probe(targets=PROBE_TARGETS) -> list:
     return jobs
 
 
+def plan_jobs(plans: list, target: iree_targets.Target) -> list:
+    """The distinct forward gemm/attention configurations of sweep plans,
+    in priority order: gemm bfloat16 nt, gemm bfloat16 nn, attention, gemm
+    float32 nt, gemm float32 nn (then anything else), smallest first within each."""
+    seen, items = set(), []
+    for path in plans:
+        with open(path) as f:
+            cells = json.load(f)["cells"]
+        for c in cells:
+            cfg = c["config"]
+            if cfg["workload"] not in ("gemm", "attention") or cfg.get("phase", "forward") != "forward":
+                continue
+            key = (cfg["workload"],) + tuple(sorted(cfg["params"].items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            items.append((cfg["workload"], dict(cfg["params"])))
+
+    def rank(item):
+        w, p = item
+        order = {("gemm", "bfloat16", "nt"): 0, ("gemm", "bfloat16", "nn"): 1, ("attention", "bfloat16", ""): 2,
+                 ("gemm", "float32", "nt"): 3, ("gemm", "float32", "nn"): 4}
+        cls = order.get((w, p.get("dtype", ""), p.get("layout", "") if w == "gemm" else ""), 9)
+        size = 1
+        for x in ("m", "n", "k", "batch", "heads", "seq_len", "head_dim"):
+            size *= int(p.get(x, "1"))
+        return cls, size
+    items.sort(key=rank)
+    return [(target,) + iree_mlir.for_params(w, p) for w, p in items]
+
+
 def run(jobs: list, out: str, budget_mib: float) -> int:
     cache = os.path.join(out, "iree")
     total, n_new, t_all = 0, 0, time.perf_counter()
     for i, (target, label, mlir) in enumerate(jobs, 1):
         data, how = iree_cache.get(target, mlir, label, cache)
-        total += len(data)
+        stored = os.path.join(cache, iree_cache.key(target, mlir) + ".vmfb.xz")
+        total += os.path.getsize(stored)
         n_new += how["how"] == "compiled"
-        print(f"[{i}/{len(jobs)}] {target.name} {label}: {how['how']} {how['ms']:.0f} ms, {len(data) / 1024:.0f} KiB",
+        print(f"[{i}/{len(jobs)}] {target.name} {label}: {how['how']} {how['ms']:.0f} ms, {len(data) / 1024:.0f} KiB "
+              f"({os.path.getsize(stored) / 1024:.0f} KiB stored), total {total / 2**20:.2f} MiB",
               flush=True)
         if total > budget_mib * 2**20:
-            print(f"STOP: {total / 2**20:.1f} MiB is over the budget of {budget_mib} MiB", flush=True)
+            print(f"STOP at [{i}/{len(jobs)}]: {total / 2**20:.2f} MiB is over the budget of {budget_mib} MiB; "
+                  f"the modules after it in priority order are not compiled", flush=True)
             return 1
     print(f"{len(jobs)} modules ({n_new} compiled now) in {cache}: {total / 2**20:.1f} MiB, "
           f"{time.perf_counter() - t_all:.0f} s", flush=True)
@@ -92,13 +125,18 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--probe", action="store_true", help="the H100 probe's modules, for every candidate target")
-    ap.add_argument("--budget-mib", type=float, default=38.0)
     ap.add_argument("--targets", default=",".join(PROBE_TARGETS), help="probe targets (cpu for a local check)")
+    ap.add_argument("--plan", default="", help="comma list of sweep _plan.json files to precompile")
+    ap.add_argument("--target", default=iree_targets.DEFAULT_CUDA,
+                    help="target of --plan: a CUDA target (sm_80, sm_89, sm_90a) or gfx942, gfx90a, gfx1030")
+    ap.add_argument("--budget-mib", type=float, default=6.0, help="largest size of the compressed modules")
     a = ap.parse_args(argv)
-    if not a.probe:
-        ap.error("nothing to do: give --probe")
-    json.dumps({})  # keep json imported for the suite mode's shape lists
-    return run(probe(a.targets.split(",")), a.out, a.budget_mib)
+    if a.probe:
+        return run(probe(a.targets.split(",")), a.out, a.budget_mib)
+    if not a.plan:
+        ap.error("nothing to do: give --probe or --plan")
+    target = iree_targets.rocm(a.target) if a.target.startswith("gfx") else iree_targets.cuda(a.target)
+    return run(plan_jobs(a.plan.split(","), target), a.out, a.budget_mib)
 
 
 if __name__ == "__main__":
