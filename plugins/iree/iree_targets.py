@@ -20,9 +20,14 @@ Two ways onto the H100:
             kept: it is all IREE can emit). The PTX says .target sm_90a.
 XBENCH_IREE_CUDA_TARGET picks one (default below, set from the H100 probe).
 
-AMD. --iree-rocm-target=gfx942 (MI300X), gfx90a (MI250), gfx1030 (RX 6800)
-are in IREE's table; XBENCH_IREE_ROCM_TARGET names the card's (default
-gfx942).
+AMD. --iree-rocm-target=gfx942 (MI300X) and gfx90a (MI250) are in IREE
+3.13's table (MFMA matrix cores: v_mfma_f32_16x16x16_bf16 on gfx942,
+v_mfma_f32_16x16x8bf16 on gfx90a for a bf16 matmul). gfx1030 (RX 6800,
+RDNA2) is not ("Unknown ROCM target"; rdna2/rx6800 neither): like sm_90a it
+is stated by hand, as IREE's own gfx1100 (RDNA3) description with the arch
+changed and the MMA list emptied (RDNA2 has no WMMA; its 64 KiB of LDS per
+workgroup, wave32/64 and 4 SIMDs per WGP are as RDNA3's). XBENCH_IREE_ROCM_TARGET
+names the card's (default gfx942).
 
 CPU. llvm-cpu for the host CPU ("host"): the key adds the CPU's model name,
 since such code is only valid on that CPU.
@@ -50,6 +55,18 @@ _SM90A_TARGET = (
 )
 
 
+_GFX1030_TARGET = (
+    '#hal.device.target<"hip", [#hal.executable.target<"rocm", "rocm-hsaco-fb", {abi = "hip", '
+    'iree.encoding.resolver = #iree_gpu.gpu_encoding_resolver<>, iree_codegen.target_info = #iree_gpu.target<'
+    'arch = "gfx1030", features = "", wgp = <compute = fp64|fp32|fp16|int64|int32|int16|int8, '
+    'storage = b64|b32|b16|b8, subgroup = shuffle|arithmetic, dot = dp4xi8toi32, subgroup_size_choices = [32, 64], '
+    'max_workgroup_sizes = [1024, 1024, 1024], max_thread_count_per_workgroup = 1024, '
+    'max_workgroup_memory_bytes = 65536, max_workgroup_counts = [2147483647, 2147483647, 2147483647], '
+    'max_load_instruction_bits = 128, simds_per_wgp = 4, vgpr_space_bits = 8192, workgroup_memory_bank_count = 64>>, '
+    'ukernels = "none"}>]>'
+)
+
+
 @dataclass(frozen=True)
 class Target:
     name: str  # the cache's and the result's label: "cpu", "sm_80", "sm_90a", "gfx942", ...
@@ -70,7 +87,7 @@ class Target:
                          + body + ["}", ""])
 
     def describe(self) -> str:
-        how = "hal.device.targets stated in the module (sm_90a, +ptx80, 227 KiB shared)" if self.device_attr else ""
+        how = f"hal.device.targets for {self.name} stated in the module (iree_targets.py)" if self.device_attr else ""
         return " ".join(list(self.flags) + ([how] if how else []))
 
 
@@ -84,6 +101,8 @@ def cuda(name: str) -> Target:
 
 
 def rocm(arch: str) -> Target:
+    if arch == "gfx1030":
+        return Target("gfx1030", "hip", (), _GFX1030_TARGET)
     return Target(arch, "hip", ("--iree-hal-target-device=hip", f"--iree-rocm-target={arch}"))
 
 
