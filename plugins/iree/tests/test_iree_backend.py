@@ -79,8 +79,10 @@ def test_no_compiler_and_not_cached_is_unsupported_naming_the_module(fw, cache, 
 
 
 def test_refusals(fw):
-    back = xc.Attention(batch=1, heads=2, seq_len=8, head_dim=8, dtype="float32", phase="backward").config()
-    r = xc.run(fw, back, device="cpu")
-    assert r["status"] == "unsupported" and "no autodiff" in r["message"]
+    back = xc.Attention(batch=1, heads=2, seq_len=8, head_dim=8, dtype="float32", phase="backward")
+    r = xc.run(fw, back.config(), device="cpu")
+    assert r["status"] == "unsupported" and "(supported: forward)" in r["message"]
+    with pytest.raises(xc.Unsupported, match="no autodiff"):
+        fw.prepare_attention(back, "", fw.resolve_device("cpu"), 0)
     tf32 = xc.Gemm(m=8, n=8, k=8, dtype="tf32").config()
     assert xc.run(fw, tf32, device="cpu")["status"] == "unsupported"
