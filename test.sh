@@ -25,7 +25,7 @@ say "go test (Go core, native backend CPU path, plugins over real gRPC)"
 go test -count=1 -timeout 30m ./...
 say "nix files"
 bash scripts/check-nix.sh
-say "pytest (Python contract, pytorch, jax, triton via the interpreter)"
+say "pytest (Python contract, pytorch, jax, triton via the interpreter, iree on the CPU and compiled for AMD)"
 .venv/bin/python -m pytest -q plugins
 say "xbench verify: every backend against the float64 reference (CPU, tiny)"
 for t in linear mlp; do
@@ -48,6 +48,9 @@ done
 # float32, then out and the three gradients in bfloat16 with the causal mask
 bin/xbench verify --workload attention --device cpu --dtype float32
 bin/xbench verify --workload attention --device cpu --phase backward --dtype bfloat16 --causal true
+# iree (plugins/iree) runs in the lines above on the CPU (llvm-cpu); its
+# attention is forward only, so here also causal in bfloat16 beside pytorch
+bin/xbench verify --workload attention --device cpu --dtype bfloat16 --causal true --backends iree,pytorch
 # triton's kernels tile the head dim in powers of two (head_dim 40 is
 # answered unsupported above), so they are verified at head_dim 32 too
 bin/xbench verify --workload attention --device cpu --head-dim 32 --phase both --dtype float32 --causal true \

@@ -42,6 +42,42 @@ let
   # What every backend's Python side uses (the JSON-lines contract, result
   # schema checks, tensors for export through safetensors).
   common = ps: [ ps.numpy ps.jsonschema ps.safetensors ];
+
+  # plugins/iree: IREE's compiler and runtime as PyPI publishes them (nixpkgs
+  # has no IREE Python packages), the same version as requirements.txt. The
+  # wheels are abi3 (CPython >= 3.12), x86_64 Linux; the runtime dlopens
+  # libcuda / libamdhip64 at run time, so one build serves both accelerators.
+  # autoPatchelfHook points their C++ libraries at nixpkgs' libstdc++.
+  ireeWheel = ps: { pname, platform, hash, deps }:
+    ps.buildPythonPackage {
+      inherit pname;
+      version = "3.13.0";
+      format = "wheel";
+      src = ps.fetchPypi {
+        pname = builtins.replaceStrings [ "-" ] [ "_" ] pname;
+        version = "3.13.0";
+        format = "wheel";
+        dist = "cp312";
+        python = "cp312";
+        abi = "abi3";
+        inherit platform hash;
+      };
+      nativeBuildInputs = [ pkgs.autoPatchelfHook ];
+      buildInputs = [ pkgs.stdenv.cc.cc.lib pkgs.zlib ];
+      dependencies = deps;
+    };
+  ireeRuntime = ps: ireeWheel ps {
+    pname = "iree-base-runtime";
+    platform = "manylinux_2_28_x86_64";
+    hash = "sha256-40K/QHAQ3ULuL7Qxq3Y9l8brvK0HYsHoQ4Bts9sxVyw=";
+    deps = [ ps.numpy ps.ml-dtypes ];
+  };
+  ireeCompiler = ps: ireeWheel ps {
+    pname = "iree-base-compiler";
+    platform = "manylinux_2_27_x86_64.manylinux_2_28_x86_64";
+    hash = "sha256-0J0uvYlV0+7qtWdwB8PSaDDIWFxhoODM38AgtjwSnm8=";
+    deps = [ ps.numpy ps.sympy ];
+  };
 in
 {
   inherit python;
@@ -54,4 +90,8 @@ in
 
   # plugins/triton: Triton kernels launched on torch tensors.
   kernels = python.withPackages (ps: common ps ++ [ (torchFor ps) (tritonFor ps) ]);
+
+  # plugins/iree: the runtime, the compiler (modules are compiled on first
+  # use, or read from --compile-cache) and ml_dtypes for bfloat16 arrays.
+  iree = python.withPackages (ps: common ps ++ [ (ireeRuntime ps) (ireeCompiler ps) ps.ml-dtypes ]);
 }

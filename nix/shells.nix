@@ -20,10 +20,12 @@ let
     "bench-pytorch"
     "bench-jax"
     "bench-kernels"
+    "bench-iree"
     "default-rocm"
     "bench-pytorch-rocm"
     "bench-jax-rocm"
     "bench-kernels-rocm"
+    "bench-iree-rocm"
   ];
 
   # What each backend needs besides Go and the accelerator runtime.
@@ -66,6 +68,16 @@ let
       native = false;
       env = { };
       notes = accel: [ ];
+    };
+    bench-iree = {
+      description = "IREE backend (plugins/iree)";
+      python = "iree";
+      native = false;
+      env = { };
+      notes = accel:
+        if system != "x86_64-linux"
+        then [ "IREE's PyPI wheels pinned here are x86_64 only: this shell will not build on ${system}" ]
+        else [ ];
     };
   };
 

@@ -96,8 +96,8 @@ func TestRepoLockIfPresent(t *testing.T) {
 }
 
 var wantShells = []string{
-	"default", "bench-pytorch", "bench-jax", "bench-kernels",
-	"default-rocm", "bench-pytorch-rocm", "bench-jax-rocm", "bench-kernels-rocm",
+	"default", "bench-pytorch", "bench-jax", "bench-kernels", "bench-iree",
+	"default-rocm", "bench-pytorch-rocm", "bench-jax-rocm", "bench-kernels-rocm", "bench-iree-rocm",
 }
 
 func TestFlakeShellsRepo(t *testing.T) {

@@ -210,6 +210,10 @@ func TestShellsStubEval(t *testing.T) {
 				triton = "triton-cuda"
 			}
 			wantPy = []string{"torch-" + accel, triton, "numpy", "jsonschema", "safetensors"}
+		case "bench-iree":
+			// PyPI's wheels, one build for both accelerators (the runtime
+			// dlopens the driver library)
+			wantPy = []string{"iree-base-runtime", "iree-base-compiler", "ml-dtypes", "numpy", "jsonschema", "safetensors"}
 		default:
 			t.Errorf("%s: unknown backend %q", name, backend)
 		}

@@ -26,6 +26,10 @@ let
     triton-cuda = mkPkg "triton-cuda";
     jax = mkPkg "jax-${accel}";
     jaxlib = mkPkg "jaxlib-${accel}";
+    ml-dtypes = mkPkg "ml-dtypes";
+    sympy = mkPkg "sympy";
+    fetchPypi = attrs: mkPkg "${attrs.pname}-${attrs.version}.whl";
+    buildPythonPackage = attrs: mkPkg attrs.pname // { src = attrs.src; };
   };
 in
 {
@@ -43,6 +47,9 @@ in
   rocmPackages = builtins.listToAttrs (map (n: { name = n; value = mkPkg n; }) [
     "clr" "rocm-runtime" "rocm-comgr" "rocm-device-libs" "rocblas" "hipblas" "rocminfo" "rocm-smi"
   ]);
+  autoPatchelfHook = mkPkg "autoPatchelfHook";
+  zlib = mkPkg "zlib";
+  stdenv = { cc = { cc = { lib = mkPkg "libstdc++"; }; }; };
   symlinkJoin = { name, paths }: mkPkg name // { joined = map (p: p.pname) paths; };
   mkShell = attrs: attrs;
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env python3
+"""iree backend entry point: everything but the model lives in
+plugins/_python/xbench_contract.py; run with --help for the flags."""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE]
+
+import xbench_contract  # noqa: E402
+
+
+def load():
+    # Imported only after the contract has checked that iree.runtime is
+    # installed; the compiler (iree.compiler) is optional: without it the
+    # backend runs modules from --compile-cache only (iree_cache.py).
+    import iree_backend
+
+    return iree_backend.Backend()
+
+
+if __name__ == "__main__":
+    xbench_contract.main(HERE, load)
