@@ -26,29 +26,32 @@ const maxPanels = 12
 
 // Charts chooses and builds every figure the data supports; a figure
 // without data (no backward runs, one sequence length) is left out. A
-// folder with results on more than one kind of device gets every figure
-// once per kind, named and titled by it, so no chart mixes kinds.
+// folder with results on more than one device model gets every figure
+// once per model, named and titled by it, so no chart mixes devices.
 func (r *Report) Charts() ([]Chart, error) {
 	var out []Chart
-	for _, v := range r.kindViews() {
+	for _, v := range r.deviceViews() {
 		charts, err := v.charts()
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range charts {
-			if v.viewKind != "" {
-				c.Name += "-" + v.viewKind
-				c.Title += " (" + v.viewKind + ")"
-				c.Caption = "Results on " + v.viewKind + " devices only. " + c.Caption
-			}
-			out = append(out, c)
-		}
+		out = append(out, charts...)
 	}
 	return out, nil
 }
 
-func (r *Report) charts() ([]Chart, error) {
-	var out []Chart
+// charts builds one device view's figures, named and titled by its device
+// when the folder holds several.
+func (r *Report) charts() (out []Chart, err error) {
+	defer func() {
+		for i := range out {
+			if c := &out[i]; r.viewDevice != "" {
+				c.Name += "-" + slug(r.viewDevice)
+				c.Title += " (" + r.viewDevice + ")"
+				c.Caption = "Results on " + r.viewDevice + " only. " + c.Caption
+			}
+		}
+	}()
 	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward}
 	if len(r.Configs) <= manyShapes || len(r.shapeDtypes()) == 0 && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)

@@ -26,13 +26,24 @@ func (f FastP) Share(i int) float64 {
 	return float64(f.Counts[i]) / float64(f.Total)
 }
 
-// FastP computes fast_p for every backend.
+// FastP computes fast_p for every backend (series), each over the
+// configurations of its own device model.
 func (r *Report) FastP() []FastP {
+	if r.multiDevice && r.viewDevice == "" {
+		var out []FastP
+		for _, v := range r.deviceViews() {
+			for _, f := range v.FastP() {
+				f.Backend += " (" + v.viewDevice + ")" // the folder's series name
+				out = append(out, f)
+			}
+		}
+		return out
+	}
 	tables := r.Tables()
 	var out []FastP
 	for _, b := range r.Backends {
 		f := FastP{Backend: b, Counts: make([]int, len(FastPThresholds)), Total: len(tables)}
-		baseline := r.baselineFor(r.kindOf[b])
+		baseline := r.baselineFor(r.modelOf[b])
 		for _, t := range tables {
 			var row, base *Row
 			for i := range t.Rows {

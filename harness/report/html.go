@@ -26,10 +26,8 @@ const PNGDPI = 110
 // page is what the template sees.
 type page struct {
 	*Report
-	Tables     []Table
-	FastP      []FastP
+	Sections   []section
 	Thresholds []float64
-	Charts     []pageChart
 	RunIDs     []string
 	Devices    []string
 	Commits    []string
@@ -37,6 +35,18 @@ type page struct {
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 	CSVFiles   []string     // the summary tables as CSV, beside the page
+}
+
+// section is one device model's part of the page: its fast_p, charts and
+// tables, ratios against the baseline on that model. A folder of one model
+// is one section without a heading.
+type section struct {
+	Device   string // "" when the folder holds one model
+	ID       string // suffix of the section's anchors
+	Baseline string
+	Tables   []Table
+	FastP    []FastP
+	Charts   []pageChart
 }
 
 type pageChart struct {
@@ -53,20 +63,36 @@ type pageChart struct {
 // page inlines its SVGs and CSS and links nothing outside itself, so it
 // opens offline and can be mailed around alone.
 func (r *Report) Write(out string) ([]string, error) {
-	charts, err := r.Charts()
-	if err != nil {
-		return nil, err
-	}
 	dir := filepath.Dir(out)
 	base := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out))
-	pg := page{Report: r, Tables: r.Tables(), FastP: r.FastP(), Thresholds: FastPThresholds}
+	pg := page{Report: r, Thresholds: FastPThresholds}
+	var charts []Chart
+	var sectionOf []int // of each chart
+	for _, v := range r.deviceViews() {
+		sec := section{Device: v.viewDevice, Baseline: v.Baseline, Tables: v.Tables(), FastP: v.FastP()}
+		if v.viewDevice != "" {
+			sec.ID = "-" + slug(v.viewDevice)
+		}
+		if sec.Baseline == "" {
+			sec.Baseline = "(the baseline has no results on this device)"
+		}
+		vc, err := v.charts()
+		if err != nil {
+			return nil, err
+		}
+		for range vc {
+			sectionOf = append(sectionOf, len(pg.Sections))
+		}
+		charts = append(charts, vc...)
+		pg.Sections = append(pg.Sections, sec)
+	}
 	css, err := plot.FontFaceCSS()
 	if err != nil {
 		return nil, err
 	}
 	pg.FontCSS = template.CSS(css) //nolint:gosec // a constant rule with a base64 data URL
 	var files []string
-	for _, c := range charts {
+	for i, c := range charts {
 		svg, err := c.SVG()
 		if err != nil {
 			return nil, err
@@ -87,7 +113,8 @@ func (r *Report) Write(out string) ([]string, error) {
 			}
 			files = append(files, p)
 		}
-		pg.Charts = append(pg.Charts, pc)
+		sec := &pg.Sections[sectionOf[i]]
+		sec.Charts = append(sec.Charts, pc)
 	}
 	for _, t := range r.TextTables(fullNum) {
 		data, err := t.CSV()

@@ -52,7 +52,7 @@ func (r *Report) Tables() []Table {
 				continue
 			}
 			row := r.row(res)
-			base, hasBase := r.Result(r.baselineFor(res.Device.Kind), c)
+			base, hasBase := r.Result(r.baselineFor(res.Device.Model()), c)
 			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 {
 				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
 			}
@@ -67,7 +67,7 @@ func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
 		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
-		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Kind), Warnings: res.Warnings}
+		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Model()), Warnings: res.Warnings}
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
