@@ -78,3 +78,27 @@ func TestReportCalibrationFlag(t *testing.T) {
 		t.Errorf("--calibration of a plan: exit %d, want 2", code)
 	}
 }
+
+// TestReportVerifyFlag: the attention sweep's verification is kept beside
+// it (results/h100-attention/verify); --verify brings it into the report,
+// which then no longer says nothing was verified. A folder without
+// records is an error naming the flag.
+func TestReportVerifyFlag(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "report.html")
+	root := filepath.Join("..", "..", "results", "h100-attention")
+	if _, _, code, err := runApp(t, "report", "--results", filepath.Join(root, "sweep"), "--out", out,
+		"--verify", filepath.Join(root, "verify")); code != 0 {
+		t.Fatalf("exit %d: %v", code, err)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(page), "No verify records in this folder") || !strings.Contains(string(page), ">pass <span") {
+		t.Errorf("--verify did not bring the verify records into the report")
+	}
+	if _, _, code, err := runApp(t, "report", "--results", filepath.Join(root, "sweep"), "--out", out,
+		"--verify", t.TempDir()); code != 2 || !strings.Contains(err.Error(), "--verify") {
+		t.Errorf("--verify of an empty folder: exit %d (%v), want 2 naming the flag", code, err)
+	}
+}

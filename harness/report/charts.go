@@ -43,8 +43,10 @@ func (r *Report) Charts() ([]Chart, error) {
 // charts builds one device view's figures, named and titled by its device
 // when the folder holds several.
 func (r *Report) charts() (out []Chart, err error) {
+	r = r.chartView()
 	defer func() {
 		for i := range out {
+			out[i].Caption += r.hiddenNote()
 			if c := &out[i]; r.viewDevice != "" {
 				c.Name += "-" + slug(r.viewDevice)
 				c.Title += " (" + r.viewDevice + ")"

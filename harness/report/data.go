@@ -48,6 +48,7 @@ type Report struct {
 	modelOf      map[string]string                   // series -> result.Device.Model
 	labelOf      map[string]string                   // device model -> result.Device.Label
 	viewDevice   string                              // the device label of a deviceViews view, "" for the whole folder
+	hidden       map[string]string                   // of a chartView: series and config key -> why it is not drawn
 	byConfig     map[string]map[string]result.Result // config key -> backend -> result
 }
 
@@ -157,6 +158,35 @@ func (r *Report) loadSidecars(dir string) error {
 	})
 }
 
+// AddVerify reads the verify records (_verify_*.json) below dir, a folder
+// outside the results (a sweep's verification kept beside it), so the
+// tables and charts can say what was verified. It is an error when dir
+// holds none: a typo must not read as "nothing verified".
+func (r *Report) AddVerify(dir string) error {
+	n := len(r.Verify)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if name := d.Name(); strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json") {
+			var v VerifyRecord
+			if err := readJSON(p, &v); err != nil {
+				return err
+			}
+			v.Path = p
+			r.Verify = append(r.Verify, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("report: read verify records under %s: %w", dir, err)
+	}
+	if len(r.Verify) == n {
+		return fmt.Errorf("report: no verify records (%s*.json) under %s", verify.FilePrefix, dir)
+	}
+	return nil
+}
+
 // AddCalibration reads a _calibration.json kept outside the results
 // folder (a calibration run on the same kind of device in another session)
 // so the roofline and the percent of peak can use its ceilings.
@@ -191,8 +221,19 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// Result is backend's result on c, if any.
+// Result is backend's result on c, if any (in a chartView, none for a
+// result the charts must not draw).
 func (r *Report) Result(backendName string, c result.Config) (result.Result, bool) {
+	res, ok := r.byConfig[compare.ConfigKey(c)][backendName]
+	if ok && r.hidden[backendName+"\x00"+compare.ConfigKey(c)] != "" {
+		return result.Result{}, false
+	}
+	return res, ok
+}
+
+// anyResult is Result including what a chartView hides: for the charts
+// that show status, not time (the feasibility map).
+func (r *Report) anyResult(backendName string, c result.Config) (result.Result, bool) {
 	res, ok := r.byConfig[compare.ConfigKey(c)][backendName]
 	return res, ok
 }

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/xbench/xbench/harness/result"
+import (
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
+)
 
 // FastPThresholds are the speedups fast_p is reported at.
 var FastPThresholds = []float64{0, 1, 1.5, 2}
@@ -16,6 +19,13 @@ type FastP struct {
 	Backend string
 	Counts  []int // per threshold
 	Total   int   // configurations in the sweep
+	// Why the others are not correct, so "0% correct" is never read as
+	// "0% right": Incorrect failed verification, NotVerified finished ok
+	// but no verify record covers it, NotFinished did not finish (oom,
+	// failed, unsupported, ...) or was not run. NotTimed counts correct
+	// results whose time is not a performance number: they count toward
+	// fast_0 only.
+	Incorrect, NotVerified, NotFinished, NotTimed int
 }
 
 // Share is Counts[i] / Total.
@@ -54,11 +64,21 @@ func (r *Report) FastP() []FastP {
 					base = &t.Rows[i]
 				}
 			}
+			switch {
+			case row == nil || row.Status != result.StatusOK:
+				f.NotFinished++
+			case row.Verified != "" && row.Verified != verify.Pass:
+				f.Incorrect++
+			case !row.Correct:
+				f.NotVerified++
+			case row.NotTimed:
+				f.NotTimed++
+			}
 			if row == nil {
 				continue
 			}
 			o := Outcome{Correct: row.Correct}
-			if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 {
+			if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 && !row.NotTimed && !base.NotTimed {
 				o.Speedup = base.MedianMs / row.MedianMs
 			}
 			for i, p := range FastPThresholds {

@@ -107,7 +107,9 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			}
 		}
 		for j := range row {
-			if row[j].Text == "" {
+			if why := r.hiddenWhy(r.Backends[j], t.Config); why != "" {
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: why}
+			} else if row[j].Text == "" {
 				row[j] = plot.Cell{Text: "-"}
 			}
 		}
@@ -135,8 +137,11 @@ func (r *Report) feasibility() (*Chart, error) {
 		row := make([]plot.Cell, len(r.Backends))
 		for j, b := range r.Backends {
 			row[j] = plot.Cell{Text: "-"}
-			if res, ok := r.Result(b, c); ok {
+			if res, ok := r.anyResult(b, c); ok {
 				row[j] = plot.Cell{Color: statusColors[res.Status], Text: string(res.Status)}
+				if why := r.hiddenWhy(b, c); why != "" {
+					row[j] = plot.Cell{Color: statusColors[result.StatusFailed], Text: "ok, " + why}
+				}
 			}
 		}
 		g.Cells = append(g.Cells, row)

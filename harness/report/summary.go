@@ -28,6 +28,7 @@ type Row struct {
 	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
 	PctPeak     float64 // TFLOPs over the calibrated matmul peak of the dtype
 	Correct     bool    // ok and (verified pass, or no verify records at all)
+	NotTimed    bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
 	IsBaseline  bool
 	Warnings    []string
 	Cost        ttt.Cost
@@ -52,8 +53,11 @@ func (r *Report) Tables() []Table {
 				continue
 			}
 			row := r.row(res)
+			// The series name it is listed under (a chartView names series
+			// by how far they were verified).
+			row.Backend, row.IsBaseline = b, b == r.baselineFor(res.Device.Model())
 			base, hasBase := r.Result(r.baselineFor(res.Device.Model()), c)
-			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 {
+			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 && !row.NotTimed && base.IsPerformance() {
 				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
 			}
 			t.Rows = append(t.Rows, row)
@@ -72,12 +76,16 @@ func (r *Report) row(res result.Result) Row {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
 	row.Correct = res.Status == result.StatusOK && (row.Verified == verify.Pass || len(r.Verify) == 0)
+	row.NotTimed = res.Status == result.StatusOK && !res.IsPerformance()
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
 	}
 	row.MedianMs, row.Throughput, row.Unit = res.Stats.MedianMs, res.Throughput, res.ThroughputUnit
 	if stats.HasCI(*res.Stats) { // below 6 samples there is no 95% interval
 		row.CILo, row.CIHi = res.Stats.CI95LowMs, res.Stats.CI95HighMs
+	}
+	if row.NotTimed {
+		return row // its time is shown, as measured, but never rated
 	}
 	// A workload whose cost is unknown (problem: arbitrary PyTorch) reports
 	// zero FLOPs: no rate, no percent of peak, no roofline point.

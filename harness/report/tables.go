@@ -28,10 +28,14 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 	for _, p := range FastPThresholds {
 		fp.Header = append(fp.Header, "fast_"+strconv.FormatFloat(p, 'g', -1, 64))
 	}
+	fp.Header = append(fp.Header, "failed verify", "not verified", "did not finish", "not timed")
 	for _, f := range r.FastP() {
 		row := []string{f.Backend}
 		for i := range FastPThresholds {
 			row = append(row, num(f.Share(i)))
+		}
+		for _, n := range []int{f.Incorrect, f.NotVerified, f.NotFinished, f.NotTimed} {
+			row = append(row, strconv.Itoa(n))
 		}
 		fp.Rows = append(fp.Rows, row)
 	}

@@ -66,3 +66,24 @@ func AdoptModel(rs []Result) {
 		}
 	}
 }
+
+// NotAPerformanceNumber is the phrase a backend puts in its timer's
+// description or a warning when its time measures no real kernel (the
+// Triton interpreter on a CPU, an emulator): such a result checks
+// correctness only.
+const NotAPerformanceNumber = "not a performance number"
+
+// IsPerformance says whether r's time may enter a performance chart, a
+// ratio or a score: false when its timing or a warning says it is not a
+// performance number.
+func (r Result) IsPerformance() bool {
+	if strings.Contains(r.Env.Timing, NotAPerformanceNumber) {
+		return false
+	}
+	for _, w := range r.Warnings {
+		if strings.Contains(w, NotAPerformanceNumber) {
+			return false
+		}
+	}
+	return true
+}
