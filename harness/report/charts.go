@@ -9,8 +9,10 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/plot"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -112,6 +114,35 @@ func (r *Report) median(b string, c result.Config) float64 {
 	return math.NaN()
 }
 
+// interval is the 95% interval (ms) of backend's median on c, NaN when it
+// has none (not drawn, or fewer than six samples).
+func (r *Report) interval(b string, c result.Config) (lo, hi float64) {
+	if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK && res.Stats != nil && stats.HasCI(*res.Stats) {
+		return res.Stats.CI95LowMs, res.Stats.CI95HighMs
+	}
+	return math.NaN(), math.NaN()
+}
+
+// rateInterval turns a time interval into the interval of a rate at the
+// median (rate ∝ 1/time): the slow end of the time is the low rate.
+func rateInterval(rate, median, lo, hi float64) (float64, float64) {
+	return rate * median / hi, rate * median / lo
+}
+
+// ratioInterval is the Hodges-Lehmann 95% interval of b's time over
+// base's on c (compare.RatioCI, the one `xbench compare` prints), NaN when
+// either has too few samples.
+func (r *Report) ratioInterval(base string, bc result.Config, b string, c result.Config) (lo, hi float64) {
+	rb, ok1 := r.Result(base, bc)
+	rc, ok2 := r.Result(b, c)
+	if ok1 && ok2 && rb.Status == result.StatusOK && rc.Status == result.StatusOK {
+		if lo, hi, ok := compare.RatioCI(rb.SamplesMs, rc.SamplesMs); ok {
+			return lo, hi
+		}
+	}
+	return math.NaN(), math.NaN()
+}
+
 func (r *Report) timeVsSeqLen() (*Chart, error) {
 	keys, groups := facets(r.Configs, func(c *ttt.Config) { c.SeqLen = 0 })
 	var panels []*gplot.Plot
@@ -134,6 +165,8 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
 			for _, c := range cfgs {
 				s.X, s.Y = append(s.X, float64(ttt.From(c).SeqLen)), append(s.Y, r.median(b, c))
+				lo, hi := r.interval(b, c)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
 			series = append(series, s)
 		}
@@ -147,7 +180,7 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 	if len(panels) == 0 {
 		return nil, nil
 	}
-	caption := "Median time per call against sequence length, log-log; a missing point did not finish (see the feasibility map)."
+	caption := "Median time per call against sequence length, log-log, the band its 95% interval; a missing point did not finish (see the feasibility map)."
 	return r.multiples("time-vs-seq-len", "Time against sequence length", panels, cut, caption), nil
 }
 
@@ -205,11 +238,15 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 		for _, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
 			for _, c := range cfgs {
-				tps := math.NaN()
+				tps, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK {
 					tps = res.Throughput
+					if tlo, thi := r.interval(b, c); res.Stats != nil {
+						lo, hi = rateInterval(tps, res.Stats.MedianMs, tlo, thi)
+					}
 				}
 				s.X, s.Y = append(s.X, params(c)), append(s.Y, tps)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
 			series = append(series, s)
 		}
@@ -224,7 +261,7 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 	if len(panels) == 0 {
 		return nil, nil
 	}
-	caption := "Throughput (tokens per second at the median) against model size, at one sequence length per panel."
+	caption := "Throughput (tokens per second at the median) against model size, at one sequence length per panel; the band is its 95% interval."
 	return r.multiples("throughput-vs-size", "Throughput against model size", panels, cut, caption), nil
 }
 

@@ -23,6 +23,7 @@ import (
 func (r *Report) backwardForward() (*Chart, error) {
 	var cats, factors []string
 	vals := make([][]float64, len(r.Backends))
+	los, his := make([][]float64, len(r.Backends)), make([][]float64, len(r.Backends))
 	for _, c := range r.Configs {
 		if c.Phase != workload.PhaseForward {
 			continue
@@ -45,6 +46,8 @@ func (r *Report) backwardForward() (*Chart, error) {
 		}
 		for i, b := range r.Backends {
 			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+			lo, hi := r.ratioInterval(b, c, b, bc)
+			los[i], his[i] = append(los[i], lo), append(his[i], hi)
 		}
 	}
 	if len(cats) == 0 {
@@ -53,7 +56,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var groups []plot.BarGroup
 	for i, b := range r.Backends {
 		if len(cats) > 1 || !math.IsNaN(vals[i][0]) {
-			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
 		}
 	}
 	a := plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}
@@ -75,7 +78,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 
 // bfCaption says what a bar is and what the cost model expects of it.
 func bfCaption(factors []string) string {
-	c := "Median time of the backward phase over the forward median of the same configuration, per backend (what the backward phase times is the workload's: TTT's runs forward and gradients, attention's the gradients alone)."
+	c := "Median time of the backward phase over the forward median of the same configuration, per backend, the whisker its 95% Hodges-Lehmann interval (as xbench compare computes it) (what the backward phase times is the workload's: TTT's runs forward and gradients, attention's the gradients alone)."
 	if len(factors) > 0 {
 		c += " The cost model counts the backward at " + strings.Join(factors, ", ") + " the forward's FLOPs: a bar near that is as efficient in both phases."
 	}

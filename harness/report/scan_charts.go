@@ -81,17 +81,19 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		var ticks []float64
 		for _, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b)}
-			var pts [][2]float64
+			var pts [][4]float64 // x, median, interval
 			for _, c := range by[g] {
 				if other(c) == keys[0] {
 					if m := r.median(b, c); !math.IsNaN(m) {
-						pts = append(pts, [2]float64{float64(x(c)), m})
+						lo, hi := r.interval(b, c)
+						pts = append(pts, [4]float64{float64(x(c)), m, lo, hi})
 					}
 				}
 			}
 			sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
 			for _, p := range pts {
 				s.X, s.Y = append(s.X, p[0]), append(s.Y, p[1])
+				s.Lo, s.Hi = append(s.Lo, p[2]), append(s.Hi, p[3])
 				if !slices.Contains(ticks, p[0]) {
 					ticks = append(ticks, p[0])
 				}
@@ -113,7 +115,7 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 	cut := max(0, len(panels)-maxPanels)
 	name := map[string]string{"T": "scan-time-vs-t", "K·C": "scan-time-vs-kc"}[axis]
 	return r.multiples(name, "Scan: time against "+axis, panels[:len(panels)-cut], cut,
-		"Median time against "+axis+" (log-log), a line per backend, the other axis held at the value measured most often (named in each panel). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
+		"Median time against "+axis+" (log-log), a line per backend with its 95% interval as a band, the other axis held at the value measured most often (named in each panel). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
 }
 
 // scanRatioMaps is, per backend and group, the time ratio to the baseline

@@ -22,7 +22,10 @@ type Row struct {
 	Throughput  float64
 	Unit        string
 	PeakMemory  int64
-	Ratio       float64 // median / the baseline's median on the same device kind: below 1 is faster
+	Ratio       float64 // median / the baseline's median on the same device model: below 1 is faster
+	// RatioLo and RatioHi are the ratio's 95% Hodges-Lehmann interval
+	// (compare.RatioCI, as xbench compare prints it), NaN without one.
+	RatioLo, RatioHi float64
 	Verified    string  // verify verdict, "" when never verified
 	VerifiedOn  string  // the configuration the verdict comes from
 	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
@@ -59,6 +62,9 @@ func (r *Report) Tables() []Table {
 			base, hasBase := r.Result(r.baselineFor(res.Device.Model()), c)
 			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 && !row.NotTimed && base.IsPerformance() {
 				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
+				if lo, hi, ok := compare.RatioCI(base.SamplesMs, res.SamplesMs); ok && b != r.baselineFor(res.Device.Model()) {
+					row.RatioLo, row.RatioHi = lo, hi
+				}
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -70,7 +76,7 @@ func (r *Report) Tables() []Table {
 func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
-		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
+		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, RatioLo: nan, RatioHi: nan, TFLOPs: nan, PctPeak: nan,
 		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Model()), Warnings: res.Warnings}
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
