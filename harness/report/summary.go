@@ -14,28 +14,28 @@ import (
 // Row is one backend on one configuration in the summary table. Numbers
 // that do not apply are NaN.
 type Row struct {
-	Backend     string
-	Status      result.Status
-	Message     string
-	MedianMs    float64
-	CILo, CIHi  float64
-	Throughput  float64
-	Unit        string
-	PeakMemory  int64
-	Ratio       float64 // median / the baseline's median on the same device model: below 1 is faster
+	Backend    string
+	Status     result.Status
+	Message    string
+	MedianMs   float64
+	CILo, CIHi float64
+	Throughput float64
+	Unit       string
+	PeakMemory int64
+	Ratio      float64 // median / the baseline's median on the same device model: below 1 is faster
 	// RatioLo and RatioHi are the ratio's 95% Hodges-Lehmann interval
 	// (compare.RatioCI, as xbench compare prints it), NaN without one.
 	RatioLo, RatioHi float64
-	Verified    string  // verify verdict, "" when never verified
-	VerifiedOn  string  // the configuration the verdict comes from
-	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
-	PctPeak     float64 // TFLOPs over the calibrated matmul peak of the dtype
-	Correct     bool    // ok and (verified pass, or no verify records at all)
-	NotTimed    bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
-	IsBaseline  bool
-	Warnings    []string
-	Cost        ttt.Cost
-	Calibration bool
+	Verified         string  // verify verdict, "" when never verified
+	VerifiedOn       string  // the configuration the verdict comes from
+	TFLOPs           float64 // achieved, ttt.CostOf FLOPs over the median
+	PctPeak          float64 // TFLOPs over the calibrated matmul peak of the dtype
+	Correct          bool    // ok and (verified pass, or no verify records at all)
+	NotTimed         bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
+	IsBaseline       bool
+	Warnings         []string
+	Cost             ttt.Cost
+	Calibration      bool
 }
 
 // Table is the summary of one configuration.
