@@ -28,7 +28,7 @@ func historyCmd(_ context.Context, a *App, args []string) error {
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage: xbench history [flags] DIR...   (one result folder per run, e.g. results/nightly/*)\n%s", fs.FlagUsages())
+			fmt.Fprintf(a.Stdout, "Usage: xbench history [flags] DIR...   (one result folder per run, e.g. results/nightly/*)\n%s%s", fs.FlagUsages(), workloadFlagsHelp(fs))
 			return nil
 		}
 		return usagef("%s (see xbench history --help)", workload.Cut(err.Error(), 200))

@@ -102,3 +102,22 @@ func TestReportVerifyFlag(t *testing.T) {
 		t.Errorf("--verify of an empty folder: exit %d (%v), want 2 naming the flag", code, err)
 	}
 }
+
+// TestHelpSaysWhereWorkloadFlagsLive: every command's --help ends by
+// naming how to see a workload's flags, and report and export default to
+// the folder run, sweep and compare use.
+func TestHelpSaysWhereWorkloadFlagsLive(t *testing.T) {
+	for _, cmd := range []string{"run", "sweep", "verify", "profile", "calibrate", "report", "compare", "export", "history"} {
+		out, _, code, err := runApp(t, cmd, "--help")
+		if code != 0 {
+			t.Errorf("%s --help: exit %d (%v)", cmd, code, err)
+			continue
+		}
+		if !strings.Contains(out, "--workload NAME --help") {
+			t.Errorf("%s --help does not say where workload flags live:\n%s", cmd, out)
+		}
+		if (cmd == "report" || cmd == "export") && !strings.Contains(out, `(default "results/local")`) {
+			t.Errorf("%s --help: default results folder is not results/local", cmd)
+		}
+	}
+}

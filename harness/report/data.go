@@ -91,10 +91,11 @@ func Load(dir, baseline string) (*Report, error) {
 		return strings.Compare(r.Series(a), r.Series(b))
 	})
 	if baseline == "" {
-		baseline = r.Backends[0]
-		if r.SetBaseline("pytorch") == nil {
-			baseline = r.Baseline
+		var names []string
+		for _, res := range r.Results {
+			names = append(names, res.Backend)
 		}
+		baseline = compare.DefaultBaseline(names) // the rule run's table and the sweep's summary follow
 	}
 	if err := r.SetBaseline(baseline); err != nil {
 		return nil, err
