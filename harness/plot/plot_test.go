@@ -180,3 +180,20 @@ func TestIntervalsDrawn(t *testing.T) {
 		t.Errorf("whiskers' range tops at %v, want 2.5 so the axis fits them", ymax)
 	}
 }
+
+// TestRatioColoursDoNotSaturate: in a map holding 1.5x and 6x, the span is
+// 8x, so the two cells get different reds (at a 2x span both were full).
+func TestRatioColoursDoNotSaturate(t *testing.T) {
+	g := Grid{Rows: []string{"a"}, Cols: []string{"x", "y", "z"}, Cells: [][]Cell{{{Ratio: 1.5}, {Ratio: 6}, {Ratio: 0.5}}}}
+	if s := RatioSpan(g); s != 8 {
+		t.Fatalf("span %v, want 8", s)
+	}
+	GridPlot(g)
+	c := g.Cells[0]
+	if c[0].Color == nil || c[0].Color == c[1].Color || c[1].Color == Diverging(1) && c[0].Color == Diverging(1) {
+		t.Errorf("1.5x %v and 6x %v are not told apart", c[0].Color, c[1].Color)
+	}
+	if RatioSpan(Grid{Cells: [][]Cell{{{Ratio: 1.1}}}}) != 2 {
+		t.Error("a map of small ratios should still span 2x")
+	}
+}

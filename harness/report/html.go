@@ -92,6 +92,19 @@ func (r *Report) Write(out string) ([]string, error) {
 	}
 	pg.FontCSS = template.CSS(css) //nolint:gosec // a constant rule with a base64 data URL
 	var files []string
+	// The chart files link one copy of the font beside them; the page
+	// itself inlines it once (FontCSS) so it stays self-contained.
+	fontFile := base + "-font.ttf"
+	if len(charts) > 0 {
+		ttf, err := plot.FontTTF()
+		if err != nil {
+			return nil, err
+		}
+		if err := writePublic(filepath.Join(dir, fontFile), ttf); err != nil {
+			return nil, fmt.Errorf("report: write font: %w", err)
+		}
+		files = append(files, filepath.Join(dir, fontFile))
+	}
 	for i, c := range charts {
 		svg, err := c.SVG()
 		if err != nil {
@@ -106,7 +119,7 @@ func (r *Report) Write(out string) ([]string, error) {
 		for _, f := range []struct {
 			name string
 			data []byte
-		}{{pc.SVGFile, svg}, {pc.PNGFile, png}} {
+		}{{pc.SVGFile, plot.LinkFont(svg, fontFile)}, {pc.PNGFile, png}} {
 			p := filepath.Join(dir, f.name)
 			if err := writePublic(p, f.data); err != nil {
 				return nil, fmt.Errorf("report: write chart: %w", err)

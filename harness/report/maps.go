@@ -102,7 +102,7 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			j := slices.Index(r.Backends, x.Backend)
 			switch {
 			case !math.IsNaN(x.Ratio):
-				row[j] = plot.Cell{Color: plot.Diverging(math.Log2(x.Ratio)), Text: fmt.Sprintf("%.2fx", x.Ratio)}
+				row[j] = plot.Cell{Ratio: x.Ratio, Text: fmt.Sprintf("%.2fx", x.Ratio)}
 			case x.Status != result.StatusOK:
 				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
 			default:
@@ -120,7 +120,7 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
-		Caption: "Median time over the baseline's median on the same configuration; colour is log2 of the ratio, saturating at 2x either way."}, nil
+		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}, nil
 }
 
 // statusColors are the feasibility map's fills.

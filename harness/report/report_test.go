@@ -42,8 +42,8 @@ func TestWriteSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1+2*len(chartNames)+3 {
-		t.Errorf("wrote %d files, want the page, %d charts in two formats and 3 CSV tables: %v", len(files), len(chartNames), files)
+	if len(files) != 1+1+2*len(chartNames)+3 {
+		t.Errorf("wrote %d files, want the page, the font, %d charts in two formats and 3 CSV tables: %v", len(files), len(chartNames), files)
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -65,6 +65,10 @@ func TestWriteSelfContained(t *testing.T) {
 		svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-"+name+".svg"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The font is linked (report-font.ttf, written once), not embedded in each chart.
+		if len(svg) > 200<<10 || !bytes.Contains(svg, []byte("src:url(report-font.ttf)")) {
+			t.Errorf("%s.svg is %d KB and links no report-font.ttf: the font should be written once", name, len(svg)>>10)
 		}
 		for _, b := range r.Backends {
 			if !bytes.Contains(svg, []byte(">"+b+"</text>")) && !bytes.Contains(svg, []byte(">"+b+", ")) {

@@ -159,7 +159,7 @@ func (r *Report) scanRatioMaps() (*Chart, error) {
 					}
 					j := slices.Index(kcs, atoi(c.Get("K"))*atoi(c.Get("C")))
 					if q := r.median(b, c) / r.median(r.Baseline, c); !math.IsNaN(q) {
-						row[j] = plot.Cell{Color: plot.Diverging(math.Log2(q)), Text: fmt.Sprintf("%.2fx", q)}
+						row[j] = plot.Cell{Ratio: q, Text: fmt.Sprintf("%.2fx", q)}
 						any = true
 					}
 				}
@@ -175,5 +175,5 @@ func (r *Report) scanRatioMaps() (*Chart, error) {
 	}
 	cut := max(0, len(panels)-maxPanels)
 	return r.multiples("scan-ratio-maps", "Scan: time ratio to "+r.Baseline+" over T x K·C", panels[:len(panels)-cut], cut,
-		"Median time over "+r.Baseline+"'s on the same configuration (green faster, red slower; log2 colour saturating at 2x); '-' where either did not run it (with sampling by bucket, each T x K·C bucket has its own configuration)."), nil
+		"Median time over "+r.Baseline+"'s on the same configuration (green faster, red slower; log2 colour, full at each map's largest ratio or its power of two above); '-' where either did not run it (with sampling by bucket, each T x K·C bucket has its own configuration)."), nil
 }
