@@ -30,8 +30,8 @@ func (r *Report) chartView() *Report {
 	rename := map[string]string{}
 	for _, b := range r.Backends {
 		rename[b] = b
-		if len(r.Verify) == 0 {
-			continue // the page says nothing was verified; no legend needs to
+		if len(r.Verify) == 0 || b == r.Baseline {
+			continue // the page says nothing was verified; the baseline names the titles, its rows say
 		}
 		verified, total := 0, 0
 		for _, c := range r.Configs {
