@@ -197,3 +197,14 @@ func TestRatioColoursDoNotSaturate(t *testing.T) {
 		t.Error("a map of small ratios should still span 2x")
 	}
 }
+
+// TestPDFTextIsCP1252: vgpdf's fonts are code page 1252, so the PDF canvas
+// hands them "…" as the one byte 0x85, never its three UTF-8 bytes (which
+// printed as "â€¦").
+func TestPDFTextIsCP1252(t *testing.T) {
+	for in, want := range map[string]string{"a…": "a\x85", "K·C": "K\xb7C", "2×": "2\xd7", "χ²": "?\xb2", "plain": "plain"} {
+		if got := toCP1252(in); got != want {
+			t.Errorf("toCP1252(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
