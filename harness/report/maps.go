@@ -68,6 +68,27 @@ func (r *Report) backwardForward() (*Chart, error) {
 		bars = func(a plot.Axes, _ []string, g []plot.BarGroup) (*gplot.Plot, error) { return plot.NamedBars(a, g) }
 		w = vg.Length(math.Max(4.5, 2.5+0.6*float64(len(groups)))) * vg.Inch
 	}
+	if len(cats) > barsPerPanel {
+		// Small multiples: a hundred groups of bars in one panel leave
+		// three pixels a label; panels of barsPerPanel stay readable.
+		var rows [][]*gplot.Plot
+		for lo := 0; lo < len(cats); lo += barsPerPanel {
+			hi := min(lo+barsPerPanel, len(cats))
+			part := make([]plot.BarGroup, len(groups))
+			for i, g := range groups {
+				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi]}
+			}
+			pa := a
+			pa.Title = fmt.Sprintf("%s (%d-%d of %d)", a.Title, lo+1, hi, len(cats))
+			p, err := plot.Bars(pa, cats[lo:hi], part)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, []*gplot.Plot{p})
+		}
+		return &Chart{Figure: plot.Figure{Name: "backward-forward", Title: "Backward against forward", Panels: rows,
+			Width: 11 * vg.Inch, Height: vg.Length(len(rows)) * 4.2 * vg.Inch}, Caption: bfCaption(factors)}, nil
+	}
 	p, err := bars(a, cats, groups)
 	if err != nil {
 		return nil, err
@@ -75,6 +96,9 @@ func (r *Report) backwardForward() (*Chart, error) {
 	return &Chart{Figure: plot.Single("backward-forward", "Backward against forward", p, w, 4.5*vg.Inch),
 		Caption: bfCaption(factors)}, nil
 }
+
+// barsPerPanel is the most configurations one bar panel holds.
+const barsPerPanel = 16
 
 // bfCaption says what a bar is and what the cost model expects of it.
 func bfCaption(factors []string) string {
