@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -179,5 +180,21 @@ func TestChartsShowVerification(t *testing.T) {
 		if c.Name == "time-vs-seq-len" && !bytes.Contains(svg, []byte("jax (not verified)")) {
 			t.Errorf("time-vs-seq-len does not name jax as not verified")
 		}
+	}
+}
+
+// TestManyBarsAreSmallMultiples: the attention sweep's 36 backward/forward
+// pairs are drawn 16 a panel (3 panels), not 36 groups in one.
+func TestManyBarsAreSmallMultiples(t *testing.T) {
+	r, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.chartView().backwardForward()
+	if err != nil || c == nil {
+		t.Fatalf("backward-forward: %v %v", c, err)
+	}
+	if len(c.Panels) != 3 || len(c.Panels[0]) != 1 {
+		t.Errorf("%d panel rows, want 3 of one panel", len(c.Panels))
 	}
 }
