@@ -126,6 +126,6 @@ func WriteWinners(w io.Writer, ws []Winner, baseline string) error {
 		ref = baseline + " (the runner-up where " + baseline + " wins)"
 	}
 	_, err := fmt.Fprintf(w, "speed-up = median of %s / the winner's median; 95%% CI: Hodges-Lehmann, as xbench compare.\n"+
-		"Only results that finished ok with a performance number count; see the table above for the rest.\n", ref)
+		"Only results that finished ok with a performance number (not an interpreter's time) count.\n", ref)
 	return err
 }
