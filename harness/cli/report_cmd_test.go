@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
+
 	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // TestReportTwoBackends is the issue's acceptance check: a report of a
@@ -119,5 +122,48 @@ func TestHelpSaysWhereWorkloadFlagsLive(t *testing.T) {
 		if (cmd == "report" || cmd == "export") && !strings.Contains(out, `(default "results/local")`) {
 			t.Errorf("%s --help: default results folder is not results/local", cmd)
 		}
+	}
+}
+
+// TestCPUWarnsOfGPUSizedDefaults: attention's defaults on --device cpu
+// get a warning naming CPU-sized flags; set flags and cuda get none.
+func TestCPUWarnsOfGPUSizedDefaults(t *testing.T) {
+	wl, err := workload.Lookup("attention")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func(args ...string) (*pflag.FlagSet, *workloadFlags) {
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		var w workloadFlags
+		w.register(fs, wl, false, nil)
+		if err := fs.Parse(args); err != nil {
+			t.Fatal(err)
+		}
+		return fs, &w
+	}
+	for _, tc := range []struct {
+		args []string
+		warn bool
+	}{
+		{[]string{"--device", "cpu"}, true},
+		{[]string{"--device", "cuda"}, false},
+	} {
+		var errb strings.Builder
+		fs, w := mk(tc.args...)
+		warnGPUSizedDefaults(&App{Stderr: &errb}, fs, wl, w.device)
+		if got := strings.Contains(errb.String(), "sized for a GPU") && strings.Contains(errb.String(), "--seq-len"); got != tc.warn {
+			t.Errorf("%v: warned %v (%q), want %v", tc.args, got, errb.String(), tc.warn)
+		}
+	}
+	// Every size set by hand: nothing to warn about.
+	var all []string
+	for k, v := range wl.(workload.Smaller).SmallDefaults() {
+		all = append(all, "--"+strings.ReplaceAll(k, "_", "-"), v)
+	}
+	var errb strings.Builder
+	fs, w := mk(append(all, "--device", "cpu")...)
+	warnGPUSizedDefaults(&App{Stderr: &errb}, fs, wl, w.device)
+	if errb.Len() != 0 {
+		t.Errorf("sizes given, still warned: %s", errb.String())
 	}
 }

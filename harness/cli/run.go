@@ -156,6 +156,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnGPUSizedDefaults(a, fs, wl, w.device)
 	if err := c.checkWritable(); err != nil {
 		return err
 	}
