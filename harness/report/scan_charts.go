@@ -56,7 +56,9 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		if axis == "T" {
 			return "K" + c.Get("K") + " C" + c.Get("C")
 		}
-		return "T" + c.Get("T")
+		// T and C held: K·C then moves with K alone, so a line never
+		// joins two configurations of one K·C (K8 C12 and K12 C8 zig-zagged).
+		return "T" + c.Get("T") + " C" + c.Get("C")
 	}
 	var panels []*gplot.Plot
 	for _, g := range order {
@@ -115,7 +117,7 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 	cut := max(0, len(panels)-maxPanels)
 	name := map[string]string{"T": "scan-time-vs-t", "K·C": "scan-time-vs-kc"}[axis]
 	return r.multiples(name, "Scan: time against "+axis, panels[:len(panels)-cut], cut,
-		"Median time against "+axis+" (log-log), a line per backend with its 95% interval as a band, the other axis held at the value measured most often (named in each panel). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
+		"Median time against "+axis+" (log-log), a line per backend with its 95% interval as a band, the other parameters held at the values measured most often (named in each panel; against K·C, T and C are held, so K·C moves with K alone and no line joins two configurations). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
 }
 
 // scanRatioMaps is, per backend and group, the time ratio to the baseline
