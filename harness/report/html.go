@@ -35,6 +35,7 @@ type page struct {
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 	CSVFiles   []string     // the summary tables as CSV, beside the page
+	InPage     []TextTable  // tables shown in the page as well (the scan's crossovers), folded
 }
 
 // section is one device model's part of the page: its fast_p, charts and
@@ -140,6 +141,9 @@ func (r *Report) Write(out string) ([]string, error) {
 		}
 		files = append(files, filepath.Join(dir, name))
 		pg.CSVFiles = append(pg.CSVFiles, name)
+		if t.Name == "scan-crossover" {
+			pg.InPage = append(pg.InPage, t)
+		}
 	}
 	seen := map[string]bool{}
 	for _, res := range r.Results {

@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -123,5 +125,13 @@ func TestScanTables(t *testing.T) {
 	}
 	if title := kc.Panels[0][0].Title.Text; !strings.HasSuffix(title, "T64 C3") {
 		t.Errorf("K·C panel %q does not hold C", title)
+	}
+	// The crossover table is in the page, not only behind a CSV link.
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(out); err != nil || !strings.Contains(string(page), `<h2 id="scan-crossover">`) || !strings.Contains(string(page), `href="#scan-crossover"`) {
+		t.Errorf("the page does not show the crossover table (%v)", err)
 	}
 }
