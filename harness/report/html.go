@@ -215,10 +215,15 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.4g", x)
 	},
 	"count": func(x float64) string {
-		if math.IsNaN(x) {
+		// Whole numbers for large rates (tokens/s), four digits for small
+		// ones: a 0.4473 TFLOP/s throughput must not read "0 TFLOP/s".
+		switch {
+		case math.IsNaN(x):
 			return "-"
+		case math.Abs(x) >= 1000:
+			return fmt.Sprintf("%.0f", x)
 		}
-		return fmt.Sprintf("%.0f", x)
+		return fmt.Sprintf("%.4g", x)
 	},
 	"ok": func(x float64) bool { return !math.IsNaN(x) },
 	"pct": func(x float64) string {

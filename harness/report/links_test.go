@@ -107,3 +107,14 @@ func TestEveryLinkResolves(t *testing.T) {
 		t.Error("the dashboard has no commit link to check")
 	}
 }
+
+// TestSmallRatesKeepTheirDigits: a throughput of 0.4473 TFLOP/s is not
+// printed "0".
+func TestSmallRatesKeepTheirDigits(t *testing.T) {
+	count := funcs["count"].(func(float64) string)
+	for x, want := range map[float64]string{0.4473: "0.4473", 12.5: "12.5", 109139.46: "109139"} {
+		if got := count(x); got != want {
+			t.Errorf("count(%v) = %q, want %q", x, got, want)
+		}
+	}
+}
