@@ -89,7 +89,7 @@ func parseFlagsArgs(a *App, fs *pflag.FlagSet, args []string, usage string, n in
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage: xbench %s [flags] %s\n%s", fs.Name(), usage, fs.FlagUsages())
+			fmt.Fprintf(a.Stdout, "Usage: xbench %s [flags] %s\n%s%s", fs.Name(), usage, fs.FlagUsages(), workloadFlagsHelp(fs))
 			return true, nil
 		}
 		return false, usagef("%s (see xbench %s --help)", err, fs.Name())

@@ -18,14 +18,14 @@ var exportFormats = []string{"csv", "benchfmt"}
 func exportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
 	var resultsDir, format, out string
-	fs.StringVar(&resultsDir, "results", "results", "results folder, read recursively")
+	fs.StringVar(&resultsDir, "results", defaultResults, "results folder, read recursively (the default is where run, sweep and compare write and look: one default for every command)")
 	fs.StringVar(&format, "format", "csv", "output format: csv (one row per result), benchfmt (Go benchmark format, for benchstat)")
 	fs.StringVarP(&out, "out", "o", "-", "file to write (- for stdout)")
 	fs.SetOutput(a.Stderr)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage: xbench export [flags] [RUN_ID|DIR]\n  (a run id or folder narrows --results to it)\n%s", fs.FlagUsages())
+			fmt.Fprintf(a.Stdout, "Usage: xbench export [flags] [RUN_ID|DIR]\n  (a run id or folder narrows --results to it)\n%s%s", fs.FlagUsages(), workloadFlagsHelp(fs))
 			return nil
 		}
 		return usagef("%s (see xbench export --help)", err)

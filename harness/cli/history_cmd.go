@@ -18,15 +18,17 @@ import (
 func historyCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("history", pflag.ContinueOnError)
 	var out, csvPath, failOn, repo string
+	var logY bool
 	fs.StringVar(&out, "out", "", "write the dashboard (index.html, one page per workload, series.csv) into this folder")
 	fs.StringVar(&csvPath, "csv", "", "write every series as CSV to this file (- for stdout)")
 	fs.StringVar(&failOn, "fail-on-regression", "", "exit 3 when the newest run sits on a step up beyond this (5% or 0.05)")
+	fs.BoolVar(&logY, "log", false, "draw every dashboard chart's time axis on a log scale (default: only charts whose values span more than 10x)")
 	fs.StringVar(&repo, "repo", ".", "git checkout whose commit dates order the runs (runs whose commit it lacks go by timestamp)")
 	fs.SetOutput(a.Stderr)
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage: xbench history [flags] DIR...   (one result folder per run, e.g. results/nightly/*)\n%s", fs.FlagUsages())
+			fmt.Fprintf(a.Stdout, "Usage: xbench history [flags] DIR...   (one result folder per run, e.g. results/nightly/*)\n%s%s", fs.FlagUsages(), workloadFlagsHelp(fs))
 			return nil
 		}
 		return usagef("%s (see xbench history --help)", workload.Cut(err.Error(), 200))
@@ -54,7 +56,7 @@ func historyCmd(_ context.Context, a *App, args []string) error {
 	warnSkipped(a, h.Skipped)
 	writeHistorySummary(a, h)
 	if out != "" {
-		files, err := report.WriteDashboard(h, out)
+		files, err := report.WriteDashboard(h, out, report.DashboardOptions{LogY: logY})
 		if err != nil {
 			return err
 		}
@@ -98,9 +100,13 @@ func writeHistorySummary(a *App, h *history.History) {
 	for _, s := range h.Series {
 		for _, st := range s.Steps {
 			steps++
-			fmt.Fprintf(a.Stdout, "step %+.1f%% (95%% CI %+.1f%% to %+.1f%%) %s %s %s on %s, %s: first bad %.12s (%s), last good %.12s\n",
-				100*(st.Ratio-1), 100*(st.Lo-1), 100*(st.Hi-1), s.Backend, s.Workload, s.Label, s.Device, s.Mode,
-				h.Runs[st.FirstBad].Commit, h.Runs[st.FirstBad].Dir, h.Runs[st.LastGood].Commit)
+			kind, first, last := "regression", "first bad", "last good"
+			if st.Ratio < 1 {
+				kind, first, last = "improvement", "first faster", "last slower"
+			}
+			fmt.Fprintf(a.Stdout, "%s %+.1f%% (95%% CI %+.1f%% to %+.1f%%) %s %s %s on %s, %s: %s %.12s (%s), %s %.12s\n",
+				kind, 100*(st.Ratio-1), 100*(st.Lo-1), 100*(st.Hi-1), s.Backend, s.Workload, s.Label, s.Device, s.Mode,
+				first, h.Runs[st.FirstBad].Commit, h.Runs[st.FirstBad].Dir, last, h.Runs[st.LastGood].Commit)
 		}
 	}
 	if steps == 0 {

@@ -32,7 +32,7 @@ func TestHistoryGate(t *testing.T) {
 		!strings.Contains(err.Error(), historytest.Commit(17)[:12]) {
 		t.Errorf("5%% gate: exit %d, error %v; want %d naming pytorch and commit %s", code, err, RegressionExit, historytest.Commit(17))
 	}
-	if !strings.Contains(stdout, "20 runs, 9 series") || strings.Count(stdout, "step +") != 1 || !strings.Contains(stdout, "ordered by their results' timestamp") {
+	if !strings.Contains(stdout, "20 runs, 9 series") || strings.Count(stdout, "regression +") != 1 || !strings.Contains(stdout, "ordered by their results' timestamp") {
 		t.Errorf("summary:\n%s", stdout)
 	}
 	if _, _, code, err := runApp(t, args("--fail-on-regression", "30%")...); code != 0 {

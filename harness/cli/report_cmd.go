@@ -16,11 +16,12 @@ import (
 func reportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var resultsDir, out, baseline string
-	var calibrations []string
-	fs.StringVar(&resultsDir, "results", "results", "results folder (or one run's folder), read recursively")
+	var calibrations, verifies []string
+	fs.StringVar(&resultsDir, "results", defaultResults, "results folder (or one run's folder), read recursively (default: where run, sweep and compare write and look; the committed H100 data is under results/h100*)")
 	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write (charts go beside it as <name>-<chart>.svg and .png, tables as <name>-<table>.csv), or a .pdf file: one PDF with the charts and tables")
 	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
 	fs.StringSliceVar(&calibrations, "calibration", nil, "a _calibration.json from outside --results (xbench calibrate on the same device model in another run), for the roofline and percent of peak; repeatable")
+	fs.StringSliceVar(&verifies, "verify", nil, "a folder outside --results holding xbench verify records (_verify_*.json) for these results (a sweep's verify run kept beside it); repeatable")
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
@@ -35,6 +36,11 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	for _, c := range calibrations {
 		if err := r.AddCalibration(c); err != nil {
 			return usagef("--calibration %q: %v", workload.Cut(c, 200), err)
+		}
+	}
+	for _, d := range verifies {
+		if err := r.AddVerify(d); err != nil {
+			return usagef("--verify %q: %v", workload.Cut(d, 200), err)
 		}
 	}
 	if baseline != "" {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/xbench/xbench/harness/compare"
 	"strconv"
 
 	"github.com/xbench/xbench/harness/subprocess"
@@ -147,7 +148,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	c.register(fs)
 	m.register(fs, wl)
 	fs.BoolVar(&asJSON, "json", false, "print one result JSON per line instead of a table")
-	fs.StringVar(&baseline, "baseline", "", "backend the ratio column compares against (default: the fastest)")
+	fs.StringVar(&baseline, "baseline", "", "backend the ratio column and the speed-ups compare against (default: pytorch if run, else the first by name; as report)")
 	if help, err := parseFlagsHelp(a, fs, args, runExitHelp); help || err != nil {
 		return err
 	}
@@ -155,6 +156,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnGPUSizedDefaults(a, fs, wl, w.device)
 	if err := c.checkWritable(); err != nil {
 		return err
 	}
@@ -201,7 +203,16 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 		}
 	}
 	if !asJSON {
+		if baseline == "" {
+			baseline = compare.DefaultBaseline(names) // one rule with report and the sweep's summary
+		}
 		writeRunTable(a.Stdout, results, baseline)
+		if len(names) > 1 {
+			fmt.Fprintln(a.Stdout)
+			if err := compare.WriteWinners(a.Stdout, compare.Winners(results, baseline), baseline); err != nil {
+				return err
+			}
+		}
 	}
 	return failedError(results)
 }

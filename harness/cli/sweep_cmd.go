@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/xbench/xbench/harness/compare"
 	"regexp"
 
 	"context"
@@ -209,6 +210,9 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
+	if f.gpus == "" {
+		warnGPUSizedDefaults(a, fs, f.w.w, f.w.device)
+	}
 	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.timeout, f.w.w.Name())
 	if err != nil {
 		return err
@@ -222,6 +226,12 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	}
 	sum, err := sweep.Run(ctx, folder, plan, workers, sweep.Options{Timeout: f.c.timeout, Force: f.force,
 		Shard: shard, Shards: shards, Progress: progress})
+	if err == nil || errors.Is(err, context.Canceled) {
+		// Interrupted or not, the cells that have files get their table.
+		if werr := writeSweepWinners(a, folder); werr != nil {
+			fmt.Fprintf(a.Stderr, "sweep: summary table: %v\n", werr)
+		}
+	}
 	if errors.Is(err, context.Canceled) {
 		left := sum.Planned - sum.Existing
 		for _, n := range sum.Written {
@@ -291,4 +301,26 @@ func (f *sweepFlags) submit(a *App, fs *pflag.FlagSet, folder *sweep.Folder, pla
 	fmt.Fprintf(a.Stdout, "submitted SLURM job %s: %d array tasks over %d cells into %s\n", id, tasks, len(plan), dir)
 	fmt.Fprintf(a.Stdout, "follow it with: xbench sweep --results %s --status\n", dir)
 	return nil
+}
+
+// writeSweepWinners prints the end-of-sweep table: per configuration (and
+// device model) the fastest backend and its speed-up, with interval, over
+// the default baseline (compare.DefaultBaseline, report's rule).
+func writeSweepWinners(a *App, folder *sweep.Folder) error {
+	snap, err := sweep.Read(folder)
+	if err != nil {
+		return err
+	}
+	var rs []result.Result
+	var names []string
+	for _, e := range snap.Cells {
+		rs = append(rs, e.Result)
+		names = append(names, e.Result.Backend)
+	}
+	ws := compare.Winners(rs, compare.DefaultBaseline(names))
+	if len(ws) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.Stdout)
+	return compare.WriteWinners(a.Stdout, ws, compare.DefaultBaseline(names))
 }

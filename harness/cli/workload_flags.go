@@ -232,7 +232,7 @@ func parseFlagsHelp(a *App, fs *pflag.FlagSet, args []string, footer string) (he
 	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
 		if err == pflag.ErrHelp {
-			fmt.Fprintf(a.Stdout, "Usage of xbench %s:\n%s%s", fs.Name(), fs.FlagUsages(), footer)
+			fmt.Fprintf(a.Stdout, "Usage of xbench %s:\n%s%s%s", fs.Name(), fs.FlagUsages(), footer, workloadFlagsHelp(fs))
 			return true, nil
 		}
 		return false, usagef("%s (see xbench %s --help)", workload.Cut(err.Error(), 200), fs.Name())
@@ -241,4 +241,17 @@ func parseFlagsHelp(a *App, fs *pflag.FlagSet, args []string, footer string) (he
 		return false, usagef("unexpected argument %q (xbench %s takes flags only)", workload.Cut(fs.Arg(0), 80), fs.Name())
 	}
 	return false, nil
+}
+
+// workloadFlagsHelp ends every command's --help by saying where the
+// workload flags live: a command with --workload lists only that
+// workload's (ttt by default), so it names how to see another's; a command
+// that reads results has none and says which commands do.
+func workloadFlagsHelp(fs *pflag.FlagSet) string {
+	if wf := fs.Lookup("workload"); wf != nil {
+		return fmt.Sprintf("\nThe workload flags above are those of --workload %s. Each workload has its own:\n"+
+			"xbench %s --workload NAME --help lists NAME's (xbench workloads lists the workloads and their flags).\n", wf.Value, fs.Name())
+	}
+	return "\nWorkload flags (model size, shapes, dtype, ...) belong to run, sweep, verify and profile:\n" +
+		"xbench run --workload NAME --help lists NAME's; xbench workloads lists them all.\n"
 }

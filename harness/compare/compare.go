@@ -31,7 +31,7 @@ const (
 // Row is one backend on one configuration, A against B.
 type Row struct {
 	Backend          string
-	DeviceKind       string // cpu, cuda, rocm
+	Device           string // result.Device.Label: the model, so an H100 and an H200 are two rows
 	Config           result.Config
 	StatusA, StatusB result.Status // "" when that side has no result
 	NA, NB           int
@@ -79,7 +79,7 @@ func Compare(a, b *Set) *Table {
 		if c := CompareConfigs(x.Config, y.Config); c != 0 {
 			return c
 		}
-		return cmp.Or(strings.Compare(x.Backend, y.Backend), strings.Compare(x.DeviceKind, y.DeviceKind))
+		return cmp.Or(strings.Compare(x.Backend, y.Backend), strings.Compare(x.Device, y.Device))
 	})
 	t.GeomeanA, t.GeomeanB, t.GeomeanRatio, t.GeomeanN = Geomean(medA), Geomean(medB), Geomean(ratios), len(ratios)
 	return t
@@ -90,10 +90,10 @@ func hasSamples(r result.Result) bool { return r.Status == result.StatusOK && le
 func compareOne(ra result.Result, inA bool, rb result.Result, inB bool) Row {
 	row := Row{}
 	if inA {
-		row.Backend, row.DeviceKind, row.Config, row.StatusA, row.NA = ra.Backend, ra.Device.Kind, ra.Config, ra.Status, len(ra.SamplesMs)
+		row.Backend, row.Device, row.Config, row.StatusA, row.NA = ra.Backend, ra.Device.Label(), ra.Config, ra.Status, len(ra.SamplesMs)
 	}
 	if inB {
-		row.Backend, row.DeviceKind, row.Config, row.StatusB, row.NB = rb.Backend, rb.Device.Kind, rb.Config, rb.Status, len(rb.SamplesMs)
+		row.Backend, row.Device, row.Config, row.StatusB, row.NB = rb.Backend, rb.Device.Label(), rb.Config, rb.Status, len(rb.SamplesMs)
 	}
 	okA, okB := inA && hasSamples(ra), inB && hasSamples(rb)
 	if okA {

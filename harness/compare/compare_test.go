@@ -81,11 +81,49 @@ func TestCompareSeparatesDevices(t *testing.T) {
 	host = sweeptest.Finalize(host)
 	a := NewSet("A", []result.Result{gpu, host})
 	tab := Compare(a, NewSet("B", sweeptest.Scaled([]result.Result{gpu, host}, 1, "b")))
-	if a.Superseded != 0 || len(tab.Rows) != 2 || tab.Rows[0].DeviceKind != "cpu" || tab.Rows[1].DeviceKind != "cuda" {
+	if a.Superseded != 0 || len(tab.Rows) != 2 || tab.Rows[0].Device != sweeptest.Device.Name || tab.Rows[1].Device != "cpu x86" {
 		t.Fatalf("superseded %d, rows %+v: want one row per device", a.Superseded, tab.Rows)
 	}
 	var out strings.Builder
-	if err := tab.Write(&out, 0.05); err != nil || !strings.Contains(out.String(), "pytorch (cpu)") || !strings.Contains(out.String(), "pytorch (cuda)") {
+	if err := tab.Write(&out, 0.05); err != nil || !strings.Contains(out.String(), "pytorch (cpu x86)") || !strings.Contains(out.String(), "pytorch (NVIDIA H100 80GB HBM3)") {
 		t.Errorf("mixed devices should name them:\n%s", out.String())
+	}
+}
+
+// TestCompareSeparatesModels: an H100 and an H200 are both "cuda", yet
+// neither result is an older duplicate of the other, and a result whose
+// backend never named its device joins the folder's only model of its kind.
+func TestCompareSeparatesModels(t *testing.T) {
+	c := sweeptest.Config("125m", "linear", false, 512)
+	h100 := sweeptest.Run("a", sweeptest.Backends[1], c, 1)
+	h200 := sweeptest.Run("a", sweeptest.Backends[1], c, 2)
+	h200.Device = result.Device{Kind: "cuda", Name: "NVIDIA H200", Count: 1}
+	h200.Timestamp = "2026-02-02T00:00:00Z" // newer: it would supersede the H100 if keyed by kind
+	a := NewSet("A", []result.Result{h100, h200})
+	if a.Superseded != 0 || len(a.Results) != 2 {
+		t.Fatalf("superseded %d of %d: an H200 result is not a newer H100 result", a.Superseded, len(a.Results))
+	}
+	var out strings.Builder
+	if err := Compare(NewSet("A", []result.Result{h100}), NewSet("B", []result.Result{h200})).Write(&out, 0.05); err != nil ||
+		!strings.Contains(out.String(), "A ran on NVIDIA H100 80GB HBM3, B on NVIDIA H200: results on different device models never pair") {
+		t.Errorf("an H100 run against an H200 run should say why nothing pairs:\n%s", out.String())
+	}
+	unnamed := sweeptest.Run("a", sweeptest.Backends[0], c, 3)
+	unnamed.Device = result.Device{Kind: "cuda"}
+	one := NewSet("B", []result.Result{h100, unnamed})
+	two := NewSet("C", []result.Result{h100, h200, unnamed})
+	for _, tc := range []struct {
+		set  *Set
+		want string
+	}{{one, sweeptest.Device.Model()}, {two, "cuda"}} {
+		var got []string
+		for _, r := range tc.set.Results {
+			if r.Backend == sweeptest.Backends[0].Name {
+				got = append(got, r.Device.Model())
+			}
+		}
+		if len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%s: unnamed result on %v, want %q", tc.set.Dir, got, tc.want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -19,7 +20,7 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 	for _, r := range t.Rows {
 		name := r.Backend
 		if mixed {
-			name += " (" + r.DeviceKind + ")"
+			name += " (" + r.Device + ")"
 		}
 		verdict := string(r.Verdict)
 		if r.Verdict == Broken || r.Verdict == Fixed || r.Verdict == NoData {
@@ -49,6 +50,9 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 	}
 	fmt.Fprintf(w, "\nB/A = median B / median A: below 1 is faster. 95%% CI: Hodges-Lehmann interval of log B - log A\n"+
 		"(inverts the Mann-Whitney U test). p: two-sided Mann-Whitney U; verdict faster/slower when p < %.2f, ~ otherwise.\n", Alpha)
+	if da, db := devices(t.A), devices(t.B); da != db {
+		fmt.Fprintf(w, "note: A ran on %s, B on %s: results on different device models never pair (each is \"only in\" its side).\n", da, db)
+	}
 	if t.A.Superseded+t.B.Superseded > 0 {
 		fmt.Fprintf(w, "note: %d results in A and %d in B were superseded by newer results of the same backend and configuration.\n",
 			t.A.Superseded, t.B.Superseded)
@@ -65,11 +69,11 @@ func (t *Table) Write(w io.Writer, threshold float64) error {
 	return nil
 }
 
-// mixedDevices says whether rows ran on more than one kind of device, so
+// mixedDevices says whether rows ran on more than one device model, so
 // the backend column must say which.
 func (t *Table) mixedDevices() bool {
 	for _, r := range t.Rows {
-		if r.DeviceKind != t.Rows[0].DeviceKind {
+		if r.Device != t.Rows[0].Device {
 			return true
 		}
 	}
@@ -104,4 +108,16 @@ func fmtMs(ms float64) string {
 	default:
 		return fmt.Sprintf("%.4g µs", ms*1000)
 	}
+}
+
+// devices lists the device models (labels) of a set's results.
+func devices(s *Set) string {
+	var out []string
+	for _, r := range s.Results {
+		if l := r.Device.Label(); !slices.Contains(out, l) {
+			out = append(out, l)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, ", ")
 }

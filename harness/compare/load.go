@@ -63,6 +63,7 @@ func NewSet(dir string, rs []result.Result) *Set {
 	// Stable sort by timestamp (RFC 3339 sorts as text), so among equal
 	// timestamps the later path (store.ReadAll sorts by path) wins.
 	sorted := append([]result.Result(nil), rs...)
+	result.AdoptModel(sorted)
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Timestamp < sorted[j].Timestamp })
 	for _, r := range sorted {
 		k := Key(r)
@@ -75,8 +76,9 @@ func NewSet(dir string, rs []result.Result) *Set {
 }
 
 // Key pairs results across runs: backend and configuration (store.Key)
-// plus the device kind, because one sweep folder may hold the same backend
-// on cpu and on cuda, and those are different measurements.
+// plus the device model (result.Device.Model), because one folder may hold
+// the same backend on cpu and on cuda, or on an H100 and an H200, and those
+// are different measurements: neither is an older duplicate of the other.
 func Key(r result.Result) string {
-	return store.Key(r.Backend, r.Config) + "@" + r.Device.Kind
+	return store.Key(r.Backend, r.Config) + "@" + r.Device.Model()
 }

@@ -40,7 +40,7 @@ func CheckModes(a, b *Set) error {
 		}
 		if e == nil {
 			e = &ModeError{DirA: a.Dir, DirB: b.Dir, ModeA: ra.Mode, ModeB: rb.Mode,
-				Example: fmt.Sprintf("%s on %s, %s", ra.Backend, Label(ra.Config), ra.Device.Kind)}
+				Example: fmt.Sprintf("%s on %s, %s", ra.Backend, Label(ra.Config), ra.Device.Label())}
 		}
 		e.Count++
 	}

@@ -49,9 +49,11 @@ func Benchfmt(w io.Writer, rs []result.Result) (skipped int, err error) {
 			skipped++
 			continue
 		}
+		// The model and count, not the kind alone: benchstat must put an
+		// H100 and an H200 in separate tables, never compare them.
 		dev := r.Device.Kind
 		if r.Device.Name != "" {
-			dev += " " + r.Device.Name
+			dev += " " + r.Device.Label()
 		}
 		res := &benchfmt.Result{
 			Config: []benchfmt.Config{

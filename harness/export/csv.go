@@ -16,7 +16,7 @@ import (
 // stand between csvLead and csvTail, each workload's in declared order.
 var (
 	csvLead = []string{"run_id", "backend", "status", "workload", "phase"}
-	csvTail = []string{"device_kind", "device_name", "n_samples", "median_ms", "mean_ms", "std_ms", "min_ms",
+	csvTail = []string{"device_kind", "device_name", "device_count", "n_samples", "median_ms", "mean_ms", "std_ms", "min_ms",
 		"max_ms", "p10_ms", "p90_ms", "ci95_low_ms", "ci95_high_ms", "cv", "throughput", "throughput_unit", "peak_memory_bytes",
 		"compile_ms", "num_params", "flops", "bytes", "achieved_tflops", "timestamp", "git_commit", "message", "samples_ms"}
 )
@@ -53,7 +53,7 @@ func CSV(w io.Writer, rs []result.Result) error {
 		for _, k := range params {
 			row = append(row, c.Params[k])
 		}
-		row = append(row, r.Device.Kind, r.Device.Name, strconv.Itoa(len(r.SamplesMs)))
+		row = append(row, r.Device.Kind, r.Device.Name, strconv.Itoa(r.Device.Count), strconv.Itoa(len(r.SamplesMs)))
 		if s := r.Stats; s != nil {
 			row = append(row, ftoa(s.MedianMs), ftoa(s.MeanMs), ftoa(s.StdMs), ftoa(s.MinMs), ftoa(s.MaxMs),
 				ftoa(s.P10Ms), ftoa(s.P90Ms), ftoa(s.CI95LowMs), ftoa(s.CI95HighMs), ftoa(s.CV), ftoa(r.Throughput), r.ThroughputUnit)

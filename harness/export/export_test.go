@@ -193,3 +193,44 @@ func TestBenchstatProjections(t *testing.T) {
 		t.Errorf("%d rows, want one per configuration (%d)", len(rows), len(sweeptest.Configs()))
 	}
 }
+
+// TestExportSeparatesModels: an H100 and an H200 result (both "cuda") carry
+// different device keys in benchfmt, so benchstat never puts them in one
+// table, and the CSV says the model and count of each.
+func TestExportSeparatesModels(t *testing.T) {
+	h100 := sweeptest.Sweep("run-1")[:1]
+	h200 := sweeptest.OnDevice(h100, sweeptest.H200, 0.7, "run-2")
+	pair := result.Device{Kind: "cuda", Name: "NVIDIA H200", Count: 2}
+	two := sweeptest.OnDevice(h100, pair, 0.5, "run-3")
+	var buf bytes.Buffer
+	if _, err := Benchfmt(&buf, append(append(h100, h200...), two...)); err != nil {
+		t.Fatal(err)
+	}
+	devices := map[string]bool{}
+	r := benchfmt.NewReader(&buf, "x")
+	for r.Scan() {
+		if res, ok := r.Result().(*benchfmt.Result); ok {
+			devices[string(res.GetConfig("device"))] = true
+		}
+	}
+	for _, want := range []string{"cuda NVIDIA H100 80GB HBM3", "cuda NVIDIA H200", "cuda NVIDIA H200 x2"} {
+		if !devices[want] {
+			t.Errorf("benchfmt device keys %v lack %q", devices, want)
+		}
+	}
+	buf.Reset()
+	if err := CSV(&buf, append(h200, two...)); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	if rows[1][col["device_name"]] != "NVIDIA H200" || rows[1][col["device_count"]] != "1" || rows[2][col["device_count"]] != "2" {
+		t.Errorf("csv device columns: %v / %v", rows[1], rows[2])
+	}
+}

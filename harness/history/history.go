@@ -48,7 +48,7 @@ func (p Point) OK() bool { return p.Status == result.StatusOK && !math.IsNaN(p.M
 
 // Key names a series.
 type Key struct {
-	Workload, Backend, Config, Device string // Config: compare.ConfigKey; Device: kind
+	Workload, Backend, Config, Device string // Config: compare.ConfigKey; Device: result.Device.Label, the model (an H100 and an H200 are two series)
 	Mode                              string // result.Mode.String()
 }
 
@@ -116,7 +116,7 @@ func Build(dirs []string, opt Options) (*History, error) {
 		// The newest result of a key in a folder stands for it (NewSet's rule).
 		for _, r := range compare.NewSet(l.run.Dir, l.rs).Results {
 			k := Key{Workload: r.Config.Workload, Backend: r.Backend, Config: compare.ConfigKey(r.Config),
-				Device: r.Device.Kind, Mode: r.Mode.String()}
+				Device: r.Device.Label(), Mode: r.Mode.String()}
 			s := byKey[k]
 			if s == nil {
 				s = &Series{Key: k}

@@ -95,6 +95,52 @@ func TestPlantedStep(t *testing.T) {
 	}
 }
 
+// TestSeriesPerModel: ten nights on an H100 then ten on an H200 (10%
+// faster, same code) are two series per cell, each steady: the change of
+// GPU is no step and blames no commit.
+func TestSeriesPerModel(t *testing.T) {
+	device := func(night int) result.Device {
+		if night >= 10 {
+			return historytest.H200
+		}
+		return historytest.H100
+	}
+	factor := func(night int, _, _ string) float64 {
+		if night >= 10 {
+			return 0.9
+		}
+		return 1
+	}
+	dirs, err := historytest.NightlyOn(t.TempDir(), 20, device, factor, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Build(dirs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Series) != 18 {
+		t.Fatalf("%d series, want 9 cells on each of 2 models", len(h.Series))
+	}
+	for _, s := range h.Series {
+		ok := 0
+		for _, p := range s.Points {
+			if p.OK() {
+				ok++
+			}
+		}
+		if ok != 10 || s.Device != "H100" && s.Device != "H200" {
+			t.Errorf("%s %s on %q: %d ok points, want 10 on one model", s.Backend, s.Label, s.Device, ok)
+		}
+		if len(s.Steps) != 0 {
+			t.Errorf("%s %s on %s: steps %+v across a change of GPU", s.Backend, s.Label, s.Device, s.Steps)
+			for _, p := range s.Points {
+				t.Logf("%d %.3f %.3f %.3f", p.Run, p.Median, p.Lo, p.Hi)
+			}
+		}
+	}
+}
+
 func gemmLabel(m string) string { return workload.Label(gemmCfg(m)) }
 
 // TestCommitDateOrders: when commit dates are known they order the runs
@@ -180,5 +226,30 @@ func TestDetectNeedsEvidence(t *testing.T) {
 	s := Detect(pts, DetectOptions{})
 	if len(s) != 1 || s[0].FirstBad != 6 || math.Abs(s[0].Ratio-1.04) > 1e-9 {
 		t.Errorf("steps %+v, want one of 1.04 at run 6", s)
+	}
+}
+
+// TestDetectMinRuns: a clear 10% change in the last two runs is not yet a
+// step (two nights off may be noise); from the third run on it is.
+func TestDetectMinRuns(t *testing.T) {
+	series := func(changed int) []Point {
+		var pts []Point
+		for i := range 12 {
+			m := 10.0
+			if i >= 12-changed {
+				m = 11
+			}
+			pts = append(pts, Point{Run: i, Status: result.StatusOK, Median: m, Lo: m * 0.99, Hi: m * 1.01})
+		}
+		return pts
+	}
+	if s := Detect(series(2), DetectOptions{}); len(s) != 0 {
+		t.Errorf("steps %+v from two runs", s)
+	}
+	if s := Detect(series(3), DetectOptions{}); len(s) != 1 || s[0].FirstBad != 9 {
+		t.Errorf("steps %+v, want one at run 9 once three runs agree", s)
+	}
+	if s := Detect(series(2), DetectOptions{MinRuns: 2}); len(s) != 1 {
+		t.Errorf("MinRuns 2: steps %+v, want one", s)
 	}
 }

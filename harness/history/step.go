@@ -32,6 +32,10 @@ type DetectOptions struct {
 	// MinSigma floors each point's relative standard error (default 0.002),
 	// so a point with a zero-width interval cannot dominate.
 	MinSigma float64
+	// MinRuns is the fewest ok points a level must hold on each side of a
+	// step (default 3): one or two nights off are noise until more agree,
+	// so a step is never declared from two runs.
+	MinRuns int
 }
 
 func (o DetectOptions) withDefaults() DetectOptions {
@@ -43,6 +47,9 @@ func (o DetectOptions) withDefaults() DetectOptions {
 	}
 	if o.MinSigma <= 0 {
 		o.MinSigma = 0.002
+	}
+	if o.MinRuns <= 0 {
+		o.MinRuns = 3
 	}
 	return o
 }
@@ -83,11 +90,18 @@ func Detect(pts []Point, opt DetectOptions) []Step {
 	if n < 2 {
 		return nil
 	}
+	// An interval from ten samples is itself noisy: a point whose interval
+	// came out narrower than the series' typical one would outweigh the
+	// rest, so none counts as tighter than the median point.
+	floor := median(v)
+	for i := range v {
+		v[i] = math.Max(v[i], floor)
+	}
 	tau2 := runToRun(y, v)
 	for i := range v {
 		v[i] += tau2
 	}
-	cuts := partition(y, v, opt.Penalty*math.Log(float64(n)))
+	cuts := mergeShort(partition(y, v, opt.Penalty*math.Log(float64(n))), y, v, opt.MinRuns)
 	var steps []Step
 	for k := 1; k < len(cuts)-1; k++ {
 		a, b, c := cuts[k-1], cuts[k], cuts[k+1]
@@ -175,4 +189,35 @@ func partition(y, v []float64, beta float64) []int {
 	}
 	slices.Reverse(cuts)
 	return cuts
+}
+
+// mergeShort joins every segment of fewer than minRuns points to the
+// neighbour whose level is closer, so a step needs minRuns points on each
+// side: a new level seen on one or two nights is not declared yet, and an
+// outlier between two levels does not hide the step between them.
+func mergeShort(cuts []int, y, v []float64, minRuns int) []int {
+	for {
+		short := -1
+		for k := 0; k+1 < len(cuts); k++ {
+			if cuts[k+1]-cuts[k] < minRuns && len(cuts) > 2 {
+				short = k
+				break
+			}
+		}
+		if short < 0 {
+			return cuts
+		}
+		m, _ := wmean(y[cuts[short]:cuts[short+1]], v[cuts[short]:cuts[short+1]])
+		drop := short // the cut before the segment: merge with the previous one
+		if short == 0 {
+			drop = 1
+		} else if short+2 < len(cuts) {
+			prev, _ := wmean(y[cuts[short-1]:cuts[short]], v[cuts[short-1]:cuts[short]])
+			next, _ := wmean(y[cuts[short+1]:cuts[short+2]], v[cuts[short+1]:cuts[short+2]])
+			if math.Abs(next-m) < math.Abs(prev-m) {
+				drop = short + 1
+			}
+		}
+		cuts = slices.Delete(cuts, drop, drop+1)
+	}
 }

@@ -17,6 +17,9 @@ type BarGroup struct {
 	Name   string
 	Color  color.Color
 	Values []float64
+	// Lo and Hi, when as long as Values, are each value's 95% interval,
+	// drawn as a whisker on its bar (NaN where it has none).
+	Lo, Hi []float64
 }
 
 // Bars draws one cluster per category, one bar per group, with the
@@ -32,12 +35,13 @@ func NamedBars(a Axes, groups []BarGroup) (*gplot.Plot, error) {
 	one := make([]BarGroup, len(groups))
 	for i, g := range groups {
 		names = append(names, g.Name)
-		one[i] = BarGroup{Name: g.Name, Color: g.Color, Values: make([]float64, len(groups))}
-		for j := range one[i].Values {
-			one[i].Values[j] = math.NaN()
-		}
+		one[i] = BarGroup{Name: g.Name, Color: g.Color, Values: nans(len(groups))}
 		if len(g.Values) > 0 {
 			one[i].Values[i] = g.Values[0]
+		}
+		if len(g.Lo) > 0 && len(g.Hi) > 0 {
+			one[i].Lo, one[i].Hi = nans(len(groups)), nans(len(groups))
+			one[i].Lo[i], one[i].Hi[i] = g.Lo[0], g.Hi[0]
 		}
 	}
 	return bars(a, names, one, false)
@@ -65,11 +69,13 @@ func bars(a Axes, categories []string, groups []BarGroup, clustered bool) (*gplo
 		}
 		b.Color, b.LineStyle.Width = g.Color, 0
 		p.Add(b)
-		if !clustered {
-			continue
+		if clustered {
+			b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
+			p.Legend.Add(g.Name, b)
 		}
-		b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
-		p.Legend.Add(g.Name, b)
+		if len(g.Lo) == len(categories) && len(g.Hi) == len(categories) {
+			p.Add(whiskers{lo: g.Lo, hi: g.Hi, offset: b.Offset, color: color.Gray{Y: 40}})
+		}
 	}
 	p.NominalX(categories...)
 	if clustered {
@@ -79,4 +85,12 @@ func bars(a Axes, categories []string, groups []BarGroup, clustered bool) (*gplo
 	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
 	p.Add(plotter.NewGrid())
 	return p, nil
+}
+
+func nans(n int) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = math.NaN()
+	}
+	return out
 }

@@ -26,18 +26,41 @@ const FontFamily = "Liberation Sans"
 // SVG viewers that ignore @font-face.
 const svgFallback = "font-family:'" + FontFamily + "',Arial,Helvetica,sans-serif;"
 
-var fontCSS = sync.OnceValues(func() (string, error) {
+var fontTTF = sync.OnceValues(func() ([]byte, error) {
 	face := font.DefaultCache.Lookup(gplot.DefaultFont, vg.Points(10))
 	if face.Face == nil {
-		return "", fmt.Errorf("plot: font %s is not in gonum's font cache", gplot.DefaultFont.Name())
+		return nil, fmt.Errorf("plot: font %s is not in gonum's font cache", gplot.DefaultFont.Name())
 	}
 	var raw bytes.Buffer
 	if _, err := face.Face.WriteSourceTo(nil, &raw); err != nil {
-		return "", fmt.Errorf("plot: read font %s: %w", gplot.DefaultFont.Name(), err)
+		return nil, fmt.Errorf("plot: read font %s: %w", gplot.DefaultFont.Name(), err)
 	}
-	return fmt.Sprintf("@font-face{font-family:%q;font-weight:normal;font-style:normal;src:url(data:font/ttf;base64,%s) format(\"truetype\");}",
-		FontFamily, base64.StdEncoding.EncodeToString(raw.Bytes())), nil
+	return raw.Bytes(), nil
 })
+
+var fontCSS = sync.OnceValues(func() (string, error) {
+	raw, err := fontTTF()
+	if err != nil {
+		return "", err
+	}
+	return fontFace("data:font/ttf;base64," + base64.StdEncoding.EncodeToString(raw)), nil
+})
+
+func fontFace(url string) string {
+	return fmt.Sprintf("@font-face{font-family:%q;font-weight:normal;font-style:normal;src:url(%s) format(\"truetype\");}", FontFamily, url)
+}
+
+// FontTTF is the charts' font file, for a folder of SVGs that link it
+// (LinkFont) instead of each embedding it.
+func FontTTF() ([]byte, error) { return fontTTF() }
+
+// LinkFont replaces the font an SVG embeds (about 550 KB, in every file)
+// with an @font-face that loads url, a FontTTF written once beside the
+// SVGs: a report's dozen charts then carry the font once.
+func LinkFont(svg []byte, url string) []byte {
+	style := "<defs><style>" + fontFace(url) + "</style></defs>\n"
+	return embedded.ReplaceAll(svg, []byte(strings.ReplaceAll(style, "$", "$$")))
+}
 
 // FontFaceCSS is the @font-face rule of the charts' font as a data URL,
 // for a page that inlines SVGs made by InlineSVG.

@@ -2,6 +2,7 @@ package plot
 
 import (
 	"image/color"
+	"math"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -12,6 +13,24 @@ import (
 type Cell struct {
 	Color color.Color // nil leaves the cell blank
 	Text  string
+	// Ratio, when above 0 and Color is nil, fills the cell on the grid's
+	// diverging scale (RatioSpan): green below 1, red above.
+	Ratio float64
+}
+
+// RatioSpan is the ratio at which the grid's diverging colours are full:
+// the largest ratio (or inverse) among its cells, rounded up to a power of
+// two and at least 2x, so no cell saturates and 1.5x and 6x look apart.
+func RatioSpan(g Grid) float64 {
+	top := 1.0 // log2 of the span
+	for _, row := range g.Cells {
+		for _, c := range row {
+			if c.Ratio > 0 && c.Color == nil {
+				top = max(top, math.Ceil(math.Abs(math.Log2(c.Ratio))))
+			}
+		}
+	}
+	return math.Exp2(top)
 }
 
 // Grid is a categorical heat map: Rows[i] by Cols[j] holds Cells[i][j].
@@ -26,6 +45,14 @@ type Grid struct {
 // gonum's HeatMap needs a numeric palette; statuses and ratios with their
 // numbers written in are clearer drawn cell by cell.
 func GridPlot(g Grid) *gplot.Plot {
+	span := math.Log2(RatioSpan(g))
+	for i, row := range g.Cells {
+		for j, c := range row {
+			if c.Ratio > 0 && c.Color == nil {
+				g.Cells[i][j].Color = Diverging(math.Log2(c.Ratio) / span)
+			}
+		}
+	}
 	p := newPlot(g.Title, g.XLabel, g.YLabel)
 	p.Add(gridPlotter{g})
 	var xt, yt gplot.ConstantTicks

@@ -20,6 +20,9 @@ type Series struct {
 	X, Y       []float64
 	PointsOnly bool // a scatter, no connecting line
 	Shape      int  // glyph shape index (see shapes)
+	// Lo and Hi, when as long as X, are each point's 95% interval, drawn
+	// as a band (NaN where a point has none).
+	Lo, Hi []float64
 }
 
 // Axes labels a panel and picks its scales.
@@ -59,6 +62,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 			p.Legend.Add(s.Name, sc)
 			continue
 		}
+		band(p, s, a)
 		l, sc, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)

@@ -136,3 +136,75 @@ func textX(t *testing.T, svg []byte, text string) float64 {
 	}
 	return x
 }
+
+// TestIntervalsDrawn: a line with intervals gets a translucent band in its
+// colour, a bar group with intervals gets whiskers, and without intervals
+// neither is drawn.
+func TestIntervalsDrawn(t *testing.T) {
+	svgOf := func(p *gplot.Plot) string {
+		t.Helper()
+		raw, err := Single("x", "", p, 5*vg.Inch, 4*vg.Inch).SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	s := Series{Name: "alpha", Color: Color(0), X: []float64{1, 2, 4}, Y: []float64{10, 20, 40}}
+	plain, err := Lines(Axes{LogX: true, LogY: true}, []Series{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Lo, s.Hi = []float64{9, 18, math.NaN()}, []float64{11, 22, math.NaN()}
+	banded, err := Lines(Axes{LogX: true, LogY: true}, []Series{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const bandFill = "fill-opacity:0.2"
+	if strings.Contains(svgOf(plain), bandFill) || !strings.Contains(svgOf(banded), bandFill) {
+		t.Errorf("band: without intervals %v, with %v; want only with", strings.Contains(svgOf(plain), bandFill), strings.Contains(svgOf(banded), bandFill))
+	}
+	g := BarGroup{Name: "alpha", Color: Color(0), Values: []float64{1, 2}}
+	nobars, err := Bars(Axes{}, []string{"a", "b"}, []BarGroup{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Lo, g.Hi = []float64{0.9, 1.8}, []float64{1.1, 2.5}
+	whisk, err := Bars(Axes{}, []string{"a", "b"}, []BarGroup{g})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := strings.Count(svgOf(nobars), "stroke:#282828"), strings.Count(svgOf(whisk), "stroke:#282828"); m < n+6 {
+		t.Errorf("whiskers: %d dark strokes with intervals, %d without; want 3 per bar more", m, n)
+	}
+	if _, _, _, ymax := (whiskers{lo: g.Lo, hi: g.Hi}).DataRange(); ymax != 2.5 {
+		t.Errorf("whiskers' range tops at %v, want 2.5 so the axis fits them", ymax)
+	}
+}
+
+// TestRatioColoursDoNotSaturate: in a map holding 1.5x and 6x, the span is
+// 8x, so the two cells get different reds (at a 2x span both were full).
+func TestRatioColoursDoNotSaturate(t *testing.T) {
+	g := Grid{Rows: []string{"a"}, Cols: []string{"x", "y", "z"}, Cells: [][]Cell{{{Ratio: 1.5}, {Ratio: 6}, {Ratio: 0.5}}}}
+	if s := RatioSpan(g); s != 8 {
+		t.Fatalf("span %v, want 8", s)
+	}
+	GridPlot(g)
+	c := g.Cells[0]
+	if c[0].Color == nil || c[0].Color == c[1].Color || c[1].Color == Diverging(1) && c[0].Color == Diverging(1) {
+		t.Errorf("1.5x %v and 6x %v are not told apart", c[0].Color, c[1].Color)
+	}
+	if RatioSpan(Grid{Cells: [][]Cell{{{Ratio: 1.1}}}}) != 2 {
+		t.Error("a map of small ratios should still span 2x")
+	}
+}
+
+// TestPDFTextIsCP1252: vgpdf's fonts are code page 1252, so the PDF canvas
+// hands them "…" as the one byte 0x85, never its three UTF-8 bytes (which
+// printed as "â€¦").
+func TestPDFTextIsCP1252(t *testing.T) {
+	for in, want := range map[string]string{"a…": "a\x85", "K·C": "K\xb7C", "2×": "2\xd7", "χ²": "?\xb2", "plain": "plain"} {
+		if got := toCP1252(in); got != want {
+			t.Errorf("toCP1252(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -9,8 +9,10 @@ import (
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/plot"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -26,29 +28,34 @@ const maxPanels = 12
 
 // Charts chooses and builds every figure the data supports; a figure
 // without data (no backward runs, one sequence length) is left out. A
-// folder with results on more than one kind of device gets every figure
-// once per kind, named and titled by it, so no chart mixes kinds.
+// folder with results on more than one device model gets every figure
+// once per model, named and titled by it, so no chart mixes devices.
 func (r *Report) Charts() ([]Chart, error) {
 	var out []Chart
-	for _, v := range r.kindViews() {
+	for _, v := range r.deviceViews() {
 		charts, err := v.charts()
 		if err != nil {
 			return nil, err
 		}
-		for _, c := range charts {
-			if v.viewKind != "" {
-				c.Name += "-" + v.viewKind
-				c.Title += " (" + v.viewKind + ")"
-				c.Caption = "Results on " + v.viewKind + " devices only. " + c.Caption
-			}
-			out = append(out, c)
-		}
+		out = append(out, charts...)
 	}
 	return out, nil
 }
 
-func (r *Report) charts() ([]Chart, error) {
-	var out []Chart
+// charts builds one device view's figures, named and titled by its device
+// when the folder holds several.
+func (r *Report) charts() (out []Chart, err error) {
+	r = r.chartView()
+	defer func() {
+		for i := range out {
+			out[i].Caption += r.hiddenNote()
+			if c := &out[i]; r.viewDevice != "" {
+				c.Name += "-" + slug(r.viewDevice)
+				c.Title += " (" + r.viewDevice + ")"
+				c.Caption = "Results on " + r.viewDevice + " only. " + c.Caption
+			}
+		}
+	}()
 	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward}
 	if len(r.Configs) <= manyShapes || len(r.shapeDtypes()) == 0 && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
@@ -107,6 +114,35 @@ func (r *Report) median(b string, c result.Config) float64 {
 	return math.NaN()
 }
 
+// interval is the 95% interval (ms) of backend's median on c, NaN when it
+// has none (not drawn, or fewer than six samples).
+func (r *Report) interval(b string, c result.Config) (lo, hi float64) {
+	if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK && res.Stats != nil && stats.HasCI(*res.Stats) {
+		return res.Stats.CI95LowMs, res.Stats.CI95HighMs
+	}
+	return math.NaN(), math.NaN()
+}
+
+// rateInterval turns a time interval into the interval of a rate at the
+// median (rate ∝ 1/time): the slow end of the time is the low rate.
+func rateInterval(rate, median, lo, hi float64) (float64, float64) {
+	return rate * median / hi, rate * median / lo
+}
+
+// ratioInterval is the Hodges-Lehmann 95% interval of b's time over
+// base's on c (compare.RatioCI, the one `xbench compare` prints), NaN when
+// either has too few samples.
+func (r *Report) ratioInterval(base string, bc result.Config, b string, c result.Config) (lo, hi float64) {
+	rb, ok1 := r.Result(base, bc)
+	rc, ok2 := r.Result(b, c)
+	if ok1 && ok2 && rb.Status == result.StatusOK && rc.Status == result.StatusOK {
+		if lo, hi, ok := compare.RatioCI(rb.SamplesMs, rc.SamplesMs); ok {
+			return lo, hi
+		}
+	}
+	return math.NaN(), math.NaN()
+}
+
 func (r *Report) timeVsSeqLen() (*Chart, error) {
 	keys, groups := facets(r.Configs, func(c *ttt.Config) { c.SeqLen = 0 })
 	var panels []*gplot.Plot
@@ -129,6 +165,8 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
 			for _, c := range cfgs {
 				s.X, s.Y = append(s.X, float64(ttt.From(c).SeqLen)), append(s.Y, r.median(b, c))
+				lo, hi := r.interval(b, c)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
 			series = append(series, s)
 		}
@@ -142,7 +180,7 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 	if len(panels) == 0 {
 		return nil, nil
 	}
-	caption := "Median time per call against sequence length, log-log; a missing point did not finish (see the feasibility map)."
+	caption := "Median time per call against sequence length, log-log, the band its 95% interval; a missing point did not finish (see the feasibility map)."
 	return r.multiples("time-vs-seq-len", "Time against sequence length", panels, cut, caption), nil
 }
 
@@ -200,11 +238,15 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 		for _, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: slices.Index(r.Backends, b)}
 			for _, c := range cfgs {
-				tps := math.NaN()
+				tps, lo, hi := math.NaN(), math.NaN(), math.NaN()
 				if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK {
 					tps = res.Throughput
+					if tlo, thi := r.interval(b, c); res.Stats != nil {
+						lo, hi = rateInterval(tps, res.Stats.MedianMs, tlo, thi)
+					}
 				}
 				s.X, s.Y = append(s.X, params(c)), append(s.Y, tps)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
 			series = append(series, s)
 		}
@@ -219,7 +261,7 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 	if len(panels) == 0 {
 		return nil, nil
 	}
-	caption := "Throughput (tokens per second at the median) against model size, at one sequence length per panel."
+	caption := "Throughput (tokens per second at the median) against model size, at one sequence length per panel; the band is its 95% interval."
 	return r.multiples("throughput-vs-size", "Throughput against model size", panels, cut, caption), nil
 }
 

@@ -189,7 +189,7 @@ func TestLayoutCheckCatchesFallbackFont(t *testing.T) {
 		t.Fatal(err)
 	}
 	problems := strings.Join(layoutProblems(layoutIn(t, out)), "\n")
-	for _, want := range []string{"wide in the browser", `ratio-heatmap-cuda: text "125m linear float32 L=2048" runs over the edge`} {
+	for _, want := range []string{"wide in the browser", `ratio-heatmap-nvidia-h100-80gb-hbm3: text "125m linear float32 L=2048" runs over the edge`} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("with a fallback font the check reports no %q; it reported:\n%s", want, problems)
 		}

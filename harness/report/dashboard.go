@@ -13,8 +13,10 @@ import (
 	"fmt"
 	"html/template"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -38,10 +40,14 @@ type dashStep struct {
 	Series             *history.Series
 	Step               history.Step
 	FirstBad, LastGood history.Run
-	GoodLink, BadLink  string
+	GoodLink, BadLink  template.URL
 }
 
+// Regression says whether the step made the series slower.
+func (d dashStep) Regression() bool { return d.Step.Ratio > 1 }
+
 type dashPage struct {
+	LogY            bool
 	Title, Workload string
 	Workloads       []string
 	Runs            []history.Run
@@ -52,9 +58,17 @@ type dashPage struct {
 	Newest          string
 }
 
+// DashboardOptions tune WriteDashboard.
+type DashboardOptions struct {
+	// LogY draws every chart's time axis on a log scale; otherwise a chart
+	// whose values span more than a decade gets one (a linear axis would
+	// flatten every backend but the slowest).
+	LogY bool
+}
+
 // WriteDashboard writes index.html, <workload>.html and series.csv into
 // dir and returns the files written.
-func WriteDashboard(h *history.History, dir string) ([]string, error) {
+func WriteDashboard(h *history.History, dir string, opt DashboardOptions) ([]string, error) {
 	if len(h.Runs) == 0 {
 		return nil, fmt.Errorf("dashboard: the history has no runs")
 	}
@@ -70,6 +84,13 @@ func WriteDashboard(h *history.History, dir string) ([]string, error) {
 			return fmt.Sprintf("%+.1f%% to %+.1f%%", 100*(s.Lo-1), 100*(s.Hi-1))
 		},
 		"up": func(s history.Step) bool { return s.Ratio > 1 },
+		"kind": func(d dashStep) string {
+			if d.Regression() {
+				return "regression"
+			}
+			return "improvement"
+		},
+		"list": func(xs ...string) []string { return xs },
 	}).Parse(dashboardTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard: parse template: %w", err)
@@ -110,7 +131,7 @@ func WriteDashboard(h *history.History, dir string) ([]string, error) {
 		pg := base
 		pg.Title, pg.Workload = "xbench nightly: "+w, w
 		pg.Steps = latestSteps(h, byWorkload[w], dir)
-		groups, err := dashGroups(h, byWorkload[w])
+		groups, err := dashGroups(h, byWorkload[w], opt)
 		if err != nil {
 			return nil, err
 		}
@@ -151,18 +172,27 @@ func latestSteps(h *history.History, series []*history.Series, dir string) []das
 	return out
 }
 
-// link is a result folder relative to the dashboard, as a URL path.
-func link(dir, target string) string {
-	rel, err := filepath.Rel(dir, target)
-	if err != nil {
-		abs, _ := filepath.Abs(target)
-		return "file://" + filepath.ToSlash(abs)
+// link is a result folder relative to the dashboard, as a URL path (each
+// segment escaped). Both are made absolute first, so an absolute --out
+// with relative folders (or the reverse) still gives a relative link: a
+// file:// URL is one html/template would refuse (#ZgotmplZ), and a relative
+// one keeps working when dashboard and results are published together.
+func link(dir, target string) template.URL {
+	absDir, err1 := filepath.Abs(dir)
+	absTarget, err2 := filepath.Abs(target)
+	rel, err := filepath.Rel(absDir, absTarget)
+	if err1 != nil || err2 != nil || err != nil {
+		rel = target
 	}
-	return filepath.ToSlash(rel) + "/"
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return template.URL(strings.Join(parts, "/") + "/") //nolint:gosec // a relative path, every segment escaped
 }
 
 // dashGroups draws one chart per configuration, device and mode.
-func dashGroups(h *history.History, series []*history.Series) ([]dashGroup, error) {
+func dashGroups(h *history.History, series []*history.Series, opt DashboardOptions) ([]dashGroup, error) {
 	var groups []dashGroup
 	index := map[string]int{}
 	for _, s := range series {
@@ -176,7 +206,7 @@ func dashGroups(h *history.History, series []*history.Series) ([]dashGroup, erro
 		groups[i].Series = append(groups[i].Series, s)
 	}
 	for i := range groups {
-		svg, err := dashChart(h, groups[i])
+		svg, err := dashChart(h, groups[i], opt)
 		if err != nil {
 			return nil, err
 		}
@@ -196,7 +226,7 @@ var notOK = []struct {
 	{"missing", []result.Status{history.StatusMissing}, draw.PlusGlyph{}},
 }
 
-func dashChart(h *history.History, g dashGroup) ([]byte, error) {
+func dashChart(h *history.History, g dashGroup, opt DashboardOptions) ([]byte, error) {
 	n := len(h.Runs)
 	var series []plot.Series
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -217,14 +247,22 @@ func dashChart(h *history.History, g dashGroup) ([]byte, error) {
 	for i := 0; i < n; i += every {
 		ticks, labels = append(ticks, float64(i)), append(labels, shortHash(h.Runs[i].Commit, 7))
 	}
-	p, err := plot.Lines(plot.Axes{XLabel: "commit (oldest to newest)", YLabel: "median ms (95% CI)", XTicks: ticks, XTickLabels: labels}, series)
-	if err != nil {
-		return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
-	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 1
 	}
+	logY := (opt.LogY || hi > 10*lo) && lo > 0
+	yLabel := "median ms (95% CI)"
+	if logY {
+		yLabel += ", log scale"
+	}
+	p, err := plot.Lines(plot.Axes{XLabel: "commit (oldest to newest)", YLabel: yLabel, XTicks: ticks, XTickLabels: labels, LogY: logY, LegendOutside: true}, series)
+	if err != nil {
+		return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
+	}
 	floor := lo - 0.08*(hi-lo+1e-9)
+	if logY {
+		floor = lo / 1.25
+	}
 	for i, s := range g.Series {
 		var errs plotter.XYs
 		var yerr plotter.YErrors
@@ -246,7 +284,6 @@ func dashChart(h *history.History, g dashGroup) ([]byte, error) {
 			p.Add(eb)
 		}
 	}
-	entries := len(g.Series)
 	for _, kind := range notOK {
 		var xys plotter.XYs
 		for _, s := range g.Series {
@@ -268,13 +305,17 @@ func dashChart(h *history.History, g dashGroup) ([]byte, error) {
 		sc.GlyphStyle = draw.GlyphStyle{Color: plot.Color(7), Radius: vg.Points(3), Shape: kind.glyph}
 		p.Add(sc)
 		p.Legend.Add(kind.name, sc)
-		entries++
 	}
-	// Room for the legend above the data, and the floor row in view.
-	p.Y.Min = math.Min(p.Y.Min, floor-0.05*(hi-lo+1e-9))
-	p.Y.Max = hi + (hi-p.Y.Min)*0.16*float64(entries)
+	// The floor row in view; the legend goes beside the plot, never on the data.
+	if logY {
+		p.Y.Min, p.Y.Max = math.Min(p.Y.Min, floor/1.1), math.Max(p.Y.Max, hi*1.1)
+	} else {
+		p.Y.Min = math.Min(p.Y.Min, floor-0.05*(hi-lo+1e-9))
+		p.Y.Max = hi + 0.05*(hi-p.Y.Min)
+	}
 	p.X.Min, p.X.Max = -0.5, float64(n)-0.5
-	fig := plot.Single(g.ID, g.Title, p, 18*vg.Centimeter, 9*vg.Centimeter)
+	fig := plot.Single(g.ID, g.Title, p, 22*vg.Centimeter, 9*vg.Centimeter)
+	fig.LegendOutside = true
 	return fig.SVG()
 }
 

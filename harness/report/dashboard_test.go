@@ -47,7 +47,7 @@ func plantedHistory(t *testing.T) (*history.History, string) {
 func TestDashboardPages(t *testing.T) {
 	h, root := plantedHistory(t)
 	out := filepath.Join(root, "site")
-	files, err := WriteDashboard(h, out)
+	files, err := WriteDashboard(h, out, DashboardOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestDashboardPages(t *testing.T) {
 func TestDashboardInChromium(t *testing.T) {
 	h, root := plantedHistory(t)
 	out := filepath.Join(root, "site")
-	if _, err := WriteDashboard(h, out); err != nil {
+	if _, err := WriteDashboard(h, out, DashboardOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(out, "gemm.html")
@@ -102,7 +102,7 @@ func TestDashboardInChromium(t *testing.T) {
 func TestDashboardCheckCatchesOverlap(t *testing.T) {
 	h, root := plantedHistory(t)
 	out := filepath.Join(root, "site")
-	if _, err := WriteDashboard(h, out); err != nil {
+	if _, err := WriteDashboard(h, out, DashboardOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	page := filepath.Join(out, "gemm.html")
@@ -121,5 +121,76 @@ func TestDashboardCheckCatchesOverlap(t *testing.T) {
 	problems := strings.Join(layoutProblems(layoutIn(t, page)), "\n")
 	if !strings.Contains(problems, "overlaps") {
 		t.Errorf("a doubled label was not reported; problems:\n%s", problems)
+	}
+}
+
+// TestDashboardLinksAndKinds: with relative result folders and an absolute
+// --out (the documented command) every commit link is a working relative
+// path, never html/template's "#ZgotmplZ" for a file:// URL; a step down
+// is listed as an improvement, not under "first bad commit"; a chart whose
+// values span decades gets a log axis, and LogY forces one.
+func TestDashboardLinksAndKinds(t *testing.T) {
+	root := t.TempDir()
+	dirs, err := historytest.Nightly(filepath.Join(root, "results"), 12, func(night int, b, m string) float64 {
+		switch {
+		case b == "triton" && m == "1024" && night >= 6:
+			return 1.2
+		case b == "jax" && m == "256" && night >= 6:
+			return 1 / 1.2
+		}
+		return 1
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	for i, d := range dirs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dirs[i] = rel
+	}
+	h, err := history.Build(dirs, history.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(root, "site")
+	if _, err := WriteDashboard(h, out, DashboardOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(raw)
+	if strings.Contains(page, "ZgotmplZ") || strings.Contains(page, "file://") {
+		t.Error("index.html has a blocked or absolute commit link")
+	}
+	for _, want := range []string{`href="../results/night-06/"`, `href="../results/night-05/"`, `id="regressions"`, `id="improvements"`,
+		"first faster commit", "first bad commit"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("index.html lacks %q", want)
+		}
+	}
+	reg, imp := strings.Index(page, `id="regressions"`), strings.Index(page, `id="improvements"`)
+	if triton, jax := strings.Index(page, ">triton<"), strings.Index(page, ">jax<"); !(reg < triton && triton < imp && imp < jax) {
+		t.Errorf("triton's slowdown should be under regressions and jax's speed-up under improvements")
+	}
+	// Each chart is one shape: pytorch to triton span 3x, linear; forced log.
+	for _, tc := range []struct {
+		opt  DashboardOptions
+		want bool
+	}{{DashboardOptions{}, false}, {DashboardOptions{LogY: true}, true}} {
+		if _, err := WriteDashboard(h, out, tc.opt); err != nil {
+			t.Fatal(err)
+		}
+		raw, err := os.ReadFile(filepath.Join(out, "gemm.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(raw), "log scale"); got != tc.want {
+			t.Errorf("LogY %v: log axis %v, want %v", tc.opt.LogY, got, tc.want)
+		}
 	}
 }

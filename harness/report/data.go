@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -47,8 +48,10 @@ type Report struct {
 	// (or an ok one with untrustworthy samples), with the reason.
 	Skipped     []string
 	multiDevice bool
-	kindOf      map[string]string                   // series -> device kind
-	viewKind    string                              // the device kind of a kindViews view, "" for the whole folder
+	modelOf     map[string]string                   // series -> result.Device.Model
+	labelOf     map[string]string                   // device model -> result.Device.Label
+	viewDevice  string                              // the device label of a deviceViews view, "" for the whole folder
+	hidden      map[string]string                   // of a chartView: series and config key -> why it is not drawn
 	byConfig    map[string]map[string]result.Result // config key -> backend -> result
 }
 
@@ -60,18 +63,18 @@ func Load(dir, baseline string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Report{Dir: dir, Superseded: set.Superseded, Skipped: set.Skipped, byConfig: map[string]map[string]result.Result{}, kindOf: map[string]string{}}
-	kinds := map[string]bool{}
+	r := &Report{Dir: dir, Superseded: set.Superseded, Skipped: set.Skipped, byConfig: map[string]map[string]result.Result{},
+		modelOf: map[string]string{}, labelOf: map[string]string{}}
 	for _, res := range set.Results {
-		kinds[res.Device.Kind] = true
+		r.labelOf[res.Device.Model()] = res.Device.Label()
 	}
-	r.multiDevice = len(kinds) > 1
+	r.multiDevice = len(r.labelOf) > 1
 	series := map[string]bool{}
 	for _, res := range set.Results {
 		r.Results = append(r.Results, res)
 		name := r.Series(res)
 		series[name] = true
-		r.kindOf[name] = res.Device.Kind
+		r.modelOf[name] = res.Device.Model()
 		k := compare.ConfigKey(res.Config)
 		if r.byConfig[k] == nil {
 			r.byConfig[k] = map[string]result.Result{}
@@ -91,10 +94,11 @@ func Load(dir, baseline string) (*Report, error) {
 		return strings.Compare(r.Series(a), r.Series(b))
 	})
 	if baseline == "" {
-		baseline = r.Backends[0]
-		if r.SetBaseline("pytorch") == nil {
-			baseline = r.Baseline
+		var names []string
+		for _, res := range r.Results {
+			names = append(names, res.Backend)
 		}
+		baseline = compare.DefaultBaseline(names) // the rule run's table and the sweep's summary follow
 	}
 	if err := r.SetBaseline(baseline); err != nil {
 		return nil, err
@@ -106,11 +110,12 @@ func Load(dir, baseline string) (*Report, error) {
 }
 
 // Series is the name a result is drawn and tabulated under: its backend,
-// plus the device kind when the folder holds more than one kind of device
-// (a sweep over cpu and cuda), since those are different lines.
+// plus the device model when the folder holds more than one (a sweep over
+// cpu and cuda, runs on an H100 and an H200), since those are different
+// lines.
 func (r *Report) Series(res result.Result) string {
 	if r.multiDevice {
-		return res.Backend + " (" + res.Device.Kind + ")"
+		return res.Backend + " (" + res.Device.Label() + ")"
 	}
 	return res.Backend
 }
@@ -157,6 +162,35 @@ func (r *Report) loadSidecars(dir string) error {
 	})
 }
 
+// AddVerify reads the verify records (_verify_*.json) below dir, a folder
+// outside the results (a sweep's verification kept beside it), so the
+// tables and charts can say what was verified. It is an error when dir
+// holds none: a typo must not read as "nothing verified".
+func (r *Report) AddVerify(dir string) error {
+	n := len(r.Verify)
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		if name := d.Name(); strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json") {
+			var v VerifyRecord
+			if err := readJSON(p, &v); err != nil {
+				return err
+			}
+			v.Path = p
+			r.Verify = append(r.Verify, v)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("report: read verify records under %s: %w", dir, err)
+	}
+	if len(r.Verify) == n {
+		return fmt.Errorf("report: no verify records (%s*.json) under %s", verify.FilePrefix, dir)
+	}
+	return nil
+}
+
 // AddCalibration reads a _calibration.json kept outside the results
 // folder (a calibration run on the same kind of device in another session)
 // so the roofline and the percent of peak can use its ceilings.
@@ -168,8 +202,16 @@ func (r *Report) AddCalibration(path string) error {
 	if c.Device.Kind == "" || len(c.MatmulTFLOPs) == 0 {
 		return fmt.Errorf("report: %s is not a calibration (no device kind or matmul peaks)", path)
 	}
-	r.Calibrations = append(r.Calibrations, c)
-	return nil
+	models := map[string]bool{}
+	for _, res := range r.Results {
+		if res.Device.Kind == c.Device.Kind && res.Device.Name == c.Device.Name {
+			r.Calibrations = append(r.Calibrations, c)
+			return nil
+		}
+		models[res.Device.Label()] = true
+	}
+	return fmt.Errorf("report: --calibration %s was measured on %s, but the results ran on %s: a calibration applies only to its own device model",
+		path, c.Device.Label(), strings.Join(slices.Sorted(maps.Keys(models)), ", "))
 }
 
 func readJSON(path string, v any) error {
@@ -183,8 +225,19 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// Result is backend's result on c, if any.
+// Result is backend's result on c, if any (in a chartView, none for a
+// result the charts must not draw).
 func (r *Report) Result(backendName string, c result.Config) (result.Result, bool) {
+	res, ok := r.byConfig[compare.ConfigKey(c)][backendName]
+	if ok && r.hidden[backendName+"\x00"+compare.ConfigKey(c)] != "" {
+		return result.Result{}, false
+	}
+	return res, ok
+}
+
+// anyResult is Result including what a chartView hides: for the charts
+// that show status, not time (the feasibility map).
+func (r *Report) anyResult(backendName string, c result.Config) (result.Result, bool) {
 	res, ok := r.byConfig[compare.ConfigKey(c)][backendName]
 	return res, ok
 }
@@ -231,19 +284,19 @@ func (r *Report) Verification(backendName, deviceKind string, c result.Config) (
 	return verdict, from, ok
 }
 
-// Calibration picks the calibration of the device results ran on: the
-// newest one of the same device name, else the newest of the same kind
-// (never a GPU's ceilings for a CPU result).
+// Calibration picks the calibration of the device model results ran on,
+// the newest of that kind and name: an H100's ceilings are never an
+// H200's, nor a GPU's a CPU's. The count does not matter, a calibration
+// measures one device.
 func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 	var best backend.Calibration
-	found, sameName := false, false
+	found := false
 	for _, c := range r.Calibrations {
-		if c.Device.Kind != dev.Kind {
+		if c.Device.Kind != dev.Kind || c.Device.Name != dev.Name {
 			continue
 		}
-		same := c.Device.Name == dev.Name
-		if !found || same && !sameName || same == sameName && c.Timestamp > best.Timestamp {
-			best, found, sameName = c, true, same
+		if !found || c.Timestamp > best.Timestamp {
+			best, found = c, true
 		}
 	}
 	return best, found

@@ -9,52 +9,60 @@ import (
 )
 
 // A results folder is read recursively, so it may hold results of more
-// than one kind of device (a CPU run beside GPU runs). Times on different
-// kinds are not comparable: every ratio is taken against the baseline on
-// the same kind, and every chart is drawn once per kind (kindViews).
+// than one device model (a CPU run beside GPU runs, an H100 folder beside
+// an H200 one). Times on different models are not comparable: every ratio
+// is taken against the baseline on the same model, and the page gives
+// each model a section of its own (deviceViews), its charts, fast_p and
+// tables.
 
-// kinds lists the device kinds of the results, sorted.
-func (r *Report) kinds() []string {
+// models lists the device models (result.Device.Model) of the results,
+// sorted.
+func (r *Report) models() []string {
 	var out []string
 	for _, res := range r.Results {
-		if !slices.Contains(out, res.Device.Kind) {
-			out = append(out, res.Device.Kind)
+		if m := res.Device.Model(); !slices.Contains(out, m) {
+			out = append(out, m)
 		}
 	}
 	slices.Sort(out)
 	return out
 }
 
-// baselineFor is the series of the baseline backend on a device of kind,
+// baselineFor is the series of the baseline backend on a device of model,
 // "" when the baseline backend has no results there.
-func (r *Report) baselineFor(kind string) string {
+func (r *Report) baselineFor(model string) string {
 	if !r.multiDevice {
 		return r.Baseline
 	}
-	name := strings.TrimSuffix(r.Baseline, " ("+r.kindOf[r.Baseline]+")") + " (" + kind + ")"
-	if slices.Contains(r.Backends, name) {
-		return name
+	backendName := strings.TrimSuffix(r.Baseline, " ("+r.labelOf[r.modelOf[r.Baseline]]+")")
+	for _, b := range r.Backends {
+		if r.modelOf[b] == model && b == backendName+" ("+r.labelOf[model]+")" {
+			return b
+		}
 	}
 	return ""
 }
 
-// kindViews is the report split by device kind: itself when the folder
-// holds one kind, else one view per kind holding only that kind's results,
-// series and configurations, with the baseline backend's series of that
-// kind as baseline.
-func (r *Report) kindViews() []*Report {
+// deviceViews is the report split by device model: itself when the folder
+// holds one model, else one view per model holding only that model's
+// results and configurations, with the baseline backend on that model as
+// baseline. A view is a report of one model: its series are the backends'
+// names alone, as its section's heading names the device.
+func (r *Report) deviceViews() []*Report {
 	if !r.multiDevice {
 		return []*Report{r}
 	}
 	var views []*Report
-	for _, kind := range r.kinds() {
+	for _, model := range r.models() {
 		v := *r
 		v.Results, v.Backends, v.Configs = nil, nil, nil
 		v.byConfig = map[string]map[string]result.Result{}
-		v.Baseline = r.baselineFor(kind)
-		v.viewKind = kind
+		v.multiDevice = false
+		v.Baseline = strings.TrimSuffix(r.baselineFor(model), " ("+r.labelOf[model]+")")
+		v.viewDevice = r.labelOf[model]
+		v.modelOf = map[string]string{}
 		for _, res := range r.Results {
-			if res.Device.Kind != kind {
+			if res.Device.Model() != model {
 				continue
 			}
 			v.Results = append(v.Results, res)
@@ -62,13 +70,13 @@ func (r *Report) kindViews() []*Report {
 			if v.byConfig[k] == nil {
 				v.byConfig[k] = map[string]result.Result{}
 			}
-			v.byConfig[k][r.Series(res)] = res
-		}
-		for _, b := range r.Backends {
-			if r.kindOf[b] == kind {
-				v.Backends = append(v.Backends, b)
+			v.byConfig[k][res.Backend] = res
+			if _, seen := v.modelOf[res.Backend]; !seen {
+				v.modelOf[res.Backend] = model
+				v.Backends = append(v.Backends, res.Backend)
 			}
 		}
+		slices.Sort(v.Backends)
 		for _, c := range r.Configs {
 			if _, ok := v.byConfig[compare.ConfigKey(c)]; ok {
 				v.Configs = append(v.Configs, c)
@@ -77,4 +85,21 @@ func (r *Report) kindViews() []*Report {
 		views = append(views, &v)
 	}
 	return views
+}
+
+// slug is a device label as part of a file name: lower case, runs of
+// anything but letters and digits as one "-".
+func slug(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, c := range strings.ToLower(s) {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' {
+			b.WriteRune(c)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimSuffix(b.String(), "-")
 }

@@ -1,6 +1,9 @@
 package report
 
-import "github.com/xbench/xbench/harness/result"
+import (
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
+)
 
 // FastPThresholds are the speedups fast_p is reported at.
 var FastPThresholds = []float64{0, 1, 1.5, 2}
@@ -16,6 +19,13 @@ type FastP struct {
 	Backend string
 	Counts  []int // per threshold
 	Total   int   // configurations in the sweep
+	// Why the others are not correct, so "0% correct" is never read as
+	// "0% right": Incorrect failed verification, NotVerified finished ok
+	// but no verify record covers it, NotFinished did not finish (oom,
+	// failed, unsupported, ...) or was not run. NotTimed counts correct
+	// results whose time is not a performance number: they count toward
+	// fast_0 only.
+	Incorrect, NotVerified, NotFinished, NotTimed int
 }
 
 // Share is Counts[i] / Total.
@@ -26,13 +36,24 @@ func (f FastP) Share(i int) float64 {
 	return float64(f.Counts[i]) / float64(f.Total)
 }
 
-// FastP computes fast_p for every backend.
+// FastP computes fast_p for every backend (series), each over the
+// configurations of its own device model.
 func (r *Report) FastP() []FastP {
+	if r.multiDevice && r.viewDevice == "" {
+		var out []FastP
+		for _, v := range r.deviceViews() {
+			for _, f := range v.FastP() {
+				f.Backend += " (" + v.viewDevice + ")" // the folder's series name
+				out = append(out, f)
+			}
+		}
+		return out
+	}
 	tables := r.Tables()
 	var out []FastP
 	for _, b := range r.Backends {
 		f := FastP{Backend: b, Counts: make([]int, len(FastPThresholds)), Total: len(tables)}
-		baseline := r.baselineFor(r.kindOf[b])
+		baseline := r.baselineFor(r.modelOf[b])
 		for _, t := range tables {
 			var row, base *Row
 			for i := range t.Rows {
@@ -43,11 +64,21 @@ func (r *Report) FastP() []FastP {
 					base = &t.Rows[i]
 				}
 			}
+			switch {
+			case row == nil || row.Status != result.StatusOK:
+				f.NotFinished++
+			case row.Verified != "" && row.Verified != verify.Pass:
+				f.Incorrect++
+			case !row.Correct:
+				f.NotVerified++
+			case row.NotTimed:
+				f.NotTimed++
+			}
 			if row == nil {
 				continue
 			}
 			o := Outcome{Correct: row.Correct}
-			if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 {
+			if base != nil && base.Status == result.StatusOK && row.MedianMs > 0 && !row.NotTimed && !base.NotTimed {
 				o.Speedup = base.MedianMs / row.MedianMs
 			}
 			for i, p := range FastPThresholds {

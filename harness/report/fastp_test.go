@@ -1,6 +1,10 @@
 package report
 
 import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/harness/backend"
@@ -103,11 +107,94 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 	if c, ok := r.Calibration(sweeptest.Device); !ok || c.RunID != "r2" {
 		t.Errorf("calibration of the results' device: got %q", c.RunID)
 	}
-	if c, ok := r.Calibration(result.Device{Kind: sweeptest.Device.Kind, Name: "a third GPU"}); !ok || c.RunID != "r1" {
-		t.Errorf("no same-device calibration: want the newest of the same kind, got %q", c.RunID)
+	// An H200's ceilings are never an H100's: a calibration applies to its own model only.
+	if c, ok := r.Calibration(result.Device{Kind: sweeptest.Device.Kind, Name: "a third GPU"}); ok {
+		t.Errorf("no same-model calibration: want none, got %q on %s", c.RunID, c.Device.Name)
 	}
 	// A GPU's ceilings are never a CPU's.
 	if c, ok := r.Calibration(result.Device{Kind: "cpu", Name: "x86"}); ok {
 		t.Errorf("a cpu result got the calibration of %s %s", c.Device.Kind, c.Device.Name)
+	}
+}
+
+// TestChartsShowVerification: in the standard sweep burnstyle-hip fails
+// verification on mlp and pytorch passes; a third backend was never
+// verified and a fourth ran in the Triton interpreter. The charts leave out
+// the failed and the interpreter's results (the heat map says why), name
+// the unverified series so, and fast_p tells incorrect from not verified.
+func TestChartsShowVerification(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := sweeptest.WriteStandard(dir, "run-1"); err != nil {
+		t.Fatal(err)
+	}
+	var extra []result.Result
+	for i, c := range sweeptest.Configs()[:4] {
+		r := sweeptest.Run("run-1", sweeptest.Backend{Name: "jax", Efficiency: map[string]float64{"linear": 0.3, "mlp": 0.3}, MemoryLimitB: 80 << 30}, c, uint64(i))
+		extra = append(extra, r)
+		interp := sweeptest.Run("run-1", sweeptest.Backend{Name: "triton", Efficiency: map[string]float64{"linear": 0.001, "mlp": 0.001}, MemoryLimitB: 80 << 30}, c, uint64(i))
+		interp.Env.Timing = "time.perf_counter on cpu, kernel in the Triton interpreter (not a performance number)"
+		extra = append(extra, interp)
+	}
+	if err := sweeptest.Write(dir, extra); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "pytorch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := map[string]FastP{}
+	for _, f := range r.FastP() {
+		fp[f.Backend] = f
+	}
+	if f := fp["burnstyle-hip"]; f.Incorrect != 16 || f.NotVerified != 0 {
+		t.Errorf("burnstyle-hip: %d incorrect, %d not verified; want the 16 mlp cells incorrect", f.Incorrect, f.NotVerified)
+	}
+	if f := fp["jax"]; f.Incorrect != 0 || f.NotVerified != 4 || f.NotFinished != len(r.Configs)-4 {
+		t.Errorf("jax: %+v; want 4 not verified, never incorrect", f)
+	}
+	if f := fp["triton"]; f.Counts[1] != 0 {
+		t.Errorf("triton's interpreter time entered fast_1: %+v", f)
+	}
+	for _, tab := range r.Tables() {
+		for _, row := range tab.Rows {
+			if row.Backend == "triton" && (!row.NotTimed || !math.IsNaN(row.Ratio) || !math.IsNaN(row.TFLOPs)) {
+				t.Errorf("%s triton: not timed %v, ratio %v, TFLOP/s %v; want no rating of an interpreter time", tab.Label, row.NotTimed, row.Ratio, row.TFLOPs)
+			}
+		}
+	}
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range charts {
+		svg, err := c.SVG()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(c.Caption, "Left out of this chart: 16 failed verification, 4 are interpreter or emulator times") {
+			t.Errorf("%s caption does not count what it left out: %q", c.Name, c.Caption)
+		}
+		if c.Name == "ratio-heatmap" && (!bytes.Contains(svg, []byte(">verify FAIL<")) || !bytes.Contains(svg, []byte(">not timed<"))) {
+			t.Errorf("heat map does not mark failed and interpreter cells")
+		}
+		if c.Name == "time-vs-seq-len" && !bytes.Contains(svg, []byte("jax (not verified)")) {
+			t.Errorf("time-vs-seq-len does not name jax as not verified")
+		}
+	}
+}
+
+// TestManyBarsAreSmallMultiples: the attention sweep's 36 backward/forward
+// pairs are drawn 16 a panel (3 panels), not 36 groups in one.
+func TestManyBarsAreSmallMultiples(t *testing.T) {
+	r, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.chartView().backwardForward()
+	if err != nil || c == nil {
+		t.Fatalf("backward-forward: %v %v", c, err)
+	}
+	if len(c.Panels) != 3 || len(c.Panels[0]) != 1 {
+		t.Errorf("%d panel rows, want 3 of one panel", len(c.Panels))
 	}
 }

@@ -26,10 +26,8 @@ const PNGDPI = 110
 // page is what the template sees.
 type page struct {
 	*Report
-	Tables     []Table
-	FastP      []FastP
+	Sections   []section
 	Thresholds []float64
-	Charts     []pageChart
 	RunIDs     []string
 	Devices    []string
 	Commits    []string
@@ -37,6 +35,19 @@ type page struct {
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 	CSVFiles   []string     // the summary tables as CSV, beside the page
+	InPage     []TextTable  // tables shown in the page as well (the scan's crossovers), folded
+}
+
+// section is one device model's part of the page: its fast_p, charts and
+// tables, ratios against the baseline on that model. A folder of one model
+// is one section without a heading.
+type section struct {
+	Device   string // "" when the folder holds one model
+	ID       string // suffix of the section's anchors
+	Baseline string
+	Tables   []Table
+	FastP    []FastP
+	Charts   []pageChart
 }
 
 type pageChart struct {
@@ -53,20 +64,49 @@ type pageChart struct {
 // page inlines its SVGs and CSS and links nothing outside itself, so it
 // opens offline and can be mailed around alone.
 func (r *Report) Write(out string) ([]string, error) {
-	charts, err := r.Charts()
-	if err != nil {
-		return nil, err
-	}
 	dir := filepath.Dir(out)
 	base := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out))
-	pg := page{Report: r, Tables: r.Tables(), FastP: r.FastP(), Thresholds: FastPThresholds}
+	pg := page{Report: r, Thresholds: FastPThresholds}
+	var charts []Chart
+	var sectionOf []int // of each chart
+	for _, v := range r.deviceViews() {
+		sec := section{Device: v.viewDevice, Baseline: v.Baseline, Tables: v.Tables(), FastP: v.FastP()}
+		if v.viewDevice != "" {
+			sec.ID = "-" + slug(v.viewDevice)
+		}
+		if sec.Baseline == "" {
+			sec.Baseline = "(the baseline has no results on this device)"
+		}
+		vc, err := v.charts()
+		if err != nil {
+			return nil, err
+		}
+		for range vc {
+			sectionOf = append(sectionOf, len(pg.Sections))
+		}
+		charts = append(charts, vc...)
+		pg.Sections = append(pg.Sections, sec)
+	}
 	css, err := plot.FontFaceCSS()
 	if err != nil {
 		return nil, err
 	}
 	pg.FontCSS = template.CSS(css) //nolint:gosec // a constant rule with a base64 data URL
 	var files []string
-	for _, c := range charts {
+	// The chart files link one copy of the font beside them; the page
+	// itself inlines it once (FontCSS) so it stays self-contained.
+	fontFile := base + "-font.ttf"
+	if len(charts) > 0 {
+		ttf, err := plot.FontTTF()
+		if err != nil {
+			return nil, err
+		}
+		if err := writePublic(filepath.Join(dir, fontFile), ttf); err != nil {
+			return nil, fmt.Errorf("report: write font: %w", err)
+		}
+		files = append(files, filepath.Join(dir, fontFile))
+	}
+	for i, c := range charts {
 		svg, err := c.SVG()
 		if err != nil {
 			return nil, err
@@ -80,14 +120,15 @@ func (r *Report) Write(out string) ([]string, error) {
 		for _, f := range []struct {
 			name string
 			data []byte
-		}{{pc.SVGFile, svg}, {pc.PNGFile, png}} {
+		}{{pc.SVGFile, plot.LinkFont(svg, fontFile)}, {pc.PNGFile, png}} {
 			p := filepath.Join(dir, f.name)
 			if err := writePublic(p, f.data); err != nil {
 				return nil, fmt.Errorf("report: write chart: %w", err)
 			}
 			files = append(files, p)
 		}
-		pg.Charts = append(pg.Charts, pc)
+		sec := &pg.Sections[sectionOf[i]]
+		sec.Charts = append(sec.Charts, pc)
 	}
 	for _, t := range r.TextTables(fullNum) {
 		data, err := t.CSV()
@@ -100,6 +141,9 @@ func (r *Report) Write(out string) ([]string, error) {
 		}
 		files = append(files, filepath.Join(dir, name))
 		pg.CSVFiles = append(pg.CSVFiles, name)
+		if t.Name == "scan-crossover" {
+			pg.InPage = append(pg.InPage, t)
+		}
 	}
 	seen := map[string]bool{}
 	for _, res := range r.Results {
@@ -171,10 +215,15 @@ var funcs = template.FuncMap{
 		return fmt.Sprintf("%.4g", x)
 	},
 	"count": func(x float64) string {
-		if math.IsNaN(x) {
+		// Whole numbers for large rates (tokens/s), four digits for small
+		// ones: a 0.4473 TFLOP/s throughput must not read "0 TFLOP/s".
+		switch {
+		case math.IsNaN(x):
 			return "-"
+		case math.Abs(x) >= 1000:
+			return fmt.Sprintf("%.0f", x)
 		}
-		return fmt.Sprintf("%.0f", x)
+		return fmt.Sprintf("%.4g", x)
 	},
 	"ok": func(x float64) bool { return !math.IsNaN(x) },
 	"pct": func(x float64) string {

@@ -23,6 +23,7 @@ import (
 func (r *Report) backwardForward() (*Chart, error) {
 	var cats, factors []string
 	vals := make([][]float64, len(r.Backends))
+	los, his := make([][]float64, len(r.Backends)), make([][]float64, len(r.Backends))
 	for _, c := range r.Configs {
 		if c.Phase != workload.PhaseForward {
 			continue
@@ -45,6 +46,8 @@ func (r *Report) backwardForward() (*Chart, error) {
 		}
 		for i, b := range r.Backends {
 			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+			lo, hi := r.ratioInterval(b, c, b, bc)
+			los[i], his[i] = append(los[i], lo), append(his[i], hi)
 		}
 	}
 	if len(cats) == 0 {
@@ -53,7 +56,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var groups []plot.BarGroup
 	for i, b := range r.Backends {
 		if len(cats) > 1 || !math.IsNaN(vals[i][0]) {
-			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
+			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
 		}
 	}
 	a := plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}
@@ -65,6 +68,27 @@ func (r *Report) backwardForward() (*Chart, error) {
 		bars = func(a plot.Axes, _ []string, g []plot.BarGroup) (*gplot.Plot, error) { return plot.NamedBars(a, g) }
 		w = vg.Length(math.Max(4.5, 2.5+0.6*float64(len(groups)))) * vg.Inch
 	}
+	if len(cats) > barsPerPanel {
+		// Small multiples: a hundred groups of bars in one panel leave
+		// three pixels a label; panels of barsPerPanel stay readable.
+		var rows [][]*gplot.Plot
+		for lo := 0; lo < len(cats); lo += barsPerPanel {
+			hi := min(lo+barsPerPanel, len(cats))
+			part := make([]plot.BarGroup, len(groups))
+			for i, g := range groups {
+				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi]}
+			}
+			pa := a
+			pa.Title = fmt.Sprintf("%s (%d-%d of %d)", a.Title, lo+1, hi, len(cats))
+			p, err := plot.Bars(pa, cats[lo:hi], part)
+			if err != nil {
+				return nil, err
+			}
+			rows = append(rows, []*gplot.Plot{p})
+		}
+		return &Chart{Figure: plot.Figure{Name: "backward-forward", Title: "Backward against forward", Panels: rows,
+			Width: 11 * vg.Inch, Height: vg.Length(len(rows)) * 4.2 * vg.Inch}, Caption: bfCaption(factors)}, nil
+	}
 	p, err := bars(a, cats, groups)
 	if err != nil {
 		return nil, err
@@ -73,9 +97,12 @@ func (r *Report) backwardForward() (*Chart, error) {
 		Caption: bfCaption(factors)}, nil
 }
 
+// barsPerPanel is the most configurations one bar panel holds.
+const barsPerPanel = 16
+
 // bfCaption says what a bar is and what the cost model expects of it.
 func bfCaption(factors []string) string {
-	c := "Median time of the backward phase over the forward median of the same configuration, per backend (what the backward phase times is the workload's: TTT's runs forward and gradients, attention's the gradients alone)."
+	c := "Median time of the backward phase over the forward median of the same configuration, per backend, the whisker its 95% Hodges-Lehmann interval (as xbench compare computes it) (what the backward phase times is the workload's: TTT's runs forward and gradients, attention's the gradients alone)."
 	if len(factors) > 0 {
 		c += " The cost model counts the backward at " + strings.Join(factors, ", ") + " the forward's FLOPs: a bar near that is as efficient in both phases."
 	}
@@ -99,7 +126,7 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			j := slices.Index(r.Backends, x.Backend)
 			switch {
 			case !math.IsNaN(x.Ratio):
-				row[j] = plot.Cell{Color: plot.Diverging(math.Log2(x.Ratio)), Text: fmt.Sprintf("%.2fx", x.Ratio)}
+				row[j] = plot.Cell{Ratio: x.Ratio, Text: fmt.Sprintf("%.2fx", x.Ratio)}
 			case x.Status != result.StatusOK:
 				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
 			default:
@@ -107,7 +134,9 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			}
 		}
 		for j := range row {
-			if row[j].Text == "" {
+			if why := r.hiddenWhy(r.Backends[j], t.Config); why != "" {
+				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: why}
+			} else if row[j].Text == "" {
 				row[j] = plot.Cell{Text: "-"}
 			}
 		}
@@ -115,7 +144,7 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
-		Caption: "Median time over the baseline's median on the same configuration; colour is log2 of the ratio, saturating at 2x either way."}, nil
+		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}, nil
 }
 
 // statusColors are the feasibility map's fills.
@@ -135,8 +164,11 @@ func (r *Report) feasibility() (*Chart, error) {
 		row := make([]plot.Cell, len(r.Backends))
 		for j, b := range r.Backends {
 			row[j] = plot.Cell{Text: "-"}
-			if res, ok := r.Result(b, c); ok {
+			if res, ok := r.anyResult(b, c); ok {
 				row[j] = plot.Cell{Color: statusColors[res.Status], Text: string(res.Status)}
+				if why := r.hiddenWhy(b, c); why != "" {
+					row[j] = plot.Cell{Color: statusColors[result.StatusFailed], Text: "ok, " + why}
+				}
 			}
 		}
 		g.Cells = append(g.Cells, row)

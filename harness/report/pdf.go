@@ -3,12 +3,15 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/vgpdf"
 
 	"github.com/xbench/xbench/harness/plot"
+	"github.com/xbench/xbench/harness/units"
 )
 
 // The PDF form of the report: A4 landscape, a first page with what the
@@ -33,18 +36,19 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := vgpdf.New(pageW, pageH)
-	c.EmbedFonts(true)
-	p := &pdfPage{c: c, y: pageH - margin}
+	doc := vgpdf.New(pageW, pageH)
+	doc.EmbedFonts(true)
+	c := plot.PDFCanvas(doc) // UTF-8 text in vgpdf's cp1252 fonts
+	p := &pdfPage{c: c, doc: doc, y: pageH - margin}
 	p.line(pdfTitlePt, "xbench report: "+r.Dir)
-	p.line(pdfTextPt+1, fmt.Sprintf("%d results, backends %s; baseline %s (ratios are taken on the same device kind only)",
+	p.line(pdfTextPt+1, fmt.Sprintf("%d results, backends %s; baseline %s (ratios are taken on the same device model only)",
 		len(r.Results), strings.Join(r.Backends, ", "), r.Baseline))
 	p.y -= vg.Points(6)
 	for _, t := range r.TextTables(shortNum) {
-		p.table(t)
+		p.table(forReading(t))
 	}
 	for _, ch := range charts {
-		c.NextPage()
+		doc.NextPage()
 		p.y = pageH - margin
 		p.line(pdfHeadPt, ch.Title)
 		for _, l := range wrap(ch.Caption, 190) {
@@ -55,7 +59,7 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*ch.Height}, scale)
 	}
 	var buf bytes.Buffer
-	if _, err := c.WriteTo(&buf); err != nil {
+	if _, err := doc.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("report: render pdf %s: %w", out, err)
 	}
 	if err := writePublic(out, buf.Bytes()); err != nil {
@@ -66,13 +70,14 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 
 // pdfPage writes lines top-down, starting a new page when one is full.
 type pdfPage struct {
-	c *vgpdf.Canvas
-	y vg.Length // baseline of the next line
+	c   vg.Canvas
+	doc *vgpdf.Canvas
+	y   vg.Length // baseline of the next line
 }
 
 func (p *pdfPage) need(h vg.Length) {
 	if p.y-h < margin {
-		p.c.NextPage()
+		p.doc.NextPage()
 		p.y = pageH - margin
 	}
 }
@@ -166,4 +171,35 @@ func wrap(s string, n int) []string {
 		lines = append(lines, line)
 	}
 	return lines
+}
+
+// forReading writes the PDF's tables as the HTML page does: fast_p shares
+// as percentages (not 1 and 0), memory in KiB/MiB/GiB (not raw bytes).
+// The CSV keeps the raw numbers.
+func forReading(t TextTable) TextTable {
+	out := t
+	out.Header = slices.Clone(t.Header)
+	out.Rows = make([][]string, len(t.Rows))
+	for i, row := range t.Rows {
+		out.Rows[i] = slices.Clone(row)
+		for j, h := range t.Header {
+			cell := row[j]
+			switch {
+			case t.Name == "fastp" && strings.HasPrefix(h, "fast_"):
+				if x, err := strconv.ParseFloat(cell, 64); err == nil {
+					out.Rows[i][j] = fmt.Sprintf("%.0f%%", 100*x)
+				}
+			case h == "peak memory bytes":
+				if n, err := strconv.ParseInt(cell, 10, 64); err == nil {
+					out.Rows[i][j] = units.Bytes(n)
+				}
+			}
+		}
+	}
+	for j, h := range out.Header {
+		if h == "peak memory bytes" {
+			out.Header[j] = "peak memory"
+		}
+	}
+	return out
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -62,6 +63,29 @@ func TestSummaryCSV(t *testing.T) {
 	for _, row := range rows[1:] {
 		if row[2] != "ok" && (row[3] != "" || row[9] != "") {
 			t.Errorf("%s %s is %s but has median %q ratio %q, want blanks", row[0], row[1], row[2], row[3], row[9])
+		}
+	}
+}
+
+// TestPDFTablesReadLikeThePage: fast_p in percent and memory in binary
+// units in the PDF, raw numbers in the CSV.
+func TestPDFTablesReadLikeThePage(t *testing.T) {
+	r := standard(t)
+	for _, tab := range r.TextTables(shortNum) {
+		got := forReading(tab)
+		switch tab.Name {
+		case "fastp":
+			if cell := got.Rows[0][1]; !strings.HasSuffix(cell, "%") {
+				t.Errorf("fast_0 in the PDF reads %q, want a percentage", cell)
+			}
+		case "summary":
+			col := slices.Index(got.Header, "peak memory")
+			if col < 0 || !strings.Contains(got.Rows[0][col], "iB") {
+				t.Errorf("summary memory column %d reads %q, want binary units", col, got.Rows[0][max(col, 0)])
+			}
+			if slices.Index(tab.Header, "peak memory bytes") < 0 {
+				t.Error("forReading changed the CSV's table")
+			}
 		}
 	}
 }

@@ -42,8 +42,8 @@ func TestWriteSelfContained(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(files) != 1+2*len(chartNames)+3 {
-		t.Errorf("wrote %d files, want the page, %d charts in two formats and 3 CSV tables: %v", len(files), len(chartNames), files)
+	if len(files) != 1+1+2*len(chartNames)+3 {
+		t.Errorf("wrote %d files, want the page, the font, %d charts in two formats and 3 CSV tables: %v", len(files), len(chartNames), files)
 	}
 	page, err := os.ReadFile(out)
 	if err != nil {
@@ -65,6 +65,10 @@ func TestWriteSelfContained(t *testing.T) {
 		svg, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-"+name+".svg"))
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The font is linked (report-font.ttf, written once), not embedded in each chart.
+		if len(svg) > 200<<10 || !bytes.Contains(svg, []byte("src:url(report-font.ttf)")) {
+			t.Errorf("%s.svg is %d KB and links no report-font.ttf: the font should be written once", name, len(svg)>>10)
 		}
 		for _, b := range r.Backends {
 			if !bytes.Contains(svg, []byte(">"+b+"</text>")) && !bytes.Contains(svg, []byte(">"+b+", ")) {
@@ -150,20 +154,21 @@ func TestSeriesPerDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(r.Backends, ",") != "burnstyle-hip (cpu),burnstyle-hip (cuda)" || r.Baseline != "burnstyle-hip (cpu)" || r.Superseded != 0 {
+	h100 := "burnstyle-hip (" + sweeptest.Device.Name + ")"
+	if strings.Join(r.Backends, ",") != h100+",burnstyle-hip (cpu x86)" || r.Baseline != h100 || r.Superseded != 0 {
 		t.Errorf("series %v, baseline %q, superseded %d", r.Backends, r.Baseline, r.Superseded)
 	}
-	if err := r.SetBaseline("burnstyle-hip (cuda)"); err != nil || r.Baseline != "burnstyle-hip (cuda)" {
+	if err := r.SetBaseline("burnstyle-hip (cpu x86)"); err != nil || r.Baseline != "burnstyle-hip (cpu x86)" {
 		t.Errorf("SetBaseline: %v", err)
 	}
 	for _, tab := range r.Tables() {
 		if len(tab.Rows) != 2 {
 			t.Errorf("%s: %d rows, want one per device", tab.Label, len(tab.Rows))
 		}
-		// Each row is the baseline of its own kind: no ratio across kinds.
+		// Each row is the baseline of its own device: no ratio across devices.
 		for _, row := range tab.Rows {
 			if !row.IsBaseline || row.Status == result.StatusOK && row.Ratio != 1 {
-				t.Errorf("%s %s: baseline %v ratio %v, want its own kind's baseline", tab.Label, row.Backend, row.IsBaseline, row.Ratio)
+				t.Errorf("%s %s: baseline %v ratio %v, want its own device's baseline", tab.Label, row.Backend, row.IsBaseline, row.Ratio)
 			}
 		}
 	}
@@ -171,21 +176,83 @@ func TestSeriesPerDevice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
+	devices := map[string]int{}
 	for _, c := range charts {
-		kind := c.Name[strings.LastIndex(c.Name, "-")+1:]
-		kinds[kind]++
-		svg, err := c.SVG()
-		if err != nil {
-			t.Fatal(err)
+		dev := "cpu x86"
+		if strings.HasSuffix(c.Name, "-"+slug(sweeptest.Device.Name)) {
+			dev = sweeptest.Device.Name
+		} else if !strings.HasSuffix(c.Name, "-cpu-x86") {
+			t.Errorf("chart %s is not named by its device", c.Name)
 		}
-		for _, other := range []string{"cpu", "cuda"} {
-			if has := bytes.Contains(svg, []byte("("+other+")")); has != (other == kind) {
-				t.Errorf("chart %s names (%s) series: %v", c.Name, other, has)
+		devices[dev]++
+		if !strings.HasSuffix(c.Title, "("+dev+")") {
+			t.Errorf("chart %s title %q does not name %s", c.Name, c.Title, dev)
+		}
+	}
+	if devices["cpu x86"] == 0 || devices["cpu x86"] != devices[sweeptest.Device.Name] {
+		t.Errorf("charts per device %v, want the same charts for each", devices)
+	}
+}
+
+// TestSectionPerModel: a folder holding an H100 run and a newer H200 run
+// of the same sweep keeps both (neither is an "older duplicate"), gives
+// each model its own section of the page with its own ratios and fast_p,
+// and applies the H100's calibration to the H100 rows only. The summary
+// CSV is pinned by a golden file.
+func TestSectionPerModel(t *testing.T) {
+	dir := t.TempDir()
+	var h100 []result.Result
+	for _, r := range sweeptest.Sweep("run-h100") {
+		if r.Config.Get("model_size") == "125m" && r.Config.Get("ttt_type") == "linear" && r.Config.Phase == "forward" {
+			h100 = append(h100, r)
+		}
+	}
+	if err := sweeptest.Write(dir, append(h100, sweeptest.OnDevice(h100, sweeptest.H200, 0.7, "run-h200")...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sweeptest.WriteCalibration(dir, sweeptest.Calibration("run-h100")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Superseded != 0 || len(r.Results) != 2*len(h100) {
+		t.Fatalf("kept %d of %d results (%d superseded): an H200 result is no newer H100 result", len(r.Results), 2*len(h100), r.Superseded)
+	}
+	for _, tab := range r.Tables() {
+		for _, row := range tab.Rows {
+			onH100 := strings.Contains(row.Backend, "H100")
+			if row.Calibration != onH100 {
+				t.Errorf("%s %s: calibrated %v, want the H100 calibration on H100 rows only", tab.Label, row.Backend, row.Calibration)
 			}
 		}
 	}
-	if kinds["cpu"] == 0 || kinds["cpu"] != kinds["cuda"] {
-		t.Errorf("charts per kind %v, want the same charts for cpu and cuda", kinds)
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
 	}
+	page, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(page)
+	for _, want := range []string{`id="device-nvidia-h100-80gb-hbm3">Device: NVIDIA H100 80GB HBM3`, `id="device-nvidia-h200">Device: NVIDIA H200`,
+		"report-time-vs-seq-len-nvidia-h200.svg", "report-time-vs-seq-len-nvidia-h100-80gb-hbm3.svg"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if strings.Contains(html, "older duplicates") {
+		t.Error("page calls results of another model older duplicates")
+	}
+	csv, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-summary.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := os.ReadFile(filepath.Join(filepath.Dir(out), "report-fastp.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "two_models.golden", string(fp)+"\n"+string(csv))
 }

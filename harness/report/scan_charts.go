@@ -56,7 +56,9 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		if axis == "T" {
 			return "K" + c.Get("K") + " C" + c.Get("C")
 		}
-		return "T" + c.Get("T")
+		// T and C held: K·C then moves with K alone, so a line never
+		// joins two configurations of one K·C (K8 C12 and K12 C8 zig-zagged).
+		return "T" + c.Get("T") + " C" + c.Get("C")
 	}
 	var panels []*gplot.Plot
 	for _, g := range order {
@@ -81,17 +83,19 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		var ticks []float64
 		for _, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b)}
-			var pts [][2]float64
+			var pts [][4]float64 // x, median, interval
 			for _, c := range by[g] {
 				if other(c) == keys[0] {
 					if m := r.median(b, c); !math.IsNaN(m) {
-						pts = append(pts, [2]float64{float64(x(c)), m})
+						lo, hi := r.interval(b, c)
+						pts = append(pts, [4]float64{float64(x(c)), m, lo, hi})
 					}
 				}
 			}
 			sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
 			for _, p := range pts {
 				s.X, s.Y = append(s.X, p[0]), append(s.Y, p[1])
+				s.Lo, s.Hi = append(s.Lo, p[2]), append(s.Hi, p[3])
 				if !slices.Contains(ticks, p[0]) {
 					ticks = append(ticks, p[0])
 				}
@@ -113,7 +117,7 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 	cut := max(0, len(panels)-maxPanels)
 	name := map[string]string{"T": "scan-time-vs-t", "K·C": "scan-time-vs-kc"}[axis]
 	return r.multiples(name, "Scan: time against "+axis, panels[:len(panels)-cut], cut,
-		"Median time against "+axis+" (log-log), a line per backend, the other axis held at the value measured most often (named in each panel). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
+		"Median time against "+axis+" (log-log), a line per backend with its 95% interval as a band, the other parameters held at the values measured most often (named in each panel; against K·C, T and C are held, so K·C moves with K alone and no line joins two configurations). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
 }
 
 // scanRatioMaps is, per backend and group, the time ratio to the baseline
@@ -157,7 +161,7 @@ func (r *Report) scanRatioMaps() (*Chart, error) {
 					}
 					j := slices.Index(kcs, atoi(c.Get("K"))*atoi(c.Get("C")))
 					if q := r.median(b, c) / r.median(r.Baseline, c); !math.IsNaN(q) {
-						row[j] = plot.Cell{Color: plot.Diverging(math.Log2(q)), Text: fmt.Sprintf("%.2fx", q)}
+						row[j] = plot.Cell{Ratio: q, Text: fmt.Sprintf("%.2fx", q)}
 						any = true
 					}
 				}
@@ -173,5 +177,5 @@ func (r *Report) scanRatioMaps() (*Chart, error) {
 	}
 	cut := max(0, len(panels)-maxPanels)
 	return r.multiples("scan-ratio-maps", "Scan: time ratio to "+r.Baseline+" over T x K·C", panels[:len(panels)-cut], cut,
-		"Median time over "+r.Baseline+"'s on the same configuration (green faster, red slower; log2 colour saturating at 2x); '-' where either did not run it (with sampling by bucket, each T x K·C bucket has its own configuration)."), nil
+		"Median time over "+r.Baseline+"'s on the same configuration (green faster, red slower; log2 colour, full at each map's largest ratio or its power of two above); '-' where either did not run it (with sampling by bucket, each T x K·C bucket has its own configuration)."), nil
 }

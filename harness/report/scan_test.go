@@ -2,6 +2,8 @@ package report
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -114,5 +116,22 @@ func TestScanTables(t *testing.T) {
 	// slow takes 6, 12, 24 ms at K·C 6, 12, 24: fast (10 ms) wins from 12 on
 	if cross == nil || cross[7] != "12" || cross[8] != "3" {
 		t.Errorf("crossover row %v, want K·C 12 over 3 points; table:\n%s", cross, strings.Join(tables[1].Header, ","))
+	}
+	// Against K·C, T and C are held: the panel's line runs over K at C 3
+	// (K·C 6 and 12), never joining K4 C6 (K·C 24) to them.
+	kc, err := r.chartView().scanLines("K·C")
+	if err != nil || kc == nil {
+		t.Fatalf("scan time against K·C: %v %v", kc, err)
+	}
+	if title := kc.Panels[0][0].Title.Text; !strings.HasSuffix(title, "T64 C3") {
+		t.Errorf("K·C panel %q does not hold C", title)
+	}
+	// The crossover table is in the page, not only behind a CSV link.
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	if page, err := os.ReadFile(out); err != nil || !strings.Contains(string(page), `<h2 id="scan-crossover">`) || !strings.Contains(string(page), `href="#scan-crossover"`) {
+		t.Errorf("the page does not show the crossover table (%v)", err)
 	}
 }

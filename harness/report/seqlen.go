@@ -190,6 +190,9 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 				tp := workload.ThroughputOf(c, res.Stats.MedianMs)
 				unit = tp.Unit
 				s.X, s.Y = append(s.X, float64(c.Int("seq_len"))), append(s.Y, tp.Value)
+				lo, hi := r.interval(b, c)
+				lo, hi = rateInterval(tp.Value, res.Stats.MedianMs, lo, hi)
+				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 				top = math.Max(top, tp.Value)
 				// % of peak needs FLOPs and the device's calibrated matmul
 				// rate of the dtype, as the summary table's column does.

@@ -14,24 +14,28 @@ import (
 // Row is one backend on one configuration in the summary table. Numbers
 // that do not apply are NaN.
 type Row struct {
-	Backend     string
-	Status      result.Status
-	Message     string
-	MedianMs    float64
-	CILo, CIHi  float64
-	Throughput  float64
-	Unit        string
-	PeakMemory  int64
-	Ratio       float64 // median / the baseline's median on the same device kind: below 1 is faster
-	Verified    string  // verify verdict, "" when never verified
-	VerifiedOn  string  // the configuration the verdict comes from
-	TFLOPs      float64 // achieved, ttt.CostOf FLOPs over the median
-	PctPeak     float64 // TFLOPs over the calibrated matmul peak of the dtype
-	Correct     bool    // ok and (verified pass, or no verify records at all)
-	IsBaseline  bool
-	Warnings    []string
-	Cost        ttt.Cost
-	Calibration bool
+	Backend    string
+	Status     result.Status
+	Message    string
+	MedianMs   float64
+	CILo, CIHi float64
+	Throughput float64
+	Unit       string
+	PeakMemory int64
+	Ratio      float64 // median / the baseline's median on the same device model: below 1 is faster
+	// RatioLo and RatioHi are the ratio's 95% Hodges-Lehmann interval
+	// (compare.RatioCI, as xbench compare prints it), NaN without one.
+	RatioLo, RatioHi float64
+	Verified         string  // verify verdict, "" when never verified
+	VerifiedOn       string  // the configuration the verdict comes from
+	TFLOPs           float64 // achieved, ttt.CostOf FLOPs over the median
+	PctPeak          float64 // TFLOPs over the calibrated matmul peak of the dtype
+	Correct          bool    // ok and (verified pass, or no verify records at all)
+	NotTimed         bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
+	IsBaseline       bool
+	Warnings         []string
+	Cost             ttt.Cost
+	Calibration      bool
 }
 
 // Table is the summary of one configuration.
@@ -52,9 +56,15 @@ func (r *Report) Tables() []Table {
 				continue
 			}
 			row := r.row(res)
-			base, hasBase := r.Result(r.baselineFor(res.Device.Kind), c)
-			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 {
+			// The series name it is listed under (a chartView names series
+			// by how far they were verified).
+			row.Backend, row.IsBaseline = b, b == r.baselineFor(res.Device.Model())
+			base, hasBase := r.Result(r.baselineFor(res.Device.Model()), c)
+			if hasBase && base.Stats != nil && res.Stats != nil && base.Stats.MedianMs > 0 && !row.NotTimed && base.IsPerformance() {
 				row.Ratio = res.Stats.MedianMs / base.Stats.MedianMs
+				if lo, hi, ok := compare.RatioCI(base.SamplesMs, res.SamplesMs); ok && b != r.baselineFor(res.Device.Model()) {
+					row.RatioLo, row.RatioHi = lo, hi
+				}
 			}
 			t.Rows = append(t.Rows, row)
 		}
@@ -66,18 +76,22 @@ func (r *Report) Tables() []Table {
 func (r *Report) row(res result.Result) Row {
 	nan := math.NaN()
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
-		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, TFLOPs: nan, PctPeak: nan,
-		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Kind), Warnings: res.Warnings}
+		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, RatioLo: nan, RatioHi: nan, TFLOPs: nan, PctPeak: nan,
+		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Model()), Warnings: res.Warnings}
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
 	row.Correct = res.Status == result.StatusOK && (row.Verified == verify.Pass || len(r.Verify) == 0)
+	row.NotTimed = res.Status == result.StatusOK && !res.IsPerformance()
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
 	}
 	row.MedianMs, row.Throughput, row.Unit = res.Stats.MedianMs, res.Throughput, res.ThroughputUnit
 	if stats.HasCI(*res.Stats) { // below 6 samples there is no 95% interval
 		row.CILo, row.CIHi = res.Stats.CI95LowMs, res.Stats.CI95HighMs
+	}
+	if row.NotTimed {
+		return row // its time is shown, as measured, but never rated
 	}
 	// A workload whose cost is unknown (problem: arbitrary PyTorch) reports
 	// zero FLOPs: no rate, no percent of peak, no roofline point.

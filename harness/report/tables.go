@@ -28,10 +28,14 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 	for _, p := range FastPThresholds {
 		fp.Header = append(fp.Header, "fast_"+strconv.FormatFloat(p, 'g', -1, 64))
 	}
+	fp.Header = append(fp.Header, "failed verify", "not verified", "did not finish", "not timed")
 	for _, f := range r.FastP() {
 		row := []string{f.Backend}
 		for i := range FastPThresholds {
 			row = append(row, num(f.Share(i)))
+		}
+		for _, n := range []int{f.Incorrect, f.NotVerified, f.NotFinished, f.NotTimed} {
+			row = append(row, strconv.Itoa(n))
 		}
 		fp.Rows = append(fp.Rows, row)
 	}
@@ -45,9 +49,9 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 		}
 		out = append(out, cal)
 	}
-	sum := TextTable{Name: "summary", Title: "Summary per configuration (ratio: median over the baseline's on the same device kind)",
+	sum := TextTable{Name: "summary", Title: "Summary per configuration (ratio: median over the baseline's on the same device model, with its 95% Hodges-Lehmann interval)",
 		Header: []string{"configuration", "backend", "status", "median ms", "ci95 low ms", "ci95 high ms", "throughput", "unit",
-			"peak memory bytes", "ratio", "TFLOP/s", "% of peak", "verified", "verified on", "notes"}}
+			"peak memory bytes", "ratio", "ratio ci95 low", "ratio ci95 high", "TFLOP/s", "% of peak", "verified", "verified on", "notes"}}
 	for _, t := range r.Tables() {
 		for _, x := range t.Rows {
 			mem := ""
@@ -56,7 +60,7 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 			}
 			notes := strings.TrimSpace(x.Message + " " + strings.Join(x.Warnings, "; "))
 			sum.Rows = append(sum.Rows, []string{t.Label, x.Backend, string(x.Status), num(x.MedianMs), num(x.CILo), num(x.CIHi),
-				num(x.Throughput), x.Unit, mem, num(x.Ratio), num(x.TFLOPs), num(x.PctPeak), x.Verified, x.VerifiedOn, notes})
+				num(x.Throughput), x.Unit, mem, num(x.Ratio), num(x.RatioLo), num(x.RatioHi), num(x.TFLOPs), num(x.PctPeak), x.Verified, x.VerifiedOn, notes})
 		}
 	}
 	return append(append(out, sum), r.scanTables(num)...)

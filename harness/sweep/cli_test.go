@@ -67,6 +67,10 @@ func TestSweepFileAndFlagsCombine(t *testing.T) {
 	if o.code != 0 {
 		t.Fatalf("exit %d\n%s", o.code, o.stderr)
 	}
+	// The sweep ends with its table of winners, one line per configuration.
+	if !strings.Contains(o.stdout, "winner") || strings.Count(o.stdout, "  burnstyle-hip  ") != 2 || !strings.Contains(o.stdout, "(no other backend finished)") {
+		t.Errorf("no end-of-sweep winner table:\n%s", o.stdout)
+	}
 	rows := readCSV(t, dir)
 	if len(rows) != 2 {
 		t.Fatalf("%d cells, want 2 (seq-len 16, 32 from the file; mlp from the flag)", len(rows))

@@ -56,13 +56,25 @@ type Progress struct {
 	ranWeight            float64            // weight of cells that ran
 	ranTime              time.Duration
 	start                time.Time
-	running              map[string]string // worker -> what it runs
+	running              map[string]runningCell // by worker
 	barShown             bool
+	// heartbeat: off a terminal, a cell running this long gets a "still
+	// running" line each time it passes another multiple (0: never).
+	heartbeat time.Duration
+	stop      chan struct{}
+}
+
+// runningCell is a cell a worker has begun.
+type runningCell struct {
+	what   string
+	since  time.Time
+	weight float64
+	beats  int // heartbeat lines printed for it
 }
 
 // NewProgress writes to w; terminal selects the redrawn bar.
 func NewProgress(w io.Writer, terminal bool) *Progress {
-	p := &Progress{w: w, terminal: terminal, width: 100, now: time.Now}
+	p := &Progress{w: w, terminal: terminal, width: 100, now: time.Now, heartbeat: time.Minute}
 	if f, ok := w.(*os.File); ok && terminal {
 		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 20 {
 			p.width = int(ws.Col)
@@ -86,7 +98,7 @@ func (p *Progress) Start(total, workers int, cells []Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.total, p.workers, p.start = total, max(workers, 1), p.now()
-	p.counts, p.weight, p.running = map[result.Status]int{}, map[string]float64{}, map[string]string{}
+	p.counts, p.weight, p.running = map[result.Status]int{}, map[string]float64{}, map[string]runningCell{}
 	// ETA weights: a fixed part per cell (start-up, compilation, warmup)
 	// plus a part proportional to the estimated cost. Rough, by design.
 	var sum float64
@@ -105,13 +117,61 @@ func (p *Progress) Start(total, workers int, cells []Cell) {
 	if !p.terminal {
 		fmt.Fprintf(p.w, "sweep: %d cells, %d worker(s)\n", total, p.workers)
 	}
+	// A cell of minutes must not look like a hang: the bar's elapsed time
+	// ticks every second, and a log gets a line a minute.
+	if p.stop == nil && (p.terminal || p.heartbeat > 0) {
+		p.stop = make(chan struct{})
+		every := time.Second
+		if !p.terminal {
+			every = p.heartbeat / 4
+		}
+		go func(stop chan struct{}) {
+			t := time.NewTicker(every)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-t.C:
+					p.Tick()
+				}
+			}
+		}(p.stop)
+	}
+}
+
+// Tick redraws the bar with the running cell's elapsed time, or off a
+// terminal prints a "still running" line for a cell that passed another
+// heartbeat. Start calls it on a timer.
+func (p *Progress) Tick() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.terminal {
+		p.draw()
+		return
+	}
+	if p.heartbeat <= 0 {
+		return
+	}
+	now := p.now()
+	for worker, rc := range p.running {
+		if n := int(now.Sub(rc.since) / p.heartbeat); n > rc.beats {
+			rc.beats = n
+			p.running[worker] = rc
+			line := fmt.Sprintf("still running: %s (%s so far", rc.what, now.Sub(rc.since).Round(time.Second))
+			if eta, ok := p.eta(); ok {
+				line += ", ETA " + eta
+			}
+			fmt.Fprintln(p.w, strings.TrimSpace(worker+" "+line+")"))
+		}
+	}
 }
 
 // Begin notes that a worker started a cell.
 func (p *Progress) Begin(worker string, c Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.running[worker] = Describe(c)
+	p.running[worker] = runningCell{what: Describe(c), since: p.now(), weight: p.weight[c.Key()]}
 	p.draw()
 }
 
@@ -158,6 +218,10 @@ func (p *Progress) Cell(ev Event) {
 func (p *Progress) Finish() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.stop != nil {
+		close(p.stop)
+		p.stop = nil
+	}
 	if p.terminal && p.barShown {
 		fmt.Fprint(p.w, "\r\033[K")
 		p.barShown = false
@@ -193,9 +257,16 @@ func (p *Progress) draw() {
 	if eta, ok := p.eta(); ok {
 		s += ", ETA " + eta
 	}
-	for worker, what := range p.running {
-		s += " | " + strings.TrimSpace(worker+" "+what)
-		break
+	// The longest-running cell, with how long it has run.
+	var longest runningCell
+	var who string
+	for worker, rc := range p.running {
+		if longest.what == "" || rc.since.Before(longest.since) {
+			longest, who = rc, worker
+		}
+	}
+	if longest.what != "" {
+		s += fmt.Sprintf(" | %s %s", strings.TrimSpace(who+" "+longest.what), p.now().Sub(longest.since).Round(time.Second))
 	}
 	if len(s) > p.width-1 {
 		s = s[:p.width-1]
@@ -221,13 +292,32 @@ func cellTime(ev Event) time.Duration {
 	return own
 }
 
-// eta extrapolates the time per unit of weight of the cells that ran.
+// eta extrapolates the time per unit of weight of the cells that ran. A
+// cell still running counts too once it has run longer than its weight
+// predicts (its time so far is a lower bound), so a slow cell raises the
+// estimate while it runs instead of after; and the time it has already
+// run is taken off what is left. That makes the estimate converge rather
+// than grow by a step at each slow cell's end.
 func (p *Progress) eta() (string, bool) {
 	if p.ranWeight == 0 {
 		return "", false
 	}
-	left := time.Duration(float64(p.ranTime) / p.ranWeight * max(p.remaining, 0) / float64(p.workers))
-	return "~" + left.Round(time.Second).String(), true
+	rate := float64(p.ranTime) / p.ranWeight // time per unit of weight
+	var runningTime time.Duration
+	var runningWeight float64
+	now := p.now()
+	for _, rc := range p.running {
+		runningTime += now.Sub(rc.since)
+		runningWeight += rc.weight
+	}
+	if runningWeight > 0 {
+		rate = max(rate, float64(p.ranTime+runningTime)/(p.ranWeight+runningWeight))
+	}
+	left := rate * max(p.remaining-runningWeight, 0) // cells not begun
+	for _, rc := range p.running {
+		left += max(rate*rc.weight-float64(now.Sub(rc.since)), 0)
+	}
+	return "~" + time.Duration(left/float64(p.workers)).Round(time.Second).String(), true
 }
 
 func countsText(c map[result.Status]int) string {

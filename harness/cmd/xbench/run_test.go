@@ -44,6 +44,29 @@ func TestRunTable(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", w, o.stdout)
 		}
 	}
+	if strings.Contains(o.stdout, "speed-up") {
+		t.Errorf("one backend has no speed-up table:\n%s", o.stdout)
+	}
+}
+
+// TestRunWinnerTable: two backends end with the winner of the
+// configuration and its speed-up with an interval, over pytorch (the one
+// default baseline rule, as report's: pytorch if run, else the first by
+// name), and the table says "vs burnstyle-hip".
+func TestRunWinnerTable(t *testing.T) {
+	// faulty (a stdlib-only test backend) answers seq_len 16 with an ok
+	// timing and starts in a moment, unlike pytorch.
+	args := []string{"run", "--backends", "burnstyle-hip,faulty", "--plugin-path", filepath.Join("harness", "testdata", "faultbackend"),
+		"--results", t.TempDir(), "--device", "cpu", "--model-size", "tiny", "--seq-len", "16", "--warmup", "1", "--repeats", "6"}
+	o := xb(t, nil, args...)
+	if o.code != 0 {
+		t.Fatalf("exit %d\n%s", o.code, o.stderr)
+	}
+	for _, w := range []string{"vs burnstyle-hip", "winner", "speed-up", "95% CI", "Hodges-Lehmann"} {
+		if !strings.Contains(o.stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, o.stdout)
+		}
+	}
 }
 
 func TestThrowawayBackend(t *testing.T) {

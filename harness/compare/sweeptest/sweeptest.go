@@ -191,3 +191,18 @@ func WriteStandard(dir, runID string) ([]result.Result, error) {
 	}
 	return rs, WriteCalibration(dir, Calibration(runID))
 }
+
+// H200 is a second GPU model of the same kind as Device, for tests that a
+// folder holding both never mixes them.
+var H200 = result.Device{Kind: "cuda", Name: "NVIDIA H200", Driver: "550.54", Count: 1}
+
+// OnDevice is a copy of rs as run on dev, every sample times f, stamped
+// with runID and a timestamp a day later (so keying by kind alone would
+// take these for newer duplicates of rs).
+func OnDevice(rs []result.Result, dev result.Device, f float64, runID string) []result.Result {
+	out := Scaled(rs, f, runID)
+	for i := range out {
+		out[i].Device, out[i].Timestamp = dev, "2026-01-03T03:04:05Z"
+	}
+	return out
+}

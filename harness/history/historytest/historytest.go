@@ -38,6 +38,18 @@ func Steady(int, string, string) float64 { return 1 }
 // status leaves the cell out of that night's folder).
 func Nightly(root string, n int, factor func(int, string, string) float64,
 	status func(int, string, string) result.Status) ([]string, error) {
+	return NightlyOn(root, n, func(int) result.Device { return H100 }, factor, status)
+}
+
+// H100 and H200 are the two GPU models the nights run on.
+var (
+	H100 = result.Device{Kind: "cuda", Name: "H100", Count: 1}
+	H200 = result.Device{Kind: "cuda", Name: "H200", Count: 1}
+)
+
+// NightlyOn is Nightly with night's results on device(night).
+func NightlyOn(root string, n int, device func(int) result.Device, factor func(int, string, string) float64,
+	status func(int, string, string) result.Status) ([]string, error) {
 	rng := rand.New(rand.NewPCG(7, 11))
 	start := time.Date(2026, 1, 1, 2, 0, 0, 0, time.UTC)
 	var dirs []string
@@ -54,7 +66,7 @@ func Nightly(root string, n int, factor func(int, string, string) float64,
 					continue
 				}
 				r := result.Result{SchemaVersion: result.SchemaVersion, RunID: fmt.Sprintf("run-%02d", night), Backend: b,
-					Status: st, Config: Config(m), Device: result.Device{Kind: "cuda", Name: "H100", Count: 1},
+					Status: st, Config: Config(m), Device: device(night),
 					SamplesMs: []float64{}, Env: result.Env{Framework: b, Timing: "events", GitCommit: Commit(night)},
 					Timestamp: start.Add(time.Duration(night) * 24 * time.Hour).Format(time.RFC3339)}
 				if st == result.StatusOK {
