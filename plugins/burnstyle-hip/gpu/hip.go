@@ -79,6 +79,6 @@ func openHIP() (*rt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocm: kernels need the run-time compiler: %w", err)
 	}
-	r.blasErr = fmt.Errorf("rocm: dense work uses the portable GEMM kernels")
+	r.blasErr = fmt.Errorf("rocm: no BLAS library is bound (hipBLASLt and rocBLAS are not yet); the forward's dense work uses the portable GEMM kernels")
 	return r, nil
 }
