@@ -87,11 +87,6 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	}
 	// --device cuda:N pins the backends as sweep --gpus pins a worker.
 	extraEnv = append(pinEnv(f.w.gpu), extraEnv...)
-	if len(jobs) > 0 && problems.IsRocm(jobs[0].Device, problems.FileExists) {
-		env, rocm := problems.ApplyRocm()
-		extraEnv = append(extraEnv, env...)
-		settings = mergeSettings(settings, rocm)
-	}
 	folder := sweep.NewFolder(f.c.resultsDir)
 	progress := sweep.NewProgress(a.Stderr, sweep.IsTerminal(a.Stderr))
 	tails := sweep.NewTails()
@@ -101,6 +96,11 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	}
 	meta := sessionMeta(root, reg)
 	meta.Settings = mergeSettings(meta.Settings, settings)
+	var kinds []string
+	if len(jobs) > 0 {
+		kinds = []string{jobs[0].Device}
+	}
+	meta, extraEnv = withRocm(meta, extraEnv, kinds...)
 	sess := bench.NewSession(reg, newRunID(), meta, extraEnv)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, f.c.backends, f.c.timeout, problem.Name)
