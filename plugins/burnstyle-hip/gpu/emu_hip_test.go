@@ -16,7 +16,8 @@ import (
 // gpu.Open("rocm") binds libamdhip64's and hipRTC's names, the kernels
 // compile with XB_EMU_HIP (their AMD path, XB_HIP), a block gets 64 KB of
 // LDS with no opt-in, and a shuffle waits for all lanes of a wave of the
-// given width (64: CDNA).
+// given width (64: CDNA's wavefront; stricter than the card, see
+// TestEmuWavefront).
 func openEmuHIP(t *testing.T, wave int) *gpu.Device {
 	useEmulator(t)
 	lib := os.Getenv("XBENCH_LIBCUDA") // the one emulator library has both faces
@@ -69,4 +70,32 @@ func TestEmuHIP(t *testing.T) {
 
 	d32 := openEmuHIP(t, 32)
 	verify(t, d32, "tiny", "linear", "bfloat16", false, 32, gpu.Options{})
+}
+
+// waveProbe: lanes below 32 shuffle, the rest do not. That is legal on
+// a CDNA card too (a width-32 shuffle needs only its 32-lane half), but the
+// emulator at wave64 holds every shuffle to whole 64-lane wavefronts, a
+// stricter rule that the kernels pass (TestEmuHIP); this probe shows the
+// rule is in force, so that passing it means something.
+const waveProbe = `
+XB_KERNEL void probe(float* out) {
+  float v = (float)threadIdx.x;
+  if (threadIdx.x < 32) v = XB_SHFL_XOR(v, 1);
+  out[threadIdx.x] = v;
+}
+XB_EXPORT(probe)
+`
+
+// TestEmuWavefront shows the wave64 emulation checks something: a shuffle
+// only half a wavefront reaches passes at wave32 and is refused at wave64.
+func TestEmuWavefront(t *testing.T) {
+	out, err := gpu.RunProbe(openEmuHIP(t, 32), waveProbe, "probe", 64, 64)
+	if err != nil || out[0] != 1 || out[1] != 0 || out[40] != 40 {
+		t.Fatalf("wave32: %v %v, want lanes 0 and 1 swapped and lane 40 kept", out[:2], err)
+	}
+	if _, err := gpu.RunProbe(openEmuHIP(t, 64), waveProbe, "probe", 64, 64); err == nil {
+		t.Fatal("wave64: a shuffle half the wavefront reaches ran; the emulator must refuse it")
+	} else {
+		t.Logf("wave64 refuses it: %v", err)
+	}
 }

@@ -181,6 +181,7 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int) {
 CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = (void*)0x1; return OK; }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return OK; }
 CUresult cuCtxSetCurrent(void* c) {
+  if (c) g_fault.clear();  // a fault is sticky until a device opens again (the runtime sets a context once per open)
   g_ctx_set = c != nullptr;
   g_ctx_thread = pthread_self();
   return OK;

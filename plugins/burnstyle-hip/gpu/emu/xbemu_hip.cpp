@@ -4,8 +4,10 @@
 // path runs on the CPU too. The differences that matter are kept: hipRTC
 // builds define XB_EMU_HIP (the kernels' AMD path, XB_HIP), HIP has no
 // dynamic shared memory opt-in (a launch may use up to 64 KB at once), and
-// XBEMU_WAVE=64 makes a shuffle wait for all 64 lanes of a wavefront, as
-// CDNA runs them. Test tool only: never shipped.
+// XBEMU_WAVE=64 makes a shuffle wait for all 64 lanes of a wavefront (CDNA
+// runs 64-lane wavefronts): stricter than the hardware for the kernels'
+// width-32 shuffles, which need only their half, so a kernel that passes
+// reaches every shuffle with whole wavefronts. Test tool only: never shipped.
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
