@@ -21,6 +21,10 @@ export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
 nvrtc=$(ls .venv/lib/python3*/site-packages/nvidia/cu*/lib/libnvrtc.so.* 2>/dev/null | grep -v builtins | head -n 1)
 [ -n "$nvrtc" ] || die "no libnvrtc in .venv (the torch wheel's nvidia-cuda-nvrtc): the NVRTC compile tests need it"
 export XBENCH_LIBNVRTC="$PWD/$nvrtc"
+# the same wheels' cuBLASLt: every symbol of the cublaslt variant's binding
+# resolves against it (TestCUBLASLtSymbols; no GPU needed)
+export XBENCH_LIBCUBLASLT="$PWD/$(dirname "$nvrtc")/libcublasLt.so.13"
+[ -f "$XBENCH_LIBCUBLASLT" ] || die "no $XBENCH_LIBCUBLASLT (the torch wheel's nvidia-cublas): TestCUBLASLtSymbols needs it"
 # hipRTC compiles every kernel for gfx90a and gfx1030 (TestHIPRTC: no compile
 # error, no scratch past what the test allows); its code objects are kept
 # beside the venv, keyed by compiler, source and options, so a rerun is fast.

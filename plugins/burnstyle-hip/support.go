@@ -80,8 +80,11 @@ func (n *Native) capabilities() backend.Capabilities {
 // unsupported returns "" when the backend declares support for the request,
 // else a message naming the first thing it lacks and what it allows.
 func (n *Native) unsupported(variant, device string, cfg result.Config) string {
+	if variant == cublasLtVariant.Name {
+		return cublasLtVariant.Capabilities.Unsupported(device, cfg)
+	}
 	if variant != "" {
-		return fmt.Sprintf("variant %q is not supported (burnstyle-hip has no variants)", variant)
+		return fmt.Sprintf("variant %q is not supported (burnstyle-hip's variants: %s)", variant, cublasLtVariant.Name)
 	}
 	if device == "rocm" {
 		if why := rocmUnsupported(cfg); why != "" {

@@ -31,3 +31,25 @@ func TestRocmUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// The cublaslt variant is gemm on cuda only; anything else is answered.
+func TestCUBLASLtVariantUnsupported(t *testing.T) {
+	n := New()
+	gemmCfg := result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"dtype": "bfloat16"}}
+	for _, tc := range []struct {
+		name, device string
+		cfg          result.Config
+		want         string
+	}{
+		{"ttt", "cuda", tinyConfig(), "workload"},
+		{"cpu", "cpu", gemmCfg, "supported: cuda"},
+		{"rocm", "rocm", gemmCfg, "supported: cuda"},
+	} {
+		if got := n.unsupported("cublaslt", tc.device, tc.cfg); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q, want it to contain %q", tc.name, got, tc.want)
+		}
+	}
+	if got := n.unsupported("cublaslt", "cuda", gemmCfg); got != "" {
+		t.Errorf("gemm bfloat16 on cuda: %q, want supported", got)
+	}
+}
