@@ -8,7 +8,9 @@ cd "$(dirname "$0")"
 . scripts/lib.sh
 
 need_tools
-apt_install nix-bin chromium slurm-wlm munge
+# Debian 12's ROCm 5.2 hipRTC (in libamdhip64) compiles the native
+# backend's kernels for AMD targets without a GPU (TestHIPRTC).
+apt_install nix-bin chromium slurm-wlm munge libamdhip64-dev libhiprtc-builtins5 libamd-comgr2
 build_xbench
 setup_venv
 
@@ -19,6 +21,16 @@ export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
 nvrtc=$(ls .venv/lib/python3*/site-packages/nvidia/cu*/lib/libnvrtc.so.* 2>/dev/null | grep -v builtins | head -n 1)
 [ -n "$nvrtc" ] || die "no libnvrtc in .venv (the torch wheel's nvidia-cuda-nvrtc): the NVRTC compile tests need it"
 export XBENCH_LIBNVRTC="$PWD/$nvrtc"
+# the same wheels' cuBLASLt: every symbol of the cublaslt variant's binding
+# resolves against it (TestCUBLASLtSymbols; no GPU needed)
+export XBENCH_LIBCUBLASLT="$PWD/$(dirname "$nvrtc")/libcublasLt.so.13"
+[ -f "$XBENCH_LIBCUBLASLT" ] || die "no $XBENCH_LIBCUBLASLT (the torch wheel's nvidia-cublas): TestCUBLASLtSymbols needs it"
+# hipRTC compiles every kernel for gfx90a and gfx1030 (TestHIPRTC: no compile
+# error, no scratch past what the test allows); its code objects are kept
+# beside the venv, keyed by compiler, source and options, so a rerun is fast.
+hiprtc=/usr/lib/$(uname -m)-linux-gnu/libamdhip64.so.5
+[ -f "$hiprtc" ] || die "no $hiprtc (Debian's libamdhip64-dev): the hipRTC compile tests need it"
+export XBENCH_LIBHIPRTC="$hiprtc" XBENCH_HIPRTC_CACHE="${XBENCH_CACHE:-$HOME/.cache/xbench}/hiprtc"
 say "go vet"
 go vet ./...
 say "go test (Go core, native backend CPU path, plugins over real gRPC)"

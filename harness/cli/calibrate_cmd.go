@@ -65,7 +65,8 @@ func calibrateCmd(ctx context.Context, a *App, args []string) error {
 	if runID == "" {
 		runID = newRunID()
 	}
-	sess := bench.NewSession(reg, runID, sessionMeta(root, reg), pinEnv(gpu))
+	meta, env := withRocm(sessionMeta(root, reg), pinEnv(gpu), device)
+	sess := bench.NewSession(reg, runID, meta, env)
 	defer sess.Close()
 	b, _, err := sess.Backend(ctx, base)
 	if err != nil {

@@ -89,11 +89,6 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	}
 	// --device cuda:N pins the backends as sweep --gpus pins a worker.
 	extraEnv = append(pinEnv(f.w.gpu), extraEnv...)
-	if len(jobs) > 0 && problems.IsRocm(jobs[0].Device, problems.FileExists) {
-		env, rocm := problems.ApplyRocm()
-		extraEnv = append(extraEnv, env...)
-		settings = mergeSettings(settings, rocm)
-	}
 	if err := checkFolderMode(f.c.resultsDir, f.m.mode()); err != nil {
 		return nil, err
 	}
@@ -106,6 +101,11 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	}
 	meta := sessionMeta(root, reg)
 	meta.Settings = mergeSettings(meta.Settings, settings)
+	var kinds []string
+	if len(jobs) > 0 {
+		kinds = []string{jobs[0].Device}
+	}
+	meta, extraEnv = withRocm(meta, extraEnv, kinds...)
 	sess := bench.NewSession(reg, newRunID(), meta, extraEnv)
 	sess.Mode = f.m.mode()
 	defer sess.Close()

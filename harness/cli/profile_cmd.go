@@ -62,7 +62,7 @@ func profileCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess := a.newSession(reg, root, pinEnv(w.gpu))
+	sess := a.newSession(reg, root, pinEnv(w.gpu), job.Device)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {

@@ -164,7 +164,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	sess := a.newSession(reg, root, pinEnv(w.gpu))
+	sess := a.newSession(reg, root, pinEnv(w.gpu), w.deviceKinds()...)
 	sess.Mode = m.mode()
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
@@ -218,9 +218,11 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 }
 
 // newSession starts a session that reports each backend's start-up time;
-// env pins its backend processes to a GPU (--device cuda:N), or is nil.
-func (a *App) newSession(reg *registry.Registry, root string, env []string) *bench.Session {
-	sess := bench.NewSession(reg, newRunID(), sessionMeta(root, reg), env)
+// env pins its backend processes to a GPU (--device cuda:N), or is nil;
+// kinds are the device kinds its jobs ask for (withRocm).
+func (a *App) newSession(reg *registry.Registry, root string, env []string, kinds ...string) *bench.Session {
+	meta, env := withRocm(sessionMeta(root, reg), env, kinds...)
+	sess := bench.NewSession(reg, newRunID(), meta, env)
 	sess.OnStart = func(name string, took time.Duration) {
 		fmt.Fprintf(a.Stderr, "started %s in %.2fs (process, imports, handshake; paid once per invocation)\n", name, took.Seconds())
 	}

@@ -202,7 +202,8 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		if i == 0 {
 			meta, root, reg0 = sessionMeta(r, reg), r, reg
 		}
-		sess := bench.NewSession(reg, runID, meta, env)
+		m, env := withRocm(meta, env, f.w.deviceKinds()...)
+		sess := bench.NewSession(reg, runID, m, env)
 		sess.Mode = f.m.mode()
 		workers = append(workers, sweep.Worker{Name: name, Exec: sess, Tails: tails})
 	}

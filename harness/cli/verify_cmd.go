@@ -66,7 +66,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create --dump folder %s: %w", dir, err)
 	}
-	sess := a.newSession(reg, root, pinEnv(job.GPU))
+	sess := a.newSession(reg, root, pinEnv(job.GPU), job.Device)
 	defer sess.Close()
 	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
 	if err != nil {

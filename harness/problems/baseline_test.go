@@ -199,3 +199,27 @@ func TestConventionsNeverMix(t *testing.T) {
 		}
 	}
 }
+
+func TestGfxOverride(t *testing.T) {
+	none := func(string) string { return "" }
+	node := func(v string) []string {
+		return []string{"cpu_cores_count 0\ngfx_target_version " + v + "\nsimd_count 120\n"}
+	}
+	for _, tc := range []struct {
+		name   string
+		getenv func(string) string
+		props  []string
+		want   string
+	}{
+		{"rx 6700 (gfx1031)", none, node("100301"), "10.3.0"},
+		{"rx 6800 (gfx1030, supported)", none, node("100300"), ""},
+		{"mi300x (gfx942)", none, node("90402"), ""},
+		{"cpu node only", none, node("0"), ""},
+		{"no driver", none, nil, ""},
+		{"user's value wins", func(k string) string { return map[string]string{"HSA_OVERRIDE_GFX_VERSION": "10.3.1"}[k] }, node("100302"), "10.3.1"},
+	} {
+		if got := GfxOverride(tc.getenv, tc.props); got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -28,7 +28,8 @@ func FileExists(p string) bool {
 
 // ApplyRocm turns core dumps off for this process and every backend it
 // starts (RLIMIT_CORE is inherited) and returns the environment to start
-// backends with and the settings to record in each result. A limit that
+// backends with (RocmEnv, and HSA_OVERRIDE_GFX_VERSION where GfxOverride
+// says) and the settings to record in each result. A limit that
 // cannot be lowered is recorded as such, not hidden.
 func ApplyRocm() (env []string, settings map[string]string) {
 	settings = map[string]string{}
@@ -36,11 +37,16 @@ func ApplyRocm() (env []string, settings map[string]string) {
 		k, v, _ := strings.Cut(kv, "=")
 		settings[k] = v
 	}
+	env = append([]string(nil), RocmEnv...)
+	if v := GfxOverride(os.Getenv, kfdProperties()); v != "" {
+		env = append(env, "HSA_OVERRIDE_GFX_VERSION="+v)
+		settings["HSA_OVERRIDE_GFX_VERSION"] = v
+	}
 	lim := syscall.Rlimit{Cur: 0, Max: 0}
 	if err := syscall.Setrlimit(syscall.RLIMIT_CORE, &lim); err != nil {
 		settings["RLIMIT_CORE"] = "unchanged: " + err.Error()
 	} else {
 		settings["RLIMIT_CORE"] = "0"
 	}
-	return append([]string(nil), RocmEnv...), settings
+	return env, settings
 }

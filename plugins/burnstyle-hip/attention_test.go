@@ -60,7 +60,7 @@ func TestAttentionUnsupported(t *testing.T) {
 		{"both", "auto", func() result.Config { c := attnConfig(); c.Phase = "both"; return c }(), "burnstyle-hip has no attention backward"},
 		{"float64", "cpu", attnConfig("dtype", "float64"), "dtype float64"},
 		{"head_dim", "cpu", attnConfig("head_dim", "512"), "head_dim 512 is above"},
-		{"rocm", "rocm", attnConfig(), "device rocm"},
+		{"rocm", "rocm", attnConfig(), "attention on rocm is not supported"},
 	}
 	if _, err := gpu.Shared("cuda"); err != nil { // no GPU here: cuda is declared but not available
 		tests = append(tests, struct {

@@ -37,8 +37,13 @@ func gemmOnGPU(device string) bool {
 
 func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := gemmSpec(req.Config), req.Config
+	lt := req.Variant == cublasLtVariant.Name
+	if lt && !gemmOnGPU(req.Device) {
+		res.Status, res.Message = result.StatusUnsupported, "the cublaslt variant needs a CUDA GPU with cuBLASLt: "+gpuReason()
+		return res, nil
+	}
 	if gemmOnGPU(req.Device) {
-		t, err := gpu.TimeGEMM(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpu.GEMMMode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph})
+		t, err := gpu.TimeGEMM(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpu.GEMMMode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph, Lt: lt})
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s gemm: %w", Name, ctx.Err())
@@ -47,7 +52,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 			return res, nil
 		}
 		res.Device, res.Env.Timing = t.Device, t.Timing
-		res.Env.Versions["cublas"] = t.Library
+		res.Env.Versions[map[bool]string{false: "cublas", true: "cublaslt"}[lt]] = t.Library
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}
@@ -123,8 +128,13 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
 	}
 	var c []float32
+	lt := req.Variant == cublasLtVariant.Name
+	if lt && !gemmOnGPU(req.Device) {
+		resp.Status, resp.Message = result.StatusUnsupported, "the cublaslt variant needs a CUDA GPU with cuBLASLt: "+gpuReason()
+		return resp, nil
+	}
 	if gemmOnGPU(req.Device) {
-		c, err = gpu.ExportGEMM(ctx, spec, a, b)
+		c, err = gpu.ExportGEMMWith(ctx, spec, a, b, gpu.GEMMMode{Lt: lt})
 		resp.Device = gpu.SharedInfo()
 	} else {
 		e, _ := newCPUEngine()

@@ -80,8 +80,16 @@ func (n *Native) capabilities() backend.Capabilities {
 // unsupported returns "" when the backend declares support for the request,
 // else a message naming the first thing it lacks and what it allows.
 func (n *Native) unsupported(variant, device string, cfg result.Config) string {
+	if variant == cublasLtVariant.Name {
+		return cublasLtVariant.Capabilities.Unsupported(device, cfg)
+	}
 	if variant != "" {
-		return fmt.Sprintf("variant %q is not supported (burnstyle-hip has no variants)", variant)
+		return fmt.Sprintf("variant %q is not supported (burnstyle-hip's variants: %s)", variant, cublasLtVariant.Name)
+	}
+	if device == "rocm" {
+		if why := rocmUnsupported(cfg); why != "" {
+			return why
+		}
 	}
 	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward {
 		return fmt.Sprintf("phase %s is not supported: burnstyle-hip has no attention backward (supported: forward)", cfg.Phase)
@@ -149,4 +157,22 @@ func (n *Native) candidates(device string) ([]engine, string) {
 		return nil, fmt.Sprintf("device %q is not available: %v", device, err)
 	}
 	return []engine{e}, ""
+}
+
+// rocmUnsupported is why a request cannot run on rocm, or "". Every kernel
+// compiles for gfx90a and gfx1030 (gpu.TestHIPRTC) and the AMD paths pass
+// on the emulator (gpu.TestEmuHIP); what is missing is named here. ttt is
+// the one workload declared on rocm (its devices are the engines').
+func rocmUnsupported(cfg result.Config) string {
+	switch {
+	case cfg.Workload == gemm.Name:
+		return "gemm on rocm is not supported: burnstyle-hip binds no hipBLASLt or rocBLAS yet (cuBLAS on cuda)"
+	case cfg.Workload == attentionName, cfg.Workload == scan.Name:
+		return fmt.Sprintf("%s on rocm is not supported: its kernel compiles for gfx90a and gfx1030 and passes on the emulator, "+
+			"but burnstyle-hip runs it on the cuda device only", cfg.Workload)
+	case cfg.Workload == ttt.Name && cfg.Phase == workload.PhaseBackward:
+		return "the ttt training step on rocm is not supported: its products need a BLAS library and burnstyle-hip binds none on rocm yet " +
+			"(the forward runs on the portable GEMM kernels)"
+	}
+	return ""
 }

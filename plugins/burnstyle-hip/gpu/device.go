@@ -18,6 +18,10 @@ type Device struct {
 	w    *worker
 	rt   *rt
 	info result.Device
+	// ltLib is the cuBLASLt handle of the gemm workload's cublaslt
+	// variant, opened on first use (cublaslt.go); ltErr why it is not.
+	ltLib *cublasLt
+	ltErr error
 }
 
 // Open opens the first visible GPU of kind "cuda", "rocm" (or "hip"), or
@@ -88,6 +92,9 @@ func (d *Device) Close() {
 			if b.ws != 0 {
 				d.rt.free(b.ws)
 			}
+		}
+		if d.ltLib != nil {
+			d.ltLib.destroy(d.ltLib.h)
 		}
 		if d.rt.release != nil {
 			d.rt.release()

@@ -38,7 +38,7 @@ func useEmulator(t *testing.T) {
 	lib := filepath.Join(os.TempDir(), "xbench-xbemu.so")
 	emuOnce.Do(func() {
 		out, err := exec.Command("g++", "-std=c++17", "-O1", "-g", "-shared", "-fPIC", "-o", lib,
-			filepath.Join(dir, "xbemu.cpp"), filepath.Join(dir, "xbemu_rtc.cpp"), "-ldl", "-lpthread").CombinedOutput()
+			filepath.Join(dir, "xbemu.cpp"), filepath.Join(dir, "xbemu_rtc.cpp"), filepath.Join(dir, "xbemu_hip.cpp"), filepath.Join(dir, "xbemu_lt.cpp"), "-ldl", "-lpthread").CombinedOutput()
 		if err != nil {
 			emuErr = err
 			t.Logf("%s", out)

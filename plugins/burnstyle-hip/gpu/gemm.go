@@ -83,6 +83,9 @@ type GEMMTiming struct {
 	Library string
 	// Timing says how SamplesMs was measured, for the result's notes.
 	Timing string
+	// Algo is the cuBLASLt algorithm the cublaslt variant picked, and how
+	// ("" on the cuBLAS path).
+	Algo string
 }
 
 // errGEMMRocm is the answer on a ROCm device.
@@ -307,7 +310,11 @@ func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 // call (--cold-cache); Graph captures the cuBLAS call once as a CUDA graph
 // and times its replays (--cuda-graph), which leaves the host's per-call
 // work (purego, cuBLAS's own dispatch) out of the samples.
-type GEMMMode struct{ Cold, Graph bool }
+//
+// Lt (the gemm workload's cublaslt variant) runs the product through
+// cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
+// on the device before the first call (cublaslt.go); Algo records it.
+type GEMMMode struct{ Cold, Graph, Lt bool }
 
 // TimeGEMMWith is TimeGEMM in mode.
 func (d *Device) TimeGEMMWith(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, mode GEMMMode) (GEMMTiming, error) {
@@ -315,7 +322,7 @@ func (d *Device) TimeGEMMWith(ctx context.Context, spec GEMMSpec, warmup, repeat
 	if mode.Cold {
 		flush = FlushBytes
 	}
-	return d.timeGEMM(ctx, spec, warmup, repeats, seed, flush, mode.Graph)
+	return d.timeGEMM(ctx, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
 }
 
 // FlushBytes is what TimeGEMMCold writes before each timed call: more than
@@ -330,7 +337,7 @@ func (d *Device) TimeGEMMCold(ctx context.Context, spec GEMMSpec, warmup, repeat
 	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{Cold: true})
 }
 
-func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64, graph bool) (GEMMTiming, error) {
+func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64, graph, lt bool) (GEMMTiming, error) {
 	var out GEMMTiming
 	if err := d.GEMMSupports(spec); err != nil {
 		return out, err
@@ -367,14 +374,27 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 			return err
 		}
 		start := time.Now()
-		if err := d.runGEMM(g); err != nil {
+		launch := func() error { return d.runGEMM(g) }
+		if lt { // the algorithm search is part of the first call
+			p, err := d.newLtPlan(g)
+			if err != nil {
+				return err
+			}
+			defer p.free(r)
+			out.PeakMemoryBytes += cublasWorkspace
+			if err := p.pick(ctx, r, g); err != nil {
+				return err
+			}
+			out.Algo, out.Library = p.picked, p.b.ltVersion()
+			launch = func() error { return p.run(r, g, &p.algo) }
+		}
+		if err := launch(); err != nil {
 			return err
 		}
 		if err := r.sync(); err != nil {
 			return err
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
-		launch := func() error { return d.runGEMM(g) }
 		if graph {
 			c, err := r.captureCall(launch)
 			if err != nil {
@@ -392,12 +412,18 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 		return GEMMTiming{}, err
 	}
 	out.Device = d.Info()
-	call := "one cublasGemmStridedBatchedEx"
+	call, path := "one cublasGemmStridedBatchedEx", d.rt.blas.path
 	if d.rt.blas.gemmSB == nil {
 		call = fmt.Sprintf("%d cublasGemmEx calls", B)
 	}
+	if lt {
+		call, path = "one cublasLtMatmul with "+out.Algo, d.ltLib.path
+	}
 	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		clockWord(d.rt.lastHeld), call, out.Library, d.rt.blas.path)
+		clockWord(d.rt.lastHeld), call, out.Library, path)
+	if lt {
+		out.Timing += " (with the algorithm search before it)"
+	}
 	if graph {
 		out.Timing += "; each timed call one replay of that call captured once as a CUDA graph"
 	}
@@ -412,6 +438,12 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 // (widened exactly from a 16-bit C). C is poisoned with NaN first, so an
 // element the product misses shows.
 func (d *Device) ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) ([]float32, error) {
+	return d.ExportGEMMWith(ctx, spec, a, b, GEMMMode{})
+}
+
+// ExportGEMMWith is ExportGEMM through mode's library (mode.Lt: cuBLASLt
+// with the algorithm TimeGEMMWith would pick); Cold and Graph do not apply.
+func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float32, mode GEMMMode) ([]float32, error) {
 	if err := d.GEMMSupports(spec); err != nil {
 		return nil, err
 	}
@@ -445,7 +477,22 @@ func (d *Device) ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) 
 		if err := d.prepareGEMM(g); err != nil {
 			return err
 		}
-		if err := d.runGEMM(g); err != nil {
+		run := func() error { return d.runGEMM(g) }
+		if mode.Lt {
+			p, err := d.newLtPlan(g)
+			if err != nil {
+				return err
+			}
+			defer p.free(r)
+			if err := p.pick(ctx, r, g); err != nil {
+				return err
+			}
+			if err := r.fill32(g.c, nanWord(t.out), (nc+3)/4); err != nil { // the search wrote C
+				return err
+			}
+			run = func() error { return p.run(r, g, &p.algo) }
+		}
+		if err := run(); err != nil {
 			r.sync()
 			return err
 		}

@@ -41,8 +41,8 @@ func openHIP() (*rt, error) {
 	}
 	r.errName = x.errName
 	r.bindGraphs(lib, path, hipGraphNames)
-	if err := r.check("hipInit", x.init(0)); err != nil {
-		return nil, err
+	if err := r.check("hipInit", x.init(0)); err != nil { // no GPU or no driver: name what was loaded
+		return nil, fmt.Errorf("%w (HIP runtime %s; no usable AMD GPU?)", err, path)
 	}
 	var n int32
 	if err := r.check("device count", r.drv.deviceCount(&n)); err != nil {
@@ -79,6 +79,6 @@ func openHIP() (*rt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocm: kernels need the run-time compiler: %w", err)
 	}
-	r.blasErr = fmt.Errorf("rocm: dense work uses the portable GEMM kernels")
+	r.blasErr = fmt.Errorf("rocm: no BLAS library is bound (hipBLASLt and rocBLAS are not yet); the forward's dense work uses the portable GEMM kernels")
 	return r, nil
 }

@@ -73,8 +73,10 @@ var (
 		[]string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, cudaToolkitDirs()}
 	specHIP = libSpec{"HIP runtime", "XBENCH_LIBHIP",
 		[]string{"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}, rocmDirs()}
+	// ROCm 5.x (Debian 12's 5.2 included) has no libhiprtc: hipRTC's
+	// symbols are in libamdhip64 itself, the last names tried.
 	specHIPRTC = libSpec{"hipRTC", "XBENCH_LIBHIPRTC",
-		[]string{"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5"}, rocmDirs()}
+		[]string{"libhiprtc.so", "libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so.5", "libamdhip64.so.5", "libamdhip64.so"}, rocmDirs()}
 )
 
 // candidates expands the spec into the ordered list of paths to try.

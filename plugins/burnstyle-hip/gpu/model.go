@@ -202,11 +202,7 @@ func (m *Model) compile() error {
 		return err
 	}
 	m.mod = mod
-	names := []string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
-		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", m.geo.innerName(),
-		"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"}
-	names = append(names, m.geo.trainKernels()...)
-	for _, n := range names {
+	for _, n := range m.geo.kernels() {
 		f, err := r.function(mod, n)
 		if err != nil {
 			return err

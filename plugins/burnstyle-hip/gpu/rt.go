@@ -40,7 +40,7 @@ type rt struct {
 	// behind a hold.
 	hold     *holdAPI
 	lastHeld bool
-	graph  *graphAPI // nil: no stream capture, forwards are launched eagerly
+	graph    *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 
 // cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and

@@ -102,6 +102,7 @@ func (g geometry) defines() []string {
 		fmt.Sprintf("-DXB_NT=%d", g.NT), fmt.Sprintf("-DXB_BASE_LR=%.17g", g.BaseLR), "-DXB_EPS=1e-6f",
 		fmt.Sprintf("-DXB_LG=%d", g.lanes()), fmt.Sprintf("-DXB_ONEPASS=%d", b2i(g.OnePass)),
 		fmt.Sprintf("-DXB_UNROLL=%d", unroll), fmt.Sprintf("-DXB_CS=%d", g.clusterSize()),
+		fmt.Sprintf("-DXB_ROWNT=%d", rowThreads),
 	}, g.trainDefines()...)
 }
 

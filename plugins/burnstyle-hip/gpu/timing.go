@@ -38,7 +38,7 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 		}
 		defer r.free(flush)
 	}
-	hold := r.newHold() // nil: the samples hold the launch (hold.go)
+	hold := r.newHold()            // nil: the samples hold the launch (hold.go)
 	defer func() { hold.free() }() // the hold in use at the end (nil after a fallback, freed there)
 	samples := make([]float64, 0, repeats)
 	for i := 0; i < repeats; i++ {

@@ -35,6 +35,13 @@ func (g geometry) bwdName() string {
 	return "xb_inner_linear_bwd"
 }
 
+// kernels are the functions the program's host code fetches.
+func (g geometry) kernels() []string {
+	return append([]string{"xb_embed", "xb_rmsnorm", "xb_layernorm", "xb_prep", "xb_swiglu",
+		"xb_gemm_nn", "xb_gemm_nt", "xb_gemm_nn_acc", g.innerName(),
+		"xb_conv_res", "xb_prep_mamba", "xb_layernorm_gate"}, g.trainKernels()...)
+}
+
 // trainKernels are the functions a training-step program adds.
 func (g geometry) trainKernels() []string {
 	if !g.Train {

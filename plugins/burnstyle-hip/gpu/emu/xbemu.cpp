@@ -63,7 +63,15 @@ static void** g_args;
 static std::vector<std::vector<char>> g_dyn;
 static size_t g_dyn_bytes;
 static int g_cs = 1, g_nt = 1;
-static float g_warpbuf[256][32];
+static float g_warpbuf[8192];  // one slot per fiber (8 blocks of 1024)
+// Lanes that shuffle together: 32 (a CUDA warp, an RDNA wave32), or 64 (a
+// CDNA wavefront) once the HIP face (xbemu_hip.cpp) says so.
+static int g_warp = 32;
+static bool g_hip = false;
+extern "C" void xbemu_set_hip(int wave) {
+  g_hip = true;
+  g_warp = wave;
+}
 
 extern "C" emu_thread* emu_cur(void) { return &g_cur->t; }
 extern "C" void* emu_dyn_smem(void) { return g_dyn[g_cur->blk].data(); }
@@ -92,10 +100,9 @@ extern "C" void* emu_cluster_map(void* p, int rank) {
   return g_dyn[rank].data() + off;
 }
 extern "C" float emu_shfl_xor_f(float v, int m) {
-  const int w = g_cur->flat / 32, l = g_cur->flat % 32;
-  g_warpbuf[w][l] = v;
+  g_warpbuf[g_cur->flat] = v;  // m < 32 <= g_warp: the partner is in the same warp
   yield_as(WARP);
-  const float r = g_warpbuf[w][l ^ m];
+  const float r = g_warpbuf[g_cur->flat ^ m];
   yield_as(WARP);  // nobody overwrites the slots before every lane has read
   return r;
 }
@@ -123,11 +130,11 @@ static bool run_block(int n) {
     int done = 0, clbar = 0, released = 0;
     for (int i = 0; i < n; ++i) done += g_fib[i].state == DONE, clbar += g_fib[i].state == CLBAR;
     if (done == n) return true;
-    for (int w = 0; w * 32 < n; ++w) {  // a warp moves on when all its lanes shuffle
-      int lanes = n - w * 32 < 32 ? n - w * 32 : 32, at = 0;
-      for (int l = 0; l < lanes; ++l) at += g_fib[w * 32 + l].state == WARP;
+    for (int w = 0; w * g_warp < n; ++w) {  // a warp moves on when all its lanes shuffle
+      int lanes = n - w * g_warp < g_warp ? n - w * g_warp : g_warp, at = 0;
+      for (int l = 0; l < lanes; ++l) at += g_fib[w * g_warp + l].state == WARP;
       if (at == lanes) {
-        for (int l = 0; l < lanes; ++l) g_fib[w * 32 + l].state = RUN;
+        for (int l = 0; l < lanes; ++l) g_fib[w * g_warp + l].state = RUN;
         released++;
       }
     }
@@ -174,6 +181,7 @@ CUresult cuDeviceGetAttribute(int* v, int attr, int) {
 CUresult cuDevicePrimaryCtxRetain(void** c, int) { *c = (void*)0x1; return OK; }
 CUresult cuDevicePrimaryCtxRelease_v2(int) { return OK; }
 CUresult cuCtxSetCurrent(void* c) {
+  if (c) g_fault.clear();  // a fault is sticky until a device opens again (the runtime sets a context once per open)
   g_ctx_set = c != nullptr;
   g_ctx_thread = pthread_self();
   return OK;
@@ -221,7 +229,8 @@ CUresult cuModuleGetFunction(Func** f, void* m, const char* name) {
   void* s = dlsym(m, (std::string("emu_entry_") + name).c_str());
   void* n = dlsym(m, (std::string("emu_nargs_") + name).c_str());
   if (!s || !n) return E_NOTFOUND;
-  *f = new Func{(void (*)(void**))s, 48 << 10, ((int (*)(void))n)()};
+  // HIP has no opt-in: a block may use the LDS (64 KB, hipSmemDefault) at once
+  *f = new Func{(void (*)(void**))s, g_hip ? 64 << 10 : 48 << 10, ((int (*)(void))n)()};
   return OK;
 }
 CUresult cuFuncSetAttribute(Func* f, int attr, int v) {

@@ -95,6 +95,11 @@ static int gemm(int ta, int tb, int m, int n, int k, float alpha, const void* A,
     }
   return 0;
 }
+// xbemu_gemm is gemm for the fake cuBLASLt (xbemu_lt.cpp).
+int xbemu_gemm(int ta, int tb, int m, int n, int k, float alpha, const void* A, int at, int lda, const void* B,
+               int bt, int ldb, float beta, void* C, int ct, int ldc) {
+  return gemm(ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc);
+}
 int cublasSgemm_v2(Handle* h, int ta, int tb, int m, int n, int k, const float* alpha, const float* A,
                    int lda, const float* B, int ldb, const float* beta, float* C, int ldc) {
   const float a = *alpha, b = *beta;  // host scalars are read at the call, as cuBLAS's host pointer mode does

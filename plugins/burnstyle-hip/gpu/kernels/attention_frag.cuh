@@ -5,7 +5,7 @@
 // ISA's definition, so the kernel's fragment bookkeeping is checked on the
 // CPU. The program is attention.cu (xa_t, xa_ld, xa_st), this file (with
 // the tensor-core kernel's derived sizes), then attention_mma.cu.
-#if XA_DT != 0
+#if XA_DT != 0 && !XB_HIP  // tensor cores through PTX: CUDA only
 #define XM_NT 128
 #define XM_SS (XM_DP + 8)
 #define XM_SMEM_BYTES ((XM_BM + 2 * XM_BN) * XM_SS * 2)

@@ -21,7 +21,7 @@
 // scalar fragment loads of XM_FAST 0) fall on distinct banks. XM_DP is
 // XA_D rounded up to 16 (the k step), zero filled. XM_FAST (the default)
 // loads tiles by cp.async and fragments by ldmatrix; 0 uses plain loads.
-#if XA_DT != 0
+#if XA_DT != 0 && !XB_HIP  // tensor cores through PTX: CUDA only
 // Arguments and grid as xa_attention_fwd; qmul = log2(e)/sqrt(XA_D) is
 // applied to the float32 scores (q stays exact in the dtype). XM_MINB, the
 // blocks per SM ptxas must leave registers for, is 3 for 64-row tiles up

@@ -97,7 +97,9 @@ XB_EXPORT(xb_rmsnorm_bwd)
 
 // LayerNorm backward (post_norm), y = w xh + b: dx = (d - mean(d) -
 // xh mean(d xh)) / s with d = dy w; dw += sum dy xh, db += sum dy.
-XB_KERNEL void xb_layernorm_bwd(const act_t* __restrict__ x, const float* __restrict__ w,
+// The bound (the host's rowThreads) lets hipRTC give it registers for 256
+// threads: left to assume 1024, it spilled 56 B a thread on gfx1030.
+XB_KERNEL void __launch_bounds__(XB_ROWNT) xb_layernorm_bwd(const act_t* __restrict__ x, const float* __restrict__ w,
                                 const float* __restrict__ dy, float* __restrict__ dx,
                                 float* __restrict__ dw, float* __restrict__ db, int C, int N) {
   __shared__ float red[32];

@@ -13,6 +13,16 @@
 #define XB_DYN_SMEM(name) extern __shared__ __align__(16) float name[]
 #endif
 
+// XB_HIP: an AMD target (hipRTC, or the emulator standing in for it). PTX
+// assembly, thread-block clusters and mma.sync have no AMD form; the files
+// that use them compile out (attention_mma.cu) or refuse (inner_linear_cl.cu
+// with XB_CS > 1), and the host code picks the portable kernels on rocm.
+#if defined(__HIPCC_RTC__) || defined(__HIPCC__) || defined(XB_EMU_HIP)
+#define XB_HIP 1
+#else
+#define XB_HIP 0
+#endif
+
 #define XB_KERNEL extern "C" __global__
 #ifndef XB_EXPORT
 #define XB_EXPORT(name)
@@ -22,6 +32,9 @@
 #endif
 #ifndef XB_ONEPASS
 #define XB_ONEPASS 0
+#endif
+#ifndef XB_ROWNT  // threads of the row kernels' blocks (rowThreads in forward.go)
+#define XB_ROWNT 256
 #endif
 #ifndef XB_EPS
 #define XB_EPS 1e-6f

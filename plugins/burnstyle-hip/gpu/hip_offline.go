@@ -1,0 +1,191 @@
+package gpu
+
+// Compiling the native backend's programs with the real hipRTC alone — no
+// HIP device, no driver call — for a named AMD target, and reading each
+// kernel's registers, spills and scratch from the code object. The AMD twin
+// of CompileReport (NVRTC, sm_90): it shows on a machine without an AMD GPU
+// that every kernel source compiles for ROCm and how it fits.
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
+
+// HIPReport is one program compiled for one AMD target.
+type HIPReport struct {
+	Program string // what was compiled, for messages
+	Arch    string // --offload-arch, "gfx90a"
+	Target  string // the code object's target, "amdgcn-amd-amdhsa--gfx90a"
+	Library string // the hipRTC library's path and version
+	Image   int    // code object bytes
+	Kernels []AMDKernel
+	Log     string
+}
+
+func (r HIPReport) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s for %s (%s; %s): %d-byte code object\n", r.Program, r.Arch, r.Target, r.Library, r.Image)
+	for _, k := range r.Kernels {
+		fmt.Fprintf(&b, "  %s\n", k)
+	}
+	if strings.TrimSpace(r.Log) != "" {
+		fmt.Fprintf(&b, "  log: %s\n", strings.TrimSpace(r.Log))
+	}
+	return b.String()
+}
+
+// Kernel is the named kernel's resources, or false.
+func (r HIPReport) Kernel(name string) (AMDKernel, bool) {
+	for _, k := range r.Kernels {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return AMDKernel{}, false
+}
+
+var (
+	// hipRTC 5.2 is not thread-safe (two compiles at once crash inside
+	// it), so compiles take turns.
+	offlineHIPMu    sync.Mutex
+	offlineHIPOnce  sync.Once
+	offlineHIP      *rtcAPI
+	offlineHIPLib   string
+	offlineHIPErr   error
+	offlineHIPStamp string
+)
+
+// hiprtcOffline binds hipRTC once per process (specHIPRTC; XBENCH_LIBHIPRTC
+// overrides). ROCm 5.x has no libhiprtc: its hipRTC lives in libamdhip64.
+func hiprtcOffline() (*rtcAPI, string, error) {
+	offlineHIPOnce.Do(func() {
+		lib, path, err := specHIPRTC.open()
+		if err != nil {
+			offlineHIPErr = err
+			return
+		}
+		preloadSiblings(path, "libhiprtc-builtins.so*")
+		var r rtcAPI
+		if err := bind(lib, path, r.table(hiprtcNames)); err != nil {
+			offlineHIPErr = err
+			return
+		}
+		var major, minor int32
+		r.version(&major, &minor)
+		offlineHIP, offlineHIPLib = &r, fmt.Sprintf("%s (hipRTC %d.%d)", path, major, minor)
+		if st, err := os.Stat(path); err == nil { // the cache key changes with the library
+			offlineHIPStamp = fmt.Sprintf("%d %d", st.Size(), st.ModTime().UnixNano())
+		}
+	})
+	return offlineHIP, offlineHIPLib, offlineHIPErr
+}
+
+// hipCompile compiles src for arch with the options openHIP uses; the code
+// object must hold every kernel of want (what the host code fetches).
+func hipCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
+	rep := HIPReport{Program: program, Arch: arch}
+	r, lib, err := hiprtcOffline()
+	if err != nil {
+		return rep, err
+	}
+	rep.Library = lib
+	opts := append(hipArchOpts(arch), defines...)
+	image, log, err := cachedBuild(lib, src, opts, func() ([]byte, string, error) {
+		offlineHIPMu.Lock()
+		defer offlineHIPMu.Unlock()
+		return r.build("hiprtc", src, opts)
+	})
+	rep.Log = log
+	if err != nil {
+		return rep, fmt.Errorf("%s for %s: %w", program, arch, err)
+	}
+	rep.Image = len(image)
+	if rep.Target, rep.Kernels, err = amdKernels(image); err != nil {
+		return rep, fmt.Errorf("%s for %s: %w", program, arch, err)
+	}
+	for _, w := range want {
+		if _, ok := rep.Kernel(w); !ok {
+			return rep, fmt.Errorf("%s for %s: the code object has no kernel %s", program, arch, w)
+		}
+	}
+	return rep, nil
+}
+
+// hipArchOpts are hipRTC's options for arch ("" targets the current device).
+func hipArchOpts(arch string) []string {
+	o := []string{"-std=c++17"}
+	if arch != "" {
+		o = append(o, "--offload-arch="+arch)
+	}
+	return o
+}
+
+// HIPCompileTTT compiles cfg's TTT program (forward; with cfg.Backward the
+// training step's kernels too) as openHIP would: no thread-block clusters.
+func HIPCompileTTT(cfg ttt.Config, opt Options, arch string) (HIPReport, error) {
+	if err := Supports(cfg); err != nil {
+		return HIPReport{}, err
+	}
+	geo, _, err := geometryFor(cfg, withEnv(opt), false)
+	if err != nil {
+		return HIPReport{}, err
+	}
+	name := fmt.Sprintf("ttt %s %s %s %s (%s, %d threads)", cfg.ModelSize, cfg.TTTType, cfg.Dtype,
+		map[bool]string{true: "train", false: "forward"}[cfg.Backward], geo.innerName(), geo.NT)
+	return hipCompile(name, geo.source(), geo.defines(), arch, geo.kernels()...)
+}
+
+// HIPCompileAttention compiles spec's attention program.
+func HIPCompileAttention(spec AttentionSpec, arch string) (HIPReport, error) {
+	if err := spec.check(); err != nil {
+		return HIPReport{}, err
+	}
+	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, spec.tiles(0).kernel())
+}
+
+// HIPCompileScan compiles spec's scan program.
+func HIPCompileScan(spec ScanSpec, arch string) (HIPReport, error) {
+	if err := ScanSupported(spec); err != nil {
+		return HIPReport{}, err
+	}
+	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
+}
+
+// cachedBuild is build, or its earlier result for the same compiler (path,
+// version, size and time of the library), source and options, from the
+// folder XBENCH_HIPRTC_CACHE names (test.sh: under ~/.cache/xbench, which CI
+// keeps). Unset, every call compiles. A compile error is never cached.
+func cachedBuild(lib, src string, opts []string, build func() ([]byte, string, error)) ([]byte, string, error) {
+	dir := os.Getenv("XBENCH_HIPRTC_CACHE")
+	if dir == "" {
+		return build()
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", lib, offlineHIPStamp, strings.Join(opts, "\x00"), src)
+	key := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:32])
+	if image, err := os.ReadFile(key + ".co"); err == nil {
+		log, _ := os.ReadFile(key + ".log")
+		return image, string(log), nil
+	}
+	image, log, err := build()
+	if err == nil && os.MkdirAll(dir, 0o755) == nil {
+		// written whole, then renamed: a crash never leaves half an object
+		for _, f := range []struct {
+			ext  string
+			data []byte
+		}{{".log", []byte(log)}, {".co", image}} {
+			tmp := key + f.ext + ".tmp"
+			if os.WriteFile(tmp, f.data, 0o644) == nil {
+				os.Rename(tmp, key+f.ext)
+			}
+		}
+	}
+	return image, log, err
+}
