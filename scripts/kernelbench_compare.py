@@ -69,12 +69,37 @@ def fmt(x, digits=3) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def baseline_table(problems, published, ours, strict, tol) -> tuple:
+def cause(key, ratio, p, o, cold, warm, tol) -> str:
+    """Why a problem is outside the tolerance, from what was measured: a known
+    upstream change, this machine (KernelBench's own method reads it off here
+    too), or host dispatch between the call's kernels (hidden by KernelBench's
+    asynchronous L2 write, in xbench's sample, which starts on an idle device)."""
+    if key in KNOWN:
+        return KNOWN[key]
+    if o is None:
+        return "not timed by xbench"
+    if p is None:
+        return "not in the published baseline"
+    if cold is None:
+        return "cause not known"
+    measured = (f"KernelBench's own method on this H100 reads {cold:.3g} ms cold ({cold / p:.3g}x the published "
+                f"mean){'' if warm is None else f' and {warm:.3g} ms warm'}; xbench {o / cold:.3g}x its cold")
+    if abs(o / cold - 1) <= 0.03:
+        return f"this H100 and its software, not the timer: {measured}"
+    if warm is not None and warm / cold > 1.02:
+        return (f"host dispatch between the call's kernels, which KernelBench's trial hides behind its asynchronous "
+                f"L2 write (the host runs ahead) and xbench's sample, starting on an idle device, keeps: {measured}")
+    return (f"partly this H100, partly xbench's sample starting on an idle device (the dispatch KernelBench's "
+            f"asynchronous L2 write hides): {measured}")
+
+
+def baseline_table(problems, published, ours, strict, tol, method_cold=None, method_warm=None) -> tuple:
+    method_cold, method_warm = method_cold or {}, method_warm or {}
     rows, within, outliers = [], 0, []
     head = ("| level | problem | published mean ms | xbench mean ms | xbench / published | within "
-            f"{tol:.0%} | strict-ieee mean ms | strict-ieee / published | note |")
+            f"{tol:.0%} | KernelBench's method here, cold | warm | strict-ieee mean ms | strict-ieee / published | note |")
     rows.append(head)
-    rows.append("|" + "---|" * 9)
+    rows.append("|" + "---|" * 11)
     for lv, name in problems:
         p = (published.get(lv) or {}).get(name, {}).get("mean")
         o = (ours.get(lv) or {}).get(name, {}).get("mean")
@@ -82,14 +107,14 @@ def baseline_table(problems, published, ours, strict, tol) -> tuple:
         ratio = o / p if o and p else None
         ok = ratio is not None and abs(ratio - 1) <= tol
         within += ok
+        mc, mw = (method_cold.get(lv) or {}).get(name), (method_warm.get(lv) or {}).get(name)
         note = ""
         if not ok:
             key = f"{lv}/{name}"
-            note = KNOWN.get(key, "not timed by xbench" if o is None else
-                             "not in the published baseline" if p is None else "cause not known")
+            note = cause(key, ratio, p, o, mc, mw, tol)
             outliers.append(f"{key}: {fmt(ratio)}x, {note}")
-        rows.append(f"| {lv} | {name} | {fmt(p)} | {fmt(o)} | {fmt(ratio)} | {'yes' if ok else 'NO'} | {fmt(s)} | "
-                    f"{fmt(s / p if s and p else None)} | {note} |")
+        rows.append(f"| {lv} | {name} | {fmt(p)} | {fmt(o)} | {fmt(ratio)} | {'yes' if ok else 'NO'} | {fmt(mc)} | "
+                    f"{fmt(mw)} | {fmt(s)} | {fmt(s / p if s and p else None)} | {note} |")
     return rows, within, outliers
 
 
@@ -151,6 +176,9 @@ def main(argv=None) -> int:
     ap.add_argument("--hardware", default="H100_Modal", help="the published baseline's folder under results/timing")
     ap.add_argument("--script", default="scripts/h100-kernelbench.sh")
     ap.add_argument("--problems", default="", help="the problem set compared (default KBDIR/KernelBench)")
+    ap.add_argument("--method-cold", default="", help="scripts/kernelbench_method_timer.py's JSON (cold, its default)")
+    ap.add_argument("--method-warm", default="", help="the same with --warm")
+    ap.add_argument("--commit", default="", help="xbench's commit, where the results do not carry it")
     a = ap.parse_args(argv)
     if not (0 <= a.tolerance < 1):
         ap.error(f"--tolerance {a.tolerance} is not allowed (allowed: 0 <= t < 1)")
@@ -162,13 +190,16 @@ def main(argv=None) -> int:
         return 2
     strict = read_json(os.path.join(a.out, "timing", "baseline_time_torch_strict-ieee.json")) or {}
     problems = problems_of(a.problems or os.path.join(a.kb, "KernelBench"), range(1, 21))
-    rows, within, outliers = baseline_table(problems, published, ours, strict, a.tolerance)
+    method_cold = read_json(a.method_cold) if a.method_cold else None
+    method_warm = read_json(a.method_warm) if a.method_warm else None
+    rows, within, outliers = baseline_table(problems, published, ours, strict, a.tolerance, method_cold, method_warm)
     cands = read_csv(os.path.join(a.out, "candidates.csv"))
     oom_rows, verdict = oom_table(read_csv(os.path.join(a.out, "oom-alone.csv")),
                                   read_csv(os.path.join(a.out, "oom-pair.csv")))
     any_ours = next((e for lv in ours.values() for e in lv.values()), {})
     any_pub = next((e for lv in published.values() for e in lv.values()), {})
-    commit = next((r.get("git_commit") for r in read_csv(os.path.join(a.out, "baseline.csv")) if r.get("git_commit")), "unknown")
+    commit = a.commit or next((r.get("git_commit") for r in read_csv(os.path.join(a.out, "baseline.csv"))
+                               if r.get("git_commit")), "unknown")
     kb_commit = (open(os.path.join(a.kb, "KERNELBENCH_COMMIT")).read().strip()
                  if os.path.exists(os.path.join(a.kb, "KERNELBENCH_COMMIT")) else "unknown")
     md = [
@@ -181,9 +212,13 @@ def main(argv=None) -> int:
         "Neither is copied here: this folder holds xbench's outputs only.",
         "",
         "xbench timed each problem eagerly (`xbench problems baseline --backends pytorch`, 3 warm-up calls, 100 "
-        "timed calls, CUDA events) under `--precision kernelbench` (PyTorch's defaults: cuDNN TF32 on, matmul "
+        "timed calls, each after a 256 MiB L2 write as KernelBench does, the model in training mode as KernelBench "
+        "leaves it; the sample is the device span of the call's kernels, docs/protocol.md) under `--precision kernelbench` (PyTorch's defaults: cuDNN TF32 on, matmul "
         "TF32 off, as KernelBench times), and the level 2 problems again under `--precision strict-ieee` (TF32 "
-        "off everywhere). Means in ms.",
+        "off everywhere). Means in ms. The columns \"KernelBench's method here\" are "
+        "`scripts/kernelbench_method_timer.py` in the same session: KernelBench's documented trial written out "
+        "(an asynchronous 256 MiB write, events around the call, 3 warm-ups, the first trial dropped, 100 kept), "
+        "cold as KernelBench times, and warm with no write.",
         "",
         f"**{within} of {len(problems)} problems within {a.tolerance:.0%}** of the published mean.",
         "",
