@@ -1,15 +1,18 @@
-// Package cpu is the burnstyle-hip numeric model in pure Go: the TTT
-// workload's transformer forward pass and its inner loop, generic over
-// float32 and float64, spread over every core with results that do not
-// depend on goroutine scheduling.
-package cpu
+// Package reference is the TTT workload's reference model in pure Go
+// (docs/workloads/ttt.md): the language model's forward pass, its inner
+// loop and its hand-written training-step backward, generic over float32
+// and float64, spread over every core with results that do not depend on
+// goroutine scheduling. `xbench verify` grades every backend against it in
+// float64, in-process (Workload.References); burnstyle-hip's CPU path runs
+// the same code at the run's precision.
+package reference
 
 import "math"
 
 // Float is the element type of one model instance.
 type Float interface{ ~float32 | ~float64 }
 
-// Spec constants (../../../shared/specs/ttt.md).
+// Spec constants (docs/workloads/ttt.md).
 const (
 	eps       = 1e-6
 	ropeTheta = 10000.0

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 import "github.com/xbench/xbench/harness/workload/ttt"
 

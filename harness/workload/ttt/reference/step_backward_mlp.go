@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // mlpStepBack is the backward of mlpStep (docs/ttt-backward.md, "The inner
 // loop, mlp"), the two-layer model's version of linearStepBack.

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 import "fmt"
 
@@ -58,7 +58,7 @@ func (p *Inner[T]) ensureBackScratch(seqLen int) {
 	p.ensureScratch()
 	f, h, k := p.F, p.Hidden, p.K
 	need := seqLen / k * p.stateSize()
-	for len(p.back) < numWorkers() {
+	for len(p.back) < NumWorkers() {
 		var c counted[T]
 		vec := c.vec
 		p.back = append(p.back, &innerBackScratch[T]{
@@ -101,7 +101,7 @@ func (p *Inner[T]) Backward(g *InnerGrads[T], dxq, dxk, dxv, dgate, dout, xq, xk
 	if len(p.partialLN) < items*(2*f+k) {
 		p.partialLN = make([]T, items*(2*f+k))
 	}
-	parallelFor(items, func(worker, item int) {
+	ParallelFor(items, func(worker, item int) {
 		bs := p.back[worker]
 		hd := item % p.Heads
 		seq := item * seqLen * f

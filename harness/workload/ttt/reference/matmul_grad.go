@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // The dense products of the backward, in the NT form MatMulNT computes.
 // A projection y = x @ W (W [in, out], held transposed as wt [out, in])
@@ -9,7 +9,7 @@ package cpu
 // dst, blocks of 32 rows in parallel.
 func transposed[T Float](dst, src []T, rows, cols int) {
 	const blk = 32
-	parallelFor((rows+blk-1)/blk, func(_, b int) {
+	ParallelFor((rows+blk-1)/blk, func(_, b int) {
 		r0, r1 := b*blk, min((b+1)*blk, rows)
 		for j0 := 0; j0 < cols; j0 += blk {
 			j1 := min(j0+blk, cols)

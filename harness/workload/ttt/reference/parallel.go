@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 import (
 	"runtime"
@@ -6,17 +6,17 @@ import (
 	"sync/atomic"
 )
 
-// numWorkers is how many goroutines a parallel loop uses.
-func numWorkers() int { return runtime.GOMAXPROCS(0) }
+// NumWorkers is how many goroutines a parallel loop uses.
+func NumWorkers() int { return runtime.GOMAXPROCS(0) }
 
-// parallelFor calls fn(worker, i) once for every i in [0, n), handing items
+// ParallelFor calls fn(worker, i) once for every i in [0, n), handing items
 // to up to numWorkers goroutines as they free up. worker is in
 // [0, numWorkers()) and lets fn use per-goroutine scratch space. Callers
 // keep results deterministic by making item i write only its own outputs
 // with a fixed order of operations, so which goroutine runs it never
 // matters.
-func parallelFor(n int, fn func(worker, i int)) {
-	w := min(numWorkers(), n)
+func ParallelFor(n int, fn func(worker, i int)) {
+	w := min(NumWorkers(), n)
 	if w <= 1 {
 		for i := 0; i < n; i++ {
 			fn(0, i)

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // gemmNN is the serial kernel of the inner loop, whose matrices are small
 // (K = 16 rows, f or 4f wide) and already spread over cores by (sequence,

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 import (
 	"fmt"
@@ -232,4 +232,15 @@ func BenchmarkForwardBackwardTiny(b *testing.B) {
 			}
 		})
 	}
+}
+
+// relL2 is ||got - want|| / ||want|| with got in float32.
+func relL2(got []float32, want []float64) float64 {
+	var num, den float64
+	for i, w := range want {
+		d := float64(got[i]) - w
+		num += d * d
+		den += w * w
+	}
+	return math.Sqrt(num / den)
 }

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // The two inner models' mini-batch steps (spec step 4 and the mlp variant).
 // Every buffer is row-major; q, kx, vx, out are the mini-batch's [K, f] rows

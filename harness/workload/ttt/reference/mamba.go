@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 import "github.com/xbench/xbench/harness/workload/ttt"
 
@@ -49,7 +49,7 @@ func (cv causalConv[T]) backward(dx, dw, db, dy, x []T, seqLen, rows int) {
 	})
 	// Each channel's sums are one work item, so the order of every sum is
 	// fixed whatever runs it.
-	parallelFor(C, func(_, c int) {
+	ParallelFor(C, func(_, c int) {
 		var sb T
 		var sw [kw]T
 		for row := 0; row < rows; row++ {

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // The backward of one mini-batch of the inner loop, linear and mlp
 // (docs/ttt-backward.md, "The inner loop"). The state at the mini-batch's

@@ -1,4 +1,4 @@
-package cpu
+package reference
 
 // Dense matmuls all take the "NT" form c[m,n] = a[m,k] @ bt[n,k]^T: both
 // operands are read along k, contiguously. The model stores its weight
@@ -19,10 +19,10 @@ const (
 // bitwise reproducible.
 func MatMulNT[T Float](c, a, bt []T, m, k, n int) {
 	if len(a) < m*k || len(bt) < n*k || len(c) < m*n {
-		panic("cpu.MatMulNT: slice shorter than its shape")
+		panic("MatMulNT: slice shorter than its shape")
 	}
 	mt, nt := (m+mTile-1)/mTile, (n+nTile-1)/nTile
-	parallelFor(mt*nt, func(_, t int) {
+	ParallelFor(mt*nt, func(_, t int) {
 		i0, j0 := (t/nt)*mTile, (t%nt)*nTile
 		matmulTile(c, a, bt, k, n, i0, min(i0+mTile, m), j0, min(j0+nTile, n))
 	})
