@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/internal/testbin"
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -32,11 +33,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	xbench = filepath.Join(dir, "xbench")
-	build := exec.Command("go", "build", "-o", xbench, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build xbench: " + err.Error())
+	if xbench, err = testbin.Build(root, dir); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

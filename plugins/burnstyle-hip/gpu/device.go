@@ -2,7 +2,7 @@
 // Go: the CUDA driver, NVRTC and cuBLAS (or HIP and hipRTC) are loaded at run
 // time through purego, with no cgo and no GPU SDK at build time. Kernels are
 // compiled at model creation for its exact shape; the TTT inner loop of a
-// layer is one launch. See FLOOR.md for what the hardware allows.
+// layer is one launch. See ../docs/FLOOR.md for what the hardware allows.
 package gpu
 
 import (
