@@ -82,12 +82,20 @@ func WriteFixtures(wl workload.Workload, dir string, cfg result.Config, seed int
 // problem set whose reference is its own Python code, its reference
 // backend's float64 export on the CPU.
 func reference(ctx context.Context, bs Backends, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files Files, dir string) (map[string]tensorfile.Tensor, error) {
+	out := filepath.Join(dir, "reference-float64.safetensors")
 	name := workload.ReferenceBackendOf(wl)
 	if name == "" {
-		return harnessReference(wl, cfg, fx)
+		want, err := harnessReference(wl, cfg, fx)
+		if err != nil {
+			return nil, err
+		}
+		// kept beside the backends' outputs, as a reference backend's export is
+		if err := tensorfile.Write(out, want); err != nil {
+			return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
+		}
+		return want, nil
 	}
 	refCfg := cfg.With("dtype", "float64")
-	out := filepath.Join(dir, "reference-float64.safetensors")
 	b, _, err := bs.Backend(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("reference %s float64: %w", name, err)
