@@ -45,7 +45,7 @@ for t in linear mlp; do
   # the training step: the logits and every parameter's gradient
   bin/xbench verify --device cpu --model-size tiny --ttt-type "$t" --phase backward
 done
-# burnstyle-hip's hand-written backward (the reference) against pytorch's
+# the harness reference's hand-written backward against pytorch's
 # autograd, both in float64: the independent check of its derivation
 bin/xbench verify --device cpu --model-size tiny --phase backward --dtype float64 --backends pytorch
 # the mamba backbone, forward and training step (a backend without it

@@ -7,7 +7,7 @@
 # variant, then the `llm` suite forward and backward across the backends,
 # resumable. From the repository root on the GPU machine, with a static
 # bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-attention.sh OUTDIR
 # STEPS=sweep resumes only the sweep. On a CPU, as a check of the script:
 #   DEVICE=cpu SHAPES=scripts/testdata/tiny-attention.csv REF="--batch 1 --heads 4 --kv-heads 2 --seq-len 64 --head-dim 32" bash scripts/h100-attention.sh /tmp/a

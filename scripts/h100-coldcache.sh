@@ -4,7 +4,7 @@
 # results/h100-coldcache/{warm,cold}, then one table of cold/warm median
 # ratios per backend and shape. Run from the repository root on the GPU
 # machine with a static bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-coldcache.sh OUTDIR
 # The sweeps are resumable: a second call finishes them (STEPS=warm,cold,...).
 # The same script on a CPU, end to end with tiny shapes (what CI-less

@@ -3,7 +3,7 @@
 # a re-check that TTT still verifies after it, in as few device calls as
 # possible, run from the repository root on the GPU machine with a static
 # bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-gemm.sh OUTDIR
 # The sweep is resumable: a second call with STEPS=sweep finishes it.
 set -uo pipefail

@@ -4,7 +4,7 @@
 # KernelBench's format, the candidates' gate and score, the wall time of the
 # whole run. From the repository root on the GPU machine, with a static
 # bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-problems.sh "$OUT"
 # Writes results/timing/$HARDWARE/baseline_time_torch*.json, the sweep under
 # results/problems/$HARDWARE, and OUTDIR/problems.tgz of both plus the log.

@@ -3,7 +3,7 @@
 # profiler, one step each so one that hangs or crashes costs only its own
 # step. Run from the repository root on the GPU machine, with a static
 # bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-profile.sh OUTDIR
 # OUTDIR gets at most two files: h100-profile.log (every table) and
 # traces.tar.xz (one Chrome trace per backend; a trace that would push the

@@ -8,7 +8,7 @@
 # log and max, forward and backward) with one configuration per bucket,
 # resumable. From the repository root on the GPU machine, with a static
 # bin/xbench built beforehand and flash-semicrf unpacked into bin/py:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=560 bash scripts/h100-scan.sh OUTDIR
 # STEPS=grid resumes only the grid. On a CPU, as a check of the script:
 #   DEVICE=cpu SHAPES=scripts/testdata/tiny-scan.csv REF=scripts/testdata/tiny-scan.csv bash scripts/h100-scan.sh /tmp/s

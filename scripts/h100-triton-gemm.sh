@@ -5,7 +5,7 @@
 # against torch.matmul interleaved call by call, then one xbench run of
 # pytorch, burnstyle-hip and triton on the large bfloat16 shapes of the
 # GEMM sweep (results/h100-gemm), warm as that sweep was.
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=540 bash scripts/h100-triton-gemm.sh OUTDIR
 set -uo pipefail
 out=${1:-/tmp/h100-triton-gemm-out}

@@ -7,7 +7,7 @@
 # GEMMs, fall on both alike. A sweep runs one backend's cells together and
 # cannot give that. Results: results/h100-vendor/<layout>/round<i>/<run>;
 # scripts/vendor_ratio.py turns them into the per-shape median ratio.
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=300 bash scripts/h100-vendor.sh OUTDIR
 # EXTRA="--cuda-graph" R=results/h100-vendor-graph times replays of each
 # call captured as a CUDA graph: the library's kernels without either

@@ -2,7 +2,7 @@
 # The H100 measurements behind the README's TTT table, in ONE device call
 # (device time is scarce), run from the repository root on the GPU machine
 # with a static bin/xbench built beforehand:
-#   CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+#   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 #   DEADLINE=590 bash scripts/h100.sh OUTDIR
 # Every row of the table is one `xbench run` of every backend on the same
 # configuration (125m, batch 1, seq-len 2048, mini-batch 16; 3 warm-up and

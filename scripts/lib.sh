@@ -40,9 +40,27 @@ setup_venv() {
   fi
 }
 
+# plugin_cmds: the Go packages of the go-plugin backends (runtime "plugin"
+# in plugins/*/plugin.json), each built from its folder's cmd/<name>.
+plugin_cmds() {
+  python3 - <<'PY'
+import glob, json, os
+for m in sorted(glob.glob("plugins/*/plugin.json")):
+    try:
+        d = json.load(open(m))
+    except ValueError:
+        continue  # xbench names a bad manifest itself
+    if d.get("runtime") == "plugin":
+        print("./" + os.path.join(os.path.dirname(m), "cmd", d["name"]))
+PY
+}
+
+# build_xbench: bin/xbench and every plugin binary beside it (xbench looks
+# for them there), all static (CGO_ENABLED=0) so bin/ runs on any Linux.
 build_xbench() {
-  say "building bin/xbench"
+  say "building bin/xbench and the plugin binaries"
   go mod download
   mkdir -p bin
-  CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+  # shellcheck disable=SC2046
+  CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench $(plugin_cmds)
 }

@@ -27,7 +27,7 @@ fi
 commit=$(git rev-parse HEAD)
 if [ -z "${XBENCH:-}" ]; then
   mkdir -p bin
-  CGO_ENABLED=0 go build -o bin/xbench ./harness/cmd/xbench
+  CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
 fi
 export XBENCH_GIT_COMMIT=$commit
 

@@ -53,9 +53,9 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	refName := wl.ReferenceBackend()
+	refName := workload.ReferenceBackendOf(wl)
 	if _, ok := reg.Manifest(refName); refName != "" && !ok {
-		return fmt.Errorf("verify needs the %s backend for its float64 reference, and it is not in this checkout", refName)
+		return fmt.Errorf("verify --workload %s needs the %s backend for its float64 reference, and it is not in this checkout", wl.Name(), refName)
 	}
 	dir := dump
 	if dir == "" {
@@ -96,7 +96,7 @@ func verifyCmd(ctx context.Context, a *App, args []string) error {
 }
 
 func writeVerifyTable(w io.Writer, rows []verify.Row, wl workload.Workload, cfg result.Config) {
-	ref := wl.ReferenceBackend()
+	ref := workload.ReferenceBackendOf(wl)
 	if ref == "" {
 		ref = "the harness's"
 	}

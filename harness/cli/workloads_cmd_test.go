@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // `xbench workloads` lists every workload with its phases and the flags
@@ -51,7 +53,7 @@ func TestRunBadInputExit2(t *testing.T) {
 	}{
 		{"gemm m 0", []string{"--workload", "gemm", "--m", "0"}, []string{"--m", `"0"`, "integers 1 to 1048576"}},
 		{"gemm layout", []string{"--workload", "gemm", "--layout", "xy"}, []string{"--layout", `"xy"`, "nn, nt, tn, tt"}},
-		{"unknown workload", []string{"--workload", "nope"}, []string{"--workload", `"nope"`, "attention, gemm, problem, scan, ttt"}},
+		{"unknown workload", []string{"--workload", "nope"}, []string{"--workload", `"nope"`, strings.Join(workload.Names(), ", ")}}, // every registered one
 		{"attention head_dim 0", []string{"--workload", "attention", "--head-dim", "0"}, []string{"--head-dim", `"0"`, "integers 1 to 256"}},
 		{"attention kv_heads", []string{"--workload", "attention", "--heads", "32", "--kv-heads", "6"}, []string{"--heads --kv-heads", `"32 6"`, "kv_heads dividing heads"}},
 		{"attention causal cross", []string{"--workload", "attention", "--causal", "true", "--seq-len", "128", "--kv-len", "256"},

@@ -16,6 +16,11 @@ const (
 	RuntimeBuiltin = "builtin" // compiled into the xbench binary
 	RuntimePython  = "python"  // entry run by the project's Python
 	RuntimeExec    = "exec"    // entry (or command) run as it is
+	// RuntimePlugin is a program that serves the backend over go-plugin
+	// gRPC itself (harness/plugin.Serve), launched directly: the binary
+	// named after the backend, built from the folder's cmd/<name> into the
+	// repository's bin/ beside xbench (scripts/lib.sh build_xbench).
+	RuntimePlugin = "plugin"
 )
 
 // Manifest describes one backend folder.
@@ -61,7 +66,7 @@ func (m Manifest) check() error {
 		return fmt.Errorf("name %q must match %s", m.Name, validName)
 	}
 	switch m.Runtime {
-	case RuntimeBuiltin:
+	case RuntimeBuiltin, RuntimePlugin:
 	case RuntimePython:
 		if m.Entry == "" {
 			return fmt.Errorf("runtime python needs an entry (the script to run)")
@@ -71,7 +76,7 @@ func (m Manifest) check() error {
 			return fmt.Errorf("runtime exec needs an entry or a command")
 		}
 	default:
-		return fmt.Errorf("runtime %q is not one of builtin, python, exec", m.Runtime)
+		return fmt.Errorf("runtime %q is not one of plugin, python, exec, builtin", m.Runtime)
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ package problems_test
 // CPU takes seconds per problem).
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/xbench/xbench/harness/internal/testbin"
 	"github.com/xbench/xbench/harness/problems"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/store"
@@ -38,10 +38,7 @@ func xbench(t *testing.T, args ...string) (string, string, error) {
 			buildErr = err
 			return
 		}
-		bin = filepath.Join(dir, "xbench")
-		if out, err := exec.Command("go", "build", "-o", bin, "github.com/xbench/xbench/harness/cmd/xbench").CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		bin, buildErr = testbin.Build(repoRoot, dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

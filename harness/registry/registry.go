@@ -1,5 +1,6 @@
-// Package registry knows which backends exist (built into the binary, or a
-// plugins/*/plugin.json folder) and starts each one as a plugin process.
+// Package registry knows which backends exist (each a plugins/*/plugin.json
+// folder) and starts each one as a plugin process: a go-plugin binary of
+// its own, or a program xbench wraps (`xbench __plugin`).
 package registry
 
 import (
@@ -95,12 +96,34 @@ func (r *Registry) Root() string { return r.opts.Root }
 func (r *Registry) EnvMode() runner.Mode { return r.env }
 
 // RunnerOf says how a backend is launched, for the result's env.runner:
-// "builtin" for backends compiled into xbench, else the resolved mode.
+// "builtin" for backends compiled into xbench, "plugin" for go-plugin
+// binaries (neither runs in the nix or venv environment), else the
+// resolved mode.
 func (r *Registry) RunnerOf(name string) string {
-	if m, ok := r.manifests[name]; ok && m.Runtime == manifest.RuntimeBuiltin {
-		return "builtin"
+	if m, ok := r.manifests[name]; ok && (m.Runtime == manifest.RuntimeBuiltin || m.Runtime == manifest.RuntimePlugin) {
+		return m.Runtime
 	}
 	return string(r.env)
+}
+
+// PluginBinary finds the program of a runtime-plugin backend: beside the
+// xbench binary first (bin/, or a test's build folder), then in the
+// repository's bin/.
+func (r *Registry) PluginBinary(m manifest.Manifest) (string, error) {
+	var tried []string
+	for _, dir := range []string{filepath.Dir(r.opts.Self), filepath.Join(r.opts.Root, "bin")} {
+		p := filepath.Join(dir, m.Name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+		tried = append(tried, p)
+	}
+	rel, err := filepath.Rel(r.opts.Root, m.Dir)
+	if err != nil {
+		rel = m.Dir
+	}
+	return "", fmt.Errorf("its plugin binary is not built (looked for %s): build it with `CGO_ENABLED=0 go build -o bin/ ./%s/cmd/%s` (./setup.sh does)",
+		strings.Join(tried, " and "), filepath.ToSlash(rel), m.Name)
 }
 
 // Missing returns the Python modules a backend needs that the interpreter
@@ -126,9 +149,16 @@ func (r *Registry) Start(ctx context.Context, name string, extraEnv []string) (*
 		return nil, fmt.Errorf("start backend %q: unknown (known: %s)", name, strings.Join(r.Names(), ", "))
 	}
 	argv := []string{r.opts.Self, "__plugin", "--name", name}
-	if m.Runtime == manifest.RuntimeBuiltin {
+	switch m.Runtime {
+	case manifest.RuntimePlugin:
+		bin, err := r.PluginBinary(m)
+		if err != nil {
+			return nil, fmt.Errorf("start backend %q: %w", name, err)
+		}
+		argv = []string{bin}
+	case manifest.RuntimeBuiltin:
 		argv = append(argv, "--builtin")
-	} else {
+	default:
 		inner := runner.Wrap(r.env, r.opts.Root, m.Shell, m.Argv(runner.PythonFor(r.env, r.opts.Root)))
 		argv = append(append(argv, "--dir", m.Dir, "--"), inner...)
 	}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbench/xbench/harness/internal/testbin"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
 )
@@ -46,11 +47,7 @@ func xbench(t testing.TB) string {
 			buildErr = err
 			return
 		}
-		xbenchBin = filepath.Join(dir, "xbench")
-		out, err := exec.Command("go", "build", "-o", xbenchBin, "github.com/xbench/xbench/harness/cmd/xbench").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build xbench: %v\n%s", err, out)
-		}
+		xbenchBin, buildErr = testbin.Build(repoRoot, dir)
 	})
 	if buildErr != nil {
 		t.Fatal(buildErr)

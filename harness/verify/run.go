@@ -78,26 +78,24 @@ func WriteFixtures(wl workload.Workload, dir string, cfg result.Config, seed int
 }
 
 // reference is the float64 tensors every backend is graded against, by
-// name (workload.OutputsOf): the workload's own, or its reference backend's
-// float64 export on the CPU.
+// name (workload.OutputsOf): computed by the workload in-process, or, for a
+// problem set whose reference is its own Python code, its reference
+// backend's float64 export on the CPU.
 func reference(ctx context.Context, bs Backends, wl workload.Workload, cfg result.Config, fx workload.Fixtures, files Files, dir string) (map[string]tensorfile.Tensor, error) {
-	name := wl.ReferenceBackend()
+	out := filepath.Join(dir, "reference-float64.safetensors")
+	name := workload.ReferenceBackendOf(wl)
 	if name == "" {
-		if m, ok := wl.(workload.MultiOutput); ok {
-			ts, err := m.References(cfg, fx)
-			if err != nil {
-				return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
-			}
-			return ts, nil
-		}
-		t, err := wl.Reference(cfg, fx)
+		want, err := harnessReference(wl, cfg, fx)
 		if err != nil {
+			return nil, err
+		}
+		// kept beside the backends' outputs, as a reference backend's export is
+		if err := tensorfile.Write(out, want); err != nil {
 			return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
 		}
-		return map[string]tensorfile.Tensor{wl.Output(cfg): t}, nil
+		return want, nil
 	}
 	refCfg := cfg.With("dtype", "float64")
-	out := filepath.Join(dir, "reference-float64.safetensors")
 	b, _, err := bs.Backend(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("reference %s float64: %w", name, err)
@@ -122,6 +120,26 @@ func reference(ctx context.Context, bs Backends, wl workload.Workload, cfg resul
 		want[o] = t
 	}
 	return want, nil
+}
+
+// harnessReference is the workload's own float64 computation.
+func harnessReference(wl workload.Workload, cfg result.Config, fx workload.Fixtures) (map[string]tensorfile.Tensor, error) {
+	if m, ok := wl.(workload.MultiOutput); ok {
+		ts, err := m.References(cfg, fx)
+		if err != nil {
+			return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
+		}
+		return ts, nil
+	}
+	r, ok := wl.(workload.Referencer)
+	if !ok {
+		return nil, fmt.Errorf("%s reference: the workload computes none (it implements neither workload.Referencer nor workload.MultiOutput)", wl.Name())
+	}
+	t, err := r.Reference(cfg, fx)
+	if err != nil {
+		return nil, fmt.Errorf("%s reference: %w", wl.Name(), err)
+	}
+	return map[string]tensorfile.Tensor{wl.Output(cfg): t}, nil
 }
 
 func exportRequest(variant, device string, cfg result.Config, files Files, out string) backend.ExportRequest {

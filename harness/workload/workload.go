@@ -80,12 +80,10 @@ type Workload interface {
 	Fixtures(cfg result.Config, seed int64) (Fixtures, error)
 	// Output names the tensor a backend's Export writes and verify compares.
 	Output(cfg result.Config) string
-	// ReferenceBackend names the backend whose float64 Export is the
-	// reference, or "" when Reference computes it in-process.
-	ReferenceBackend() string
-	// Reference computes the float64 reference output in-process (only
-	// called when ReferenceBackend is "").
-	Reference(cfg result.Config, fx Fixtures) (tensorfile.Tensor, error)
+	// The float64 reference verify grades against is the workload's own:
+	// it implements Referencer or MultiOutput (or, for problem sets whose
+	// reference is their own Python code, BackendReferenced).
+
 	// Tolerance is the largest relative L2 error accepted for cfg.
 	Tolerance(cfg result.Config) float64
 }
@@ -146,12 +144,37 @@ func ColdCacheByDefault(w Workload) bool {
 	return ok && c.ColdCacheByDefault()
 }
 
+// Referencer is implemented by a workload that computes its float64
+// reference output (the tensor Output names) in-process, in the harness:
+// the grader is never a contestant.
+type Referencer interface {
+	Reference(cfg result.Config, fx Fixtures) (tensorfile.Tensor, error)
+}
+
+// BackendReferenced is implemented by a workload whose reference can only
+// be computed by running code a backend hosts: a KernelBench problem's
+// reference is its own PyTorch Model, run eagerly in float64 on the CPU by
+// the backend ReferenceBackend names. Workloads with a harness reference
+// (Referencer, MultiOutput) do not implement it.
+type BackendReferenced interface {
+	ReferenceBackend() string
+}
+
+// ReferenceBackendOf names the backend whose float64 export is w's
+// reference, or "" when the harness computes it.
+func ReferenceBackendOf(w Workload) string {
+	if b, ok := w.(BackendReferenced); ok {
+		return b.ReferenceBackend()
+	}
+	return ""
+}
+
 // MultiOutput is implemented by a workload whose verification compares
 // more than one tensor for some configurations: an output and the gradients
 // of its inputs. Outputs names them, Output(cfg) first; verify grades each
-// against Tolerance(cfg) and reports the worst. With a ReferenceBackend the
-// reference tensors are read from that backend's float64 export by these
-// names; without one, References computes them.
+// against Tolerance(cfg) and reports the worst. References computes them in
+// float64 (for a BackendReferenced workload they are read from that
+// backend's float64 export by these names instead).
 type MultiOutput interface {
 	Outputs(cfg result.Config) []string
 	References(cfg result.Config, fx Fixtures) (map[string]tensorfile.Tensor, error)

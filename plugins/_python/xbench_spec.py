@@ -1,4 +1,4 @@
-"""Framework-free facts of the TTT model (shared/specs/ttt.md): sizes, constants,
+"""Framework-free facts of the TTT model (docs/workloads/ttt.md): sizes, constants,
 parameter names and shapes, default initialisation, synthetic inputs.
 
 Every Python backend takes these from here so that they cannot drift apart.

@@ -7,10 +7,11 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
-// cpuEngine runs the pure-Go model of package cpu on every core.
+// cpuEngine runs the harness's TTT reference model (package reference) on
+// every core, at the run's precision.
 type cpuEngine struct{ dev result.Device }
 
 var _ engine = (*cpuEngine)(nil)
@@ -62,7 +63,7 @@ func estimateCPUBytes(cfg ttt.Config, s ttt.Size) int64 {
 }
 
 // trainRowElems is what the training step holds per token beyond a
-// forward's buffers (package cpu's tape): every layer's kept activations,
+// forward's buffers (package reference's tape): every layer's kept activations,
 // the backward's buffers (two [tokens, V] among them) and the final norm's.
 func trainRowElems(s ttt.Size, mamba bool) int64 {
 	C, I, nh, V := int64(s.Hidden), int64(s.MLP), int64(s.Heads), int64(s.Vocab)
@@ -80,10 +81,10 @@ func (e *cpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorf
 	return prepareCPU[float32](cfg, s, w, in)
 }
 
-func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+func prepareCPU[T reference.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
 	B, L := cfg.Batch, cfg.SeqLen
 	if cfg.InnerOnly {
-		p, err := cpu.NewInner[T](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
+		p, err := reference.NewInner[T](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +104,7 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 		j.out = make([]T, len(j.xq))
 		return j, nil
 	}
-	m, err := cpu.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
+	m, err := reference.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func prepareCPU[T cpu.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensor
 }
 
 // inputAs decodes one input tensor after checking its shape.
-func inputAs[T cpu.Float](in map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
+func inputAs[T reference.Float](in map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
 	t, ok := in[name]
 	if !ok {
 		return nil, fmt.Errorf("prepare inputs: missing tensor %q", name)
@@ -145,8 +146,8 @@ func inputAs[T cpu.Float](in map[string]tensorfile.Tensor, name string, shape []
 }
 
 // cpuForwardJob is a prepared full forward pass.
-type cpuForwardJob[T cpu.Float] struct {
-	m             *cpu.Model[T]
+type cpuForwardJob[T reference.Float] struct {
+	m             *reference.Model[T]
 	tokens        []int32
 	batch, seqLen int
 	logits        []T
@@ -170,8 +171,8 @@ func (j *cpuForwardJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*le
 func (j *cpuForwardJob[T]) Close() error { j.m, j.logits = nil, nil; return nil }
 
 // cpuInnerJob is a prepared inner-only run of layer 0's inner model.
-type cpuInnerJob[T cpu.Float] struct {
-	p                *cpu.Inner[T]
+type cpuInnerJob[T reference.Float] struct {
+	p                *reference.Inner[T]
 	xq, xk, xv, gate []T
 	out              []T
 	batch, seqLen    int
@@ -205,7 +206,7 @@ func (j *cpuInnerJob[T]) MemoryBytes() int64 {
 func (j *cpuInnerJob[T]) Close() error { j.p, j.out = nil, nil; return nil }
 
 // pack stores float64 results as F64 and float32 results as F32.
-func pack[T cpu.Float](v []T, shape []int) tensorfile.Tensor {
+func pack[T reference.Float](v []T, shape []int) tensorfile.Tensor {
 	switch x := any(v).(type) {
 	case []float64:
 		return tensorfile.F64(shape, x)

@@ -5,14 +5,14 @@ import (
 
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // cpuTrainJob is a prepared training step (phase backward): each Step is
 // the forward and the gradient of the loss with respect to every
 // parameter, timed as one call.
-type cpuTrainJob[T cpu.Float] struct {
-	m             *cpu.Model[T]
+type cpuTrainJob[T reference.Float] struct {
+	m             *reference.Model[T]
 	params        []ttt.Param // the gradients' names and shapes, in the spec's order
 	tokens        []int32
 	batch, seqLen int
@@ -24,7 +24,7 @@ var (
 	_ phaseJob   = (*cpuTrainJob[float32])(nil)
 )
 
-func newCPUTrainJob[T cpu.Float](m *cpu.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
+func newCPUTrainJob[T reference.Float](m *reference.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
 	return &cpuTrainJob[T]{m: m, params: ttt.Params(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg)),
 		tokens: tokens, batch: cfg.Batch, seqLen: cfg.SeqLen}
 }

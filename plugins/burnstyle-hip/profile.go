@@ -2,7 +2,7 @@ package burnstylehip
 
 // `xbench profile` for the native backend: no external profiler, but its
 // own phase records. On the CPU path a time.Now pair around each phase of a
-// forward (package cpu, only while profiling), reported as host time; on a
+// forward (package reference, only while profiling), reported as host time; on a
 // GPU the device events between launch groups of gpu.Model.Profile,
 // reported as device time. Every matrix product is the one kernel "gemm"
 // (cuBLAS on a GPU, the blocked Go kernel on the CPU).
@@ -19,7 +19,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
@@ -168,8 +168,8 @@ func (j *cpuForwardJob[T]) profileStep() ([]phase, error) { return recordPhases(
 func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
 
 // recordPhases runs step with m's phase record on and returns its phases.
-func recordPhases[T cpu.Float](m *cpu.Model[T], step func() error) ([]phase, error) {
-	m.Prof = &cpu.Phases{}
+func recordPhases[T reference.Float](m *reference.Model[T], step func() error) ([]phase, error) {
+	m.Prof = &reference.Phases{}
 	defer func() { m.Prof = nil }()
 	if err := step(); err != nil {
 		return nil, err

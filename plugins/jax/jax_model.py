@@ -1,4 +1,4 @@
-"""The TTT model of shared/specs/ttt.md in JAX, and its timer.
+"""The TTT model of docs/workloads/ttt.md in JAX, and its timer.
 
 Plain functions over a dict of parameter arrays named as in the spec, so weight
 files map one to one and jax.grad differentiates with respect to exactly those

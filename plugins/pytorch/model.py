@@ -1,4 +1,4 @@
-"""The TTT model of shared/specs/ttt.md in eager PyTorch, and its timer.
+"""The TTT model of docs/workloads/ttt.md in eager PyTorch, and its timer.
 
 The model is written as plain functions over a dict of parameter tensors named
 as in the spec, so weight files map one to one and autograd can take the

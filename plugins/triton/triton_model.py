@@ -1,4 +1,4 @@
-"""The TTT inner loop (shared/specs/ttt.md steps 3-5) as fused Triton
+"""The TTT inner loop (docs/workloads/ttt.md steps 3-5) as fused Triton
 kernels, and the launcher that replaces the pytorch backend's ttt_inner. The
 dense rest of the model is the pytorch backend's (reused).
 

@@ -1,5 +1,6 @@
-// Command xbench runs TTT implementations side by side, checks that they
-// compute the same thing, and times them.
+// Command xbench runs implementations of a workload side by side, checks
+// that they compute the same thing, and times them. It links no backend:
+// each is a plugin process (go-plugin), found through plugins/*/plugin.json.
 package main
 
 import (
@@ -12,15 +13,7 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/cli"
-	"github.com/xbench/xbench/harness/registry"
-	burnstylehip "github.com/xbench/xbench/plugins/burnstyle-hip"
 )
-
-// builtins are the backends compiled into this binary; each still has a
-// plugins/<name>/plugin.json and runs in its own child process.
-var builtins = map[string]registry.Builtin{
-	"burnstyle-hip": func() backend.Backend { return burnstylehip.New() },
-}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -33,6 +26,6 @@ func main() {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	app := &cli.App{Stdout: stdout, Stderr: stderr, Builtins: builtins}
+	app := &cli.App{Stdout: stdout, Stderr: stderr}
 	return app.Run(ctx, args)
 }

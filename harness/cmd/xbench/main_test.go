@@ -15,7 +15,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/internal/testbin"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 var (
@@ -32,11 +34,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	xbench = filepath.Join(dir, "xbench")
-	build := exec.Command("go", "build", "-o", xbench, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("build xbench: " + err.Error())
+	if xbench, err = testbin.Build(root, dir); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -136,7 +135,7 @@ func TestBadInputsExit2(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, []string{"frobnicate", "run"}},
 		{"gemm m 0", []string{"run", "--workload", "gemm", "--m", "0"}, []string{"--m", `"0"`, "integers 1 to"}},
 		{"gemm layout", []string{"run", "--workload", "gemm", "--layout", "xy"}, []string{"--layout", `"xy"`, "nn, nt, tn, tt"}},
-		{"unknown workload", []string{"run", "--workload", "nope"}, []string{"--workload", `"nope"`, "gemm, problem, scan, ttt"}},
+		{"unknown workload", []string{"run", "--workload", "nope"}, []string{"--workload", `"nope"`, strings.Join(workload.Names(), ", ")}}, // every registered one
 		{"negative timeout", []string{"run", "--timeout", "-5s"}, []string{"--timeout", "-5s"}},
 		{"empty backends", []string{"run", "--backends", ""}, []string{"--backends", "empty"}},
 		{"log level", []string{"run", "--log-level", "shouty"}, []string{"--log-level", "shouty"}},

@@ -7,11 +7,11 @@ import (
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/problem"
 	"github.com/xbench/xbench/harness/workload/scan"
-	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 func init() {
-	workload.Register(ttt.Workload{})
+	workload.Register(reference.Workload{}) // ttt, with its float64 reference model
 	workload.Register(gemm.Workload{})
 	workload.Register(problem.Workload{})
 	workload.Register(attention.Workload{})

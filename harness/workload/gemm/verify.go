@@ -65,9 +65,6 @@ func randomMatrix(r *rand.Rand, round func(float32) float32, shape []int, batch,
 // Output is the tensor every backend's Export writes: C as F32 [batch, m, n].
 func (Workload) Output(result.Config) string { return "c" }
 
-// ReferenceBackend is empty: the reference is the float64 product below.
-func (Workload) ReferenceBackend() string { return "" }
-
 // Reference is C = op(A) @ op(B) in float64 from the fixture inputs, as an
 // F64 [batch, m, n] tensor. The inputs are exact in float64 and each output
 // element is summed in one fixed order, so it is deterministic; its own

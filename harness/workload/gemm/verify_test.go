@@ -85,8 +85,8 @@ func TestFixtures(t *testing.T) {
 	if string(fx0.Inputs["a"].Data) == string(other.Inputs["a"].Data) || string(fx0.Inputs["a"].Data[:28]) == string(fx0.Inputs["b"].Data[:28]) {
 		t.Error("seeds 1 and 2, or a and b, give the same values")
 	}
-	if len(fx0.Weights) != 0 || len(fx0.Inputs) != 2 || w.Output(base) != "c" || w.ReferenceBackend() != "" {
-		t.Errorf("fixtures %d weights %d inputs, output %q, reference backend %q", len(fx0.Weights), len(fx0.Inputs), w.Output(base), w.ReferenceBackend())
+	if len(fx0.Weights) != 0 || len(fx0.Inputs) != 2 || w.Output(base) != "c" || workload.ReferenceBackendOf(w) != "" {
+		t.Errorf("fixtures %d weights %d inputs, output %q, reference backend %q", len(fx0.Weights), len(fx0.Inputs), w.Output(base), workload.ReferenceBackendOf(w))
 	}
 	aRef, bRef := logical(t, fx0.Inputs["a"], false), logical(t, fx0.Inputs["b"], false)
 

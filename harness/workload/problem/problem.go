@@ -201,14 +201,12 @@ func (Workload) Fixtures(_ result.Config, seed int64) (workload.Fixtures, error)
 // Output is the model's output (the first tensor when it returns several).
 func (Workload) Output(result.Config) string { return "out" }
 
-// ReferenceBackend is pytorch: its eager export in float64 on the CPU. The
-// harness cannot compute arbitrary PyTorch itself.
+// ReferenceBackend implements workload.BackendReferenced: a problem's
+// reference is its own PyTorch Model, which the harness cannot run itself,
+// so it is the pytorch backend's eager export in float64 on the CPU.
 func (Workload) ReferenceBackend() string { return "pytorch" }
 
-// Reference is never called (ReferenceBackend names a backend).
-func (Workload) Reference(result.Config, workload.Fixtures) (tensorfile.Tensor, error) {
-	return tensorfile.Tensor{}, fmt.Errorf("problem reference: computed by the pytorch backend in float64, not in Go")
-}
+var _ workload.BackendReferenced = Workload{}
 
 // Tolerance is the largest relative L2 error against the float64
 // reference: under strict-ieee 1e-3 (float32 arithmetic in any order stays

@@ -67,9 +67,6 @@ func (Workload) Outputs(cfg result.Config) []string {
 	return []string{"out"}
 }
 
-// ReferenceBackend is empty: the reference is computed here in float64.
-func (Workload) ReferenceBackend() string { return "" }
-
 // Reference is out alone.
 func (w Workload) Reference(cfg result.Config, fx workload.Fixtures) (tensorfile.Tensor, error) {
 	fwd := cfg.Clone()

@@ -1,4 +1,4 @@
-// Package ttt is the TTT workload of ../../../shared/specs/ttt.md as data:
+// Package ttt is the TTT workload of docs/workloads/ttt.md as data:
 // model sizes, parameter names and shapes, default and verification weights,
 // random inputs and a FLOP count. Every backend and the harness share it, so
 // a name or shape is defined once.

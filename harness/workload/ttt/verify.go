@@ -1,21 +1,17 @@
 package ttt
 
 import (
-	"fmt"
-
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload"
 )
-
-var _ workload.MultiOutput = Workload{}
 
 // GradPrefix names a parameter's gradient in a backward-phase export:
 // "grad.layers.0.ttt.wq" is the gradient of the mean next-token
 // cross-entropy with respect to layers.0.ttt.wq (docs/ttt-backward.md).
 const GradPrefix = "grad."
 
-// Outputs implements workload.MultiOutput: the logits, and for the
+// Outputs names the tensors verify compares (workload.MultiOutput, with
+// reference.Workload's References): the logits, and for the
 // backward phase the gradient of every parameter, in the spec's order, so
 // verify grades each parameter on its own.
 func (w Workload) Outputs(c result.Config) []string {
@@ -32,10 +28,4 @@ func (w Workload) Outputs(c result.Config) []string {
 		out = append(out, GradPrefix+p.Name)
 	}
 	return out
-}
-
-// References implements workload.MultiOutput; TTT's references are the
-// reference backend's float64 export, read by the names Outputs gives.
-func (Workload) References(result.Config, workload.Fixtures) (map[string]tensorfile.Tensor, error) {
-	return nil, fmt.Errorf("ttt: the references are the %s backend's float64 export", ReferenceBackend)
 }

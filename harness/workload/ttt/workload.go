@@ -11,11 +11,9 @@ import (
 // Name is the workload's name.
 const Name = "ttt"
 
-// ReferenceBackend computes the float64 reference every TTT backend is
-// graded against (its pure-Go CPU path).
-const ReferenceBackend = "burnstyle-hip"
-
-// Workload is the TTT language model of ../../../shared/specs/ttt.md.
+// Workload is the TTT language model of docs/workloads/ttt.md: its
+// declarations. Its float64 reference is the model in the reference
+// package, whose Workload (this one with References) is the registered one.
 type Workload struct{}
 
 var _ workload.Workload = Workload{}
@@ -130,14 +128,6 @@ func (Workload) Output(c result.Config) string {
 		return "out"
 	}
 	return "logits"
-}
-
-// ReferenceBackend implements workload.Workload.
-func (Workload) ReferenceBackend() string { return ReferenceBackend }
-
-// Reference implements workload.Workload; TTT's reference is a backend.
-func (Workload) Reference(result.Config, workload.Fixtures) (tensorfile.Tensor, error) {
-	return tensorfile.Tensor{}, fmt.Errorf("ttt: the reference is the %s backend's float64 export", ReferenceBackend)
 }
 
 // Tolerance implements workload.Workload: relative L2 error by dtype.

@@ -19,6 +19,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // AttentionShape is one attention problem's geometry.
@@ -78,9 +80,9 @@ func Attention(s AttentionShape, q, k, v []float32) ([]float32, error) {
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	out := make([]float32, len(q))
 	blocks := (S + attnRows - 1) / attnRows
-	scratch := make([][]float32, numWorkers())
+	scratch := make([][]float32, reference.NumWorkers())
 	scale := float32(1 / math.Sqrt(float64(D)))
-	parallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
+	reference.ParallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
 		bh, i0 := t/blocks, (t%blocks)*attnRows
 		b, h := bh/s.Heads, bh%s.Heads
 		kvOff := (b*s.KVHeads + h/g) * KV * D // GQA: an index, never a copy

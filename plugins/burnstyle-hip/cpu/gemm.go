@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // GEMM is the standalone dense product of the "gemm" workload:
@@ -13,10 +14,9 @@ import (
 //
 // Both operands are first packed (in parallel over batch) into the NT form
 // MatMulNT reads — A as [m, k], B as [n, k], each read contiguously along k —
-// which costs O(mk + nk) against the product's O(mnk). The product is then
-// the cache-blocked 2x4 register kernel of matmul.go (mTile x nTile tiles of
-// C, k in kBlock panels) spread over GOMAXPROCS goroutines by (batch, row
-// block, column block) tile. Accumulation is float32; every element of C is
+// which costs O(mk + nk) against the product's O(mnk). Each product is then
+// the TTT reference model's MatMulNT (its cache-blocked 2x4 register kernel,
+// spread over GOMAXPROCS goroutines by tile of C). Accumulation is float32; every element of C is
 // summed in a fixed order by one goroutine, so results are bitwise
 // reproducible. A slice shorter than its shape panics, as MatMulNT does.
 func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
@@ -41,7 +41,7 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 		if !transB {
 			bp = make([]float32, batch*n*k)
 		}
-		parallelFor(2*batch, func(_, t int) {
+		reference.ParallelFor(2*batch, func(_, t int) {
 			i := t / 2
 			switch {
 			case t%2 == 0 && transA: // stored [k, m]
@@ -51,19 +51,15 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 			}
 		})
 	}
-	mt, nt := (m+mTile-1)/mTile, (n+nTile-1)/nTile
-	parallelFor(batch*mt*nt, func(_, t int) {
-		bi, r := t/(mt*nt), t%(mt*nt)
-		i0, j0 := (r/nt)*mTile, (r%nt)*nTile
-		matmulTile(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], k, n,
-			i0, min(i0+mTile, m), j0, min(j0+nTile, n))
-	})
+	for bi := range batch {
+		reference.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
+	}
 	return c
 }
 
 // transposeInto writes the [cols, rows] transpose of the row-major [rows,
 // cols] src into dst, in 32x32 blocks so both sides stay in cache.
-func transposeInto[T Float](dst, src []T, rows, cols int) {
+func transposeInto[T reference.Float](dst, src []T, rows, cols int) {
 	const blk = 32
 	for i0 := 0; i0 < rows; i0 += blk {
 		i1 := min(i0+blk, rows)

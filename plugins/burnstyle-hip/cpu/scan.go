@@ -17,6 +17,8 @@ package cpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // ScanShape is one scan configuration.
@@ -67,7 +69,7 @@ func Scan[F float32 | float64](s ScanShape, cum, trans, dur []F, lengths []int64
 		pt, pd = make([][]F, s.Batch), make([][]F, s.Batch)
 	}
 	stride := (s.T + 1) * s.C
-	parallelFor(s.Batch, func(_, b int) {
+	reference.ParallelFor(s.Batch, func(_, b int) {
 		w := scanRow[F]{K: s.K, C: s.C, L: int(lengths[b]), cum: cum[b*stride : (b+1)*stride], trans: trans, dur: dur, max: s.Semiring == "max"}
 		switch {
 		case s.Semiring == "entropy":

@@ -287,6 +287,8 @@ func TestAttentionNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the attention kernels for sm_90")
 	}
+	// real NVRTC compiles only: safe beside each other, after the serial emulator tests
+	t.Parallel()
 	for _, dt := range []string{"float32", "bfloat16", "float16"} {
 		for _, dim := range []int{20, 32, 64, 128, 256} {
 			s := attnSpec(1, 1, 1, 1, 1, dim, false, dt)

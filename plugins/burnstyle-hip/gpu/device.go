@@ -1,8 +1,8 @@
-// Package gpu runs the TTT model of shared/specs/ttt.md on a GPU from plain
+// Package gpu runs the TTT model of docs/workloads/ttt.md on a GPU from plain
 // Go: the CUDA driver, NVRTC and cuBLAS (or HIP and hipRTC) are loaded at run
 // time through purego, with no cgo and no GPU SDK at build time. Kernels are
 // compiled at model creation for its exact shape; the TTT inner loop of a
-// layer is one launch. See FLOOR.md for what the hardware allows.
+// layer is one launch. See ../docs/FLOOR.md for what the hardware allows.
 package gpu
 
 import (

@@ -51,6 +51,7 @@ func useEmulator(t *testing.T) {
 		t.Setenv(v, lib)
 	}
 	t.Setenv("XBEMU_INCLUDE", dir)
+	useEmuCache(t)
 }
 
 func openEmu(t *testing.T) *gpu.Device {

@@ -67,6 +67,8 @@ func TestMambaBackwardNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the kernels for sm_90")
 	}
+	// real NVRTC compiles only: safe beside each other, after the serial emulator tests
+	t.Parallel()
 	for _, bf16 := range []bool{false, true} {
 		log, err := gpu.MambaBwdCompileReport(bf16, 64, 16, "sm_90")
 		if err != nil {

@@ -68,6 +68,8 @@ func TestMambaNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the kernels for sm_90")
 	}
+	// real NVRTC compiles only: safe beside each other, after the serial emulator tests
+	t.Parallel()
 	for _, typ := range []string{"linear", "mlp"} {
 		for _, dt := range []string{"float32", "bfloat16"} {
 			cfg := check.Config("125m", typ, dt, false, 1, 2048)

@@ -104,6 +104,8 @@ func TestScanNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the scan kernel for sm_90")
 	}
+	// real NVRTC compiles only: safe beside each other, after the serial emulator tests
+	t.Parallel()
 	for _, dt := range []string{"float32", "float64"} {
 		for _, sr := range []string{"log", "max"} {
 			s := gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 8, K: 4, C: 3, Batch: 1, Semiring: sr}, Dtype: dt}

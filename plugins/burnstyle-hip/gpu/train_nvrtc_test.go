@@ -19,6 +19,8 @@ func TestTrainNVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the training kernels for sm_90")
 	}
+	// real NVRTC compiles only: safe beside each other, after the serial emulator tests
+	t.Parallel()
 	for _, size := range []string{"125m"} { // the shapes that are timed; tiny compiles in the emulator tests
 		for _, typ := range []string{"linear", "mlp"} {
 			for _, dt := range []string{"float32", "bfloat16"} {

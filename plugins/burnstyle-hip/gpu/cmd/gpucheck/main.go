@@ -4,7 +4,7 @@
 // the transformer and mamba backbones, the training step's logits, loss and
 // gradients: backward.go),
 // then the protocol's timing (first call apart, warmup, repeats, device
-// events), per-part profiles and the cuBLAS ceilings FLOOR.md uses.
+// events), per-part profiles and the cuBLAS ceilings docs/FLOOR.md uses.
 package main
 
 import (

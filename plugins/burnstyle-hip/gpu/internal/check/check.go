@@ -1,5 +1,5 @@
 // Package check verifies the GPU model against the CPU float64 model of
-// package cpu and times it; the tests and cmd/gpucheck share it.
+// harness/workload/ttt/reference and times it; the tests and cmd/gpucheck share it.
 package check
 
 import (
@@ -9,7 +9,7 @@ import (
 
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
@@ -39,7 +39,7 @@ func Inputs(cfg ttt.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile
 // Reference is the CPU model's float64 output for the same weights and inputs.
 func Reference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) ([]float64, error) {
 	if cfg.InnerOnly {
-		p, err := cpu.NewInner[float64](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
+		p, err := reference.NewInner[float64](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
 		if err != nil {
 			return nil, err
 		}
@@ -49,7 +49,7 @@ func Reference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (
 		p.Run(out, xq, get("xk"), get("xv"), get("gate"), cfg.Batch, cfg.SeqLen)
 		return out, nil
 	}
-	m, err := cpu.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
+	m, err := reference.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}

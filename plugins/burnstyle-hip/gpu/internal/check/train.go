@@ -7,7 +7,7 @@ import (
 
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/harness/workload/ttt/reference"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
@@ -41,7 +41,7 @@ func uniform(s *uint64) float64 {
 
 // InnerGradFD is the float64 gradient of sum(out * dout) with respect to
 // every inner parameter and the inputs xq, xk, xv, gate, by central
-// differences of the CPU inner model (cpu.Inner.Run in float64). Each
+// differences of the CPU inner model (reference.Inner.Run in float64). Each
 // (sequence, head) is independent, so one pair of runs perturbs the same
 // position of every sequence and head at once and reads each one's own
 // loss: the cost is that of one sequence and head.
@@ -77,7 +77,7 @@ func InnerGradFD(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor,
 		for n, v := range params {
 			wt[n] = tensorfile.F64(shapes[n], v)
 		}
-		p, err := cpu.NewInner[float64](wt, "layers.0.ttt.", nh, f, K, mlp, ttt.BaseLR(cfg.TTTType))
+		p, err := reference.NewInner[float64](wt, "layers.0.ttt.", nh, f, K, mlp, ttt.BaseLR(cfg.TTTType))
 		if err != nil {
 			return nil, err
 		}
@@ -232,10 +232,10 @@ type TrainRef struct {
 	Grads  map[string][]float64
 }
 
-// TrainReference runs the CPU model's float64 training step (package cpu,
-// the reference xbench verify grades backends against) on w and the tokens.
+// TrainReference runs the CPU model's float64 training step (package
+// reference, the one xbench verify grades backends against) on w and the tokens.
 func TrainReference(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (TrainRef, error) {
-	m, err := cpu.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
+	m, err := reference.NewModel[float64](s, cfg.TTTType, cfg.Backbone, cfg.MiniBatch, w)
 	if err != nil {
 		return TrainRef{}, err
 	}
