@@ -156,7 +156,6 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
-	warnGPUSizedDefaults(a, fs, wl, w.device)
 	if err := c.checkWritable(); err != nil {
 		return err
 	}
@@ -174,6 +173,7 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 	if baseline != "" && !contains(names, baseline) {
 		return usagef("--baseline %q is not among the backends run (backends: %s)", workload.Cut(baseline, 80), strings.Join(names, ", "))
 	}
+	warnGPUSizedDefaults(a, fs, wl, w.device) // after every input is checked: a refusal stays one line
 	var results []result.Result
 	total := len(names) * len(jobs)
 	done := 0

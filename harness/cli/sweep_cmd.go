@@ -211,9 +211,6 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
-	if f.gpus == "" {
-		warnGPUSizedDefaults(a, fs, f.w.w, f.w.device)
-	}
 	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.timeout, f.w.w.Name())
 	if err != nil {
 		return err
@@ -221,6 +218,9 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	plan, err = f.cells(fs, names)
 	if err != nil {
 		return err
+	}
+	if f.gpus == "" {
+		warnGPUSizedDefaults(a, fs, f.w.w, f.w.device) // after every input is checked: a refusal stays one line
 	}
 	if f.slurm {
 		return f.submit(a, fs, folder, plan, root)
