@@ -1,8 +1,20 @@
 """The cross-check's table (issue 31): reads DIR/pytorch.jsonl and
 DIR/jax.jsonl (scripts/clock_crosscheck.py) and DIR/burnstyle-hip.jsonl
-(`xbench run --json` lines), prints each case's median per framework and
-its deviation from pytorch's, then the overhead lines. Exit 1 when a case
-read by two frameworks differs by more than TOL (5%), or a cell is missing.
+(`xbench run --json` lines).
+
+First, the one clock: the vendor kernel (cuBLAS's, cuDNN's) of each case as
+each framework's CUPTI records read it. Where two frameworks ran the same
+kernel (the same name) it must read within TOL (5%) of pytorch's;
+burnstyle-hip, a Go process with no CUPTI, is its sample (one cuBLAS call
+between held-stream events) against pytorch's kernel. A different kernel
+(cuBLAS picks by the call's output type: JAX asks for float32 out and
+converts) is shown and not asserted: it is not the same kernel. Exit 1 when
+an asserted pair differs by more, or a cell is missing.
+
+Then each framework's whole sample (docs/protocol.md: the device span of the
+call, with every kernel it launched) beside pytorch's, not asserted: the
+extra kernels a framework launches for the same operation are its cost, and
+the kernel lists below name them. Then the overhead lines.
 
   python3 scripts/clock_table.py DIR
 """
@@ -34,6 +46,65 @@ def burnstyle_case(r):
     return None
 
 
+VENDOR = {"gemm": ("nvjet", "cutlass", "gemm", "xmma"), "attention": ("cudnn", "sdpa", "fmha", "flash")}
+
+
+def vendor_kernel(case: str, kernels: list):
+    """(name, us) of the longest kernel of a case's vendor library in one
+    traced call's list ("kernel:NAME 12.3us"), or None."""
+    keys = VENDOR["gemm" if case.startswith("gemm") else "attention"]
+    best = None
+    for k in kernels or []:
+        kind, _, rest = k.partition(":")
+        name, _, dur = rest.rpartition(" ")
+        if kind != "kernel" or not dur.endswith("us") or not any(w in name.lower() for w in keys):
+            continue
+        us = float(dur[:-2])
+        if best is None or us > best[1]:
+            best = (name, us)
+    return best
+
+
+def kernel_table(cells) -> bool:
+    """The vendor kernel per framework against pytorch's; True when every
+    asserted pair is within TOL."""
+    ok = True
+    print(f"{'case':<46} {'framework':<14} {'vendor kernel':<58} {'us':>9} {'vs pytorch':>10}  verdict")
+    for c in CASES:
+        ref = vendor_kernel(c, cells.get((c, "pytorch"), {}).get("kernels"))
+        if ref is None:
+            print(f"{c:<46} {'pytorch':<14} {'(no vendor kernel recorded)':<58} {'-':>9} {'':>10}  FAIL")
+            ok = False
+            continue
+        print(f"{c:<46} {'pytorch':<14} {ref[0][:58]:<58} {ref[1]:>9.1f} {'':>10}")
+        for fw in ("jax", "jax-xla", "burnstyle-hip"):
+            r = cells.get((c, fw))
+            if r is None:
+                continue
+            if fw == "burnstyle-hip":
+                if not r.get("median_ms"):
+                    print(f"{'':<46} {fw:<14} {'(no sample: ' + str(r.get('message', ''))[:40] + ')':<58}")
+                    ok = False
+                    continue
+                us, name, same = r["median_ms"] * 1e3, "its sample: one cuBLAS call, held-stream events", True
+            else:
+                k = vendor_kernel(c, r.get("kernels"))
+                if k is None:
+                    print(f"{'':<46} {fw:<14} {'(no vendor kernel: ' + str(r.get('status')) + ')':<58}")
+                    ok &= fw == "jax-xla"
+                    continue
+                name, us = k
+                same = name == ref[0]
+            dev = us / ref[1] - 1
+            if same and fw != "jax-xla":
+                verdict = "PASS" if abs(dev) <= TOL else "FAIL"
+                ok &= verdict == "PASS"
+            else:
+                verdict = "shown (another kernel)" if not same else "shown"
+            print(f"{'':<46} {fw:<14} {name[:58]:<58} {us:>9.1f} {dev:>+10.1%}  {verdict}")
+    return ok
+
+
 def main(d):
     cells, extra = {}, []
     for fw in ("pytorch", "jax", "jax-xla"):
@@ -49,17 +120,15 @@ def main(d):
                                               "timing": r.get("env", {}).get("timing", "")}
         elif name:
             cells[(name, "burnstyle-hip")] = {"median_ms": None, "status": r.get("status"), "message": r.get("message")}
-    ok = True
-    print(f"{'case':<48} " + " ".join(f"{f:>14}" for f in FRAMEWORKS) + "   jax/pt  bh/pt  xla/pt verdict")
+    print("the vendor kernel through each framework's clock (asserted where it is the same kernel):")
+    ok = kernel_table(cells)
+    print("\neach framework's whole sample, median (not asserted: a framework's extra kernels are its cost):")
+    print(f"{'case':<48} " + " ".join(f"{f:>14}" for f in FRAMEWORKS) + "   jax/pt  bh/pt  xla/pt")
     for c in CASES:
         ms = [cells.get((c, f), {}).get("median_ms") for f in FRAMEWORKS]
-        # Each framework against pytorch; burnstyle-hip runs the GEMM only.
         devs = [m / ms[0] - 1 if m and ms[0] else float("nan") for m in ms[1:]]
-        need = devs[:2] if c.startswith("gemm") else devs[:1]
-        verdict = "PASS" if all(abs(d) <= TOL for d in need) else "FAIL"  # nan (a missing cell) fails
-        ok &= verdict == "PASS"
         print(f"{c:<48} " + " ".join(f"{m:>11.4f} ms" if m else f"{'-':>14}" for m in ms)
-              + "  " + " ".join(f"{d:+6.1%}" for d in devs) + f"  {verdict}")
+              + "  " + " ".join(f"{d:+6.1%}" for d in devs))
     print("\nclocks (env.timing), the same call on the framework's own clock untraced, and the kernels:")
     for (c, f), r in sorted(cells.items()):
         own = r.get("own_clock_untraced_ms")
@@ -76,7 +145,7 @@ def main(d):
     print("\noverhead lines:")
     for r in extra:
         print("  " + json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in r.items()}))
-    print(f"\ncross-check within {TOL:.0%}: {'PASS' if ok else 'FAIL'}")
+    print(f"\ncross-check (the same vendor kernel, one clock) within {TOL:.0%}: {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 
 

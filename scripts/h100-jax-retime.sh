@@ -31,7 +31,7 @@ cache=${CACHE:-/tmp/xbench-compile-cache}
 . "$(dirname "$0")/device-step.sh"
 . "$(dirname "$0")/lib-cupti.sh"
 
-install_cupti | tee -a "$log"
+install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" >> "$log"  # not in a pipe: install_cupti exports PYTHONPATH
 if ! python3 -c 'import sys; sys.path.insert(0, "plugins/_python"); import xbench_devclock as d; s, why = d.cupti_source(); sys.exit(0 if s else (print(why) or 1))'; then
   echo "no device clock here: refusing to re-time on the host clock" | tee -a "$log"
   exit 2
