@@ -39,7 +39,7 @@ for f in glob.glob(sys.argv[1] + "/**/*.json", recursive=True):
         continue
     if not isinstance(r, dict) or r.get("status") != "ok" or not r.get("samples_ms"):
         continue
-    c = r["config"]
+    c = r["config"].get("params") or r["config"]  # schema 2 keeps the shape under params
     key = tuple(c.get(k) for k in ("m", "n", "k", "batch", "layout", "dtype"))
     runs[key][r["backend"]] = (statistics.median(r["samples_ms"]), r.get("env", {}).get("timing", ""))
 pairs = [(k, v["burnstyle-hip"], v["burnstyle-hip/cublaslt"]) for k, v in runs.items()
