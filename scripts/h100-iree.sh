@@ -33,17 +33,7 @@ if ! python3 -c 'import iree.runtime' 2>/dev/null; then
 fi
 [ -d "$cache/iree" ] || echo "WARNING: no $cache/iree: every iree cell will answer unsupported (no compiler here)" | tee -a "$log"
 
-# step NAME SECONDS CMD...: as in scripts/h100-gemm.sh (STEPS picks steps,
-# each is cut at the time left before DEADLINE).
-step() {
-  local name=$1 want=$2; shift 2
-  if [ -n "${STEPS:-}" ] && ! echo ",$STEPS," | grep -q ",$name,"; then return; fi
-  local left=$(( deadline - ($(date +%s) - start) - 15 ))
-  if [ "$left" -lt 30 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; return; fi
-  [ "$want" -gt "$left" ] && want=$left
-  echo; echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
-  timeout -k 5 "$want" "$@" 2>&1 | grep -v '^\[.*\] .*: .* \.\.\.$' | tee -a "$log"
-}
+. "$(dirname "$0")/device-step.sh"  # step NAME SECONDS CMD...: STEPS picks steps, each cut at the deadline
 
 cc="--compile-cache $cache"
 step machine 15 sh -c 'nvidia-smi -L; python3 -c "import iree.runtime as r; print(r.query_available_drivers())"'

@@ -53,19 +53,8 @@ log="$out/kernelbench.log"
 : > "$log"
 fails=0
 
-# step NAME SECONDS CMD...: run CMD within what is left of the deadline, log it.
-step() {
-  local name=$1 want=$2; shift 2
-  local left=$(( deadline - ($(date +%s) - start) - 10 ))
-  if [ "$left" -lt 15 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; fails=$((fails+1)); return; fi
-  [ "$want" -gt "$left" ] && want=$left
-  echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
-  local t0=$(date +%s)
-  timeout -k 5 "$want" "$@" 2>&1 | grep -v '^\[.*\] .*: .* \.\.\.$' | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== $name: exit $rc after $(( $(date +%s) - t0 ))s" | tee -a "$log"
-  [ "$rc" -eq 0 ] || fails=$((fails+1))
-}
+STEP_RESERVE=10 STEP_MIN=15
+. "$(dirname "$0")/device-step.sh"  # step NAME SECONDS CMD...
 
 # export_csv DIR FILE: the sweep's results as CSV (statistics recomputed from the samples on read).
 export_csv=(sh -c '"$0" export --format csv "$1" > "$2"' "$X")

@@ -27,19 +27,8 @@ log="$out/h100-problems.log"
 : > "$log"
 fails=0
 
-# step NAME SECONDS CMD...: run CMD within what is left of the deadline, log it.
-step() {
-  local name=$1 want=$2; shift 2
-  local left=$(( deadline - ($(date +%s) - start) - 15 ))
-  if [ "$left" -lt 20 ]; then echo "=== SKIP $name: ${left}s left" | tee -a "$log"; fails=$((fails+1)); return; fi
-  [ "$want" -gt "$left" ] && want=$left
-  echo "=== $name (limit ${want}s, t=$(( $(date +%s) - start ))s)" | tee -a "$log"
-  local t0=$(date +%s)
-  timeout -k 5 "$want" "$@" 2>&1 | grep -v '^\[.*\] .*: .* \.\.\.$' | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== $name: exit $rc after $(( $(date +%s) - t0 ))s" | tee -a "$log"
-  [ "$rc" -eq 0 ] || fails=$((fails+1))
-}
+STEP_RESERVE=15 STEP_MIN=20
+. "$(dirname "$0")/device-step.sh"  # step NAME SECONDS CMD...
 
 step machine 15 sh -c 'nvidia-smi -L 2>/dev/null || echo "no nvidia-smi"; nproc; '"$X"' backends 2>&1 | grep -E "^(pytorch|candidates)"'
 step "verify level2/1 against float64" 120 $X verify --workload problem --level 2 --problem 1 --device "$device" \
