@@ -69,7 +69,7 @@ def fmt(x, digits=3) -> str:
     return "-" if x is None else f"{x:.{digits}g}"
 
 
-def cause(key, ratio, p, o, cold, warm, tol) -> str:
+def cause(key, p, o, cold, warm) -> str:
     """Why a problem is outside the tolerance, from what was measured: a known
     upstream change, this machine (KernelBench's own method reads it off here
     too), or host dispatch between the call's kernels (hidden by KernelBench's
@@ -111,7 +111,7 @@ def baseline_table(problems, published, ours, strict, tol, method_cold=None, met
         note = ""
         if not ok:
             key = f"{lv}/{name}"
-            note = cause(key, ratio, p, o, mc, mw, tol)
+            note = cause(key, p, o, mc, mw)
             outliers.append(f"{key}: {fmt(ratio)}x, {note}")
         rows.append(f"| {lv} | {name} | {fmt(p)} | {fmt(o)} | {fmt(ratio)} | {'yes' if ok else 'NO'} | {fmt(mc)} | "
                     f"{fmt(mw)} | {fmt(s)} | {fmt(s / p if s and p else None)} | {note} |")
