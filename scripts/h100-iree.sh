@@ -45,14 +45,22 @@ for d in bfloat16 float32; do
   step verify-attention-$d 60 $X verify --workload attention --device cuda --batch 2 --heads 4 --kv-heads 2 \
     --seq-len 133 --head-dim 40 --causal true --dtype $d --backends iree,pytorch $cc --results "$R/verify"
 done
-step sweep-attention 120 $X sweep --workload attention --device cuda --shapes llm --phase forward --dtype bfloat16 \
-  --backends iree,pytorch --warmup 3 --repeats 10 --timeout 120s --cold-cache=false $cc --results "$R/attention"
+# Which attention modules run on the GPU: the first sweep's b32 h12 s512 d64
+# cell ran past 100 s (scripts/iree_attention_probe.py separates MHA from GQA
+# and a hoisted mask from one built each call).
+step probe-attention 120 python3 scripts/iree_attention_probe.py "$cache" 45
+# The attention llm suite, forward, bfloat16, with iree beside every other
+# backend in one sweep (cold L2, the attention default, as
+# results/h100-attention/sweep was timed); a cell that hangs is cut at 60 s.
+step sweep-attention 400 $X sweep --workload attention --device cuda --shapes llm --phase forward --dtype bfloat16 \
+  --backends "${ATTN_BACKENDS:-iree,pytorch,pytorch/sdpa-flash,burnstyle-hip,triton,jax}" --warmup 3 --repeats 10 \
+  --timeout 60s $cc --results "$R/attention-llm"
 step sweep-gemm 9999 sh -c "
   t0=\$(date +%s)
   $X sweep --workload gemm --device cuda --backends iree,pytorch --dtype bfloat16,float32 --shapes square,llm \
     --warmup 3 --repeats 10 --timeout 120s --cold-cache=false $cc --results $R/gemm
   echo sweep wall \$(( \$(date +%s) - t0 ))s"
-for s in gemm attention; do $X sweep --results "$R/$s" --status 2>&1 | tee -a "$log"; done
-step ratios 20 python3 scripts/iree_ratio.py "$R/gemm" "$R/attention"
+for s in gemm attention-llm; do [ -d "$R/$s" ] && $X sweep --results "$R/$s" --status 2>&1 | tee -a "$log"; done
+step ratios 20 python3 scripts/iree_ratio.py "$R/gemm" "$R/attention-llm"
 tar czf "$out/results-iree.tgz" "$R"
 echo "=== done at t=$(( $(date +%s) - start ))s" | tee -a "$log"
