@@ -13,9 +13,14 @@ Timing: the host clock around one call of the module's function. The Python
 call is synchronous: IREE's synchronous entry point submits the work and
 waits on its fence before returning (checked on the H100: a 1.1 ms bf16
 4096^3 product's first call returned after 1 ms). So a sample is device work
-plus IREE's launch path and the output allocation (see HostTimer). A device
-clock (CUPTI kernel spans, plugins/_python/xbench_devclock.py once merged)
-plugs in at Backend.timer: return that timer for device.kind == "cuda".
+plus IREE's launch path and the output allocation (see HostTimer); on cuda
+the contract wraps it in the device clock (xbench_devclock: the span of the
+call's CUPTI kernel records), which leaves those out.
+
+--cold-cache on a GPU: before each sample, outside it, the device fills a
+buffer of xbench_modes.GPU_FLUSH_BYTES with a new value through a HAL
+command buffer (DeviceFlush), as the other backends write theirs, and waits
+for it.
 
 Backward attention is answered unsupported: IREE compiles what it is given
 and has no autodiff of its own (a backward would be MLIR written or exported
@@ -72,6 +77,44 @@ class HostTimer(xc.Timer):
                    "wait on the call's fence; includes IREE's launch path and the output allocation")
 
 
+class DeviceFlush:
+    """--cold-cache on a GPU: a fill of a device buffer larger than any L2
+    (xbench_modes.GPU_FLUSH_BYTES), each time with a new 32-bit value so no
+    layer can skip the write, submitted through a HAL command buffer and
+    waited for on a timeline semaphore. The buffer is allocated on the first
+    flush, so a warm run never holds it."""
+
+    def __init__(self, device):
+        self.device = device
+        self.buffer = None
+        self.semaphore = None
+        self.n = 0
+
+    def __call__(self) -> None:
+        import xbench_modes
+
+        if self.buffer is None:
+            self.buffer = self.device.allocator.allocate_buffer(
+                memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
+                allocation_size=xbench_modes.GPU_FLUSH_BYTES)
+            self.semaphore = self.device.create_semaphore(0)
+        self.n += 1
+        cb = rt.HalCommandBuffer(self.device)
+        cb.fill(self.buffer, np.uint32(self.n), end=True)
+        self.device.queue_execute(cb, [(self.semaphore, self.n - 1)], [(self.semaphore, self.n)])
+        self.semaphore.wait(self.n)
+
+
+class GPUTimer(HostTimer):
+    """The host timer with a device cache flush (DeviceFlush) for --cold-cache."""
+
+    def __init__(self, device):
+        self._flush = DeviceFlush(device)
+
+    def flush(self) -> None:
+        self._flush()
+
+
 class Backend(xc.Framework):
     framework = "iree"
     capabilities = CAPS
@@ -113,11 +156,10 @@ class Backend(xc.Framework):
                          f"{target.name}", count=len(devs))
 
     def timer(self, device: xc.Device) -> xc.Timer:
-        # The device clock, once plugins/_python/xbench_devclock.py (branch
-        # h31) is merged: `return xbench_devclock.device_timer(HostTimer(),
-        # device.kind)` (a CUPTI kernel span on cuda; this host timer
-        # elsewhere, and on cuda where CUPTI is missing, labelled so).
-        return HostTimer()
+        # the contract wraps this in the device clock on cuda (xbench_devclock)
+        if device.kind == "cpu":
+            return HostTimer()  # the contract's host-buffer flush evicts the CPU's caches
+        return GPUTimer(self._config(device.kind).device)
 
     def release(self) -> None:
         gc.collect()

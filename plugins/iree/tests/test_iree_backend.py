@@ -86,3 +86,30 @@ def test_refusals(fw):
         fw.prepare_attention(back, "", fw.resolve_device("cpu"), 0)
     tf32 = xc.Gemm(m=8, n=8, k=8, dtype="tf32").config()
     assert xc.run(fw, tf32, device="cpu")["status"] == "unsupported"
+
+
+def test_device_flush_writes_a_new_value_each_time(monkeypatch):
+    """--cold-cache's device write (DeviceFlush), on the local-task driver:
+    each flush fills the whole buffer with the next value and waits for it."""
+    import iree.runtime as rt
+    import numpy as np
+
+    import xbench_modes
+
+    monkeypatch.setattr(xbench_modes, "GPU_FLUSH_BYTES", 1 << 16)
+    flush = iree_backend.DeviceFlush(rt.Config("local-task").device)
+    for want in (1, 2, 3):
+        flush()
+        words = flush.buffer.map().asarray((1 << 14,), np.dtype(np.uint32))
+        assert flush.buffer.byte_length() == 1 << 16
+        assert (words == want).all(), (want, words[:4])
+        del words
+
+
+def test_gpu_timer_has_a_device_flush():
+    import iree.runtime as rt
+
+    import xbench_contract as xc
+
+    assert xc.has_device_flush(iree_backend.GPUTimer(rt.Config("local-task").device))
+    assert not xc.has_device_flush(iree_backend.HostTimer())
