@@ -135,7 +135,7 @@ print("jax mm: records per call:", kcount)
 try:
     import jax_gemm
 
-    xg = jax.jit(jax_gemm.gemm_fn("nn", "bfloat16"))
+    xg = jax.jit(jax_gemm.gemm_fn("nn", "bfloat16", gpu=True))
     a3, b3 = a[None], b[None]
     jsync(xg(a3, b3))
     s, recs = span_of(lambda: xg(a3, b3), jsync)

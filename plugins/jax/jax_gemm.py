@@ -20,13 +20,15 @@ Precision, explicit on every dot:
   tf32      lax.DotAlgorithmPreset.TF32_TF32_F32 (TF32 operands, float32
             accumulation; the explicit form of default_matmul_precision
             "tensorfloat32", whose HIGH precision XLA may run as 3 bf16 passes)
-  bfloat16/float16  plain dot of the narrow operands with
-            precision=DEFAULT and preferred_element_type=float32, cast to the
-            dtype: float32 accumulation is then stated, not left to the
-            backend; XLA's gemm rewriter can fold the cast into the
-            cuBLASLt epilogue (not verified here: on an H100, bf16 8192^3
-            ran at ~88% of torch.matmul, so look at the HLO before
-            blaming the kernel)
+  bfloat16/float16  on a GPU, a plain dot of the narrow operands with a
+            narrow result (precision=DEFAULT): XLA:GPU makes it one cuBLASLt
+            gemm with a float32 compute type, the call torch.matmul makes,
+            so the same vendor kernel runs through both (issue 31: with
+            preferred_element_type=float32 and a cast, XLA asked cuBLAS for a
+            float32 output and converted it in a kernel of its own, 2.4-128
+            us more on the H100). On the CPU, preferred_element_type=float32
+            and a cast, so the float32 accumulation is stated, not left to
+            XLA:CPU
   float8_e4m3  e4m3fn operands (scale 1), preferred_element_type=bfloat16,
             which XLA's gemm rewriter turns into a cuBLASLt fp8 gemm on sm_89+
             (cuda only)
@@ -77,8 +79,9 @@ def _check(device: str, dtype: str) -> None:
         raise ValueError(f"jax gemm: dtype {dtype} is not supported on {kind} (supported: {DTYPES.get(kind, ())})")
 
 
-def gemm_fn(layout: str, dtype: str) -> Callable:
-    """The (unjitted) product of stored a, b for this layout and dtype."""
+def gemm_fn(layout: str, dtype: str, gpu: bool = False) -> Callable:
+    """The (unjitted) product of stored a, b for this layout and dtype (gpu:
+    the form for a GPU, see the module docstring)."""
     dims = (((2 if layout[0] == "n" else 1,), (1 if layout[1] == "n" else 2,)), ((0,), (0,)))
     if dtype == "float32":
         return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.HIGHEST,
@@ -89,6 +92,8 @@ def gemm_fn(layout: str, dtype: str) -> Callable:
     if dtype == "float8_e4m3":
         return lambda a, b: lax.dot_general(a, b, dims, preferred_element_type=jnp.bfloat16)
     out = _STORE[dtype]
+    if gpu:
+        return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.DEFAULT, preferred_element_type=out)
     return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.DEFAULT,
                                         preferred_element_type=jnp.float32).astype(out)
 
@@ -106,7 +111,7 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
         a = jax.random.normal(ka, sa, jnp.float32).astype(_STORE[dtype])
         b = jax.random.normal(kb, sb, jnp.float32).astype(_STORE[dtype])
     a, b = jax.device_put(a, dev), jax.device_put(b, dev)
-    fn = jax.jit(gemm_fn(layout, dtype))
+    fn = jax.jit(gemm_fn(layout, dtype, gpu=dev.platform == "gpu"))
     fn(a, b).block_until_ready()
 
     return timed_step(fn, (a, b))
@@ -123,5 +128,5 @@ def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) ->
         raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
     ja = jax.device_put(np.ascontiguousarray(a, np.float32), dev).astype(_STORE[dtype])
     jb = jax.device_put(np.ascontiguousarray(b, np.float32), dev).astype(_STORE[dtype])
-    c = jax.jit(gemm_fn(layout, dtype))(ja, jb)
+    c = jax.jit(gemm_fn(layout, dtype, gpu=dev.platform == "gpu"))(ja, jb)
     return np.asarray(c.astype(jnp.float32)).reshape(batch, m, n)

@@ -79,6 +79,22 @@ def test_no_transpose_op_in_the_jaxpr(layout):
     assert str(dot.params["precision"]).upper().count("HIGHEST") >= 1
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_narrow_gemm_on_a_gpu_is_one_dot_with_a_narrow_result(dtype):
+    # On a GPU the product is the dot alone with a 16-bit result, which XLA
+    # makes the cuBLASLt call torch makes (float32 compute type); on the CPU
+    # the float32 accumulation is stated: a float32 dot, then a cast.
+    store = {"bfloat16": jnp.bfloat16, "float16": jnp.float16}[dtype]
+    sa, sb = g.stored_shapes(M, N, K, 1, "nt")
+    args = (jnp.zeros(sa, store), jnp.zeros(sb, store))
+    gpu = jax.make_jaxpr(g.gemm_fn("nt", dtype, gpu=True))(*args)
+    assert [e.primitive.name for e in gpu.eqns] == ["dot_general"]
+    assert gpu.eqns[0].outvars[0].aval.dtype == store
+    cpu = jax.make_jaxpr(g.gemm_fn("nt", dtype))(*args)
+    assert [e.primitive.name for e in cpu.eqns] == ["dot_general", "convert_element_type"]
+    assert cpu.eqns[0].outvars[0].aval.dtype == jnp.float32
+
+
 def test_bad_params_rejected():
     with pytest.raises(ValueError):
         g.prepare(_params("nx", 1, "float32"), "cpu", 0)
