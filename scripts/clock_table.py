@@ -5,8 +5,9 @@ DIR/jax.jsonl (scripts/clock_crosscheck.py) and DIR/burnstyle-hip.jsonl
 First, the one clock: the vendor kernel (cuBLAS's, cuDNN's) of each case as
 each framework's CUPTI records read it. Where two frameworks ran the same
 kernel (the same name) it must read within TOL (5%) of pytorch's;
-burnstyle-hip, a Go process with no CUPTI, is its sample (one cuBLAS call
-between held-stream events) against pytorch's kernel. A different kernel
+burnstyle-hip, a Go process, is its sample (one cuBLAS call; the span of
+its CUPTI records where the Go side loaded libcupti, else held-stream
+events, as its timing says) against pytorch's kernel. A different kernel
 (cuBLAS picks by the call's output type: JAX asks for float32 out and
 converts) is shown and not asserted: it is not the same kernel. Exit 1 when
 an asserted pair differs by more, or a cell is missing.
@@ -86,7 +87,8 @@ def kernel_table(cells) -> bool:
                     print(f"{'':<46} {fw:<14} {'(no sample: ' + str(r.get('message', ''))[:40] + ')':<58}")
                     ok = False
                     continue
-                us, name, same = r["median_ms"] * 1e3, "its sample: one cuBLAS call, held-stream events", True
+                clock = "CUPTI span" if str(r.get("timing", "")).startswith("cupti-kernel-span") else "held-stream events"
+                us, name, same = r["median_ms"] * 1e3, f"its sample: one cuBLAS call, {clock}", True
             else:
                 k = vendor_kernel(c, r.get("kernels"))
                 if k is None:
@@ -138,10 +140,12 @@ def main(d):
     for (c, f), r in sorted(cells.items()):
         if c not in CASES:
             print(f"\n{c}, {f}: {r['median_ms']} ms; clock: {r.get('timing', '')[:220]}")
-    for r in rows(os.path.join(d, "burnstyle-hip-nohold.jsonl")):
-        if r.get("samples_ms"):
-            print(f"\nburnstyle-hip without the stream hold, {burnstyle_case(r)}: {statistics.median(r['samples_ms']):.4f} ms; "
-                  f"clock: {r.get('env', {}).get('timing', '')[:120]}")
+    for f, what in (("burnstyle-hip-events", "on CUDA events, the stream held"),
+                    ("burnstyle-hip-nohold", "on CUDA events without the stream hold")):
+        for r in rows(os.path.join(d, f"{f}.jsonl")):
+            if r.get("samples_ms"):
+                print(f"\nburnstyle-hip {what}, {burnstyle_case(r)}: {statistics.median(r['samples_ms']):.4f} ms; "
+                      f"clock: {r.get('env', {}).get('timing', '')[:120]}")
     print("\noverhead lines:")
     for r in extra:
         print("  " + json.dumps({k: (round(v, 5) if isinstance(v, float) else v) for k, v in r.items()}))

@@ -10,7 +10,7 @@
 # The same vendor kernel through every framework, on the protocol's clock
 # (docs/protocol.md, "What one sample is"): cuBLAS GEMM bf16 at 1024^3,
 # 4096^3, 8192^3 through pytorch, jax (XLA's Triton GEMM turned off) and
-# burnstyle-hip, and cuDNN's attention forward b4 h32/8 s4096 d128 causal
+# burnstyle-hip (its Go side reads CUPTI's records too: plugins/burnstyle-hip/cupti), and cuDNN's attention forward b4 h32/8 s4096 d128 causal
 # bf16 through pytorch/sdpa-cudnn and jax/cudnn, one process per framework;
 # the table must say PASS (every case within 5%). Then the overhead lines: a
 # null call, the 4096^3 GEMM with tracing on and off, and a launch-bound
@@ -34,7 +34,7 @@ lim() { local left=$(( deadline - ($(date +%s) - start) - 20 )); [ "$left" -lt 5
 . scripts/lib-cupti.sh
 t "install cupti-python"; install_cupti
 
-rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip,burnstyle-hip-nohold}.jsonl
+rm -f "$out"/{pytorch,jax,jax-xla,burnstyle-hip,burnstyle-hip-events,burnstyle-hip-nohold}.jsonl
 t "burnstyle-hip"
 for n in 1024 4096 8192; do
   timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
@@ -47,9 +47,12 @@ for fw in pytorch jax; do
 done
 t "jax with XLA's own GEMM choice (shown, not asserted)"
 timeout -k 5 $(lim 90) $PY scripts/clock_crosscheck.py --framework jax --xla-choice --out "$out" || echo "jax-xla exited $?"
-t "burnstyle-hip without the stream hold (shown, not asserted)"
+t "burnstyle-hip on CUDA events instead of CUPTI records, held and not (shown, not asserted)"
 for n in 1024 4096; do
-  XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+  XBENCH_BURNSTYLE_CUPTI=0 timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
+    --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench-events" \
+    | grep '^{' >> "$out/burnstyle-hip-events.jsonl" || echo "burnstyle-hip events gemm $n exited $?"
+  XBENCH_BURNSTYLE_CUPTI=0 XBENCH_BURNSTYLE_HOLD=0 timeout -k 5 $(lim 60) $X run --workload gemm --backends burnstyle-hip --device cuda --m $n --n $n --k $n \
     --dtype bfloat16 --layout nn --warmup 10 --repeats 30 --cold-cache=false --json --results "$out/xbench-nohold" \
     | grep '^{' >> "$out/burnstyle-hip-nohold.jsonl" || echo "burnstyle-hip nohold gemm $n exited $?"
 done

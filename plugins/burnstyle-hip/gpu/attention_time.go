@@ -76,7 +76,7 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		return AttentionTiming{}, err
 	}
 	out.Device = d.Info()
-	out.Timing = clockWord(d.rt.lastHeld) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
+	out.Timing = clockWord(d.rt.lastHeld, d.rt.lastTraced, d.rt.tracerPath()) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
 	}

@@ -103,6 +103,7 @@ func openCUDA() (*rt, error) {
 	r.driver = fmt.Sprintf("CUDA %d.%d, sm_%d%d", ver/1000, ver%1000/10, major, minor)
 	r.bindGraphs(lib, path, cudaGraphNames)
 	r.bindHold(lib, path)
+	r.tracer, r.tracerWhy = openTracer()
 	if major >= 9 { // clusters: optional, an older driver simply has none
 		var ex func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
 		if bind(lib, path, map[string]any{"cuLaunchKernelEx": &ex}) == nil {

@@ -420,7 +420,7 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 		call, path = "one cublasLtMatmul with "+out.Algo, d.ltLib.path
 	}
 	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		clockWord(d.rt.lastHeld), call, out.Library, path)
+		clockWord(d.rt.lastHeld, d.rt.lastTraced, d.rt.tracerPath()), call, out.Library, path)
 	if lt {
 		out.Timing += " (with the algorithm search before it)"
 	}

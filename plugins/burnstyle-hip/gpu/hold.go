@@ -114,11 +114,3 @@ func (h *streamHold) heldLaunch(r *rt, start, end uintptr, launch func() error) 
 	h.release()
 	return !fired.Load(), nil
 }
-
-// clockWord is the start of a Time*'s Timing: which events the samples are.
-func clockWord(held bool) string {
-	if held {
-		return "device events, the stream held until the call is queued (host launch not in the sample)"
-	}
-	return "device events around each launch (host launch in the sample)"
-}

@@ -96,7 +96,12 @@ func TestHoldFallsBack(t *testing.T) {
 	if (&fakeHold{}).rt().newHold() != nil || (&rt{}).newHold() != nil {
 		t.Error("a hold where it is off or unbound")
 	}
-	if !strings.Contains(clockWord(true), "not in the sample") || !strings.Contains(clockWord(false), "launch in the sample") {
+	if !strings.Contains(clockWord(true, false, ""), "not in the sample") || !strings.Contains(clockWord(false, false, ""), "launch in the sample") {
 		t.Error("clockWord does not say whether the launch is in the sample")
+	}
+	// Record spans: the Python backends' name for the clock, the library, and the hold.
+	if w := clockWord(true, true, "/x/libcupti.so.13"); !strings.HasPrefix(w, "cupti-kernel-span: ") ||
+		!strings.Contains(w, "/x/libcupti.so.13") || !strings.Contains(w, "held") {
+		t.Errorf("clockWord(traced) = %q", w)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"unsafe"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cupti"
 )
 
 // rt is one opened vendor runtime: the shared driver and compiler tables plus
@@ -40,6 +42,12 @@ type rt struct {
 	// behind a hold.
 	hold     *holdAPI
 	lastHeld bool
+	// tracer reads the kernels' own timestamps (trace.go), nil where CUPTI
+	// is absent (why in tracerWhy); lastTraced says whether timedLaunches'
+	// samples are record spans.
+	tracer     *cupti.Tracer
+	tracerWhy  string
+	lastTraced bool
 	graph    *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 

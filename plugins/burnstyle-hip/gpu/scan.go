@@ -252,7 +252,7 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 	if err != nil {
 		return ScanTiming{}, err
 	}
-	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", clockWord(d.rt.lastHeld), spec.threads(), spec.smem())
+	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", clockWord(d.rt.lastHeld, d.rt.lastTraced, d.rt.tracerPath()), spec.threads(), spec.smem())
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
 	}

@@ -38,6 +38,15 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 		}
 		defer r.free(flush)
 	}
+	traced := r.tracer != nil // the samples are CUPTI record spans (trace.go)
+	if traced {
+		if err := r.sync(); err != nil { // the warmup's records are complete, then dropped
+			return nil, err
+		}
+		if _, _, err := r.spanOf(); err != nil {
+			return nil, err
+		}
+	}
 	hold := r.newHold()            // nil: the samples hold the launch (hold.go)
 	defer func() { hold.free() }() // the hold in use at the end (nil after a fallback, freed there)
 	samples := make([]float64, 0, repeats)
@@ -51,6 +60,11 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 			}
 			if err := r.sync(); err != nil {
 				return nil, err
+			}
+			if traced { // the flush's memset is not the call's
+				if _, _, err := r.spanOf(); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if hold != nil {
@@ -82,8 +96,19 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 		if err != nil {
 			return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
 		}
+		if traced {
+			span, ok, err := r.spanOf()
+			if err != nil {
+				return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
+			}
+			if !ok { // no records (CUPTI saw none of this work): the events from here on
+				traced = false
+			} else {
+				ms = span
+			}
+		}
 		samples = append(samples, ms)
 	}
-	r.lastHeld = hold != nil
+	r.lastHeld, r.lastTraced = hold != nil, traced
 	return samples, nil
 }

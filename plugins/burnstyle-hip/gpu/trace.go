@@ -1,0 +1,73 @@
+package gpu
+
+import (
+	"os"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cupti"
+)
+
+// The samples of timedLaunches are the span of the call's CUPTI activity
+// records (first kernel, copy or memset start to last end, on the GPU's own
+// timestamps) where libcupti loads next to a real CUDA driver: events around
+// a call add their own cost, about 2.4 us on the H100 (+44% on a 5.5 us
+// cuBLAS GEMM, results/h100-clock), which the records do not hold. The
+// events stay recorded and are the samples where CUPTI is absent.
+// XBENCH_BURNSTYLE_CUPTI=0 turns the records off; under the emulator
+// (XBENCH_LIBCUDA set) there is no CUPTI to read.
+
+// cuptiSpan is the first word of a Timing whose samples are record spans;
+// the Python backends' clock has the same name (xbench_devclock.CUPTI_SPAN).
+const cuptiSpan = "cupti-kernel-span"
+
+// openTracer starts CUPTI's records for this process, or returns nil and
+// why not.
+func openTracer() (*cupti.Tracer, string) {
+	if os.Getenv("XBENCH_BURNSTYLE_CUPTI") == "0" {
+		return nil, "XBENCH_BURNSTYLE_CUPTI=0"
+	}
+	if os.Getenv("XBENCH_LIBCUDA") != "" {
+		return nil, "XBENCH_LIBCUDA names another driver (the emulator): no CUPTI"
+	}
+	t, err := cupti.Open("")
+	if err != nil {
+		return nil, err.Error()
+	}
+	if err := t.Start(); err != nil {
+		return nil, err.Error()
+	}
+	return t, ""
+}
+
+// spanOf is the sample of the call just synchronized: the span of the
+// records drained since the last drain, or ok false when there were none
+// (the events' sample stands).
+func (r *rt) spanOf() (ms float64, ok bool, err error) {
+	recs, err := r.tracer.Drain()
+	if err != nil || len(recs) == 0 {
+		return 0, false, err
+	}
+	return cupti.Span(recs), true, nil
+}
+
+// clockWord is the start of a Time*'s Timing: what the samples are.
+func clockWord(held, traced bool, tracerPath string) string {
+	if traced {
+		how := "first kernel/memcpy/memset start to last end of the call's CUPTI activity records (GPU timestamps; " + tracerPath + ")"
+		if held {
+			how += ", the stream held until the call is queued"
+		}
+		return cuptiSpan + ": " + how
+	}
+	if held {
+		return "device events, the stream held until the call is queued (host launch not in the sample)"
+	}
+	return "device events around each launch (host launch in the sample)"
+}
+
+// tracerPath names the libcupti the records come from ("" without one).
+func (r *rt) tracerPath() string {
+	if r.tracer == nil {
+		return ""
+	}
+	return r.tracer.Path()
+}
