@@ -16,6 +16,8 @@
 # the first stopped. STEPS=scan,gemm runs only those steps. Needs bin/xbench
 # and .whl/cupti_python-13.0*.whl (scripts/lib-cupti.sh); without the wheel
 # the cells are timed on the host clock again, which the script refuses.
+# GEMM_DTYPES (default bfloat16,float32) and GEMM_DIR (default gemm) pick the
+# GEMM steps' dtypes and folder.
 # Each cell's env.timing names its clock: cupti-kernel-span, or the
 # framework's own clock for a launch-bound call (the scan at large T).
 set -uo pipefail
@@ -44,17 +46,17 @@ step "scan grid" 9999 $X sweep --workload scan --device cuda --shapes grid --per
   --semiring log,max --phase forward,backward --backends jax --warmup 2 --repeats 5 --timeout 120s \
   --cold-cache=false --compile-cache "$cache" --results "$R/scan"
 for shapes in llm square; do
-  step "gemm $shapes" 9999 $X sweep --workload gemm --device cuda --shapes $shapes --dtype bfloat16,float32 \
+  step "gemm $shapes" 9999 $X sweep --workload gemm --device cuda --shapes $shapes --dtype "${GEMM_DTYPES:-bfloat16,float32}" \
     --backends jax --warmup 3 --repeats 10 --timeout 120s --cold-cache=false --compile-cache "$cache" \
-    --results "$R/gemm"
+    --results "$R/${GEMM_DIR:-gemm}"
 done
-for d in attention scan gemm; do
+for d in attention scan ${GEMM_DIR:-gemm}; do
   [ -d "$R/$d" ] && { echo "--- $d"; $X sweep --results "$R/$d" --status; } 2>&1 | tee -a "$log"
 done
 # Which clock each cell got (first word of env.timing), by folder.
 python3 - "$R" <<'EOF' | tee -a "$log"
 import collections, glob, json, os, sys
-for d in ("attention", "scan", "gemm"):
+for d in ("attention", "scan", os.environ.get("GEMM_DIR", "gemm")):
     c = collections.Counter()
     for f in glob.glob(os.path.join(sys.argv[1], d, "*.json")):
         if os.path.basename(f).startswith("_"):
