@@ -252,3 +252,40 @@ def test_calibrate_keeps_the_span_for_a_device_bound_call():
     step = lambda: src.pending.append(A(1, 2_000_000))  # noqa: E731
     t.calibrate(step)
     assert not t.untraced and src.active and t.description.startswith(dc.CUPTI_SPAN)
+
+
+def test_calibrate_times_a_few_record_call_whose_gaps_tracing_widened_on_its_busy_time():
+    # XLA's memset before a cuBLAS GEMM: traced, the kernel starts 0.3 ms
+    # after the memset (the host's launch slowed by tracing), longer than the
+    # whole untraced call; the records' busy time is the call's device work.
+    src = ScriptedSource()
+
+    class Untraced(HostTimer):
+        def time(self, fn):
+            fn()
+            return 0.13  # the whole call untraced, host clock included
+
+    def step():
+        src.pending += [A(1_000, 1_700), A(301_000, 311_000)]  # memset 0.7 us, gap 299 us, kernel 10 us
+
+    t = dc.SpanTimer(Untraced(src.log), src)
+    t.calibrate(step)
+    assert t.busy and not t.untraced and src.active
+    assert t.description.startswith(dc.CUPTI_BUSY + ": ") and "launch-bound" not in t.description.split(":")[0]
+    assert t.time(step) == pytest.approx(0.0107)
+
+
+def test_calibrate_keeps_the_host_clock_for_a_many_record_launch_bound_call():
+    src = ScriptedSource()
+
+    class Untraced(HostTimer):
+        def time(self, fn):
+            fn()
+            return 1.0
+
+    def step():  # 20 tiny kernels 0.1 ms apart: the host sets the pace
+        src.pending += [A(100_000 * i + 1, 100_000 * i + 2_000) for i in range(20)]
+
+    t = dc.SpanTimer(Untraced(src.log), src)
+    t.calibrate(step)
+    assert t.untraced and not t.busy and t.description.startswith("host-clock-block")
