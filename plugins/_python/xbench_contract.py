@@ -337,6 +337,11 @@ class Prepared:
     # is measured (the problem workload's precision flags, read back from the
     # framework), by name: result env.settings, beside the harness's own.
     settings: dict = field(default_factory=dict)
+    # compile_ms: host milliseconds of compilation (or of getting and loading
+    # a compiled module) that prepare did itself, outside the first call;
+    # result.compile_ms is this plus the first call (iree on a GPU loads its
+    # module in prepare, before the device clock starts tracing).
+    compile_ms: float = 0.0
 
 
 class Timer:

@@ -289,3 +289,28 @@ def test_calibrate_keeps_the_host_clock_for_a_many_record_launch_bound_call():
     t = dc.SpanTimer(Untraced(src.log), src)
     t.calibrate(step)
     assert t.untraced and not t.busy and t.description.startswith("host-clock-block")
+
+
+def test_compile_done_in_prepare_is_added_to_compile_ms(monkeypatch):
+    """Prepared.compile_ms (iree loads its module in prepare on a GPU, before
+    tracing starts) is part of result.compile_ms, beside the first call."""
+    src = ScriptedSource()
+    monkeypatch.setattr(dc, "cupti_source", lambda: (src, ""))
+
+    class F(xc.Framework):
+        name = "f"
+        capabilities = xc.Capabilities(xc.WorkloadCaps("gemm", phases=("forward",), devices=("cuda",),
+                                                       values={"dtype": ("float32",)}))
+
+        def prepare_gemm(self, cfg, variant, device, seed):
+            return xc.Prepared(step=lambda: src.pending.append(A(1000, 3000)), compile_ms=5.0)
+
+        def timer(self, device):
+            return HostTimer(src.log)
+
+        def resolve_device(self, requested):
+            return xc.Device("cuda", "gpu", count=1)
+
+    rec = xc.run(F(), xc.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
+    assert rec["status"] == "ok", rec
+    assert rec["compile_ms"] == 104.0  # prepare's 5 ms + the first call's 99 ms (host)
