@@ -7,7 +7,7 @@
 # and run, in 8-minute device calls (bin/xbench prebuilt):
 #   DEADLINE=450 bash scripts/h100-iree.sh OUTDIR
 #   DEADLINE=450 STEPS=sweep-gemm,ratios bash scripts/h100-iree.sh OUTDIR   (only if the first stopped early)
-# Expected: verifies ~1.5 min, attention sweep ~1 min, gemm sweep ~5-6 min
+# Expected: verifies ~1.5 min, the attention sweep (six backends, 216 cells) ~5.5 min, gemm sweep ~5-6 min
 # (852 cells: pytorch ~0.1 s a cell; iree ~0.3 s plus its float32 squares,
 # up to 2.3 s a call at 16384^3, ~110 s in all): two calls, the second
 # (STEPS=sweep-gemm,ratios) finishing the gemm sweep in ~2-3 min. Must show: iree passes every

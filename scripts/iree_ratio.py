@@ -3,9 +3,9 @@
 shape, from sweep folders holding both backends' results (scripts/h100-iree.sh):
 for each configuration both ran, the ratio of their medians; per class the
 median ratio, its range, and each side's median TFLOP/s. A ratio of 5 means
-iree took 5x pytorch's time. Note the clocks differ: pytorch's samples are
-CUDA events around the kernel(s), iree's the host clock around a synchronous
-call (launch path included), which weighs on the smallest shapes.
+iree took 5x pytorch's time. Both are on the device clock on an NVIDIA GPU
+(the span of the call's CUPTI records, docs/protocol.md); each result's
+env.timing says which clock it got.
 Usage: scripts/iree_ratio.py SWEEP_DIR [SWEEP_DIR...]"""
 
 import glob
