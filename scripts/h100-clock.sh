@@ -21,7 +21,7 @@ mkdir -p "$out"
 log="$out/h100-clock.log"
 exec > >(tee -a "$log") 2>&1
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
-export XBENCH_GIT_COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || cat bin/COMMIT 2>/dev/null || echo unknown)
+export XBENCH_GIT_COMMIT=$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 PY=${PY:-python3}
 X=bin/xbench
 start=$(date +%s)
