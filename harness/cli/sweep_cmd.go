@@ -1,21 +1,23 @@
 package cli
 
 import (
-	"github.com/xbench/xbench/harness/compare"
-	"regexp"
-
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/bench"
+	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/registry"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
@@ -46,8 +48,10 @@ type sweepFlags struct {
 	w                                workloadFlags
 	m                                modeFlags
 	config, gpus, shard, slurmArgs   string
+	budget                           string
 	force, status, csv, clear, slurm bool
 	slurmTasks, perBucket            int
+	budgetDur                        time.Duration // --budget, parsed
 }
 
 func sweepCmd(ctx context.Context, a *App, args []string) error {
@@ -64,6 +68,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	f.m.register(fs, wl)
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
+	fs.StringVar(&f.budget, "budget", "", "minutes (or a duration such as 90s, 1h30m) this invocation may begin cells in; cheapest first, the rest stay for a rerun")
 	if _, ok := wl.(workload.Bucketer); ok {
 		fs.IntVar(&f.perBucket, "per-bucket", 0, "time this many configurations of each canonical shape bucket (the largest, then evenly spaced), not every one (0: all)")
 	}
@@ -103,6 +108,14 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	if f.slurm && f.shard != "" {
 		return usagef("--slurm and --shard were combined (--slurm gives each array task its --shard)")
 	}
+	budget, err := parseBudget(f.budget)
+	if err != nil {
+		return err
+	}
+	if budget > 0 && f.slurm {
+		return usagef("--budget and --slurm were combined (a job array's time is sbatch's --time: --slurm-args)")
+	}
+	f.budgetDur = budget
 	return f.runOrSubmit(ctx, a, fs, folder)
 }
 
@@ -226,7 +239,7 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		return f.submit(a, fs, folder, plan, root)
 	}
 	sum, err := sweep.Run(ctx, folder, plan, workers, sweep.Options{Timeout: f.c.timeout, Force: f.force,
-		Shard: shard, Shards: shards, Progress: progress})
+		Shard: shard, Shards: shards, Progress: progress, Budget: f.budgetDur})
 	if err == nil || errors.Is(err, context.Canceled) {
 		// Interrupted or not, the cells that have files get their table.
 		if werr := writeSweepWinners(a, folder); werr != nil {
@@ -243,9 +256,46 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if err != nil {
 		return err
 	}
+	if n := sum.LeftCount(); n > 0 {
+		fmt.Fprintf(a.Stderr, "sweep: the --budget of %s ran out with %d of %d cells not begun (%s); the cheapest ran first; rerun the same command to run them\n",
+			f.budgetDur, n, sum.Planned, leftText(sum.Left))
+	}
 	fmt.Fprintf(a.Stderr, "results in %s (%d already there, %s); see xbench sweep --results %s --status or --csv\n",
 		folder.Dir, sum.Existing, writtenText(sum.Written), folder.Dir)
 	return nil
+}
+
+// parseBudget reads --budget: minutes as a number, or a Go duration; "" is none.
+func parseBudget(v string) (time.Duration, error) {
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		m, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil {
+			return 0, usagef("--budget %q is not a time (allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m)", workload.Cut(v, 40))
+		}
+		d = time.Duration(m * float64(time.Minute))
+	}
+	if d <= 0 {
+		return 0, usagef("--budget %q is not positive (allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m)", workload.Cut(v, 40))
+	}
+	return d, nil
+}
+
+// leftText is "jax 120, triton 129": the cells the budget left, by backend.
+func leftText(left map[string]int) string {
+	names := make([]string, 0, len(left))
+	for b := range left {
+		names = append(names, b)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, b := range names {
+		parts[i] = fmt.Sprintf("%s %d", b, left[b])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func writtenText(w map[result.Status]int) string {

@@ -43,6 +43,9 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"bad shard", []string{"--shard", "4/4"}, "0 <= i < N"},
 		{"unknown backend", []string{"--backends", "nosuch"}, "unknown backend"},
 		{"missing config", []string{"--config", "/nonexistent/sweep.json"}, "read sweep file"},
+		{"bad budget", []string{"--budget", "soon"}, `--budget "soon" is not a time (allowed: minutes as a number`},
+		{"zero budget", []string{"--budget", "0"}, `--budget "0" is not positive`},
+		{"budget and slurm", []string{"--budget", "15", "--slurm"}, "--budget and --slurm were combined"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,6 +55,26 @@ func TestSweepUsageErrors(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", o.code, o.stderr, tt.want)
 			}
 		})
+	}
+}
+
+// TestBudgetLeavesCellsAndSaysSo: a budget spent before the first cell
+// begins leaves every cell without a file, and the command says how many
+// were left by backend and how to run them; exit 0.
+func TestBudgetLeavesCellsAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	o := runXbench(t, nil, "sweep", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny",
+		"--seq-len", "16,32", "--budget", "1ns", "--results", dir)
+	if o.code != 0 || !strings.Contains(o.stderr, "the --budget of 1ns ran out with 2 of 2 cells not begun (burnstyle-hip 2)") ||
+		!strings.Contains(o.stderr, "rerun the same command to run them") {
+		t.Fatalf("exit %d, stderr %q", o.code, o.stderr)
+	}
+	snap, err := sweep.Read(sweep.NewFolder(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Cells) != 0 {
+		t.Errorf("%d cells have a file, want none", len(snap.Cells))
 	}
 }
 

@@ -57,6 +57,7 @@ type Progress struct {
 	ranTime              time.Duration
 	start                time.Time
 	running              map[string]runningCell // by worker
+	deadline             time.Time              // the sweep's --budget ends here (zero: none)
 	barShown             bool
 	// heartbeat: off a terminal, a cell running this long gets a "still
 	// running" line each time it passes another multiple (0: never).
@@ -165,6 +166,13 @@ func (p *Progress) Tick() {
 			fmt.Fprintln(p.w, strings.TrimSpace(worker+" "+line+")"))
 		}
 	}
+}
+
+// SetDeadline makes the ETA say when the sweep's budget ends first.
+func (p *Progress) SetDeadline(t time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.deadline = t
 }
 
 // Begin notes that a worker started a cell.
@@ -317,7 +325,20 @@ func (p *Progress) eta() (string, bool) {
 	for _, rc := range p.running {
 		left += max(rate*rc.weight-float64(now.Sub(rc.since)), 0)
 	}
-	return "~" + time.Duration(left/float64(p.workers)).Round(time.Second).String(), true
+	eta := time.Duration(left / float64(p.workers))
+	text := "~" + eta.Round(time.Second).String()
+	if !p.deadline.IsZero() {
+		if budget := p.deadline.Sub(now); eta > budget {
+			// Cells are begun cheapest first until the budget ends; the
+			// fraction of the remaining weight that fits is what will run.
+			fits := 0.0
+			if eta > 0 {
+				fits = max(float64(budget), 0) / float64(eta)
+			}
+			text += fmt.Sprintf(" > --budget left %s: ~%.0f%% of the rest will run", max(budget, 0).Round(time.Second), 100*fits)
+		}
+	}
+	return text, true
 }
 
 func countsText(c map[result.Status]int) string {

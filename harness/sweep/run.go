@@ -37,6 +37,11 @@ type Options struct {
 	Force         bool          // rerun cells that already have a file
 	Shard, Shards int           // run only shard Shard of Shards (Shards <= 1: all)
 	Progress      *Progress     // optional
+	// Budget is the wall time this invocation may start cells in (0: no
+	// limit). Once it is spent no cell is begun; cells running finish and
+	// are recorded, and the rest keep no file, so a rerun runs them.
+	Budget time.Duration
+	now    func() time.Time // the clock the budget is read on (tests); time.Now
 }
 
 // Summary is what one invocation did.
@@ -44,6 +49,18 @@ type Summary struct {
 	Planned  int                   // cells of this shard
 	Existing int                   // already finished before (left alone)
 	Written  map[result.Status]int // cells this invocation finished, by status
+	// Left counts, by backend, the cells not begun because Options.Budget
+	// ran out (they have no file: a rerun runs them).
+	Left map[string]int
+}
+
+// LeftCount is the number of cells the budget left.
+func (s Summary) LeftCount() int {
+	n := 0
+	for _, c := range s.Left {
+		n += c
+	}
+	return n
 }
 
 // Run executes the ordered plan (every cell of the sweep, cheapest first) in
@@ -67,9 +84,18 @@ func Run(ctx context.Context, f *Folder, plan []Cell, workers []Worker, opts Opt
 	if err := f.WritePlan(plan); err != nil {
 		return Summary{}, err
 	}
+	if opts.now == nil {
+		opts.now = time.Now
+	}
 	s := &state{folder: f, opts: opts, cells: Shard(plan, opts.Shard, opts.Shards),
 		known: map[string]Entry{}, written: map[string]bool{},
-		sum: Summary{Written: map[result.Status]int{}}}
+		sum: Summary{Written: map[result.Status]int{}, Left: map[string]int{}}}
+	if opts.Budget > 0 {
+		s.deadline = opts.now().Add(opts.Budget)
+		if opts.Progress != nil {
+			opts.Progress.SetDeadline(s.deadline)
+		}
+	}
 	s.sum.Planned = len(s.cells)
 	if err := s.refresh(); err != nil {
 		return s.sum, err
@@ -112,6 +138,7 @@ type state struct {
 	known    map[string]Entry // cell files on disk (valid ones count as finished)
 	written  map[string]bool  // cells this invocation wrote
 	frontier []Cell           // cells that ran out of memory or time
+	deadline time.Time        // no cell begins after it (zero: no budget)
 	sum      Summary
 	err      error
 }
@@ -188,9 +215,26 @@ func (s *state) next(w Worker) (Cell, bool, error) {
 			}
 			continue
 		}
+		if !s.deadline.IsZero() && !s.opts.now().Before(s.deadline) {
+			s.leave(c)
+			return Cell{}, false, nil
+		}
 		return c, true, nil
 	}
 	return Cell{}, false, nil
+}
+
+// leave counts c and every later cell without a finished file as left by
+// the budget, and hands out no more. Caller holds mu.
+func (s *state) leave(c Cell) {
+	s.sum.Left[c.Backend]++
+	for ; s.pos < len(s.cells); s.pos++ {
+		rest := s.cells[s.pos]
+		if e, ok := s.known[rest.Key()]; ok && e.Err == nil {
+			continue
+		}
+		s.sum.Left[rest.Backend]++
+	}
 }
 
 // blocker is a smaller cell of the same backend, device and dtype that ran

@@ -404,3 +404,66 @@ func TestCellUnderAnOlderNameCountsAsDone(t *testing.T) {
 		t.Errorf("snapshot %v does not hold the old-named cell", st)
 	}
 }
+
+// TestBudgetStopsBeginningCellsAndLeavesTheRestForARerun: with a budget,
+// cells are begun cheapest first until it is spent; the rest keep no file
+// and are counted by backend, and a rerun without a budget runs only them.
+func TestBudgetStopsBeginningCellsAndLeavesTheRestForARerun(t *testing.T) {
+	dir := t.TempDir()
+	f := newFake()
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	f.onRun = func(Cell) { now = now.Add(time.Minute) } // every cell takes a minute
+	p := plan("b", []string{"tiny"}, []int{16, 32, 64, 128, 256})
+	p = append(p, cell("c", "tiny", 512))
+	Order(p)
+	opts := Options{Budget: 150 * time.Second, now: func() time.Time { return now }}
+	sum, err := Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// begun at 0, 1m and 2m; at 3m the 2m30s budget is spent
+	if got := len(statuses(t, dir)); got != 3 {
+		t.Fatalf("%d cells have a file, want 3", got)
+	}
+	if sum.LeftCount() != 3 || sum.Left["b"]+sum.Left["c"] != 3 {
+		t.Fatalf("left %v, want 3 cells", sum.Left)
+	}
+	for _, c := range p[:3] {
+		if f.runs[c.Key()] != 1 {
+			t.Errorf("cheap cell %s ran %d times, want 1", c.Key(), f.runs[c.Key()])
+		}
+	}
+	sum, err = Run(context.Background(), NewFolder(dir), p, []Worker{{Exec: f}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Existing != 3 || sum.LeftCount() != 0 || len(statuses(t, dir)) != len(p) {
+		t.Fatalf("rerun: existing %d, left %v, files %d", sum.Existing, sum.Left, len(statuses(t, dir)))
+	}
+	for _, c := range p {
+		if f.runs[c.Key()] != 1 {
+			t.Errorf("%s ran %d times over both invocations, want 1", c.Key(), f.runs[c.Key()])
+		}
+	}
+}
+
+func TestETASaysWhenTheBudgetEndsFirst(t *testing.T) {
+	var out bytes.Buffer
+	p := NewProgress(&out, false)
+	p.heartbeat = 0
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := t0
+	p.now = func() time.Time { return now }
+	cells := plan("b", []string{"tiny"}, []int{16, 32, 64, 128})
+	p.Start(len(cells), 1, cells)
+	p.SetDeadline(t0.Add(90 * time.Second))
+	for _, c := range cells[:1] {
+		p.Begin("", c)
+		now = now.Add(time.Minute)
+		p.Cell(Event{Cell: c, Result: result.Result{Status: result.StatusFailed}, Took: time.Minute})
+	}
+	if !strings.Contains(out.String(), "> --budget left 30s") {
+		t.Fatalf("the ETA does not say the budget ends first:\n%s", out.String())
+	}
+}
