@@ -244,7 +244,8 @@ func (r *Report) anyResult(backendName string, c result.Config) (result.Result, 
 
 // Verification is backend's verify verdict that stands for configuration
 // c on a device of deviceKind: a record of the same workload, dtype and
-// every other parameter that is not a size axis, and the same phase (a
+// every other parameter that is not a size axis, lengths of one class
+// (a verify at T=20 does not cover T=4096), and the same phase (a
 // forward verification stands for the backward phase too, since verify
 // compares forward outputs), preferring the most size axes equal, then the
 // newest run. ok is false when the backend was never verified that way.
@@ -303,10 +304,14 @@ func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 }
 
 // sameNonSize says whether a and b agree on every parameter that changes
-// what is computed (every one but the Scale ones).
+// what is computed (every one but the Scale ones) and are of one length
+// class (workload.SameLengthClass on every Length parameter).
 func sameNonSize(w workload.Workload, a, b result.Config) bool {
 	for _, p := range w.Params() {
 		if !p.Scale && a.Get(p.Name) != b.Get(p.Name) {
+			return false
+		}
+		if p.Length && !workload.SameLengthClass(a.Get(p.Name), b.Get(p.Name)) {
 			return false
 		}
 	}
