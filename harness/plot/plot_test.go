@@ -208,3 +208,42 @@ func TestPDFTextIsCP1252(t *testing.T) {
 		}
 	}
 }
+
+// TestWrapAndHeaders: a column label wider than its column is wrapped at
+// spaces into lines that fit (a single long word stays whole), and a tall
+// grid repeats its column labels every HeaderEvery rows.
+func TestWrapAndHeaders(t *testing.T) {
+	w := Wrap("burnstyle-hip (partly verified) bfloat16", vg.Points(90), 9)
+	for _, line := range strings.Split(w, "\n") {
+		if TextWidth(line, 9) > 90 {
+			t.Errorf("line %q of %q is %.1f wide, more than 90", line, w, TextWidth(line, 9))
+		}
+	}
+	if strings.Count(w, "\n") != 1 {
+		t.Errorf("Wrap = %q, want two lines", w)
+	}
+	if got := Wrap("flash-semicrf-triton-kernel", vg.Points(10), 9); got != "flash-semicrf-triton-kernel" {
+		t.Errorf("a word wider than the width was cut: %q", got)
+	}
+	g := Grid{Cols: []string{"a", "b"}}
+	for i := range 2*HeaderEvery + 1 {
+		g.Rows = append(g.Rows, fmt.Sprint(i))
+		g.Cells = append(g.Cells, []Cell{{Text: "1"}, {Text: "2"}})
+	}
+	h := withHeaders(g)
+	headers := 0
+	for i, row := range h.Cells {
+		if row[0].Header {
+			headers++
+			if row[1].Text != "b" || h.Rows[i] != "" {
+				t.Errorf("header row %d = %+v (label %q), want the column labels and no row label", i, row, h.Rows[i])
+			}
+		}
+	}
+	if headers != 3 || len(h.Rows) != len(g.Rows)+3 {
+		t.Errorf("%d header rows in %d rows, want 3 (above rows 0, %d and %d)", headers, len(h.Rows), HeaderEvery, 2*HeaderEvery)
+	}
+	if short := withHeaders(Grid{Rows: g.Rows[:HeaderEvery], Cells: g.Cells[:HeaderEvery], Cols: g.Cols}); len(short.Rows) != HeaderEvery {
+		t.Errorf("a grid of %d rows got header rows", HeaderEvery)
+	}
+}

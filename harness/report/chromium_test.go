@@ -120,40 +120,65 @@ func nearColor(a, b color.RGBA) bool {
 	return d(a.R, b.R)+d(a.G, b.G)+d(a.B, b.B) < 40
 }
 
-// TestLayoutInChromium lays out the report of the committed H100 results
-// and of the standard sweep in headless Chromium and fails on any text
-// that overlaps another, runs over the edge of a cell or bar, or is drawn
-// in other widths than the charts were laid out with.
+// TestLayoutInChromium lays out every kind of report the committed H100
+// results make (TTT, attention with another run's calibration, GEMM's 426
+// shapes, the scan's analysis set, a problem set) and the standard sweep in
+// headless Chromium and fails on any text that overlaps another (legend
+// entries and labels included), runs over the edge of a cell or bar, is
+// drawn in other widths than the charts were laid out with, or a link of
+// the page that leads nowhere.
 // XBENCH_SCREENSHOT_H100=path keeps a screenshot of the H100 report
 // (docs/report-h100.png is made that way); XBENCH_SCREENSHOT_SEQLEN=path
 // one of the attention sweep's throughput-against-seq_len chart alone
 // (docs/h100-attention/throughput-vs-seq-len.png).
 func TestLayoutInChromium(t *testing.T) {
-	h100, err := Load(filepath.Join("..", "..", "results", "h100"), "")
-	if err != nil {
-		t.Fatal(err)
+	chromium(t)
+	root := filepath.Join("..", "..", "results")
+	kinds := []struct {
+		name, results, baseline string
+		calibrations            string // a glob of calibration files to add
+	}{
+		{"h100", "h100", "", ""},
+		// The sweep ran without calibrating; docs/h100-attention is made
+		// with the H100 GEMM run's calibration (xbench report
+		// --calibration), whose percent-of-peak legends are the longer
+		// text to lay out.
+		{"h100-attention", filepath.Join("h100-attention", "sweep"), "", filepath.Join("h100-gemm", "*", CalibrationFile)},
+		{"h100-gemm", "h100-gemm", "", ""},
+		{"h100-scan", "h100-scan", "flash-semicrf", ""},
+		{"h100-problems", "h100-kernelbench", "", ""},
 	}
-	attn, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The sweep ran without calibrating; docs/h100-attention is made with
-	// the H100 GEMM run's calibration (xbench report --calibration), whose
-	// percent-of-peak legends are the longer text to lay out.
-	cals, _ := filepath.Glob(filepath.Join("..", "..", "results", "h100-gemm", "*", CalibrationFile))
-	for _, c := range cals {
-		if err := attn.AddCalibration(c); err != nil {
+	reports := map[string]*Report{"standard": standard(t)}
+	for _, k := range kinds {
+		r, err := Load(filepath.Join(root, k.results), k.baseline)
+		if err != nil {
 			t.Fatal(err)
 		}
+		if k.calibrations != "" {
+			cals, _ := filepath.Glob(filepath.Join(root, k.calibrations))
+			for _, c := range cals {
+				if err := r.AddCalibration(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		reports[k.name] = r
 	}
-	for name, r := range map[string]*Report{"h100": h100, "h100-attention": attn, "standard": standard(t)} {
+	for name, r := range reports {
 		out := filepath.Join(t.TempDir(), "report.html")
 		if _, err := r.Write(out); err != nil {
 			t.Fatal(err)
 		}
+		for _, b := range brokenLinks(t, out) {
+			t.Errorf("%s: broken link %s", name, b)
+		}
 		l := layoutIn(t, out)
-		if len(l.Charts) < 3 {
-			t.Errorf("%s: %d charts measured, want every chart of the page", name, len(l.Charts))
+		page, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
+			t.Errorf("%s: %d charts measured of the page's %d figures, want every one (and at least 2)", name, len(l.Charts), figures)
 		}
 		for _, p := range layoutProblems(l) {
 			t.Errorf("%s: %s", name, p)

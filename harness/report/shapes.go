@@ -170,6 +170,7 @@ func (r *Report) ratioOverShapes() (*Chart, error) {
 	}
 	w := vg.Length(math.Max(7, 2.5+1.3*float64(len(cols)))) * vg.Inch
 	h := vg.Length(1.6+0.3*float64(len(ms))) * vg.Inch
+	g.FitColumns(w)
 	return &Chart{Figure: plot.Single("ratio-over-shapes", "Time ratio over the shape grid", plot.GridPlot(g), w, h),
 		Caption: "Median time over " + r.Baseline + "'s median, geometric mean over every shape with that m (the token count of an LLM shape); colour is log2 of the ratio, full at the largest ratio in the map."}, nil
 }
