@@ -166,7 +166,7 @@ func (gp gridPlotter) Plot(c draw.Canvas, plt *gplot.Plot) {
 					// A repeated column label: fitted to its cell, shrunk
 					// to the cell's height if it needs more lines.
 					text = Wrap(text, x1-x0-vg.Points(4), 8)
-					if lines := float64(strings.Count(text, "\n") + 1); lines*sty.Font.Size.Points()*1.2 > math.Abs((y1-y0).Points()) {
+					if lines := float64(strings.Count(text, "\n") + 1); lines*sty.Font.Size.Points()*1.2 > math.Abs((y1 - y0).Points()) {
 						sty.Font.Size = vg.Points(max(5, math.Abs((y1-y0).Points())/(1.2*lines)))
 					}
 				}
