@@ -9,7 +9,10 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -245,5 +248,55 @@ func TestWrapAndHeaders(t *testing.T) {
 	}
 	if short := withHeaders(Grid{Rows: g.Rows[:HeaderEvery], Cells: g.Cells[:HeaderEvery], Cols: g.Cols}); len(short.Rows) != HeaderEvery {
 		t.Errorf("a grid of %d rows got header rows", HeaderEvery)
+	}
+}
+
+// TestFontSubset: the font the pages carry keeps the outlines of the runes
+// charts write, with gonum's advance widths and kerning, and is a fraction
+// of the whole font.
+func TestFontSubset(t *testing.T) {
+	sub, err := FontTTF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfnt.Parse(sub)
+	if err != nil {
+		t.Fatalf("the subset does not parse: %v", err)
+	}
+	if len(sub) > 160<<10 {
+		t.Errorf("subset font is %d KB, want under 160", len(sub)>>10)
+	}
+	full := font.DefaultCache.Lookup(gplot.DefaultFont, vg.Points(10))
+	var buf sfnt.Buffer
+	ppem := fixed.I(1000)
+	for _, r := range "Median time (ms) ·×…–≤Σ→ µs 95% Wrap" {
+		gi, err := f.GlyphIndex(&buf, r)
+		if err != nil || gi == 0 {
+			t.Errorf("%q has no glyph in the subset", r)
+			continue
+		}
+		segs, err := f.LoadGlyph(&buf, gi, ppem, nil)
+		if err != nil || r != ' ' && len(segs) == 0 {
+			t.Errorf("%q (glyph %d) lost its outline: %d segments, %v", r, gi, len(segs), err)
+		}
+		adv, _ := f.GlyphAdvance(&buf, gi, ppem, 0)
+		fullGI, _ := full.Face.GlyphIndex(&buf, r)
+		if fullAdv, _ := full.Face.GlyphAdvance(&buf, fullGI, ppem, 0); fullGI != gi || fullAdv != adv {
+			t.Errorf("%q: glyph %d advance %v in the subset, %d %v in the font gonum measures", r, gi, adv, fullGI, fullAdv)
+		}
+	}
+	// Kerning as gonum lays it out: "AV" is a kerned pair.
+	a, _ := f.GlyphIndex(&buf, 'A')
+	v, _ := f.GlyphIndex(&buf, 'V')
+	k, err := f.Kern(&buf, a, v, ppem, 0)
+	fk, _ := full.Face.Kern(&buf, a, v, ppem, 0)
+	if err != nil || k != fk || k == 0 {
+		t.Errorf("kern(A, V) = %v (%v) in the subset, %v in the full font", k, err, fk)
+	}
+	// A glyph no chart writes (Cyrillic) keeps its index but no outline.
+	if gi, _ := f.GlyphIndex(&buf, 'Ж'); gi != 0 {
+		if segs, _ := f.LoadGlyph(&buf, gi, ppem, nil); len(segs) != 0 {
+			t.Errorf("Ж kept its outline (%d segments): the subset keeps more than the charts need", len(segs))
+		}
 	}
 }
