@@ -300,3 +300,53 @@ func TestFontSubset(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedLegend: panels made with SharedLegend carry no legend of their
+// own; the figure draws each name once, above the panels, in rows that fit
+// its width (measured text, wrapping to a new row), and grows to hold it.
+func TestSharedLegend(t *testing.T) {
+	names := []string{"burnstyle-hip (partly verified)", "flash-semicrf", "jax (partly verified)", "pytorch (not verified)", "triton"}
+	var series []Series
+	for i, n := range names {
+		series = append(series, Series{Name: n, Color: Color(i), X: []float64{1, 2}, Y: []float64{float64(i + 1), float64(i + 2)}})
+	}
+	var panels []*gplot.Plot
+	for range 2 {
+		p, err := Lines(Axes{Title: "panel", XLabel: "x", YLabel: "y", SharedLegend: true}, series)
+		if err != nil {
+			t.Fatal(err)
+		}
+		panels = append(panels, p)
+	}
+	f := Figure{Name: "f", Panels: [][]*gplot.Plot{panels}, Width: 4 * vg.Inch, Height: 3 * vg.Inch}
+	entries := f.figureLegend()
+	if len(entries) != len(names) {
+		t.Fatalf("%d legend entries, want %d (each name once)", len(entries), len(names))
+	}
+	width := f.Width.Points()
+	xs, rows, n := legendRows(entries, width)
+	if n < 2 {
+		t.Errorf("%d legend rows in %.0f pt for five long names, want them wrapped", n, width)
+	}
+	for i, e := range entries {
+		end := xs[i] + legendThumb + legendGap + TextWidth(e.name, legendFont)
+		if end > width {
+			t.Errorf("%q ends at %.1f, past the figure's %.0f", e.name, end, width)
+		}
+		if i > 0 && rows[i] == rows[i-1] && xs[i] < xs[i-1]+legendThumb+legendGap+TextWidth(entries[i-1].name, legendFont)+legendSpace {
+			t.Errorf("%q starts at %.1f, inside %q", e.name, xs[i], entries[i-1].name)
+		}
+	}
+	if _, h := f.Size(); h <= f.Height {
+		t.Errorf("figure height %v, want room above the panels' %v for the legend", h, f.Height)
+	}
+	svg, err := f.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if c := strings.Count(string(svg), ">"+n+"<"); c != 1 {
+			t.Errorf("%q written %d times in the SVG, want once (no legend in the panels)", n, c)
+		}
+	}
+}

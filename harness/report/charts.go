@@ -170,7 +170,7 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 			}
 			series = append(series, s)
 		}
-		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "seq"), XLabel: "sequence length (tokens)", YLabel: "median time (ms)",
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: facetLabel(k, "seq"), XLabel: "sequence length (tokens)", YLabel: "median time (ms)",
 			LogX: true, LogY: true, XTicks: ticks}, series)
 		if err != nil {
 			return nil, err
@@ -251,7 +251,7 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 			series = append(series, s)
 		}
 		k.SeqLen = best
-		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "size"), XLabel: "model size (million parameters)", YLabel: "tokens/s",
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: facetLabel(k, "size"), XLabel: "model size (million parameters)", YLabel: "tokens/s",
 			LogX: true, LogY: true, XTicks: ticks, XTickLabels: labels}, series)
 		if err != nil {
 			return nil, err

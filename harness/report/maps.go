@@ -59,7 +59,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
 		}
 	}
-	a := plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}
+	a := plot.Axes{SharedLegend: true, Title: "Backward / forward time", YLabel: "backward median / forward median"}
 	bars, w := plot.Bars, vg.Length(math.Max(7, 1+0.45*float64(len(cats))))*vg.Inch
 	if len(cats) == 1 {
 		// One configuration: a bar per backend that ran both phases,

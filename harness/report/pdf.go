@@ -55,8 +55,9 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 			p.line(pdfTextPt, l)
 		}
 		availW, availH := pageW-2*margin, p.y-margin
-		scale := min(float64(availW/ch.Width), float64(availH/ch.Height))
-		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*ch.Height}, scale)
+		chW, chH := ch.Size()
+		scale := min(float64(availW/chW), float64(availH/chH))
+		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*chH}, scale)
 	}
 	var buf bytes.Buffer
 	if _, err := doc.WriteTo(&buf); err != nil {

@@ -105,7 +105,7 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 			}
 		}
 		slices.Sort(ticks)
-		p, err := plot.Lines(plot.Axes{Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: "median ms", LogX: true, LogY: true, XTicks: ticks}, series)
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: "median ms", LogX: true, LogY: true, XTicks: ticks}, series)
 		if err != nil {
 			return nil, err
 		}

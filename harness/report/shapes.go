@@ -69,7 +69,7 @@ func (r *Report) throughputPerShape() (*Chart, error) {
 			}
 			series = append(series, s)
 		}
-		p, err := plot.Lines(plot.Axes{Title: d, XLabel: "FLOPs per call", YLabel: "TFLOP/s at the median", LogX: true, LogY: true}, series)
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: d, XLabel: "FLOPs per call", YLabel: "TFLOP/s at the median", LogX: true, LogY: true}, series)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (r *Report) winners() (*Chart, error) {
 	for i, b := range r.Backends {
 		groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
 	}
-	p, err := plot.Bars(plot.Axes{Title: "Fastest backend per shape", YLabel: "shapes won"}, dtypes, groups)
+	p, err := plot.Bars(plot.Axes{SharedLegend: true, Title: "Fastest backend per shape", YLabel: "shapes won"}, dtypes, groups)
 	if err != nil {
 		return nil, err
 	}
