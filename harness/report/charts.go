@@ -61,7 +61,9 @@ func (r *Report) charts() (out []Chart, err error) {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
 	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline,
-		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") }, r.scanRatioMaps)
+		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") },
+		func() (*Chart, error) { return r.scanMetricLines("T", scanMemory) }, func() (*Chart, error) { return r.scanMetricLines("K·C", scanMemory) },
+		r.scanRatioMaps)
 	for _, build := range builds {
 		c, err := build()
 		if err != nil {

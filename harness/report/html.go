@@ -35,7 +35,7 @@ type page struct {
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 	CSVFiles   []string     // the summary tables as CSV, beside the page
-	InPage     []TextTable  // tables shown in the page as well (the scan's crossovers), folded
+	InPage     []TextTable  // tables shown in the page as well (the scan's analysis and crossovers), folded
 	TablesJS   template.JS  // sorting and filtering of the tables (tables.js)
 }
 
@@ -149,9 +149,11 @@ func (r *Report) Write(out string) ([]string, error) {
 		}
 		files = append(files, filepath.Join(dir, name))
 		pg.CSVFiles = append(pg.CSVFiles, name)
-		if t.Name == "scan-crossover" {
-			pg.InPage = append(pg.InPage, t)
-		}
+	}
+	// The scan's analysis table and its crossovers are in the page too,
+	// folded and sortable, with four digits as the PDF prints them.
+	for _, t := range r.scanTables(shortNum) {
+		pg.InPage = append(pg.InPage, t)
 	}
 	seen := map[string]bool{}
 	for _, res := range r.Results {

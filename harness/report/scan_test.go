@@ -131,7 +131,24 @@ func TestScanTables(t *testing.T) {
 	if _, err := r.Write(out); err != nil {
 		t.Fatal(err)
 	}
-	if page, err := os.ReadFile(out); err != nil || !strings.Contains(string(page), `<h2 id="scan-crossover">`) || !strings.Contains(string(page), `href="#scan-crossover"`) {
-		t.Errorf("the page does not show the crossover table (%v)", err)
+	page, err := os.ReadFile(out)
+	for _, id := range []string{"scan", "scan-crossover"} {
+		if err != nil || !strings.Contains(string(page), `<h2 id="`+id+`">`) || !strings.Contains(string(page), `href="#`+id+`"`) {
+			t.Errorf("the page does not show the %s table in its contents (%v)", id, err)
+		}
+	}
+	// Memory per state-position against K·C, from the peaks the results
+	// report: fast's 4 bytes per state-position at K4 C3.
+	mem, err := r.chartView().scanMetricLines("K·C", scanMemory)
+	if err != nil || mem == nil || mem.Name != "scan-memory-vs-kc" {
+		t.Fatalf("scan memory against K·C: %v %v", mem, err)
+	}
+	// The analysis tables as the CSVs write them, against golden files.
+	for _, tb := range tables {
+		data, err := tb.CSV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "scan-"+tb.Name+".golden", string(data))
 	}
 }
