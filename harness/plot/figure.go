@@ -106,12 +106,13 @@ func (f Figure) Size() (w, h vg.Length) {
 func (f Figure) SVG() ([]byte, error) {
 	w, h := f.Size()
 	c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+	hovers := f.hoverLayersOf()
 	f.draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("render %s as svg: %w", f.Name, err)
 	}
-	return svgFonts(buf.Bytes()), nil
+	return withHovers(svgFonts(buf.Bytes()), hovers, h), nil
 }
 
 // PNG renders the figure at dpi dots per inch on a white background.

@@ -23,6 +23,9 @@ type Series struct {
 	// Lo and Hi, when as long as X, are each point's 95% interval, drawn
 	// as a band (NaN where a point has none).
 	Lo, Hi []float64
+	// Hover, when set, is each point's tooltip in the SVG; otherwise it
+	// names the series, the value, the x and the interval (hover.go).
+	Hover []string
 }
 
 // Axes labels a panel and picks its scales.
@@ -63,6 +66,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 		if len(xys) == 0 {
 			continue
 		}
+		addHover(p, s, a)
 		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: shapes[s.Shape%len(shapes)]}
 		if s.PointsOnly {
 			sc, err := plotter.NewScatter(xys)

@@ -6,6 +6,8 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -348,5 +350,39 @@ func TestSharedLegend(t *testing.T) {
 		if c := strings.Count(string(svg), ">"+n+"<"); c != 1 {
 			t.Errorf("%q written %d times in the SVG, want once (no legend in the panels)", n, c)
 		}
+	}
+}
+
+// TestHoverTooltips: every point a line chart draws gets an invisible
+// circle with its value as a <title> in the SVG, placed over the point
+// (inside the drawing, higher values nearer the top), none in the PNG.
+func TestHoverTooltips(t *testing.T) {
+	p, err := Lines(Axes{Title: "t", XLabel: "T", YLabel: "ms", LogY: true},
+		[]Series{{Name: "a", Color: Color(0), X: []float64{1, 2, 3}, Y: []float64{1, 10, math.NaN()},
+			Lo: []float64{0.9, 9, 1}, Hi: []float64{1.1, 11, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Single("f", "f", p, 4*vg.Inch, 3*vg.Inch)
+	svg, err := f.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`<circle cx="([0-9.]+)" cy="([0-9.]+)" r="5" fill="transparent"><title>([^<]*)</title></circle>`)
+	m := re.FindAllStringSubmatch(string(svg), -1)
+	if len(m) != 2 {
+		t.Fatalf("%d tooltips, want one per drawn point (2): %q", len(m), m)
+	}
+	if want := "a: 1 at T 1 (95% interval 0.9 to 1.1)"; m[0][3] != want {
+		t.Errorf("tooltip %q, want %q", m[0][3], want)
+	}
+	y0, _ := strconv.ParseFloat(m[0][2], 64)
+	y1, _ := strconv.ParseFloat(m[1][2], 64)
+	if !(y1 < y0) || y0 > 3*72 || y1 < 0 {
+		t.Errorf("tooltips at y %v and %v: want inside the 216 pt drawing, the larger value higher", y0, y1)
+	}
+	again, _ := f.SVG()
+	if n := len(re.FindAllString(string(again), -1)); n != 2 {
+		t.Errorf("a second rendering has %d tooltips, want 2 (marks not cleared between drawings)", n)
 	}
 }
