@@ -20,7 +20,7 @@ gen() { # name, then the report's flags
   fi
 }
 gen h100 --results results/h100-table --baseline jax
-gen h100-attention --results results/h100-attention/sweep \
+gen h100-attention --results results/h100-attention/sweep --verify results/h100-attention/verify \
   --calibration results/h100-gemm/20261123T091750Z-91b8961b/_calibration.json
 gen h100-gemm --results results/h100-gemm
 gen h100-iree --results results/h100-iree/gemm

@@ -132,6 +132,7 @@ func (f Figure) PNG(dpi int) ([]byte, error) {
 func drawLegendOutside(p *gplot.Plot, c draw.Canvas) {
 	leg := p.Legend
 	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Padding = vg.Points(4) // between entries: gonum's 0 lets one entry's glyph touch the next one's text
 	pad := vg.Millimeter * 3
 	w := leg.Rectangle(c).Size().X + 2*pad
 	bare := *p

@@ -21,6 +21,11 @@ import (
 // <title> (the browser's native tooltip) over each; the PNG and PDF are
 // unchanged.
 
+// maxHovers bounds the tooltips of one figure: a scatter of every GEMM
+// shape (1704 points) would carry more tooltip than chart, so a figure
+// with more points has none (its tables hold every value).
+const maxHovers = 400
+
 type hoverMark struct {
 	at   vg.Point
 	text string
@@ -75,7 +80,7 @@ func addHover(p *gplot.Plot, s Series, a Axes) {
 			}
 			text = fmt.Sprintf("%s: %s at %s %s", s.Name, strconv.FormatFloat(y, 'g', 4, 64), a.XLabel, xl)
 			if i < len(s.Lo) && i < len(s.Hi) && !math.IsNaN(s.Lo[i]) && !math.IsNaN(s.Hi[i]) {
-				text += fmt.Sprintf(" (95%% interval %s to %s)", strconv.FormatFloat(s.Lo[i], 'g', 4, 64), strconv.FormatFloat(s.Hi[i], 'g', 4, 64))
+				text += fmt.Sprintf(" (95%%: %s to %s)", strconv.FormatFloat(s.Lo[i], 'g', 4, 64), strconv.FormatFloat(s.Hi[i], 'g', 4, 64))
 			}
 		}
 		h.pts = append(h.pts, hoverPoint{x, y, text})
@@ -103,20 +108,24 @@ func (f Figure) hoverLayersOf() []*hoverLayer {
 // withHovers adds the layers' marks to svg, a drawing height points high
 // (vgsvg's y runs up from the bottom; SVG's down from the top).
 func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
+	n := 0
+	for _, h := range layers {
+		n += len(h.marks)
+	}
+	if n == 0 || n > maxHovers {
+		return svg
+	}
 	var b strings.Builder
 	for _, h := range layers {
 		for _, m := range h.marks {
-			fmt.Fprintf(&b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"5\" fill=\"transparent\"><title>%s</title></circle>\n",
+			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>\n",
 				m.at.X.Points(), (height - m.at.Y).Points(), html.EscapeString(m.text))
 		}
-	}
-	if b.Len() == 0 {
-		return svg
 	}
 	s := string(svg)
 	i := strings.LastIndex(s, "</svg>")
 	if i < 0 {
 		return svg
 	}
-	return []byte(s[:i] + "<g class=\"hover\">\n" + b.String() + "</g>\n" + s[i:])
+	return []byte(s[:i] + "<g class=\"hover\" fill=\"transparent\">\n" + b.String() + "</g>\n" + s[i:])
 }

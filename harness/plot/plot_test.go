@@ -368,12 +368,15 @@ func TestHoverTooltips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`<circle cx="([0-9.]+)" cy="([0-9.]+)" r="5" fill="transparent"><title>([^<]*)</title></circle>`)
+	re := regexp.MustCompile(`<circle cx="([0-9.]+)" cy="([0-9.]+)" r="5"><title>([^<]*)</title></circle>`)
 	m := re.FindAllStringSubmatch(string(svg), -1)
 	if len(m) != 2 {
 		t.Fatalf("%d tooltips, want one per drawn point (2): %q", len(m), m)
 	}
-	if want := "a: 1 at T 1 (95% interval 0.9 to 1.1)"; m[0][3] != want {
+	if !strings.Contains(string(svg), `<g class="hover" fill="transparent">`) {
+		t.Error("the tooltips' circles are not transparent")
+	}
+	if want := "a: 1 at T 1 (95%: 0.9 to 1.1)"; m[0][3] != want {
 		t.Errorf("tooltip %q, want %q", m[0][3], want)
 	}
 	y0, _ := strconv.ParseFloat(m[0][2], 64)
@@ -384,5 +387,18 @@ func TestHoverTooltips(t *testing.T) {
 	again, _ := f.SVG()
 	if n := len(re.FindAllString(string(again), -1)); n != 2 {
 		t.Errorf("a second rendering has %d tooltips, want 2 (marks not cleared between drawings)", n)
+	}
+	// A scatter of more than maxHovers points gets none.
+	many := Series{Name: "b", Color: Color(1), PointsOnly: true}
+	for i := range maxHovers + 1 {
+		many.X, many.Y = append(many.X, float64(i+1)), append(many.Y, float64(i+1))
+	}
+	p2, err := Lines(Axes{Title: "t", XLabel: "x", YLabel: "y"}, []Series{many})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, _ := Single("g", "g", p2, 4*vg.Inch, 3*vg.Inch).SVG()
+	if strings.Contains(string(big), "<title>") {
+		t.Errorf("a figure of %d points carries tooltips", maxHovers+1)
 	}
 }

@@ -137,22 +137,29 @@ func TestLayoutInChromium(t *testing.T) {
 	kinds := []struct {
 		name, results, baseline string
 		calibrations            string // a glob of calibration files to add
+		verify                  string // a folder of verify records beside the results
 	}{
-		{"h100", "h100", "", ""},
+		{"h100", "h100", "", "", ""},
 		// The sweep ran without calibrating; docs/h100-attention is made
 		// with the H100 GEMM run's calibration (xbench report
 		// --calibration), whose percent-of-peak legends are the longer
 		// text to lay out.
-		{"h100-attention", filepath.Join("h100-attention", "sweep"), "", filepath.Join("h100-gemm", "*", CalibrationFile)},
-		{"h100-gemm", "h100-gemm", "", ""},
-		{"h100-scan", "h100-scan", "flash-semicrf", ""},
-		{"h100-problems", "h100-kernelbench", "", ""},
+		{"h100-attention", filepath.Join("h100-attention", "sweep"), "", filepath.Join("h100-gemm", "*", CalibrationFile),
+			filepath.Join("h100-attention", "verify")},
+		{"h100-gemm", "h100-gemm", "", "", ""},
+		{"h100-scan", "h100-scan", "flash-semicrf", "", ""},
+		{"h100-problems", "h100-kernelbench", "", "", ""},
 	}
 	reports := map[string]*Report{"standard": standard(t)}
 	for _, k := range kinds {
 		r, err := Load(filepath.Join(root, k.results), k.baseline)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if k.verify != "" {
+			if err := r.AddVerify(filepath.Join(root, k.verify)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if k.calibrations != "" {
 			cals, _ := filepath.Glob(filepath.Join(root, k.calibrations))
