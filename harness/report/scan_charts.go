@@ -91,6 +91,16 @@ func (r *Report) scanMetricLines(axis string, m scanMetric) (*Chart, error) {
 		// joins two configurations of one K·C (K8 C12 and K12 C8 zig-zagged).
 		return "T" + c.Get("T") + " C" + c.Get("C")
 	}
+	// The held values are chosen once for the figure, the ones measured
+	// most often over every group, so neighbouring panels (forward and
+	// backward, log and max) hold the other axis at the same values; a
+	// group that lacks them takes the next most measured it has.
+	total := map[string]int{}
+	for _, g := range order {
+		for _, c := range by[g] {
+			total[other(c)]++
+		}
+	}
 	var panels []*gplot.Plot
 	for _, g := range order {
 		count := map[string]int{}
@@ -99,16 +109,18 @@ func (r *Report) scanMetricLines(axis string, m scanMetric) (*Chart, error) {
 		}
 		keys := make([]string, 0, len(count))
 		for k := range count {
-			keys = append(keys, k)
+			if count[k] >= 2 { // one point a line says nothing about the axis
+				keys = append(keys, k)
+			}
 		}
 		sort.Slice(keys, func(i, j int) bool {
-			if count[keys[i]] != count[keys[j]] {
-				return count[keys[i]] > count[keys[j]]
+			if total[keys[i]] != total[keys[j]] {
+				return total[keys[i]] > total[keys[j]]
 			}
 			return keys[i] > keys[j]
 		})
-		if count[keys[0]] < 2 || len(r.Backends) == 0 {
-			continue // one point a line says nothing about the axis
+		if len(keys) == 0 || len(r.Backends) == 0 {
+			continue
 		}
 		var series []plot.Series
 		var ticks []float64
