@@ -150,52 +150,64 @@ func TestLayoutInChromium(t *testing.T) {
 		{"h100-scan", "h100-scan", "flash-semicrf", "", ""},
 		{"h100-problems", "h100-kernelbench", "", "", ""},
 	}
-	reports := map[string]*Report{"standard": standard(t)}
+	kinds = append(kinds, struct {
+		name, results, baseline string
+		calibrations            string
+		verify                  string
+	}{name: "standard"})
 	for _, k := range kinds {
-		r, err := Load(filepath.Join(root, k.results), k.baseline)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if k.verify != "" {
-			if err := r.AddVerify(filepath.Join(root, k.verify)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if k.calibrations != "" {
-			cals, _ := filepath.Glob(filepath.Join(root, k.calibrations))
-			for _, c := range cals {
-				if err := r.AddCalibration(c); err != nil {
+		t.Run(k.name, func(t *testing.T) {
+			// Each kind loads, writes and lays out its own report; Chromium
+			// waits on its virtual time budget, so two at a time is faster
+			// even on two cores.
+			t.Parallel()
+			var r *Report
+			if k.name == "standard" {
+				r = standard(t)
+			} else {
+				var err error
+				if r, err = Load(filepath.Join(root, k.results), k.baseline); err != nil {
 					t.Fatal(err)
 				}
 			}
-		}
-		reports[k.name] = r
-	}
-	for name, r := range reports {
-		out := filepath.Join(t.TempDir(), "report.html")
-		if _, err := r.Write(out); err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range brokenLinks(t, out) {
-			t.Errorf("%s: broken link %s", name, b)
-		}
-		l := layoutIn(t, out)
-		page, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
-			t.Errorf("%s: %d charts measured of the page's %d figures, want every one (and at least 2)", name, len(l.Charts), figures)
-		}
-		for _, p := range layoutProblems(l) {
-			t.Errorf("%s: %s", name, p)
-		}
-		if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && name == "h100" {
-			screenshot(t, out, keep, 1400, 4200)
-		}
-		if keep := os.Getenv("XBENCH_SCREENSHOT_SEQLEN"); keep != "" && name == "h100-attention" {
-			screenshot(t, figureOnly(t, out, "throughput-vs-seq-len"), keep, 1200, 2300)
-		}
+			if k.verify != "" {
+				if err := r.AddVerify(filepath.Join(root, k.verify)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k.calibrations != "" {
+				cals, _ := filepath.Glob(filepath.Join(root, k.calibrations))
+				for _, c := range cals {
+					if err := r.AddCalibration(c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out := filepath.Join(t.TempDir(), "report.html")
+			if _, err := r.Write(out); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range brokenLinks(t, out) {
+				t.Errorf("broken link %s", b)
+			}
+			l := layoutIn(t, out)
+			page, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
+				t.Errorf("%d charts measured of the page's %d figures, want every one (and at least 2)", len(l.Charts), figures)
+			}
+			for _, p := range layoutProblems(l) {
+				t.Error(p)
+			}
+			if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && k.name == "h100" {
+				screenshot(t, out, keep, 1400, 4200)
+			}
+			if keep := os.Getenv("XBENCH_SCREENSHOT_SEQLEN"); keep != "" && k.name == "h100-attention" {
+				screenshot(t, figureOnly(t, out, "throughput-vs-seq-len"), keep, 1200, 2300)
+			}
+		})
 	}
 }
 
