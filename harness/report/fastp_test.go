@@ -94,8 +94,9 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 		ok   bool
 	}{
 		{big, "FAIL", true}, // same size and length wins
-		{sweeptest.Config("350m", "linear", true, 512), "FAIL", true}, // same length, newer run
-		{sweeptest.Config("125m", "mlp", false, 512), "", false},      // never verified on mlp
+		{sweeptest.Config("350m", "linear", false, 512), "FAIL", true}, // same length, newer run
+		{sweeptest.Config("350m", "linear", true, 512), "", false},     // a forward verify never covers the backward
+		{sweeptest.Config("125m", "mlp", false, 512), "", false},       // never verified on mlp
 	}
 	for _, tt := range tests {
 		got, _, ok := r.Verification("x", "cuda", tt.cfg)
@@ -203,7 +204,8 @@ func TestManyBarsAreSmallMultiples(t *testing.T) {
 
 // TestVerifyCoverageByComputation: a verify covers a timed configuration
 // only when it computed the same thing: every parameter that is not a
-// size (layout, causal, semiring) equal and every length of one class.
+// size (layout, causal, semiring) equal, every length of one class, and a
+// phase that checked it (a forward verify never covers a backward).
 func TestVerifyCoverageByComputation(t *testing.T) {
 	resolve := func(wl, phase string, set map[string]string) result.Config {
 		t.Helper()
@@ -229,7 +231,13 @@ func TestVerifyCoverageByComputation(t *testing.T) {
 	pass := func(c result.Config) VerifyRecord {
 		return VerifyRecord{Record: verify.Record{RunID: "v", Config: c, Rows: []verify.Row{{Backend: "x", Dtype: c.Dtype(), Verdict: "pass"}}}}
 	}
-	r := &Report{Verify: []VerifyRecord{pass(scan("20", "4", "3", "log")), pass(gemm("1000", "nn")), pass(attn("200", "false"))}}
+	withPhase := func(c result.Config, phase string) result.Config {
+		c = c.Clone()
+		c.Phase = phase
+		return c
+	}
+	r := &Report{Verify: []VerifyRecord{pass(scan("20", "4", "3", "log")), pass(gemm("1000", "nn")), pass(attn("200", "false")),
+		pass(withPhase(scan("20", "4", "3", "max"), "backward"))}}
 	tests := []struct {
 		name string
 		cfg  result.Config
@@ -238,13 +246,17 @@ func TestVerifyCoverageByComputation(t *testing.T) {
 		{"scan T 16x the verified, larger K and C", scan("320", "20", "12", "log"), true},
 		{"scan T 1024 (T=20 is not its length class)", scan("1024", "4", "3", "log"), false},
 		{"scan T 4096", scan("4096", "24", "12", "log"), false},
-		{"scan another semiring", scan("20", "4", "3", "max"), false},
+		{"scan another semiring", scan("20", "4", "3", "entropy"), false},
 		{"gemm 4096 nn", gemm("4096", "nn"), true},
 		{"gemm 16384 nn (k past 16x)", gemm("16384", "nn"), false},
 		{"gemm 1000 nt (another layout)", gemm("1000", "nt"), false},
 		{"attention 2048 not causal", attn("2048", "false"), true},
 		{"attention 4096 (past 16x)", attn("4096", "false"), false},
 		{"attention 200 causal", attn("200", "true"), false},
+		{"scan backward (only the forward was verified)", withPhase(scan("20", "4", "3", "log"), "backward"), false},
+		{"attention backward (only the forward was verified)", withPhase(attn("200", "false"), "backward"), false},
+		{"scan max forward, covered by its backward's verify", scan("64", "4", "3", "max"), true},
+		{"scan max both, covered by its backward's verify", withPhase(scan("64", "4", "3", "max"), "both"), true},
 	}
 	for _, tt := range tests {
 		if _, from, ok := r.Verification("x", "cuda", tt.cfg); ok != tt.ok {
