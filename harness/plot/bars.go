@@ -71,14 +71,14 @@ func bars(a Axes, categories []string, groups []BarGroup, clustered bool) (*gplo
 		p.Add(b)
 		if clustered {
 			b.Offset = w * vg.Length(float64(i)-float64(len(groups)-1)/2)
-			p.Legend.Add(g.Name, b)
+			addLegend(p, a, g.Name, b)
 		}
 		if len(g.Lo) == len(categories) && len(g.Hi) == len(categories) {
 			p.Add(whiskers{lo: g.Lo, hi: g.Hi, offset: b.Offset, color: color.Gray{Y: 40}})
 		}
 	}
 	p.NominalX(categories...)
-	if clustered {
+	if clustered && !a.SharedLegend {
 		headroom(p, false)
 	}
 	p.X.Tick.Label.Rotation = math.Pi / 5

@@ -64,13 +64,18 @@ func (f Figure) draw(c draw.Canvas) {
 	for _, r := range f.Panels {
 		cols = max(cols, len(r))
 	}
-	if rows == 1 && cols == 1 {
+	if rows == 1 && cols == 1 && len(f.figureLegend()) == 0 {
 		if f.LegendOutside {
 			drawLegendOutside(f.Panels[0][0], c)
 			return
 		}
 		f.Panels[0][0].Draw(c)
 		return
+	}
+	if entries := f.figureLegend(); len(entries) > 0 {
+		h := legendHeight(entries, c.Size().X)
+		drawLegend(draw.Crop(c, 0, 0, c.Size().Y-h, 0), entries)
+		c = draw.Crop(c, 0, 0, 0, -h)
 	}
 	// Align needs a full grid; missing cells stay empty.
 	grid := make([][]*gplot.Plot, rows)
@@ -90,21 +95,30 @@ func (f Figure) draw(c draw.Canvas) {
 	}
 }
 
+// Size is the figure's width and height: Height for the panels and room
+// above them for a shared legend.
+func (f Figure) Size() (w, h vg.Length) {
+	return f.Width, f.Height + legendHeight(f.figureLegend(), f.Width)
+}
+
 // SVG renders the figure as a standalone SVG document with its font
 // embedded.
 func (f Figure) SVG() ([]byte, error) {
-	c := vgsvg.NewWith(vgsvg.UseWH(f.Width, f.Height), vgsvg.EmbedFonts(true))
+	w, h := f.Size()
+	c := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+	hovers := f.hoverLayersOf()
 	f.draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return nil, fmt.Errorf("render %s as svg: %w", f.Name, err)
 	}
-	return svgFonts(buf.Bytes()), nil
+	return withHovers(svgFonts(buf.Bytes()), hovers, h), nil
 }
 
 // PNG renders the figure at dpi dots per inch on a white background.
 func (f Figure) PNG(dpi int) ([]byte, error) {
-	c := vgimg.NewWith(vgimg.UseWH(f.Width, f.Height), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
+	w, h := f.Size()
+	c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(dpi), vgimg.UseBackgroundColor(color.White))
 	f.draw(draw.New(c))
 	var buf bytes.Buffer
 	if _, err := (vgimg.PngCanvas{Canvas: c}).WriteTo(&buf); err != nil {
@@ -118,6 +132,7 @@ func (f Figure) PNG(dpi int) ([]byte, error) {
 func drawLegendOutside(p *gplot.Plot, c draw.Canvas) {
 	leg := p.Legend
 	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	leg.Padding = vg.Points(4) // between entries: gonum's 0 lets one entry's glyph touch the next one's text
 	pad := vg.Millimeter * 3
 	w := leg.Rectangle(c).Size().X + 2*pad
 	bare := *p
@@ -151,5 +166,6 @@ func (f Figure) DrawAt(c vg.Canvas, at vg.Point, scale float64) {
 	defer c.Pop()
 	c.Translate(at)
 	c.Scale(scale, scale)
-	f.draw(draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Max: vg.Point{X: f.Width, Y: f.Height}}})
+	w, h := f.Size()
+	f.draw(draw.Canvas{Canvas: c, Rectangle: vg.Rectangle{Max: vg.Point{X: w, Y: h}}})
 }

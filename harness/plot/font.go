@@ -35,7 +35,7 @@ var fontTTF = sync.OnceValues(func() ([]byte, error) {
 	if _, err := face.Face.WriteSourceTo(nil, &raw); err != nil {
 		return nil, fmt.Errorf("plot: read font %s: %w", gplot.DefaultFont.Name(), err)
 	}
-	return raw.Bytes(), nil
+	return subsetTTF(raw.Bytes(), fontRunes)
 })
 
 var fontCSS = sync.OnceValues(func() (string, error) {

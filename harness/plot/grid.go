@@ -3,6 +3,7 @@ package plot
 import (
 	"image/color"
 	"math"
+	"strings"
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
@@ -16,6 +17,8 @@ type Cell struct {
 	// Ratio, when above 0 and Color is nil, fills the cell on the grid's
 	// diverging scale (RatioSpan): green below 1, red above.
 	Ratio float64
+	// Header marks a repeat of the column labels (withHeaders).
+	Header bool
 }
 
 // RatioSpan is the ratio at which the grid's diverging colours are full:
@@ -39,6 +42,70 @@ type Grid struct {
 	Title, XLabel, YLabel string
 	Rows, Cols            []string
 	Cells                 [][]Cell
+	// ColWidth, when above 0, is the width a column gets in the figure:
+	// column labels wider than it are wrapped at spaces onto more lines
+	// (measured in the charts' font), so neighbours never run together.
+	ColWidth vg.Length
+}
+
+// FitColumns sets ColWidth for a figure w wide: what is left of w after
+// the row labels, the axis label and the margins, shared by the columns.
+func (g *Grid) FitColumns(w vg.Length) {
+	widest := 0.0
+	for _, r := range g.Rows {
+		widest = max(widest, TextWidth(r, 9))
+	}
+	if len(g.Cols) > 0 {
+		g.ColWidth = max(vg.Points(20), (w-vg.Points(widest+48))/vg.Length(len(g.Cols))-vg.Points(6))
+	}
+}
+
+// HeaderEvery is how many rows a tall grid draws between repeats of its
+// column labels: a reader of a 72-row heat map finds the backends' names
+// above the rows they are reading, not only at the foot of the map.
+const HeaderEvery = 20
+
+// withHeaders is g with a row of column labels above its first row and
+// again every HeaderEvery rows, when it has more than HeaderEvery rows.
+func withHeaders(g Grid) Grid {
+	if len(g.Rows) <= HeaderEvery {
+		return g
+	}
+	header := make([]Cell, len(g.Cols))
+	for j, c := range g.Cols {
+		header[j] = Cell{Text: c, Header: true}
+	}
+	var out Grid = g
+	out.Rows, out.Cells = nil, nil
+	for i := range g.Rows {
+		if i%HeaderEvery == 0 {
+			out.Rows = append(out.Rows, "")
+			out.Cells = append(out.Cells, header)
+		}
+		out.Rows = append(out.Rows, g.Rows[i])
+		out.Cells = append(out.Cells, g.Cells[i])
+	}
+	return out
+}
+
+// Wrap breaks s at spaces into lines no wider than width in the charts'
+// font at size points; a word wider than width stays whole on its line.
+func Wrap(s string, width vg.Length, size float64) string {
+	words := strings.Fields(s)
+	if width <= 0 || len(words) == 0 {
+		return s
+	}
+	var lines []string
+	line := words[0]
+	for _, w := range words[1:] {
+		if TextWidth(line+" "+w, size) <= width.Points() {
+			line += " " + w
+			continue
+		}
+		lines = append(lines, line)
+		line = w
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // GridPlot draws g with the labels on the axes and the text in the cells.
@@ -53,11 +120,12 @@ func GridPlot(g Grid) *gplot.Plot {
 			}
 		}
 	}
+	g = withHeaders(g)
 	p := newPlot(g.Title, g.XLabel, g.YLabel)
 	p.Add(gridPlotter{g})
 	var xt, yt gplot.ConstantTicks
 	for j, c := range g.Cols {
-		xt = append(xt, gplot.Tick{Value: float64(j), Label: c})
+		xt = append(xt, gplot.Tick{Value: float64(j), Label: Wrap(c, g.ColWidth, p.X.Tick.Label.Font.Size.Points())})
 	}
 	for i, r := range g.Rows {
 		yt = append(yt, gplot.Tick{Value: float64(len(g.Rows) - 1 - i), Label: r})
@@ -93,7 +161,16 @@ func (gp gridPlotter) Plot(c draw.Canvas, plt *gplot.Plot) {
 				sty := draw.TextStyle{Color: textOn(cell.Color), Font: plt.Y.Tick.Label.Font,
 					XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plt.Y.Tick.Label.Handler}
 				sty.Font.Size = vg.Points(8)
-				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, cell.Text)
+				text := cell.Text
+				if cell.Header {
+					// A repeated column label: fitted to its cell, shrunk
+					// to the cell's height if it needs more lines.
+					text = Wrap(text, x1-x0-vg.Points(4), 8)
+					if lines := float64(strings.Count(text, "\n") + 1); lines*sty.Font.Size.Points()*1.2 > math.Abs((y1 - y0).Points()) {
+						sty.Font.Size = vg.Points(max(5, math.Abs((y1-y0).Points())/(1.2*lines)))
+					}
+				}
+				c.FillText(sty, vg.Point{X: (x0 + x1) / 2, Y: (y0 + y1) / 2}, text)
 			}
 		}
 	}

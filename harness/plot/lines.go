@@ -23,6 +23,9 @@ type Series struct {
 	// Lo and Hi, when as long as X, are each point's 95% interval, drawn
 	// as a band (NaN where a point has none).
 	Lo, Hi []float64
+	// Hover, when set, is each point's tooltip in the SVG; otherwise it
+	// names the series, the value, the x and the interval (hover.go).
+	Hover []string
 }
 
 // Axes labels a panel and picks its scales.
@@ -37,6 +40,18 @@ type Axes struct {
 	// LegendOutside leaves no headroom for a legend in the data area:
 	// the figure draws it beside the panel (Figure.LegendOutside).
 	LegendOutside bool
+	// SharedLegend leaves the panel without a legend of its own: the
+	// figure draws one for all its panels above them (legend.go).
+	SharedLegend bool
+}
+
+// addLegend adds an entry to p's legend, or to the figure's when a.SharedLegend.
+func addLegend(p *gplot.Plot, a Axes, name string, thumbs ...gplot.Thumbnailer) {
+	if a.SharedLegend {
+		addShared(p, name, thumbs...)
+		return
+	}
+	p.Legend.Add(name, thumbs...)
 }
 
 var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
@@ -51,6 +66,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 		if len(xys) == 0 {
 			continue
 		}
+		addHover(p, s, a)
 		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: shapes[s.Shape%len(shapes)]}
 		if s.PointsOnly {
 			sc, err := plotter.NewScatter(xys)
@@ -59,7 +75,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 			}
 			sc.GlyphStyle = glyph
 			p.Add(sc)
-			p.Legend.Add(s.Name, sc)
+			addLegend(p, a, s.Name, sc)
 			continue
 		}
 		band(p, s, a)
@@ -70,11 +86,11 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 		l.LineStyle.Color, l.LineStyle.Width = s.Color, vg.Points(1.5)
 		sc.GlyphStyle = glyph
 		p.Add(l, sc)
-		p.Legend.Add(s.Name, l, sc)
+		addLegend(p, a, s.Name, l, sc)
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Left = true
-	if !a.LegendOutside {
+	if !a.LegendOutside && !a.SharedLegend {
 		headroom(p, a.LogY)
 	}
 	// One point (or one value) leaves an empty range, which gonum widens

@@ -6,10 +6,15 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
+	"golang.org/x/image/font/sfnt"
+	"golang.org/x/image/math/fixed"
 	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/vg"
 )
 
@@ -206,5 +211,194 @@ func TestPDFTextIsCP1252(t *testing.T) {
 		if got := toCP1252(in); got != want {
 			t.Errorf("toCP1252(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWrapAndHeaders: a column label wider than its column is wrapped at
+// spaces into lines that fit (a single long word stays whole), and a tall
+// grid repeats its column labels every HeaderEvery rows.
+func TestWrapAndHeaders(t *testing.T) {
+	w := Wrap("burnstyle-hip (partly verified) bfloat16", vg.Points(90), 9)
+	for _, line := range strings.Split(w, "\n") {
+		if TextWidth(line, 9) > 90 {
+			t.Errorf("line %q of %q is %.1f wide, more than 90", line, w, TextWidth(line, 9))
+		}
+	}
+	if strings.Count(w, "\n") != 1 {
+		t.Errorf("Wrap = %q, want two lines", w)
+	}
+	if got := Wrap("flash-semicrf-triton-kernel", vg.Points(10), 9); got != "flash-semicrf-triton-kernel" {
+		t.Errorf("a word wider than the width was cut: %q", got)
+	}
+	g := Grid{Cols: []string{"a", "b"}}
+	for i := range 2*HeaderEvery + 1 {
+		g.Rows = append(g.Rows, fmt.Sprint(i))
+		g.Cells = append(g.Cells, []Cell{{Text: "1"}, {Text: "2"}})
+	}
+	h := withHeaders(g)
+	headers := 0
+	for i, row := range h.Cells {
+		if row[0].Header {
+			headers++
+			if row[1].Text != "b" || h.Rows[i] != "" {
+				t.Errorf("header row %d = %+v (label %q), want the column labels and no row label", i, row, h.Rows[i])
+			}
+		}
+	}
+	if headers != 3 || len(h.Rows) != len(g.Rows)+3 {
+		t.Errorf("%d header rows in %d rows, want 3 (above rows 0, %d and %d)", headers, len(h.Rows), HeaderEvery, 2*HeaderEvery)
+	}
+	if short := withHeaders(Grid{Rows: g.Rows[:HeaderEvery], Cells: g.Cells[:HeaderEvery], Cols: g.Cols}); len(short.Rows) != HeaderEvery {
+		t.Errorf("a grid of %d rows got header rows", HeaderEvery)
+	}
+}
+
+// TestFontSubset: the font the pages carry keeps the outlines of the runes
+// charts write, with gonum's advance widths and kerning, and is a fraction
+// of the whole font.
+func TestFontSubset(t *testing.T) {
+	sub, err := FontTTF()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sfnt.Parse(sub)
+	if err != nil {
+		t.Fatalf("the subset does not parse: %v", err)
+	}
+	if len(sub) > 160<<10 {
+		t.Errorf("subset font is %d KB, want under 160", len(sub)>>10)
+	}
+	full := font.DefaultCache.Lookup(gplot.DefaultFont, vg.Points(10))
+	var buf sfnt.Buffer
+	ppem := fixed.I(1000)
+	for _, r := range "Median time (ms) ·×…–≤Σ→ µs 95% Wrap" {
+		gi, err := f.GlyphIndex(&buf, r)
+		if err != nil || gi == 0 {
+			t.Errorf("%q has no glyph in the subset", r)
+			continue
+		}
+		segs, err := f.LoadGlyph(&buf, gi, ppem, nil)
+		if err != nil || r != ' ' && len(segs) == 0 {
+			t.Errorf("%q (glyph %d) lost its outline: %d segments, %v", r, gi, len(segs), err)
+		}
+		adv, _ := f.GlyphAdvance(&buf, gi, ppem, 0)
+		fullGI, _ := full.Face.GlyphIndex(&buf, r)
+		if fullAdv, _ := full.Face.GlyphAdvance(&buf, fullGI, ppem, 0); fullGI != gi || fullAdv != adv {
+			t.Errorf("%q: glyph %d advance %v in the subset, %d %v in the font gonum measures", r, gi, adv, fullGI, fullAdv)
+		}
+	}
+	// Kerning as gonum lays it out: "AV" is a kerned pair.
+	a, _ := f.GlyphIndex(&buf, 'A')
+	v, _ := f.GlyphIndex(&buf, 'V')
+	k, err := f.Kern(&buf, a, v, ppem, 0)
+	fk, _ := full.Face.Kern(&buf, a, v, ppem, 0)
+	if err != nil || k != fk || k == 0 {
+		t.Errorf("kern(A, V) = %v (%v) in the subset, %v in the full font", k, err, fk)
+	}
+	// A glyph no chart writes (Cyrillic) keeps its index but no outline.
+	if gi, _ := f.GlyphIndex(&buf, 'Ж'); gi != 0 {
+		if segs, _ := f.LoadGlyph(&buf, gi, ppem, nil); len(segs) != 0 {
+			t.Errorf("Ж kept its outline (%d segments): the subset keeps more than the charts need", len(segs))
+		}
+	}
+}
+
+// TestSharedLegend: panels made with SharedLegend carry no legend of their
+// own; the figure draws each name once, above the panels, in rows that fit
+// its width (measured text, wrapping to a new row), and grows to hold it.
+func TestSharedLegend(t *testing.T) {
+	names := []string{"burnstyle-hip (partly verified)", "flash-semicrf", "jax (partly verified)", "pytorch (not verified)", "triton"}
+	var series []Series
+	for i, n := range names {
+		series = append(series, Series{Name: n, Color: Color(i), X: []float64{1, 2}, Y: []float64{float64(i + 1), float64(i + 2)}})
+	}
+	var panels []*gplot.Plot
+	for range 2 {
+		p, err := Lines(Axes{Title: "panel", XLabel: "x", YLabel: "y", SharedLegend: true}, series)
+		if err != nil {
+			t.Fatal(err)
+		}
+		panels = append(panels, p)
+	}
+	f := Figure{Name: "f", Panels: [][]*gplot.Plot{panels}, Width: 4 * vg.Inch, Height: 3 * vg.Inch}
+	entries := f.figureLegend()
+	if len(entries) != len(names) {
+		t.Fatalf("%d legend entries, want %d (each name once)", len(entries), len(names))
+	}
+	width := f.Width.Points()
+	xs, rows, n := legendRows(entries, width)
+	if n < 2 {
+		t.Errorf("%d legend rows in %.0f pt for five long names, want them wrapped", n, width)
+	}
+	for i, e := range entries {
+		end := xs[i] + legendThumb + legendGap + TextWidth(e.name, legendFont)
+		if end > width {
+			t.Errorf("%q ends at %.1f, past the figure's %.0f", e.name, end, width)
+		}
+		if i > 0 && rows[i] == rows[i-1] && xs[i] < xs[i-1]+legendThumb+legendGap+TextWidth(entries[i-1].name, legendFont)+legendSpace {
+			t.Errorf("%q starts at %.1f, inside %q", e.name, xs[i], entries[i-1].name)
+		}
+	}
+	if _, h := f.Size(); h <= f.Height {
+		t.Errorf("figure height %v, want room above the panels' %v for the legend", h, f.Height)
+	}
+	svg, err := f.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range names {
+		if c := strings.Count(string(svg), ">"+n+"<"); c != 1 {
+			t.Errorf("%q written %d times in the SVG, want once (no legend in the panels)", n, c)
+		}
+	}
+}
+
+// TestHoverTooltips: every point a line chart draws gets an invisible
+// circle with its value as a <title> in the SVG, placed over the point
+// (inside the drawing, higher values nearer the top), none in the PNG.
+func TestHoverTooltips(t *testing.T) {
+	p, err := Lines(Axes{Title: "t", XLabel: "T", YLabel: "ms", LogY: true},
+		[]Series{{Name: "a", Color: Color(0), X: []float64{1, 2, 3}, Y: []float64{1, 10, math.NaN()},
+			Lo: []float64{0.9, 9, 1}, Hi: []float64{1.1, 11, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := Single("f", "f", p, 4*vg.Inch, 3*vg.Inch)
+	svg, err := f.SVG()
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`<circle cx="([0-9.]+)" cy="([0-9.]+)" r="5"><title>([^<]*)</title></circle>`)
+	m := re.FindAllStringSubmatch(string(svg), -1)
+	if len(m) != 2 {
+		t.Fatalf("%d tooltips, want one per drawn point (2): %q", len(m), m)
+	}
+	if !strings.Contains(string(svg), `<g class="hover" fill="transparent">`) {
+		t.Error("the tooltips' circles are not transparent")
+	}
+	if want := "a: 1 at T 1 (95%: 0.9 to 1.1)"; m[0][3] != want {
+		t.Errorf("tooltip %q, want %q", m[0][3], want)
+	}
+	y0, _ := strconv.ParseFloat(m[0][2], 64)
+	y1, _ := strconv.ParseFloat(m[1][2], 64)
+	if !(y1 < y0) || y0 > 3*72 || y1 < 0 {
+		t.Errorf("tooltips at y %v and %v: want inside the 216 pt drawing, the larger value higher", y0, y1)
+	}
+	again, _ := f.SVG()
+	if n := len(re.FindAllString(string(again), -1)); n != 2 {
+		t.Errorf("a second rendering has %d tooltips, want 2 (marks not cleared between drawings)", n)
+	}
+	// A scatter of more than maxHovers points gets none.
+	many := Series{Name: "b", Color: Color(1), PointsOnly: true}
+	for i := range maxHovers + 1 {
+		many.X, many.Y = append(many.X, float64(i+1)), append(many.Y, float64(i+1))
+	}
+	p2, err := Lines(Axes{Title: "t", XLabel: "x", YLabel: "y"}, []Series{many})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big, _ := Single("g", "g", p2, 4*vg.Inch, 3*vg.Inch).SVG()
+	if strings.Contains(string(big), "<title>") {
+		t.Errorf("a figure of %d points carries tooltips", maxHovers+1)
 	}
 }

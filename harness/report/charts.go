@@ -61,7 +61,9 @@ func (r *Report) charts() (out []Chart, err error) {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
 	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline,
-		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") }, r.scanRatioMaps)
+		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") },
+		func() (*Chart, error) { return r.scanMetricLines("T", scanMemory) }, func() (*Chart, error) { return r.scanMetricLines("K·C", scanMemory) },
+		r.scanRatioMaps)
 	for _, build := range builds {
 		c, err := build()
 		if err != nil {
@@ -170,7 +172,7 @@ func (r *Report) timeVsSeqLen() (*Chart, error) {
 			}
 			series = append(series, s)
 		}
-		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "seq"), XLabel: "sequence length (tokens)", YLabel: "median time (ms)",
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: facetLabel(k, "seq"), XLabel: "sequence length (tokens)", YLabel: "median time (ms)",
 			LogX: true, LogY: true, XTicks: ticks}, series)
 		if err != nil {
 			return nil, err
@@ -251,7 +253,7 @@ func (r *Report) throughputVsSize() (*Chart, error) {
 			series = append(series, s)
 		}
 		k.SeqLen = best
-		p, err := plot.Lines(plot.Axes{Title: facetLabel(k, "size"), XLabel: "model size (million parameters)", YLabel: "tokens/s",
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: facetLabel(k, "size"), XLabel: "model size (million parameters)", YLabel: "tokens/s",
 			LogX: true, LogY: true, XTicks: ticks, XTickLabels: labels}, series)
 		if err != nil {
 			return nil, err

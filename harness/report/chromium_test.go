@@ -120,50 +120,94 @@ func nearColor(a, b color.RGBA) bool {
 	return d(a.R, b.R)+d(a.G, b.G)+d(a.B, b.B) < 40
 }
 
-// TestLayoutInChromium lays out the report of the committed H100 results
-// and of the standard sweep in headless Chromium and fails on any text
-// that overlaps another, runs over the edge of a cell or bar, or is drawn
-// in other widths than the charts were laid out with.
+// TestLayoutInChromium lays out every kind of report the committed H100
+// results make (TTT, attention with another run's calibration, GEMM's 426
+// shapes, the scan's analysis set, a problem set) and the standard sweep in
+// headless Chromium and fails on any text that overlaps another (legend
+// entries and labels included), runs over the edge of a cell or bar, is
+// drawn in other widths than the charts were laid out with, or a link of
+// the page that leads nowhere.
 // XBENCH_SCREENSHOT_H100=path keeps a screenshot of the H100 report
 // (docs/report-h100.png is made that way); XBENCH_SCREENSHOT_SEQLEN=path
 // one of the attention sweep's throughput-against-seq_len chart alone
 // (docs/h100-attention/throughput-vs-seq-len.png).
 func TestLayoutInChromium(t *testing.T) {
-	h100, err := Load(filepath.Join("..", "..", "results", "h100"), "")
-	if err != nil {
-		t.Fatal(err)
+	chromium(t)
+	root := filepath.Join("..", "..", "results")
+	kinds := []struct {
+		name, results, baseline string
+		calibrations            string // a glob of calibration files to add
+		verify                  string // a folder of verify records beside the results
+	}{
+		{"h100", "h100", "", "", ""},
+		// The sweep ran without calibrating; docs/h100-attention is made
+		// with the H100 GEMM run's calibration (xbench report
+		// --calibration), whose percent-of-peak legends are the longer
+		// text to lay out.
+		{"h100-attention", filepath.Join("h100-attention", "sweep"), "", filepath.Join("h100-gemm", "*", CalibrationFile),
+			filepath.Join("h100-attention", "verify")},
+		{"h100-gemm", "h100-gemm", "", "", ""},
+		{"h100-scan", "h100-scan", "flash-semicrf", "", ""},
+		{"h100-problems", "h100-kernelbench", "", "", ""},
 	}
-	attn, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The sweep ran without calibrating; docs/h100-attention is made with
-	// the H100 GEMM run's calibration (xbench report --calibration), whose
-	// percent-of-peak legends are the longer text to lay out.
-	cals, _ := filepath.Glob(filepath.Join("..", "..", "results", "h100-gemm", "*", CalibrationFile))
-	for _, c := range cals {
-		if err := attn.AddCalibration(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for name, r := range map[string]*Report{"h100": h100, "h100-attention": attn, "standard": standard(t)} {
-		out := filepath.Join(t.TempDir(), "report.html")
-		if _, err := r.Write(out); err != nil {
-			t.Fatal(err)
-		}
-		l := layoutIn(t, out)
-		if len(l.Charts) < 3 {
-			t.Errorf("%s: %d charts measured, want every chart of the page", name, len(l.Charts))
-		}
-		for _, p := range layoutProblems(l) {
-			t.Errorf("%s: %s", name, p)
-		}
-		if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && name == "h100" {
-			screenshot(t, out, keep, 1400, 4200)
-		}
-		if keep := os.Getenv("XBENCH_SCREENSHOT_SEQLEN"); keep != "" && name == "h100-attention" {
-			screenshot(t, figureOnly(t, out, "throughput-vs-seq-len"), keep, 1200, 2300)
-		}
+	kinds = append(kinds, struct {
+		name, results, baseline string
+		calibrations            string
+		verify                  string
+	}{name: "standard"})
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			// Each kind loads, writes and lays out its own report; Chromium
+			// waits on its virtual time budget, so two at a time is faster
+			// even on two cores.
+			t.Parallel()
+			var r *Report
+			if k.name == "standard" {
+				r = standard(t)
+			} else {
+				var err error
+				if r, err = Load(filepath.Join(root, k.results), k.baseline); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k.verify != "" {
+				if err := r.AddVerify(filepath.Join(root, k.verify)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if k.calibrations != "" {
+				cals, _ := filepath.Glob(filepath.Join(root, k.calibrations))
+				for _, c := range cals {
+					if err := r.AddCalibration(c); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			out := filepath.Join(t.TempDir(), "report.html")
+			if _, err := r.Write(out); err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range brokenLinks(t, out) {
+				t.Errorf("broken link %s", b)
+			}
+			l := layoutIn(t, out)
+			page, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
+				t.Errorf("%d charts measured of the page's %d figures, want every one (and at least 2)", len(l.Charts), figures)
+			}
+			for _, p := range layoutProblems(l) {
+				t.Error(p)
+			}
+			if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && k.name == "h100" {
+				screenshot(t, out, keep, 1400, 4200)
+			}
+			if keep := os.Getenv("XBENCH_SCREENSHOT_SEQLEN"); keep != "" && k.name == "h100-attention" {
+				screenshot(t, figureOnly(t, out, "throughput-vs-seq-len"), keep, 1200, 2300)
+			}
+		})
 	}
 }
 

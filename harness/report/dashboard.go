@@ -235,17 +235,21 @@ func dashChart(h *history.History, g dashGroup, opt DashboardOptions) ([]byte, e
 		for _, p := range s.Points {
 			if p.OK() {
 				ps.X, ps.Y = append(ps.X, float64(p.Run)), append(ps.Y, p.Median)
+				run := h.Runs[p.Run]
+				ps.Hover = append(ps.Hover, fmt.Sprintf("%s: %.4g ms (95%% CI %.4g to %.4g), commit %s, %s",
+					s.Backend, p.Median, p.Lo, p.Hi, shortHash(run.Commit, 10), run.Date.UTC().Format("2006-01-02 15:04")))
 				lo, hi = math.Min(lo, p.Lo), math.Max(hi, p.Hi)
 			}
 		}
 		series = append(series, ps)
 	}
-	// Ticks: short commits, thinned so no two labels meet.
+	// Ticks: short commits over their dates, thinned so no two labels meet.
 	every := max(1, (n+7)/8)
 	var ticks []float64
 	var labels []string
 	for i := 0; i < n; i += every {
-		ticks, labels = append(ticks, float64(i)), append(labels, shortHash(h.Runs[i].Commit, 7))
+		ticks = append(ticks, float64(i))
+		labels = append(labels, shortHash(h.Runs[i].Commit, 7)+"\n"+h.Runs[i].Date.UTC().Format("2006-01-02"))
 	}
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 1
@@ -255,7 +259,7 @@ func dashChart(h *history.History, g dashGroup, opt DashboardOptions) ([]byte, e
 	if logY {
 		yLabel += ", log scale"
 	}
-	p, err := plot.Lines(plot.Axes{XLabel: "commit (oldest to newest)", YLabel: yLabel, XTicks: ticks, XTickLabels: labels, LogY: logY, LegendOutside: true}, series)
+	p, err := plot.Lines(plot.Axes{XLabel: "commit and date (oldest to newest)", YLabel: yLabel, XTicks: ticks, XTickLabels: labels, LogY: logY, LegendOutside: true}, series)
 	if err != nil {
 		return nil, fmt.Errorf("dashboard chart %s: %w", g.Title, err)
 	}

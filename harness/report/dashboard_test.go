@@ -3,6 +3,7 @@ package report
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -192,5 +193,24 @@ func TestDashboardLinksAndKinds(t *testing.T) {
 		if got := strings.Contains(string(raw), "log scale"); got != tc.want {
 			t.Errorf("LogY %v: log axis %v, want %v", tc.opt.LogY, got, tc.want)
 		}
+	}
+	// Every point has a tooltip with its value, interval, commit and date,
+	// and the commit axis says when each commit was made.
+	raw, err = os.ReadFile(filepath.Join(out, "gemm.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gemm := string(raw)
+	night := h.Runs[6]
+	hover := regexp.MustCompile(`<circle [^>]*><title>triton: [0-9.e+-]+ ms \(95% CI [0-9.e+-]+ to [0-9.e+-]+\), commit ` +
+		regexp.QuoteMeta(shortHash(night.Commit, 10)) + `, ` + regexp.QuoteMeta(night.Date.UTC().Format("2006-01-02 15:04")) + `</title></circle>`)
+	if !hover.MatchString(gemm) {
+		t.Errorf("no tooltip for triton's point at night 6 (commit %s) in gemm.html", shortHash(night.Commit, 10))
+	}
+	if points := strings.Count(gemm, "<title>"); points < 12 {
+		t.Errorf("%d tooltips in gemm.html, want one per point", points)
+	}
+	if day := h.Runs[0].Date.UTC().Format("2006-01-02"); !strings.Contains(gemm, ">"+day+"</text>") {
+		t.Errorf("the commit axis does not date the first commit (%s)", day)
 	}
 }

@@ -242,12 +242,31 @@ func (r *Report) anyResult(backendName string, c result.Config) (result.Result, 
 	return res, ok
 }
 
+// phaseCovers says whether a verify of phase verified checked what a
+// result of phase timed computes: a backward (or both) verify compares the
+// forward outputs and the gradients, so it stands for every phase that
+// computes them; a forward verify compares outputs only and stands for
+// the forward alone (a backward pass is code of its own: its gradients
+// were never checked); inner_only stands for itself.
+func phaseCovers(verified, timed string) bool {
+	switch {
+	case verified == timed:
+		return true
+	case timed == workload.PhaseInnerOnly || verified == workload.PhaseInnerOnly:
+		return false
+	case timed == workload.PhaseForward:
+		return true
+	default: // timed backward or both
+		return verified == workload.PhaseBackward || verified == workload.PhaseBoth
+	}
+}
+
 // Verification is backend's verify verdict that stands for configuration
 // c on a device of deviceKind: a record of the same workload, dtype and
-// every other parameter that is not a size axis, and the same phase (a
-// forward verification stands for the backward phase too, since verify
-// compares forward outputs), preferring the most size axes equal, then the
-// newest run. ok is false when the backend was never verified that way.
+// every other parameter that is not a size axis, lengths of one class
+// (a verify at T=20 does not cover T=4096), and a phase that checked what
+// c's computes (phaseCovers), preferring the phase itself, then the most
+// size axes equal, then the newest run. ok is false when the backend was never verified that way.
 func (r *Report) Verification(backendName, deviceKind string, c result.Config) (verdict string, from result.Config, ok bool) {
 	bestScore, bestRun := -1, ""
 	w, err := workload.Lookup(c.Workload)
@@ -256,8 +275,7 @@ func (r *Report) Verification(backendName, deviceKind string, c result.Config) (
 	}
 	for _, v := range r.Verify {
 		vc := v.Config
-		if vc.Workload != c.Workload || !sameNonSize(w, vc, c) || vc.Phase != c.Phase &&
-			!(vc.Phase == workload.PhaseForward && c.Phase != workload.PhaseInnerOnly) {
+		if vc.Workload != c.Workload || !sameNonSize(w, vc, c) || !phaseCovers(vc.Phase, c.Phase) {
 			continue
 		}
 		for _, row := range v.Rows {
@@ -268,6 +286,9 @@ func (r *Report) Verification(backendName, deviceKind string, c result.Config) (
 			// The closest record: a scale enum (model size) counts double,
 			// as the size of the model matters more than its input length.
 			score := 0
+			if vc.Phase == c.Phase {
+				score += 100 // the record of the phase itself first
+			}
 			for _, p := range w.Params() {
 				if p.Scale && vc.Get(p.Name) == c.Get(p.Name) {
 					score++
@@ -303,10 +324,14 @@ func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 }
 
 // sameNonSize says whether a and b agree on every parameter that changes
-// what is computed (every one but the Scale ones).
+// what is computed (every one but the Scale ones) and are of one length
+// class (workload.SameLengthClass on every Length parameter).
 func sameNonSize(w workload.Workload, a, b result.Config) bool {
 	for _, p := range w.Params() {
 		if !p.Scale && a.Get(p.Name) != b.Get(p.Name) {
+			return false
+		}
+		if p.Length && !workload.SameLengthClass(a.Get(p.Name), b.Get(p.Name)) {
 			return false
 		}
 	}

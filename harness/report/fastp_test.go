@@ -8,9 +8,11 @@ import (
 	"testing"
 
 	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/compare/sweeptest"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/verify"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 func TestFastP(t *testing.T) {
@@ -49,7 +51,7 @@ func TestFastP(t *testing.T) {
 			t.Fatal(err)
 		}
 		if tt.verify != nil {
-			if err := sweeptest.WriteVerify(dir, "r", sweeptest.Config("tiny", "linear", false, 64), tt.verify); err != nil {
+			if err := sweeptest.WriteVerify(dir, "r", sweeptest.Config("tiny", "linear", false, 512), tt.verify); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -92,8 +94,9 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 		ok   bool
 	}{
 		{big, "FAIL", true}, // same size and length wins
-		{sweeptest.Config("350m", "linear", true, 512), "FAIL", true}, // same length, newer run
-		{sweeptest.Config("125m", "mlp", false, 512), "", false},      // never verified on mlp
+		{sweeptest.Config("350m", "linear", false, 512), "FAIL", true}, // same length, newer run
+		{sweeptest.Config("350m", "linear", true, 512), "", false},     // a forward verify never covers the backward
+		{sweeptest.Config("125m", "mlp", false, 512), "", false},       // never verified on mlp
 	}
 	for _, tt := range tests {
 		got, _, ok := r.Verification("x", "cuda", tt.cfg)
@@ -196,5 +199,68 @@ func TestManyBarsAreSmallMultiples(t *testing.T) {
 	}
 	if len(c.Panels) != 3 || len(c.Panels[0]) != 1 {
 		t.Errorf("%d panel rows, want 3 of one panel", len(c.Panels))
+	}
+}
+
+// TestVerifyCoverageByComputation: a verify covers a timed configuration
+// only when it computed the same thing: every parameter that is not a
+// size (layout, causal, semiring) equal, every length of one class, and a
+// phase that checked it (a forward verify never covers a backward).
+func TestVerifyCoverageByComputation(t *testing.T) {
+	resolve := func(wl, phase string, set map[string]string) result.Config {
+		t.Helper()
+		w, err := workload.Lookup(wl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := workload.Resolve(w, phase, set, 1, 5)
+		if err != nil {
+			t.Fatalf("resolve %s %v: %v", wl, set, err)
+		}
+		return c
+	}
+	scan := func(T, K, C, semiring string) result.Config {
+		return resolve("scan", "forward", map[string]string{"T": T, "K": K, "C": C, "semiring": semiring})
+	}
+	gemm := func(m, layout string) result.Config {
+		return resolve("gemm", "forward", map[string]string{"m": m, "n": m, "k": m, "layout": layout})
+	}
+	attn := func(seq, causal string) result.Config {
+		return resolve("attention", "forward", map[string]string{"seq_len": seq, "causal": causal, "heads": "4", "batch": "2"})
+	}
+	pass := func(c result.Config) VerifyRecord {
+		return VerifyRecord{Record: verify.Record{RunID: "v", Config: c, Rows: []verify.Row{{Backend: "x", Dtype: c.Dtype(), Verdict: "pass"}}}}
+	}
+	withPhase := func(c result.Config, phase string) result.Config {
+		c = c.Clone()
+		c.Phase = phase
+		return c
+	}
+	r := &Report{Verify: []VerifyRecord{pass(scan("20", "4", "3", "log")), pass(gemm("1000", "nn")), pass(attn("200", "false")),
+		pass(withPhase(scan("20", "4", "3", "max"), "backward"))}}
+	tests := []struct {
+		name string
+		cfg  result.Config
+		ok   bool
+	}{
+		{"scan T 16x the verified, larger K and C", scan("320", "20", "12", "log"), true},
+		{"scan T 1024 (T=20 is not its length class)", scan("1024", "4", "3", "log"), false},
+		{"scan T 4096", scan("4096", "24", "12", "log"), false},
+		{"scan another semiring", scan("20", "4", "3", "entropy"), false},
+		{"gemm 4096 nn", gemm("4096", "nn"), true},
+		{"gemm 16384 nn (k past 16x)", gemm("16384", "nn"), false},
+		{"gemm 1000 nt (another layout)", gemm("1000", "nt"), false},
+		{"attention 2048 not causal", attn("2048", "false"), true},
+		{"attention 4096 (past 16x)", attn("4096", "false"), false},
+		{"attention 200 causal", attn("200", "true"), false},
+		{"scan backward (only the forward was verified)", withPhase(scan("20", "4", "3", "log"), "backward"), false},
+		{"attention backward (only the forward was verified)", withPhase(attn("200", "false"), "backward"), false},
+		{"scan max forward, covered by its backward's verify", scan("64", "4", "3", "max"), true},
+		{"scan max both, covered by its backward's verify", withPhase(scan("64", "4", "3", "max"), "both"), true},
+	}
+	for _, tt := range tests {
+		if _, from, ok := r.Verification("x", "cuda", tt.cfg); ok != tt.ok {
+			t.Errorf("%s: covered = %v (by %s), want %v", tt.name, ok, compare.Label(from), tt.ok)
+		}
 	}
 }

@@ -30,3 +30,17 @@ func golden(t *testing.T, name, got string) {
 		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
+
+// TestTablesGolden: the standard sweep's fast_p and summary tables (the
+// CSVs beside every report: ratios with their intervals, TFLOP/s, percent
+// of peak, the verify verdict and the configuration it was verified on).
+func TestTablesGolden(t *testing.T) {
+	r := standard(t)
+	for _, tb := range r.TextTables(shortNum) {
+		data, err := tb.CSV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "standard-"+tb.Name+".golden", string(data))
+	}
+}

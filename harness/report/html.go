@@ -35,8 +35,15 @@ type page struct {
 	HasCalib   bool
 	FontCSS    template.CSS // the charts' font, declared once for every inline SVG
 	CSVFiles   []string     // the summary tables as CSV, beside the page
-	InPage     []TextTable  // tables shown in the page as well (the scan's crossovers), folded
+	InPage     []TextTable  // tables shown in the page as well (the scan's analysis and crossovers), folded
+	TablesJS   template.JS  // sorting and filtering of the tables (tables.js)
 }
+
+// tablesJS makes the page's tables sortable and its folded configurations
+// filterable, inline so the page works offline and from file://.
+//
+//go:embed tables.js
+var tablesJS string
 
 // section is one device model's part of the page: its fast_p, charts and
 // tables, ratios against the baseline on that model. A folder of one model
@@ -91,7 +98,8 @@ func (r *Report) Write(out string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	pg.FontCSS = template.CSS(css) //nolint:gosec // a constant rule with a base64 data URL
+	pg.FontCSS = template.CSS(css)      //nolint:gosec // a constant rule with a base64 data URL
+	pg.TablesJS = template.JS(tablesJS) //nolint:gosec // our own script, embedded
 	var files []string
 	// The chart files link one copy of the font beside them; the page
 	// itself inlines it once (FontCSS) so it stays self-contained.
@@ -141,9 +149,11 @@ func (r *Report) Write(out string) ([]string, error) {
 		}
 		files = append(files, filepath.Join(dir, name))
 		pg.CSVFiles = append(pg.CSVFiles, name)
-		if t.Name == "scan-crossover" {
-			pg.InPage = append(pg.InPage, t)
-		}
+	}
+	// The scan's analysis table and its crossovers are in the page too,
+	// folded and sortable, with four digits as the PDF prints them.
+	for _, t := range r.scanTables(shortNum) {
+		pg.InPage = append(pg.InPage, t)
 	}
 	seen := map[string]bool{}
 	for _, res := range r.Results {

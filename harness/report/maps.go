@@ -59,7 +59,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
 		}
 	}
-	a := plot.Axes{Title: "Backward / forward time", YLabel: "backward median / forward median"}
+	a := plot.Axes{SharedLegend: true, Title: "Backward / forward time", YLabel: "backward median / forward median"}
 	bars, w := plot.Bars, vg.Length(math.Max(7, 1+0.45*float64(len(cats))))*vg.Inch
 	if len(cats) == 1 {
 		// One configuration: a bar per backend that ran both phases,
@@ -143,6 +143,7 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 		g.Cells = append(g.Cells, row)
 	}
 	w, h := r.heatmapSize()
+	g.FitColumns(w)
 	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
 		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}, nil
 }
@@ -174,6 +175,7 @@ func (r *Report) feasibility() (*Chart, error) {
 		g.Cells = append(g.Cells, row)
 	}
 	w, h := r.heatmapSize()
+	g.FitColumns(w)
 	return &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
 		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}, nil
 }

@@ -51,12 +51,13 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 		doc.NextPage()
 		p.y = pageH - margin
 		p.line(pdfHeadPt, ch.Title)
-		for _, l := range wrap(ch.Caption, 190) {
+		for _, l := range captionLines(ch.Caption) {
 			p.line(pdfTextPt, l)
 		}
 		availW, availH := pageW-2*margin, p.y-margin
-		scale := min(float64(availW/ch.Width), float64(availH/ch.Height))
-		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*ch.Height}, scale)
+		chW, chH := ch.Size()
+		scale := min(float64(availW/chW), float64(availH/chH))
+		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*chH}, scale)
 	}
 	var buf bytes.Buffer
 	if _, err := doc.WriteTo(&buf); err != nil {
@@ -153,24 +154,11 @@ func sum(xs []float64) float64 {
 	return t
 }
 
-// wrap breaks s into lines of at most n characters at spaces.
-func wrap(s string, n int) []string {
-	var lines []string
-	line := ""
-	for _, w := range strings.Fields(s) {
-		if line != "" && len(line)+1+len(w) > n {
-			lines = append(lines, line)
-			line = ""
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	if line != "" {
-		lines = append(lines, line)
-	}
-	return lines
+// captionLines breaks a chart's caption at spaces into lines that fit
+// the page between the margins, measured in the font the PDF sets them in
+// (a count of characters let wide text run off the page).
+func captionLines(s string) []string {
+	return strings.Split(plot.Wrap(s, pageW-2*margin, pdfTextPt), "\n")
 }
 
 // forReading writes the PDF's tables as the HTML page does: fast_p shares
@@ -192,6 +180,14 @@ func forReading(t TextTable) TextTable {
 			case h == "peak memory bytes":
 				if n, err := strconv.ParseInt(cell, 10, 64); err == nil {
 					out.Rows[i][j] = units.Bytes(n)
+				}
+			case h == "% of peak":
+				if x, err := strconv.ParseFloat(cell, 64); err == nil {
+					out.Rows[i][j] = fmt.Sprintf("%.1f%%", x)
+				}
+			case h == "ratio" || strings.HasPrefix(h, "ratio ci95") || strings.HasSuffix(h, "ratio to baseline"):
+				if x, err := strconv.ParseFloat(cell, 64); err == nil {
+					out.Rows[i][j] = fmt.Sprintf("%.2fx", x)
 				}
 			}
 		}

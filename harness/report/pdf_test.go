@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/xbench/xbench/harness/plot"
 )
 
 // TestWritePDF: a real PDF, not HTML under a .pdf name: the PDF header,
@@ -31,6 +33,27 @@ func TestWritePDF(t *testing.T) {
 	if !bytes.HasPrefix(raw, []byte("%PDF-")) || pages < 1+len(charts) || !bytes.Contains(raw, []byte("/FontFile2")) {
 		t.Errorf("PDF: header %q, %d pages (want at least %d), embedded font %v",
 			raw[:min(8, len(raw))], pages, 1+len(charts), bytes.Contains(raw, []byte("/FontFile2")))
+	}
+}
+
+// TestPDFCaptionsFit: every caption line of every chart fits between the
+// PDF's margins in the font it is set in, and no word is lost.
+func TestPDFCaptionsFit(t *testing.T) {
+	charts, err := standard(t).Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	avail := (pageW - 2*margin).Points()
+	for _, ch := range charts {
+		lines := captionLines(ch.Caption)
+		for _, l := range lines {
+			if w := plot.TextWidth(l, pdfTextPt); w > avail {
+				t.Errorf("%s: caption line %.0f pt wide, the page has %.0f: %q", ch.Name, w, avail, l)
+			}
+		}
+		if got := strings.Join(lines, " "); got != strings.Join(strings.Fields(ch.Caption), " ") {
+			t.Errorf("%s: caption lines %q lose words of %q", ch.Name, got, ch.Caption)
+		}
 	}
 }
 
@@ -85,6 +108,14 @@ func TestPDFTablesReadLikeThePage(t *testing.T) {
 			}
 			if slices.Index(tab.Header, "peak memory bytes") < 0 {
 				t.Error("forReading changed the CSV's table")
+			}
+			// Ratios and percent of peak as the page prints them.
+			for name, re := range map[string]*regexp.Regexp{"ratio": regexp.MustCompile(`^[0-9]+\.[0-9]{2}x$`),
+				"ratio ci95 low": regexp.MustCompile(`^([0-9]+\.[0-9]{2}x|-)$`), "% of peak": regexp.MustCompile(`^[0-9]+\.[0-9]%$`)} {
+				col := slices.Index(got.Header, name)
+				if col < 0 || !re.MatchString(got.Rows[0][col]) {
+					t.Errorf("summary %q reads %q in the PDF, want it as the page prints it", name, got.Rows[0][max(col, 0)])
+				}
 			}
 		}
 	}

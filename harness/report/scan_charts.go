@@ -41,7 +41,38 @@ func (r *Report) scanGroups() ([]scanGroup, map[scanGroup][]result.Config) {
 
 // scanLines draws, per group, median time against one axis (T or K·C)
 // with the other held at the value measured most often (ties: the larger).
-func (r *Report) scanLines(axis string) (*Chart, error) {
+func (r *Report) scanLines(axis string) (*Chart, error) { return r.scanMetricLines(axis, scanTime) }
+
+// A scan metric drawn against T or K·C.
+type scanMetric struct {
+	name, ylabel, title, caption string
+	// value is backend's value on c with its 95% interval (NaN if none).
+	value func(r *Report, backendName string, c result.Config) (v, lo, hi float64)
+}
+
+var scanTime = scanMetric{name: "time", ylabel: "median ms", title: "time",
+	caption: "Median time against %s (log-log), a line per backend with its 95%% interval as a band",
+	value: func(r *Report, b string, c result.Config) (float64, float64, float64) {
+		lo, hi := r.interval(b, c)
+		return r.median(b, c), lo, hi
+	}}
+
+// scanMemory is flash-semicrf's memory measure: peak bytes over the
+// state-positions (batch·T·C) the scan holds values for.
+var scanMemory = scanMetric{name: "memory", ylabel: "peak bytes per state-position", title: "memory per state-position",
+	caption: "Peak memory over batch·T·C (the state-positions a scan holds a value for) against %s (log-log), a line per backend that reports its peak: a flat line is memory in proportion to T (every position's values kept), a falling one memory that does not grow with T (a streaming scan, or a fixed pool)",
+	value: func(r *Report, b string, c result.Config) (float64, float64, float64) {
+		res, ok := r.Result(b, c)
+		states := float64(atoi(c.Get("batch"))) * float64(atoi(c.Get("T"))) * float64(atoi(c.Get("C")))
+		if !ok || res.Status != result.StatusOK || res.PeakMemoryBytes <= 0 || states <= 0 {
+			return math.NaN(), math.NaN(), math.NaN()
+		}
+		v := float64(res.PeakMemoryBytes) / states
+		return v, math.NaN(), math.NaN()
+	}}
+
+// scanMetricLines draws m per group against axis, as scanLines.
+func (r *Report) scanMetricLines(axis string, m scanMetric) (*Chart, error) {
 	order, by := r.scanGroups()
 	if len(order) == 0 {
 		return nil, nil
@@ -60,6 +91,16 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		// joins two configurations of one K·C (K8 C12 and K12 C8 zig-zagged).
 		return "T" + c.Get("T") + " C" + c.Get("C")
 	}
+	// The held values are chosen once for the figure, the ones measured
+	// most often over every group, so neighbouring panels (forward and
+	// backward, log and max) hold the other axis at the same values; a
+	// group that lacks them takes the next most measured it has.
+	total := map[string]int{}
+	for _, g := range order {
+		for _, c := range by[g] {
+			total[other(c)]++
+		}
+	}
 	var panels []*gplot.Plot
 	for _, g := range order {
 		count := map[string]int{}
@@ -68,16 +109,18 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		}
 		keys := make([]string, 0, len(count))
 		for k := range count {
-			keys = append(keys, k)
+			if count[k] >= 2 { // one point a line says nothing about the axis
+				keys = append(keys, k)
+			}
 		}
 		sort.Slice(keys, func(i, j int) bool {
-			if count[keys[i]] != count[keys[j]] {
-				return count[keys[i]] > count[keys[j]]
+			if total[keys[i]] != total[keys[j]] {
+				return total[keys[i]] > total[keys[j]]
 			}
 			return keys[i] > keys[j]
 		})
-		if count[keys[0]] < 2 || len(r.Backends) == 0 {
-			continue // one point a line says nothing about the axis
+		if len(keys) == 0 || len(r.Backends) == 0 {
+			continue
 		}
 		var series []plot.Series
 		var ticks []float64
@@ -86,9 +129,8 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 			var pts [][4]float64 // x, median, interval
 			for _, c := range by[g] {
 				if other(c) == keys[0] {
-					if m := r.median(b, c); !math.IsNaN(m) {
-						lo, hi := r.interval(b, c)
-						pts = append(pts, [4]float64{float64(x(c)), m, lo, hi})
+					if v, lo, hi := m.value(r, b, c); !math.IsNaN(v) {
+						pts = append(pts, [4]float64{float64(x(c)), v, lo, hi})
 					}
 				}
 			}
@@ -105,7 +147,7 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 			}
 		}
 		slices.Sort(ticks)
-		p, err := plot.Lines(plot.Axes{Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: "median ms", LogX: true, LogY: true, XTicks: ticks}, series)
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: m.ylabel, LogX: true, LogY: true, XTicks: ticks}, series)
 		if err != nil {
 			return nil, err
 		}
@@ -115,9 +157,9 @@ func (r *Report) scanLines(axis string) (*Chart, error) {
 		return nil, nil
 	}
 	cut := max(0, len(panels)-maxPanels)
-	name := map[string]string{"T": "scan-time-vs-t", "K·C": "scan-time-vs-kc"}[axis]
-	return r.multiples(name, "Scan: time against "+axis, panels[:len(panels)-cut], cut,
-		"Median time against "+axis+" (log-log), a line per backend with its 95% interval as a band, the other parameters held at the values measured most often (named in each panel; against K·C, T and C are held, so K·C moves with K alone and no line joins two configurations). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
+	name := "scan-" + m.name + "-vs-" + map[string]string{"T": "t", "K·C": "kc"}[axis]
+	return r.multiples(name, "Scan: "+m.title+" against "+axis, panels[:len(panels)-cut], cut,
+		fmt.Sprintf(m.caption, axis)+", the other parameters held at the values measured most often (named in each panel; against K·C, T and C are held, so K·C moves with K alone and no line joins two configurations). A missing point: not measured, unsupported or failed there (the scan tables say which)."), nil
 }
 
 // scanRatioMaps is, per backend and group, the time ratio to the baseline

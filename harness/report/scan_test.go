@@ -131,7 +131,72 @@ func TestScanTables(t *testing.T) {
 	if _, err := r.Write(out); err != nil {
 		t.Fatal(err)
 	}
-	if page, err := os.ReadFile(out); err != nil || !strings.Contains(string(page), `<h2 id="scan-crossover">`) || !strings.Contains(string(page), `href="#scan-crossover"`) {
-		t.Errorf("the page does not show the crossover table (%v)", err)
+	page, err := os.ReadFile(out)
+	for _, id := range []string{"scan", "scan-crossover"} {
+		if err != nil || !strings.Contains(string(page), `<h2 id="`+id+`">`) || !strings.Contains(string(page), `href="#`+id+`"`) {
+			t.Errorf("the page does not show the %s table in its contents (%v)", id, err)
+		}
+	}
+	// Memory per state-position against K·C, from the peaks the results
+	// report: fast's 4 bytes per state-position at K4 C3.
+	mem, err := r.chartView().scanMetricLines("K·C", scanMemory)
+	if err != nil || mem == nil || mem.Name != "scan-memory-vs-kc" {
+		t.Fatalf("scan memory against K·C: %v %v", mem, err)
+	}
+	// The analysis tables as the CSVs write them, against golden files.
+	for _, tb := range tables {
+		data, err := tb.CSV()
+		if err != nil {
+			t.Fatal(err)
+		}
+		golden(t, "scan-"+tb.Name+".golden", string(data))
+	}
+}
+
+// TestScanPanelsHoldOneValue: neighbouring panels of time against T hold K
+// and C at the same values (the most measured over the figure), even where
+// a panel's own most measured pair is another.
+func TestScanPanelsHoldOneValue(t *testing.T) {
+	dir := t.TempDir()
+	var rs []result.Result
+	add := func(sr, phase, k string, ts ...int) {
+		for _, T := range ts {
+			cfg, err := workload.Resolve(scan.Workload{}, phase, map[string]string{"T": fmt.Sprint(T), "K": k, "C": "3", "batch": "2", "semiring": sr}, 1, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := result.Result{SchemaVersion: result.SchemaVersion, RunID: "r", Backend: "fast", Status: result.StatusOK, Config: cfg,
+				Device: sweeptest.Device, SamplesMs: []float64{1, 1, 1}, Env: result.Env{Framework: "fast", Timing: "events"},
+				Timestamp: sweeptest.Timestamp}
+			rs = append(rs, sweeptest.Finalize(r))
+		}
+	}
+	add("log", "forward", "4", 64, 128, 256)
+	add("log", "forward", "2", 64, 128)
+	add("max", "forward", "2", 64, 128, 256) // its own most measured: K2
+	add("max", "forward", "4", 64, 128)
+	add("log", "backward", "4", 64, 128)
+	if err := sweeptest.Write(dir, rs); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Load(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := r.scanLines("T")
+	if err != nil || c == nil {
+		t.Fatalf("time against T: %v %v", c, err)
+	}
+	n := 0
+	for _, row := range c.Panels {
+		for _, p := range row {
+			n++
+			if !strings.HasSuffix(p.Title.Text, "K4 C3") {
+				t.Errorf("panel %q does not hold K4 C3, the figure's most measured", p.Title.Text)
+			}
+		}
+	}
+	if n != 3 {
+		t.Errorf("%d panels, want 3", n)
 	}
 }

@@ -171,9 +171,9 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 	for _, pn := range panels[:min(len(panels), maxPanels)] {
 		batchVaries = batchVaries || pn.BatchVaries
 		var series []plot.Series
+		panelPeak := 0.0 // the calibrated matmul peak of the panel's dtype
 		for i, b := range r.Backends {
 			s := plot.Series{Name: b, Color: r.color(b), Shape: i}
-			best := math.NaN()
 			for _, c := range pn.Configs {
 				res, ok := r.Result(b, c)
 				switch {
@@ -199,15 +199,8 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 				cost, err := workload.CostOf(c)
 				cal, found := r.Calibration(res.Device)
 				if peak := cal.MatmulTFLOPs[c.Dtype()]; err == nil && found && peak > 0 && cost.FLOPs > 0 {
-					peaks[c.Dtype()] = peak
-					pct := 100 * cost.FLOPs / (res.Stats.MedianMs / 1000) / 1e12 / peak
-					if math.IsNaN(best) || pct > best {
-						best = pct
-					}
+					peaks[c.Dtype()], panelPeak = peak, peak
 				}
-			}
-			if !math.IsNaN(best) {
-				s.Name = fmt.Sprintf("%s (%.0f%%)", b, best)
 			}
 			series = append(series, s)
 		}
@@ -215,12 +208,16 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 		for _, l := range pn.SeqLens {
 			ticks = append(ticks, float64(l))
 		}
-		p, err := plot.Lines(plot.Axes{Title: pn.Title, XLabel: "seq_len (query positions)", YLabel: unit + " at the median",
+		ylabel := unit + " at the median"
+		if panelPeak > 0 {
+			ylabel += " (% of peak)"
+		}
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: pn.Title, XLabel: "seq_len (query positions)", YLabel: ylabel,
 			LogX: true, XTicks: ticks}, series)
 		if err != nil {
 			return nil, err
 		}
-		p.Y.Tick.Marker = plainTicks{}
+		p.Y.Tick.Marker = plainTicks{peak: panelPeak}
 		plots = append(plots, p)
 	}
 	if len(plots) == 0 {
@@ -228,10 +225,9 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 	}
 	// One linear axis from zero for every panel: heights then compare as
 	// fractions of the peak and across panels (forward against backward).
-	// 1.4 times the highest point leaves the legend its own room above
-	// the lines, which climb to the right.
+	// The legend is the figure's, above the panels.
 	for _, p := range plots {
-		p.Y.Min, p.Y.Max = 0, 1.4*top
+		p.Y.Min, p.Y.Max = 0, 1.05*top
 	}
 	caption := fmt.Sprintf("Throughput (%s at the median, from the workload's FLOP count) against seq_len, one line per backend, one panel per configuration of the other parameters and phase.", unit)
 	if batchVaries {
@@ -242,7 +238,7 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 		for _, d := range slices.Sorted(maps.Keys(peaks)) {
 			ps = append(ps, fmt.Sprintf("%s %.4g TFLOP/s", d, peaks[d]))
 		}
-		caption += " The legend gives each backend's best percent of the calibrated matmul peak in the panel (" + strings.Join(ps, ", ") + ")."
+		caption += " The y axis reads each rate also as percent of the calibrated matmul peak of the panel's dtype (" + strings.Join(ps, ", ") + ")."
 	} else {
 		caption += " No calibration for this device in the folder, so no percent of peak (run xbench calibrate)."
 	}
@@ -253,10 +249,11 @@ func (r *Report) throughputVsSeqLen() (*Chart, error) {
 }
 
 // plainTicks label a linear axis every 1, 2 or 5 times a power of ten,
-// about five labels (gonum's default labels three, as "750.00").
-type plainTicks struct{}
+// about five labels (gonum's default labels three, as "750.00"); with a
+// peak, each label also gives its percent of it ("400 (51%)").
+type plainTicks struct{ peak float64 }
 
-func (plainTicks) Ticks(lo, hi float64) []gplot.Tick {
+func (pt plainTicks) Ticks(lo, hi float64) []gplot.Tick {
 	if !(hi > lo) {
 		return gplot.DefaultTicks{}.Ticks(lo, hi)
 	}
@@ -269,7 +266,11 @@ func (plainTicks) Ticks(lo, hi float64) []gplot.Tick {
 	}
 	var ts []gplot.Tick
 	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		ts = append(ts, gplot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+		label := strconv.FormatFloat(v, 'g', -1, 64)
+		if pt.peak > 0 && v > 0 {
+			label += fmt.Sprintf(" (%.0f%%)", 100*v/pt.peak)
+		}
+		ts = append(ts, gplot.Tick{Value: v, Label: label})
 	}
 	return ts
 }

@@ -146,8 +146,9 @@ func TestThroughputVsSeqLen(t *testing.T) {
 	}
 }
 
-// The drawn points are the workload's TFLOP/s, and the legend carries the
-// percent of the calibrated peak.
+// The drawn points are the workload's TFLOP/s, the y axis reads them as
+// percent of the calibrated peak too, and one legend above the panels
+// names each backend once.
 func TestThroughputVsSeqLenPoints(t *testing.T) {
 	r := attentionFolder(t, fixedTokens(), true)
 	c, err := r.throughputVsSeqLen()
@@ -160,9 +161,15 @@ func TestThroughputVsSeqLenPoints(t *testing.T) {
 	}
 	// pytorch at 1024: 4·4·8·1024²·64/2 FLOPs in 0.1 ms is 42.9 TFLOP/s,
 	// 6% of the synthetic 700; at 4096 (batch 1) 171.8, 25%: the best.
-	for _, want := range []string{">pytorch (25%)</text>", ">jax (", ">1024</text>", ">4096</text>"} {
+	// The axis runs to 1.05 x 171.8 in steps of 50: 150 is 21% of 700.
+	for _, want := range []string{">150 (21%)</text>", ">1024</text>", ">4096</text>", "<title>pytorch: 171.8 at seq_len (query positions) 4096"} {
 		if !strings.Contains(string(svg), want) {
 			t.Errorf("chart lacks %q", want)
+		}
+	}
+	for _, b := range []string{"pytorch", "jax"} {
+		if n := strings.Count(string(svg), ">"+b+"</text>"); n != 1 {
+			t.Errorf("%s named %d times in the chart's legends, want once (one legend for the panels)", b, n)
 		}
 	}
 }

@@ -69,7 +69,7 @@ func (r *Report) throughputPerShape() (*Chart, error) {
 			}
 			series = append(series, s)
 		}
-		p, err := plot.Lines(plot.Axes{Title: d, XLabel: "FLOPs per call", YLabel: "TFLOP/s at the median", LogX: true, LogY: true}, series)
+		p, err := plot.Lines(plot.Axes{SharedLegend: true, Title: d, XLabel: "FLOPs per call", YLabel: "TFLOP/s at the median", LogX: true, LogY: true}, series)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (r *Report) winners() (*Chart, error) {
 	for i, b := range r.Backends {
 		groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i]})
 	}
-	p, err := plot.Bars(plot.Axes{Title: "Fastest backend per shape", YLabel: "shapes won"}, dtypes, groups)
+	p, err := plot.Bars(plot.Axes{SharedLegend: true, Title: "Fastest backend per shape", YLabel: "shapes won"}, dtypes, groups)
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +170,7 @@ func (r *Report) ratioOverShapes() (*Chart, error) {
 	}
 	w := vg.Length(math.Max(7, 2.5+1.3*float64(len(cols)))) * vg.Inch
 	h := vg.Length(1.6+0.3*float64(len(ms))) * vg.Inch
+	g.FitColumns(w)
 	return &Chart{Figure: plot.Single("ratio-over-shapes", "Time ratio over the shape grid", plot.GridPlot(g), w, h),
 		Caption: "Median time over " + r.Baseline + "'s median, geometric mean over every shape with that m (the token count of an LLM shape); colour is log2 of the ratio, full at the largest ratio in the map."}, nil
 }

@@ -48,6 +48,28 @@ type Param struct {
 	// at one value stands for the others. Every other parameter (inner
 	// model, layout, dtype) must match for a verdict to carry over.
 	Scale bool
+	// Length marks a Scale parameter along which the work accumulates (a
+	// sequence length, a GEMM's k): rounding error and the number of tiles
+	// a kernel walks grow with it, so a verification at one value stands
+	// only for values of its length class, within LengthClassFactor of it
+	// (a verify at T=20 says nothing about T=4096).
+	Length bool
+}
+
+// LengthClassFactor bounds how far apart two values of a Length parameter
+// may be for a verification at one to cover the other.
+const LengthClassFactor = 16
+
+// SameLengthClass says whether a and b, values of a Length parameter, are
+// within LengthClassFactor of each other. Values that are not positive
+// integers (0 standing for another parameter) must be equal.
+func SameLengthClass(a, b string) bool {
+	x, errA := strconv.ParseInt(a, 10, 64)
+	y, errB := strconv.ParseInt(b, 10, 64)
+	if errA != nil || errB != nil || x <= 0 || y <= 0 {
+		return a == b
+	}
+	return max(x, y) <= LengthClassFactor*min(x, y)
 }
 
 // DefaultMax bounds an Int parameter whose declaration names no Max.

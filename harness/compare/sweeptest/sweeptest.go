@@ -177,7 +177,7 @@ func WriteStandard(dir, runID string) ([]result.Result, error) {
 		return nil, err
 	}
 	for _, typ := range []string{"linear", "mlp"} {
-		cfg := ttt.Config{ModelSize: "tiny", TTTType: typ, Batch: 1, SeqLen: 64, MiniBatch: 16,
+		cfg := ttt.Config{ModelSize: "tiny", TTTType: typ, Backward: true, Batch: 1, SeqLen: 512, MiniBatch: 16,
 			Dtype: "float32", Backbone: "transformer", Warmup: 3, Repeats: 10}.Result()
 		verdict := verify.Pass
 		if typ == "mlp" {

@@ -52,12 +52,13 @@ func (Workload) Params() []workload.Param {
 	size := func(name, def string, min, max int64, help string) workload.Param {
 		return workload.Param{Name: name, Kind: workload.Int, Default: def, Min: min, Max: max, Help: help, SizeAxis: true, Scale: true}
 	}
+	length := func(p workload.Param) workload.Param { p.Length = true; return p }
 	return []workload.Param{
 		size("batch", "4", 1, MaxBatch, "independent sequences"),
 		size("heads", "32", 1, MaxHeads, "query heads"),
 		{Name: "kv_heads", Kind: workload.Int, Default: "0", Min: 0, Max: MaxHeads, Scale: true,
 			Help: "key/value heads, dividing heads (fewer = GQA; 0 = heads)"},
-		size("seq_len", "4096", 1, MaxLen, "query positions"),
+		length(size("seq_len", "4096", 1, MaxLen, "query positions")),
 		{Name: "kv_len", Kind: workload.Int, Default: "0", Min: 0, Max: MaxLen, Scale: true,
 			Help: "key/value positions (0 = seq_len)"},
 		size("head_dim", "128", 1, MaxHeadDim, "width of one head (suites use 64, 128, 256)"),

@@ -53,10 +53,11 @@ func (Workload) Params() []workload.Param {
 	dim := func(name, help string) workload.Param {
 		return workload.Param{Name: name, Kind: workload.Int, Default: "512", Min: 1, Max: MaxDim, Help: help, SizeAxis: true, Scale: true}
 	}
+	length := func(p workload.Param) workload.Param { p.Length = true; return p }
 	return []workload.Param{
 		dim("m", "rows of op(A) and of C"),
 		dim("n", "columns of op(B) and of C"),
-		dim("k", "the reduced dimension: columns of op(A), rows of op(B)"),
+		length(dim("k", "the reduced dimension: columns of op(A), rows of op(B)")),
 		{Name: "batch", Kind: workload.Int, Default: "1", Min: 1, Max: MaxBatch,
 			Help: "independent products of the same shape in one call (1 = plain matmul)", SizeAxis: true, Scale: true},
 		{Name: "layout", Kind: workload.Enum, Default: "nn", Allowed: append([]string(nil), layouts...),

@@ -54,8 +54,9 @@ func (Workload) Params() []workload.Param {
 	size := func(name, def string, max int64, help string) workload.Param {
 		return workload.Param{Name: name, Kind: workload.Int, Default: def, Min: 1, Max: max, Help: help, SizeAxis: true, Scale: true}
 	}
+	length := func(p workload.Param) workload.Param { p.Length = true; return p }
 	return []workload.Param{
-		size("T", "1024", MaxT, "sequence length (positions)"),
+		length(size("T", "1024", MaxT, "sequence length (positions)")),
 		size("K", "8", MaxK, "longest segment duration (K <= T)"),
 		size("C", "8", MaxC, "labels"),
 		size("batch", "4", MaxBatch, "sequences; row b has length T - (b·T) // (2·batch)"),

@@ -34,7 +34,7 @@ func (Workload) Params() []workload.Param {
 			Aliases: map[string]string{"1.3b": "1b"}, Help: "model size", SizeAxis: true, Scale: true},
 		{Name: KeyTTTType, Kind: workload.Enum, Default: "linear", Allowed: []string{"linear", "mlp"}, Help: "inner model", SizeAxis: true},
 		{Name: KeyBatch, Kind: workload.Int, Default: "1", Min: 1, Max: 1 << 16, Help: "sequences per call", SizeAxis: true, Scale: true},
-		{Name: KeySeqLen, Kind: workload.Int, Default: "2048", Min: 1, Max: 1 << 24, Help: "tokens per sequence (a multiple of --mini-batch)", SizeAxis: true, Scale: true},
+		{Name: KeySeqLen, Kind: workload.Int, Default: "2048", Min: 1, Max: 1 << 24, Help: "tokens per sequence (a multiple of --mini-batch)", SizeAxis: true, Scale: true, Length: true},
 		{Name: KeyMiniBatch, Kind: workload.Int, Default: "16", Min: 1, Max: 1 << 12, Help: "TTT mini-batch size K"},
 		{Name: KeyDtype, Kind: workload.Enum, Default: "float32",
 			Allowed: []string{"float32", "tf32", "bfloat16", "float16", "float64"}, Help: "precision"},

@@ -1,0 +1,131 @@
+package plot
+
+import (
+	"fmt"
+	"html"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+
+	gplot "gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// Hover values: a reader pointing at a point of a line chart sees what it
+// is (series, value, interval, commit and date on the dashboard) without
+// reading it off the axes. gonum's SVG has no tooltips, so each panel made
+// by Lines carries a hoverLayer that records where its points land while
+// the figure is drawn, and Figure.SVG adds an invisible circle with a
+// <title> (the browser's native tooltip) over each; the PNG and PDF are
+// unchanged.
+
+// maxHovers bounds the tooltips of one figure: a scatter of every GEMM
+// shape (1704 points) would carry more tooltip than chart, so a figure
+// with more points has none (its tables hold every value).
+const maxHovers = 400
+
+type hoverMark struct {
+	at   vg.Point
+	text string
+}
+
+type hoverLayer struct {
+	mu    sync.Mutex
+	pts   []hoverPoint
+	marks []hoverMark
+}
+
+type hoverPoint struct {
+	x, y float64
+	text string
+}
+
+var hoverLayers sync.Map // *gplot.Plot -> *hoverLayer
+
+// Plot implements gplot.Plotter: it draws nothing and records where each
+// point lands on the canvas.
+func (h *hoverLayer) Plot(c draw.Canvas, plt *gplot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, p := range h.pts {
+		h.marks = append(h.marks, hoverMark{vg.Point{X: trX(p.x), Y: trY(p.y)}, p.text})
+	}
+}
+
+// addHover gives p a tooltip per point of s that Lines draws.
+func addHover(p *gplot.Plot, s Series, a Axes) {
+	v, loaded := hoverLayers.LoadOrStore(p, &hoverLayer{})
+	h := v.(*hoverLayer)
+	if !loaded {
+		p.Add(h)
+	}
+	for i := range s.X {
+		x, y := s.X[i], s.Y[i]
+		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || a.LogX && x <= 0 || a.LogY && y <= 0 {
+			continue
+		}
+		text := ""
+		if i < len(s.Hover) {
+			text = s.Hover[i]
+		}
+		if text == "" {
+			xl := strconv.FormatFloat(x, 'g', 4, 64)
+			for j, t := range a.XTicks {
+				if t == x && j < len(a.XTickLabels) {
+					xl = a.XTickLabels[j]
+				}
+			}
+			text = fmt.Sprintf("%s: %s at %s %s", s.Name, strconv.FormatFloat(y, 'g', 4, 64), a.XLabel, xl)
+			if i < len(s.Lo) && i < len(s.Hi) && !math.IsNaN(s.Lo[i]) && !math.IsNaN(s.Hi[i]) {
+				text += fmt.Sprintf(" (95%%: %s to %s)", strconv.FormatFloat(s.Lo[i], 'g', 4, 64), strconv.FormatFloat(s.Hi[i], 'g', 4, 64))
+			}
+		}
+		h.pts = append(h.pts, hoverPoint{x, y, text})
+	}
+}
+
+// hoverLayersOf are the layers of f's panels, their marks cleared for a
+// new drawing.
+func (f Figure) hoverLayersOf() []*hoverLayer {
+	var out []*hoverLayer
+	for _, row := range f.Panels {
+		for _, p := range row {
+			if v, ok := hoverLayers.Load(p); ok {
+				h := v.(*hoverLayer)
+				h.mu.Lock()
+				h.marks = nil
+				h.mu.Unlock()
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// withHovers adds the layers' marks to svg, a drawing height points high
+// (vgsvg's y runs up from the bottom; SVG's down from the top).
+func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
+	n := 0
+	for _, h := range layers {
+		n += len(h.marks)
+	}
+	if n == 0 || n > maxHovers {
+		return svg
+	}
+	var b strings.Builder
+	for _, h := range layers {
+		for _, m := range h.marks {
+			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>\n",
+				m.at.X.Points(), (height - m.at.Y).Points(), html.EscapeString(m.text))
+		}
+	}
+	s := string(svg)
+	i := strings.LastIndex(s, "</svg>")
+	if i < 0 {
+		return svg
+	}
+	return []byte(s[:i] + "<g class=\"hover\" fill=\"transparent\">\n" + b.String() + "</g>\n" + s[i:])
+}
