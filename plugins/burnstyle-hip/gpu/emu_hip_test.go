@@ -1,8 +1,6 @@
 package gpu_test
 
 import (
-	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,30 +9,6 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
 )
-
-// openEmuHIP opens the emulator through its HIP face (emu/xbemu_hip.cpp):
-// gpu.Open("rocm") binds libamdhip64's and hipRTC's names, the kernels
-// compile with XB_EMU_HIP (their AMD path, XB_HIP), a block gets 64 KB of
-// LDS with no opt-in, and a shuffle waits for all lanes of a wave of the
-// given width (64: CDNA's wavefront; stricter than the card, see
-// TestEmuWavefront).
-func openEmuHIP(t *testing.T, wave int) *gpu.Device {
-	useEmulator(t)
-	lib := os.Getenv("XBENCH_LIBCUDA") // the one emulator library has both faces
-	t.Setenv("XBENCH_LIBHIP", lib)
-	t.Setenv("XBENCH_LIBHIPRTC", lib)
-	t.Setenv("XBEMU_WAVE", strconv.Itoa(wave))
-	d, err := gpu.Open("rocm")
-	if err != nil {
-		t.Fatalf("open emulated rocm: %v", err)
-	}
-	t.Cleanup(d.Close)
-	info := d.Info()
-	if info.Kind != "rocm" || !strings.Contains(info.Name, "wave"+strconv.Itoa(wave)) {
-		t.Fatalf("opened %+v, not the emulator's HIP face at wave%d", info, wave)
-	}
-	return d
-}
 
 // TestEmuHIP runs the kernels' AMD path against the float64 references at
 // tiny sizes on 64-wide wavefronts (CDNA): the TTT forward of each inner

@@ -2,76 +2,27 @@ package gpu_test
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"sync"
 	"testing"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
 )
 
-// The emulator (emu/) stands in for libcuda, NVRTC and cuBLAS: it compiles
-// the kernel sources with g++ and runs each block's threads as fibers, so the
-// whole GPU path — library loading, the locked worker thread, compilation,
-// launches with their argument layout, shared-memory sizes, barriers,
-// shuffles and the cuBLAS column-major calls — is checked against the CPU
-// float64 model on a machine with no GPU. It needs g++; without it the tests
-// skip and say so.
-
-var (
-	emuOnce sync.Once
-	emuErr  error
-)
-
-func useEmulator(t *testing.T) {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("emulator tests compile kernels with g++; skipped in -short")
-	}
-	if _, err := exec.LookPath("g++"); err != nil {
-		t.Skip("g++ not found: the GPU emulator cannot be built here")
-	}
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "emu")
-	lib := filepath.Join(os.TempDir(), "xbench-xbemu.so")
-	emuOnce.Do(func() {
-		out, err := exec.Command("g++", "-std=c++17", "-O1", "-g", "-shared", "-fPIC", "-o", lib,
-			filepath.Join(dir, "xbemu.cpp"), filepath.Join(dir, "xbemu_rtc.cpp"), filepath.Join(dir, "xbemu_hip.cpp"), filepath.Join(dir, "xbemu_lt.cpp"), "-ldl", "-lpthread").CombinedOutput()
-		if err != nil {
-			emuErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if emuErr != nil {
-		t.Fatalf("building the emulator: %v", emuErr)
-	}
-	for _, v := range []string{"XBENCH_LIBCUDA", "XBENCH_LIBNVRTC", "XBENCH_LIBCUBLAS"} {
-		t.Setenv(v, lib)
-	}
-	t.Setenv("XBEMU_INCLUDE", dir)
-	useEmuCache(t)
-}
-
-func openEmu(t *testing.T) *gpu.Device {
-	useEmulator(t)
-	d, err := gpu.Open("cuda")
-	if err != nil {
-		t.Fatalf("open emulated cuda: %v", err)
-	}
-	t.Cleanup(d.Close)
-	if d.Info().Name != "xbemu CPU emulator" {
-		t.Fatalf("opened %q, not the emulator", d.Info().Name)
-	}
-	return d
-}
+// The emulator tests open the CPU emulator through internal/emutest, which
+// builds it once and shares compiled kernel programs across test binaries.
+func useEmulator(t *testing.T)                      { emutest.Use(t) }
+func openEmu(t *testing.T) *gpu.Device              { return emutest.Open(t) }
+func openEmuHIP(t *testing.T, wave int) *gpu.Device { return emutest.OpenHIP(t, wave) }
 
 func verify(t *testing.T, d *gpu.Device, size, typ, dtype string, inner bool, L int, opt gpu.Options) {
 	t.Helper()
 	cfg := check.Config(size, typ, dtype, inner, 2, L)
 	if size == "125m" {
 		cfg.Batch = 1
+		if !inner && opt.Shape == nil { // f = 64's kernels, two layers, not twelve
+			opt.Shape = check.Small(size)
+		}
 	}
 	o, err := check.Verify(d, cfg, 7, opt)
 	if err != nil {

@@ -23,6 +23,10 @@ type Options struct {
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
+	// Shape, when set, is the model's dimensions instead of those of
+	// cfg.ModelSize: the tests run a named size's widths (its kernels'
+	// code paths) with fewer layers and a smaller vocabulary.
+	Shape *ttt.Size
 }
 
 // Model is one configuration's weights, buffers and compiled kernels on one
@@ -161,6 +165,9 @@ func withEnv(opt Options) Options {
 // launches clusters and the shape allows it, else variant 2.
 func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size, error) {
 	size, err := ttt.LookupSize(cfg.ModelSize)
+	if opt.Shape != nil {
+		size, err = *opt.Shape, nil
+	}
 	if err != nil {
 		return geometry{}, size, err
 	}

@@ -20,12 +20,39 @@ func Config(size, tttType, dtype string, innerOnly bool, batch, seqLen int) ttt.
 		Batch: batch, SeqLen: seqLen, MiniBatch: 16, Dtype: dtype, Backbone: "transformer", Warmup: 1, Repeats: 1}
 }
 
+// Small is the named size's widths (its head dim, heads, hidden and MLP
+// width: the same compiled program and kernel code paths) with two layers,
+// so the layer-to-layer paths still run, and a 256-token vocabulary: what
+// the emulator tests run in place of a whole 125m model (gpu.Options.Shape).
+func Small(name string) *ttt.Size {
+	s, err := ttt.LookupSize(name)
+	if err != nil {
+		panic(err) // tests name a size of the table
+	}
+	s.Name, s.Layers, s.Vocab = name+"-2layer", min(s.Layers, 2), min(s.Vocab, 256)
+	return &s
+}
+
+// SizeOf is the model's dimensions: opt.Shape, else cfg.ModelSize's.
+func SizeOf(cfg ttt.Config, opt gpu.Options) (ttt.Size, error) {
+	if opt.Shape != nil {
+		return *opt.Shape, nil
+	}
+	return ttt.LookupSize(cfg.ModelSize)
+}
+
 // Inputs are perturbed weights (no parameter at its initial value) and
 // random inputs for cfg, deterministic in seed.
 func Inputs(cfg ttt.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile.Tensor, err error) {
 	if s, err = ttt.LookupSize(cfg.ModelSize); err != nil {
 		return
 	}
+	w, in = InputsOf(cfg, s, seed)
+	return
+}
+
+// InputsOf is Inputs for a model of dimensions s.
+func InputsOf(cfg ttt.Config, s ttt.Size, seed int64) (w, in map[string]tensorfile.Tensor) {
 	if cfg.InnerOnly {
 		w = ttt.InitParams(ttt.InnerParams(s, cfg.TTTType, cfg.MiniBatch), seed, true)
 		in = ttt.RandomInnerInputs(seed, cfg.Batch, s.Heads, cfg.SeqLen, s.HeadDim)
@@ -73,10 +100,11 @@ func (o Outcome) Pass() bool { return o.NaN == 0 && o.RelL2 <= o.Tol }
 // Verify runs cfg once on d (output poisoned first, so an unwritten element
 // shows as NaN) and compares with the float64 reference.
 func Verify(d *gpu.Device, cfg ttt.Config, seed int64, opt gpu.Options) (Outcome, error) {
-	s, w, in, err := Inputs(cfg, seed)
+	s, err := SizeOf(cfg, opt)
 	if err != nil {
 		return Outcome{}, err
 	}
+	w, in := InputsOf(cfg, s, seed)
 	ref, err := Reference(cfg, s, w, in)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("reference: %w", err)

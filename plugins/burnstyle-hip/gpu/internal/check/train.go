@@ -317,7 +317,10 @@ func VerifyTrain(d *gpu.Device, cfg ttt.Config, w, in map[string]tensorfile.Tens
 	if err != nil {
 		return o, err
 	}
-	s, _ := ttt.LookupSize(cfg.ModelSize)
+	s, err := SizeOf(cfg, opt)
+	if err != nil {
+		return o, err
+	}
 	want := map[string][]float64{}
 	for _, p := range ttt.Params(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) {
 		g, ok := ref.Grads[p.Name]
