@@ -33,7 +33,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
@@ -177,11 +176,11 @@ func (t attnTiles) smemBytes() int {
 func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
 	switch dtype {
 	case "float32":
-		return 0, cudaR32F, 4, nil
+		return 0, CudaR32F, 4, nil
 	case "bfloat16":
-		return 1, cudaR16BF, 2, nil
+		return 1, CudaR16BF, 2, nil
 	case "float16":
-		return 2, cudaR16F, 2, nil
+		return 2, CudaR16F, 2, nil
 	}
 	return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
 }
@@ -236,15 +235,7 @@ func (s AttentionSpec) DeviceBytes() (int64, error) {
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
 func (s AttentionSpec) source() string {
-	var b strings.Builder
-	for _, f := range []string{"prelude.cuh", "attention.cu", "attention_frag.cuh", "attention_mma.cu"} {
-		data, err := kernelFS.ReadFile("kernels/" + f)
-		if err != nil {
-			panic(err) // embedded at build time; cannot be missing
-		}
-		fmt.Fprintf(&b, "// ---- %s\n%s\n", f, data)
-	}
-	return b.String()
+	return Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
 }
 
 func (s AttentionSpec) defines() []string {
@@ -267,11 +258,11 @@ func (d *Device) AttentionSupports(spec AttentionSpec) error {
 	// tensor-core kernel, whose PTX compiles out under XB_HIP): compiled
 	// for gfx90a and gfx1030 by TestHIPRTC, checked on the emulator at
 	// wave32 and wave64 by TestEmuHIP.
-	if d.rt.kind != "cuda" && d.rt.kind != "rocm" {
-		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.rt.kind)
+	if d.RT.Kind != "cuda" && d.RT.Kind != "rocm" {
+		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.RT.Kind)
 	}
-	if need := spec.tiles(d.rt.sm()).smemBytes(); need > d.rt.maxDynSmem {
-		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.info.Name, d.rt.maxDynSmem)
+	if need := spec.tiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
+		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.info.Name, d.RT.MaxDynSmem)
 	}
 	return nil
 }
@@ -302,14 +293,4 @@ func AttentionSupported(spec AttentionSpec) error {
 		return err
 	}
 	return d.AttentionSupports(spec)
-}
-
-// SharedInfo describes the process-wide CUDA device (kind, name, driver), or
-// just the kind when it does not open: what an export reply names.
-func SharedInfo() result.Device {
-	d, err := Shared("cuda")
-	if err != nil {
-		return result.Device{Kind: "cuda", Count: 1}
-	}
-	return d.Info()
 }

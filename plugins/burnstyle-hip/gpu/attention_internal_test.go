@@ -47,8 +47,8 @@ func TestAttentionTiles(t *testing.T) {
 			t.Errorf("%s CUDACores=%v sm_%d: tensor cores %v, want %v", tc.dtype, tc.cores, tc.sm, got.MMA, tc.mma)
 		}
 	}
-	r := &rt{archOpts: []string{"--gpu-architecture=sm_90", "-std=c++17"}}
-	if r.sm() != 90 || (&rt{}).sm() != 0 {
-		t.Errorf("sm() = %d from %v", r.sm(), r.archOpts)
+	r := &Runtime{ArchOpts: []string{"--gpu-architecture=sm_90", "-std=c++17"}}
+	if r.SM() != 90 || (&Runtime{}).SM() != 0 {
+		t.Errorf("sm() = %d from %v", r.SM(), r.ArchOpts)
 	}
 }

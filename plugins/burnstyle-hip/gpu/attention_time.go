@@ -26,15 +26,15 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
 	}
 	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq := encodeGEMM(randomInputs(spec.QLen(), seed, 1), dt)
-	hk := encodeGEMM(randomInputs(spec.KLen(), seed, 2), dt)
-	hv := encodeGEMM(randomInputs(spec.KLen(), seed, 3), dt)
+	hq := Encode(RandomInputs(spec.QLen(), seed, 1), dt)
+	hk := Encode(RandomInputs(spec.KLen(), seed, 2), dt)
+	hv := Encode(RandomInputs(spec.KLen(), seed, 3), dt)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
 	var build string
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		// The first call is compile + one launch: allocation and the
 		// uploads come before its clock starts, as TimeGEMM's do.
 		a, err := d.allocAttn(spec)
@@ -43,14 +43,14 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		}
 		defer a.free(r)
 		for _, up := range []struct {
-			p devPtr
+			p Ptr
 			b []byte
 		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
-			if err := r.htod(up.p, up.b); err != nil {
+			if err := r.HtoD(up.p, up.b); err != nil {
 				return err
 			}
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -60,7 +60,7 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		if err := a.launch(r); err != nil {
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return fmt.Errorf("%s: first launch: %w", spec, err)
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
@@ -69,14 +69,14 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		if cold {
 			flushBytes = FlushBytes
 		}
-		out.SamplesMs, err = r.timedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, warmup, repeats, flushBytes)
 		return err
 	})
 	if err != nil {
 		return AttentionTiming{}, err
 	}
 	out.Device = d.Info()
-	out.Timing = clockWord(d.rt.lastHeld) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
+	out.Timing = ClockWord(d.RT.LastHeld) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
 	}
@@ -99,10 +99,10 @@ func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, 
 		return nil, err
 	}
 	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq, hk, hv := encodeGEMM(q, dt), encodeGEMM(k, dt), encodeGEMM(v, dt)
+	hq, hk, hv := Encode(q, dt), Encode(k, dt), Encode(v, dt)
 	raw := make([]byte, len(hq))
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		a, err := d.allocAttn(spec)
 		if err != nil {
 			return err
@@ -112,27 +112,27 @@ func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, 
 			return err
 		}
 		for _, up := range []struct {
-			p devPtr
+			p Ptr
 			b []byte
 		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
-			if err := r.htod(up.p, up.b); err != nil {
+			if err := r.HtoD(up.p, up.b); err != nil {
 				return err
 			}
 		}
-		if err := r.fill32(a.o, nanWord(dt), r4b(int64(len(hq)))/4); err != nil {
+		if err := r.Fill32(a.o, NaNWord(dt), r4b(int64(len(hq)))/4); err != nil {
 			return err
 		}
 		if err := a.launch(r); err != nil {
-			r.sync()
+			r.Sync()
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return fmt.Errorf("%s: %w", spec, err)
 		}
-		return r.dtoh(raw, a.o)
+		return r.DtoH(raw, a.o)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return decodeGEMM(raw, dt), nil
+	return Decode(raw, dt), nil
 }

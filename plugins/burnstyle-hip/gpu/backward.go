@@ -10,39 +10,39 @@ package gpu
 // gemmB is a backward product C[M,N] = op(A) op(B) on the current lane's
 // cuBLAS handle, C float32 when cF32 (a gradient, or the input of a norm's
 // backward), else the act type (the input of another GEMM).
-func (m *Model) gemmB(transA, transB bool, M, N, K int, A devPtr, lda int, B devPtr, ldb int, C devPtr, ldc int, cF32 bool) func() error {
+func (m *Model) gemmB(transA, transB bool, M, N, K int, A Ptr, lda int, B Ptr, ldb int, C Ptr, ldc int, cF32 bool) func() error {
 	return func() error {
-		b := m.dev.rt.blas
-		h := b.h
+		b := m.dev.RT.BLAS
+		h := b.H
 		if m.laneBLAS != 0 {
 			h = m.laneBLAS
 		}
-		return b.gemmOp(h, m.geo.BF16, transA, transB, cF32, M, N, K, A, lda, B, ldb, C, ldc, 0)
+		return b.GemmOp(h, m.geo.BF16, transA, transB, cF32, M, N, K, A, lda, B, ldb, C, ldc, 0)
 	}
 }
 
 // rowGrid is the grid of the row kernels that sum columns: enough blocks to
 // fill the device, few enough that their atomics per column stay cheap.
 func (m *Model) rowGrid(rows int) [3]int {
-	return [3]int{min(rows, 2*max(m.dev.rt.smCount, 1)), 1, 1}
+	return [3]int{min(rows, 2*max(m.dev.RT.SMCount, 1)), 1, 1}
 }
 
 // rmsBwd is the RMSNorm backward of rows x with weight w from dy (float32):
 // dh = dx (or dh += dx when acc), its act copy into slot (the next block's
 // GEMM operand), dw += the weight's gradient.
-func (m *Model) rmsBwd(x, w, dy, dw, slot devPtr, acc bool) func() error {
+func (m *Model) rmsBwd(x, w, dy, dw, slot Ptr, acc bool) func() error {
 	return func() error {
 		if err := m.willWrite(slot); err != nil {
 			return err
 		}
 		t, N, C := m.train, m.cfg.Batch*m.cfg.SeqLen, m.size.Hidden
-		return m.dev.rt.launch("xb_rmsnorm_bwd", m.fn["xb_rmsnorm_bwd"], m.rowGrid(N), [3]int{rowThreads, 1, 1}, 0,
-			x, w, dy, t.dh, slot, dw, i32(C), i32(N), i32(b2i(acc)))
+		return m.dev.RT.Launch("xb_rmsnorm_bwd", m.fn["xb_rmsnorm_bwd"], m.rowGrid(N), [3]int{rowThreads, 1, 1}, 0,
+			x, w, dy, t.dh, slot, dw, I32(C), I32(N), I32(b2i(acc)))
 	}
 }
 
 func (m *Model) enqueueBackward() error {
-	r, cfg, s := m.dev.rt, m.cfg, m.size
+	r, cfg, s := m.dev.RT, m.cfg, m.size
 	w, t, g := &m.w, m.train, &m.train.grads
 	N, C, V := cfg.Batch*cfg.SeqLen, s.Hidden, s.Vocab
 	invN := float32(0)
@@ -52,8 +52,8 @@ func (m *Model) enqueueBackward() error {
 	err := m.forkBackward()
 	m.step(&err, "zero_grads", m.zeroF32(g.base, g.floats))
 	m.step(&err, "softmax_xent", func() error { // named so xbench profile files it as elementwise
-		return r.launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
-			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, i32(V), i32(cfg.SeqLen), invN)
+		return r.Launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
+			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, I32(V), I32(cfg.SeqLen), invN)
 	})
 	// The tied head: dxf = dlogits embed, dembed = dlogits^T xf (the
 	// embedding's scatter-add comes after layer 0).
@@ -69,8 +69,8 @@ func (m *Model) enqueueBackward() error {
 		err = m.joinBackward()
 	}
 	m.step(&err, "embed_bwd", func() error {
-		return r.launch("xb_embed_bwd", m.fn["xb_embed_bwd"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
-			m.buf.tokens, t.dh, g.embed, i32(C))
+		return r.Launch("xb_embed_bwd", m.fn["xb_embed_bwd"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
+			m.buf.tokens, t.dh, g.embed, I32(C))
 	})
 	return err
 }
@@ -79,7 +79,7 @@ func (m *Model) enqueueBackward() error {
 // the gradient at its input, adding layer l's parameter gradients; it is
 // the i-th layer the backward visits, which picks its ring buffers.
 func (m *Model) enqueueLayerBackward(l, i int) error {
-	r, cfg, s := m.dev.rt, m.cfg, m.size
+	r, cfg, s := m.dev.RT, m.cfg, m.size
 	w, t := &m.w, m.train
 	lw, tl, g := &w.layers[l], &t.layers[l], &t.grads.layers[l]
 	N, L, C, I, nh, ldp := cfg.Batch*cfg.SeqLen, cfg.SeqLen, s.Hidden, s.MLP, s.Heads, w.ldp
@@ -93,11 +93,11 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 		if err := m.willWrite(dgu); err != nil {
 			return err
 		}
-		grid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
-		return r.launch("xb_swiglu_bwd", m.fn["xb_swiglu_bwd"], grid, blk, 0, tl.gu, t.da, dgu, i32(I), i64(int64(N)*int64(I)))
+		grid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.SMCount, 1)), 1, 1}
+		return r.Launch("xb_swiglu_bwd", m.fn["xb_swiglu_bwd"], grid, blk, 0, tl.gu, t.da, dgu, I32(I), I64(int64(N)*int64(I)))
 	})
 	m.step(&err, "gemm_gate_up_bwd", func() error {
-		return m.sideWork([]devPtr{dhOut, dgu}, func() error {
+		return m.sideWork([]Ptr{dhOut, dgu}, func() error {
 			if err := m.gemmB(true, false, I, C, N, tl.a, I, dhOut, C, g.wdown, C, true)(); err != nil {
 				return err
 			}
@@ -117,8 +117,8 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 		})
 	}
 	m.step(&err, "norm_bwd", func() error {
-		return r.launch("xb_layernorm_bwd", m.fn["xb_layernorm_bwd"], m.rowGrid(N), blk, 0,
-			tl.o, lw.postW, t.dtmp, t.dO, g.postW, g.postB, i32(C), i32(N))
+		return r.Launch("xb_layernorm_bwd", m.fn["xb_layernorm_bwd"], m.rowGrid(N), blk, 0,
+			tl.o, lw.postW, t.dtmp, t.dO, g.postW, g.postB, I32(C), I32(N))
 	})
 	m.step(&err, "inner_bwd", func() error {
 		return m.launchInnerBwd(&lw.inner, &g.inner, tl.xq, tl.xk, tl.xv, tl.gate, tl.trace, t.dO,
@@ -133,12 +133,12 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 			if err := m.willWrite(dP); err != nil {
 				return err
 			}
-			return r.launch("xb_prep_bwd", m.fn["xb_prep_bwd"], m.rowGrid(N), blk, 0,
-				t.dq, t.dk, t.dv, t.dgate, tl.gate, w.rope, dP, i32(ldp), g.lrB, i32(L), i32(nh), i32(N))
+			return r.Launch("xb_prep_bwd", m.fn["xb_prep_bwd"], m.rowGrid(N), blk, 0,
+				t.dq, t.dk, t.dv, t.dgate, tl.gate, w.rope, dP, I32(ldp), g.lrB, I32(L), I32(nh), I32(N))
 		})
 	}
 	m.step(&err, "gemm_qkvg_bwd", func() error {
-		return m.sideWork([]devPtr{dhMid, dP}, func() error {
+		return m.sideWork([]Ptr{dhMid, dP}, func() error {
 			if err := m.gemmB(true, false, C, C, N, tl.y, C, dhMid, C, g.wo, C, true)(); err != nil {
 				return err
 			}
@@ -160,17 +160,17 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 // (row t of head h of batch b at dout + b*dsb + h*dsh + t*dst, float32),
 // into the model's dq, dk, dv, dgate and the inner parameters' gradients gw
 // (added to: the batch's sequences share the parameters).
-func (m *Model) launchInnerBwd(iw, gw *innerW, xq, xk, xv, gate, trace, dout devPtr, dsb, dsh, dst int64) error {
-	r, cfg, s, t := m.dev.rt, m.cfg, m.size, m.train
+func (m *Model) launchInnerBwd(iw, gw *innerW, xq, xk, xv, gate, trace, dout Ptr, dsb, dsh, dst int64) error {
+	r, cfg, s, t := m.dev.RT, m.cfg, m.size, m.train
 	name := m.geo.bwdName()
-	args := []any{xq, xk, xv, gate, trace, iw.lnw, iw.lnb, iw.tokd, dout, i64(dsb), i64(dsh), i64(dst),
+	args := []any{xq, xk, xv, gate, trace, iw.lnw, iw.lnb, iw.tokd, dout, I64(dsb), I64(dsh), I64(dst),
 		t.dq, t.dk, t.dv, t.dgate, gw.W1, gw.b1}
 	if m.geo.MLP {
 		args = append(args, gw.W2, gw.b2)
 	}
-	args = append(args, gw.lnw, gw.lnb, gw.tokd, i32(s.Heads), i32(cfg.SeqLen))
+	args = append(args, gw.lnw, gw.lnb, gw.tokd, I32(s.Heads), I32(cfg.SeqLen))
 	if m.geo.MLP {
 		args = append(args, t.dstate)
 	}
-	return r.launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NTB, 1, 1}, m.geo.bwdSmemBytes(), args...)
+	return r.Launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NTB, 1, 1}, m.geo.bwdSmemBytes(), args...)
 }

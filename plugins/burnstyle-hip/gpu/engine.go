@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -19,28 +18,6 @@ type Job struct {
 	m      *Model
 	first  bool
 	timing string
-}
-
-var shared struct {
-	sync.Mutex
-	devs map[string]*Device
-	errs map[string]error
-}
-
-// Shared opens kind once per process and keeps it open: a context costs
-// about a second to create, and the backend asks for an engine per request.
-func Shared(kind string) (*Device, error) {
-	shared.Lock()
-	defer shared.Unlock()
-	if shared.devs == nil {
-		shared.devs, shared.errs = map[string]*Device{}, map[string]error{}
-	}
-	if d, ok := shared.devs[kind]; ok {
-		return d, shared.errs[kind]
-	}
-	d, err := Open(kind)
-	shared.devs[kind], shared.errs[kind] = d, err
-	return d, err
 }
 
 // NewEngine is the engine for the shared device of kind ("cuda", "rocm").
@@ -65,13 +42,13 @@ func (e *Engine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if err := Supports(cfg); err != nil {
 		return result.StatusUnsupported, fmt.Sprintf("%s (on %s)", err, e.d.info.Name)
 	}
-	g, _, err := geometryFor(cfg, withEnv(Options{}), e.d.rt.clusters())
+	g, _, err := geometryFor(cfg, withEnv(Options{}), e.d.RT.Clusters())
 	if err != nil {
 		return result.StatusUnsupported, err.Error()
 	}
-	if need := g.smemBytes(); need > e.d.rt.maxDynSmem {
+	if need := g.smemBytes(); need > e.d.RT.MaxDynSmem {
 		return result.StatusUnsupported, fmt.Sprintf("the %s inner kernel at f=%d needs %d bytes of shared memory per block; %s allows %d",
-			cfg.TTTType, s.HeadDim, need, e.d.info.Name, e.d.rt.maxDynSmem)
+			cfg.TTTType, s.HeadDim, need, e.d.info.Name, e.d.RT.MaxDynSmem)
 	}
 	if msg := e.trainCheck(cfg, g); msg != "" {
 		return result.StatusUnsupported, msg
@@ -93,21 +70,14 @@ func estimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 	}
 	N, C, I, V := int64(cfg.Batch)*int64(cfg.SeqLen), int64(s.Hidden), int64(s.MLP), int64(s.Vocab)
 	if cfg.InnerOnly {
-		return ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)*4 + N*C*(4*a+4) + cublasWorkspace
+		return ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)*4 + N*C*(4*a+4) + CublasWorkspace
 	}
 	params := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone) * a
 	acts := N*C*4 + N*a*(7*C+3*C+int64(s.Heads)+3*I+V) + N*int64(s.Heads)*4
 	if cfg.Backward {
 		acts += trainBytes(cfg, s) + mambaTrainBytes(cfg, s)
 	}
-	return params + acts + cublasWorkspace
-}
-
-// FreeBytes is the device memory the driver reports free.
-func (d *Device) FreeBytes() (int64, error) {
-	var free, total uint64
-	err := d.w.do(func() error { return d.rt.check("memory info", d.rt.drv.memGetInfo(&free, &total)) })
-	return int64(free), err
+	return params + acts + CublasWorkspace
 }
 
 // Prepare compiles the kernels, uploads weights and inputs.

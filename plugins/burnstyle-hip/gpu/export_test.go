@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 )
 
 // Test hooks for package gpu_test (compiled into tests only).
@@ -42,22 +41,14 @@ func MambaLDP(C, nh int) int { return (3*C + nh + 7) / 8 * 8 }
 
 // mambaBwdProgram is prelude.cuh and mamba_bwd.cu with the defines they use.
 func mambaBwdProgram(bf16 bool, f, kb int) (string, []string) {
-	var b strings.Builder
-	for _, name := range []string{"prelude.cuh", "mamba_bwd.cu"} {
-		data, err := kernelFS.ReadFile("kernels/" + name)
-		if err != nil {
-			panic(err)
-		}
-		fmt.Fprintf(&b, "// ---- %s\n%s\n", name, data)
-	}
-	return b.String(), []string{fmt.Sprintf("-DXB_BF16=%d", b2i(bf16)), fmt.Sprintf("-DXB_F=%d", f),
+	return Program(kernelFS, "mamba_bwd.cu"), []string{fmt.Sprintf("-DXB_BF16=%d", b2i(bf16)), fmt.Sprintf("-DXB_F=%d", f),
 		fmt.Sprintf("-DXB_KB=%d", kb), "-DXB_EPS=1e-6f"}
 }
 
 // MambaBwdCompileReport compiles mamba_bwd.cu alone with NVRTC for arch.
 func MambaBwdCompileReport(bf16 bool, f, kb int, arch string) (string, error) {
 	src, defs := mambaBwdProgram(bf16, f, kb)
-	return compileReport(src, defs, arch)
+	return NVRTCReport(src, defs, arch)
 }
 
 // RunMambaBwd runs the kernels on io's inputs and fills its outputs.
@@ -85,38 +76,38 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 		abytes = 2
 	}
 	head := N * C
-	scratch := max(convBwdScratch(N, C), 2*max(d.rt.smCount, 1)*nh)
+	scratch := max(convBwdScratch(N, C), 2*max(d.RT.SMCount, 1)*nh)
 	if io.TileRows > 0 {
 		scratch = max(scratch, (N+io.TileRows-1)/io.TileRows*10*C)
 	}
-	return d.w.do(func() error {
-		r := d.rt
-		var ptrs []devPtr
+	return d.W.Do(func() error {
+		r := d.RT
+		var ptrs []Ptr
 		defer func() {
 			for _, p := range ptrs {
-				r.free(p)
+				r.Free(p)
 			}
 		}()
-		buf := func(data []byte, bytes int) (devPtr, error) {
+		buf := func(data []byte, bytes int) (Ptr, error) {
 			if data != nil {
 				bytes = len(data)
 			}
-			p, err := r.alloc(int64(max(bytes, 4)))
+			p, err := r.Alloc(int64(max(bytes, 4)))
 			if err != nil {
 				return 0, err
 			}
 			ptrs = append(ptrs, p)
 			if data != nil {
-				return p, r.htod(p, data)
+				return p, r.HtoD(p, data)
 			}
-			return p, r.fill32(p, 0, int64(max(bytes, 4)/4))
+			return p, r.Fill32(p, 0, int64(max(bytes, 4)/4))
 		}
 		var err error
-		get := func(data []byte, bytes int) devPtr {
+		get := func(data []byte, bytes int) Ptr {
 			if err != nil {
 				return 0
 			}
-			var p devPtr
+			var p Ptr
 			p, err = buf(data, bytes)
 			return p
 		}
@@ -127,7 +118,7 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 		ropeP := get(flt(rope), 0)
 		dxc, dxq, dxk := get(nil, 4*head), get(nil, 4*head), get(nil, 4*head)
 		dP := get(nil, abytes*N*ldp)
-		g := make([]devPtr, 7) // dconv_w, dconv_b, dconv_q_w, dconv_q_b, dconv_k_w, dconv_k_b, dlr_b
+		g := make([]Ptr, 7) // dconv_w, dconv_b, dconv_q_w, dconv_q_b, dconv_k_w, dconv_k_b, dlr_b
 		for i, n := range []int{4 * C, C, 4 * C, C, 4 * C, C, nh} {
 			g[i] = get(nil, 4*n)
 		}
@@ -136,17 +127,17 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 			return err
 		}
 		// NaN in every column of dP, so one the kernels leave unwritten shows.
-		if err := r.fill32(dP, 0x7fc07fc0, int64(abytes*N*ldp/4)); err != nil {
+		if err := r.Fill32(dP, 0x7fc07fc0, int64(abytes*N*ldp/4)); err != nil {
 			return err
 		}
-		mod, _, err := r.module(mambaBwdProgram(io.BF16, f, io.MiniBatch))
+		mod, _, err := r.Module(mambaBwdProgram(io.BF16, f, io.MiniBatch))
 		if err != nil {
 			return err
 		}
-		defer r.drv.moduleUnload(mod)
+		defer r.Drv.ModuleUnload(mod)
 		fn := map[string]uintptr{}
 		for _, name := range mambaBwdKernels {
-			if fn[name], err = r.function(mod, name); err != nil {
+			if fn[name], err = r.Function(mod, name); err != nil {
 				return err
 			}
 		}
@@ -172,10 +163,10 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 				return err
 			}
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
-		read := func(p devPtr, n int, isAct bool) []float64 {
+		read := func(p Ptr, n int, isAct bool) []float64 {
 			if err != nil {
 				return nil
 			}
@@ -184,7 +175,7 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 				b = 2
 			}
 			raw := make([]byte, n*b)
-			if err = r.dtoh(raw, p); err != nil {
+			if err = r.DtoH(raw, p); err != nil {
 				return nil
 			}
 			return decodeProbe(raw, b == 2)
@@ -200,7 +191,7 @@ func RunMambaBwd(d *Device, io *MambaBwdIO) error {
 func roundProbe(v []float64, bf16 bool) {
 	for i, x := range v {
 		if bf16 {
-			v[i] = float64(fromBF16(toBF16(float32(x))))
+			v[i] = float64(FromBF16(ToBF16(float32(x))))
 		} else {
 			v[i] = float64(float32(x))
 		}
@@ -211,7 +202,7 @@ func encodeProbe(v []float64, bf16 bool) []byte {
 	if bf16 {
 		b := make([]byte, 2*len(v))
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], toBF16(float32(x)))
+			binary.LittleEndian.PutUint16(b[2*i:], ToBF16(float32(x)))
 		}
 		return b
 	}
@@ -226,7 +217,7 @@ func decodeProbe(raw []byte, bf16 bool) []float64 {
 	if bf16 {
 		out := make([]float64, len(raw)/2)
 		for i := range out {
-			out[i] = float64(fromBF16(binary.LittleEndian.Uint16(raw[2*i:])))
+			out[i] = float64(FromBF16(binary.LittleEndian.Uint16(raw[2*i:])))
 		}
 		return out
 	}

@@ -26,7 +26,7 @@ type span struct {
 }
 
 // off is p advanced by elems elements of esz bytes.
-func (p devPtr) off(elems int, esz int64) devPtr { return p + devPtr(int64(elems)*esz) }
+func (p Ptr) off(elems int, esz int64) Ptr { return p + Ptr(int64(elems)*esz) }
 
 // enqueueForward runs one forward: chunked where the model was set up for it
 // and no profile is being taken (a profile's events need one stream).
@@ -59,14 +59,14 @@ func (m *Model) step(err *error, part string, f func() error) {
 // rowLaunch launches a one-block-per-row kernel over the span's rows.
 func (m *Model) rowLaunch(name string, sp span, args ...any) func() error {
 	return func() error {
-		return m.dev.rt.launch(name, m.fn[name], [3]int{sp.n, 1, 1}, [3]int{rowThreads, 1, 1}, 0, args...)
+		return m.dev.RT.Launch(name, m.fn[name], [3]int{sp.n, 1, 1}, [3]int{rowThreads, 1, 1}, 0, args...)
 	}
 }
 
 func (m *Model) enqueueEmbed(sp span) error {
 	var err error
 	C := m.size.Hidden
-	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, m.buf.tokens.off(sp.r0, 4), m.w.embed, m.buf.h.off(sp.r0*C, 4), i32(C)))
+	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, m.buf.tokens.off(sp.r0, 4), m.w.embed, m.buf.h.off(sp.r0*C, 4), I32(C)))
 	return err
 }
 
@@ -75,30 +75,30 @@ func (m *Model) enqueueHead(sp span) error {
 	b, w, s, A := &m.buf, &m.w, m.size, m.actBytes()
 	C, V := s.Hidden, s.Vocab
 	x := b.x.off(sp.r0*C, A)
-	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, b.h.off(sp.r0*C, 4), w.finalNorm, x, i32(C)))
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, b.h.off(sp.r0*C, 4), w.finalNorm, x, I32(C)))
 	m.step(&err, "gemm_head", func() error { return m.gemm(true, false, sp.n, V, C, x, C, w.embed, C, b.logits.off(sp.r0*V, A), V) })
 	return err
 }
 
 // enqueueLayer runs layer l on the span's rows.
 func (m *Model) enqueueLayer(l int, sp span) error {
-	r, cfg, s, A := m.dev.rt, m.cfg, m.size, m.actBytes()
+	r, cfg, s, A := m.dev.RT, m.cfg, m.size, m.actBytes()
 	b, w := &m.buf, &m.w
 	lw := &w.layers[l]
 	L, C, I, nh, ldp := cfg.SeqLen, s.Hidden, s.MLP, s.Heads, w.ldp
 	h, x, y := b.h.off(sp.r0*C, 4), b.x.off(sp.r0*C, A), b.y.off(sp.r0*C, A)
 	o, p := b.o.off(sp.r0*C, A), b.p.off(sp.r0*ldp, A)
 	gu, a := b.gu.off(sp.r0*2*I, A), b.a.off(sp.r0*I, A)
-	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
+	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.SMCount, 1)), 1, 1}
 	var err error
 	if m.mamba() {
 		m.enqueueConvBlock(&err, l, sp)
 	}
-	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.tttNorm, x, i32(C)))
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.tttNorm, x, I32(C)))
 	m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, sp.n, ldp, C, x, C, lw.wqkvg, ldp, p, ldp) })
 	// prep writes head-major rows, so it takes the whole buffers and the span's first row.
-	prep, postNorm := m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, i32(L), i32(nh), i32(sp.r0)),
-		m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, i32(C))
+	prep, postNorm := m.rowLaunch("xb_prep", sp, b.p, I32(ldp), lw.lrB, w.rope, b.xq, b.xk, b.xv, b.gate, I32(L), I32(nh), I32(sp.r0)),
+		m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, I32(C))
 	if m.mamba() {
 		prep, postNorm = m.prepMamba(l, sp), m.postNormGate(l, sp)
 	}
@@ -111,10 +111,10 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 	})
 	m.step(&err, "norm", postNorm)
 	m.step(&err, "gemm_o", func() error { return m.gemm(false, true, sp.n, C, C, y, C, lw.wo, C, h, C) })
-	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.mlpNorm, x, i32(C)))
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, lw.mlpNorm, x, I32(C)))
 	m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, sp.n, 2*I, C, x, C, lw.wgu, 2*I, gu, 2*I) })
 	m.step(&err, "swiglu", func() error {
-		return r.launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, gu, a, i32(I), i64(int64(sp.n)*int64(I)))
+		return r.Launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, gu, a, I32(I), I64(int64(sp.n)*int64(I)))
 	})
 	m.step(&err, "gemm_down", func() error { return m.gemm(false, true, sp.n, C, I, a, I, lw.wdown, C, h, C) })
 	return err
@@ -124,7 +124,7 @@ func (m *Model) enqueueLayer(l int, sp span) error {
 // block (or cluster) per (batch, head). The output strides place row t of
 // head h of batch b at out + b*osb + h*osh + t*ost.
 // prof, when set, receives 8 phase cycle counts per block.
-func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof devPtr) error {
+func (m *Model) enqueueInner(iw *innerW, out Ptr, osb, osh, ost int64, prof Ptr) error {
 	b, nmb := &m.buf, m.cfg.SeqLen/m.cfg.MiniBatch
 	if m.geo.MLP {
 		return m.launchMLPInner(m.cfg.Batch, b.xq, b.xk, b.xv, b.gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
@@ -136,7 +136,7 @@ func (m *Model) enqueueInner(iw *innerW, out devPtr, osb, osh, ost int64, prof d
 
 // launchInner is enqueueInner from the given inputs; trace, when set (the
 // training forward), receives the inner state at every mini-batch start.
-func (m *Model) launchInner(iw *innerW, xq, xk, xv, gate, out devPtr, osb, osh, ost int64, prof, trace devPtr) error {
+func (m *Model) launchInner(iw *innerW, xq, xk, xv, gate, out Ptr, osb, osh, ost int64, prof, trace Ptr) error {
 	nmb := m.cfg.SeqLen / m.cfg.MiniBatch
 	if m.geo.MLP {
 		return m.launchMLPInner(m.cfg.Batch, xq, xk, xv, gate, innerState{iw.W1, iw.b1, iw.W2, iw.b2}, iw, out,
@@ -148,19 +148,19 @@ func (m *Model) launchInner(iw *innerW, xq, xk, xv, gate, out devPtr, osb, osh, 
 
 // innerState is where an inner loop's state is: the layer's weights, or a
 // chunk's save slot (W2, b2 for mlp only). The zero value is no slot.
-type innerState struct{ W1, b1, W2, b2 devPtr }
+type innerState struct{ W1, b1, W2, b2 Ptr }
 
 // launchMLPInner launches the mlp inner kernel for batches sequences from
 // the given (possibly mid-sequence) inputs and output, starting from state
 // from and walking nmb mini-batches; a non-zero save.W1 receives the final
 // state (the chunked forward); a non-zero trace the state at every
 // mini-batch start (the training forward).
-func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate devPtr, from innerState, iw *innerW, out devPtr,
-	osb, osh, ost int64, prof devPtr, save innerState, nmb int, trace devPtr) error {
-	r, s, name := m.dev.rt, m.size, m.geo.innerName()
-	return r.launch(name, m.fn[name], [3]int{batches * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
+func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate Ptr, from innerState, iw *innerW, out Ptr,
+	osb, osh, ost int64, prof Ptr, save innerState, nmb int, trace Ptr) error {
+	r, s, name := m.dev.RT, m.size, m.geo.innerName()
+	return r.Launch(name, m.fn[name], [3]int{batches * s.Heads, 1, 1}, [3]int{m.geo.NT, 1, 1}, m.geo.smemBytes(),
 		xq, xk, xv, gate, from.W1, from.b1, from.W2, from.b2, iw.lnw, iw.lnb, iw.tokd, out,
-		i64(osb), i64(osh), i64(ost), i32(s.Heads), i32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, i32(nmb), trace)
+		I64(osb), I64(osh), I64(ost), I32(s.Heads), I32(m.cfg.SeqLen), prof, save.W1, save.b1, save.W2, save.b2, I32(nmb), trace)
 }
 
 // launchLinearInner launches the linear inner kernel for batches sequences
@@ -168,36 +168,36 @@ func (m *Model) launchMLPInner(batches int, xq, xk, xv, gate devPtr, from innerS
 // from W1/b1 and walking nmb mini-batches. Only the cluster kernel carries
 // state out (Wsave/bsave) and starts mid-sequence; the others take the
 // whole sequence and must get nil Wsave and trace.
-func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 devPtr, iw *innerW, out devPtr,
-	osb, osh, ost int64, prof, Wsave, bsave devPtr, nmb int, trace devPtr) error {
-	r, s := m.dev.rt, m.size
+func (m *Model) launchLinearInner(batches int, xq, xk, xv, gate, W1, b1 Ptr, iw *innerW, out Ptr,
+	osb, osh, ost int64, prof, Wsave, bsave Ptr, nmb int, trace Ptr) error {
+	r, s := m.dev.RT, m.size
 	name := m.geo.innerName()
 	cs := m.geo.clusterSize()
 	grid := [3]int{batches * s.Heads * cs, 1, 1}
 	blk := [3]int{m.geo.NT, 1, 1}
 	smem := m.geo.smemBytes()
-	args := []any{xq, xk, xv, gate, W1, b1, iw.lnw, iw.lnb, iw.tokd, out, i64(osb), i64(osh), i64(ost),
-		i32(s.Heads), i32(m.cfg.SeqLen), prof}
+	args := []any{xq, xk, xv, gate, W1, b1, iw.lnw, iw.lnb, iw.tokd, out, I64(osb), I64(osh), I64(ost),
+		I32(s.Heads), I32(m.cfg.SeqLen), prof}
 	if m.geo.cl() {
-		args = append(args, Wsave, bsave, i32(nmb), trace)
+		args = append(args, Wsave, bsave, I32(nmb), trace)
 	}
-	return r.launchCluster(name, m.fn[name], grid, blk, smem, cs, args...)
+	return r.LaunchCluster(name, m.fn[name], grid, blk, smem, cs, args...)
 }
 
 // gemm is Y[M,N] = X[M,K] @ W (W [K,N], or [N,K] when transW) into an act
 // Y, or added into the float32 residual stream when acc.
-func (m *Model) gemm(transW, acc bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int, Y devPtr, ldy int) error {
-	r := m.dev.rt
+func (m *Model) gemm(transW, acc bool, M, N, K int, X Ptr, ldx int, W Ptr, ldw int, Y Ptr, ldy int) error {
+	r := m.dev.RT
 	if m.useBLAS() {
 		beta := float32(0)
 		if acc {
 			beta = 1
 		}
-		h := r.blas.h
+		h := r.BLAS.H
 		if m.laneBLAS != 0 {
 			h = m.laneBLAS
 		}
-		return r.blas.gemm(h, m.geo.BF16, transW, acc, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
+		return r.BLAS.Gemm(h, m.geo.BF16, transW, acc, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
 	}
 	name := "xb_gemm_nn"
 	switch {
@@ -209,6 +209,6 @@ func (m *Model) gemm(transW, acc bool, M, N, K int, X devPtr, ldx int, W devPtr,
 		name = "xb_gemm_nt"
 	}
 	grid := [3]int{(N + 63) / 64, (M + 63) / 64, 1}
-	return r.launch(name, m.fn[name], grid, [3]int{256, 1, 1}, 0, X, i32(ldx), W, i32(ldw), Y, i32(ldy),
-		i32(M), i32(N), i32(K))
+	return r.Launch(name, m.fn[name], grid, [3]int{256, 1, 1}, 0, X, I32(ldx), W, I32(ldw), Y, I32(ldy),
+		I32(M), I32(N), I32(K))
 }

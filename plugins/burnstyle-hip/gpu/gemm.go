@@ -47,18 +47,13 @@ package gpu
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 	"unsafe"
 
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 )
 
 // GEMMSpec is one GEMM configuration.
@@ -102,13 +97,13 @@ type gemmType struct {
 func gemmTypeOf(dtype string) (gemmType, error) {
 	switch dtype {
 	case "float32":
-		return gemmType{cudaR32F, cudaR32F, 4, 4, cublasCompute32F, cublasPedanticMath}, nil
+		return gemmType{CudaR32F, CudaR32F, 4, 4, CublasCompute32F, CublasPedanticMath}, nil
 	case "tf32":
-		return gemmType{cudaR32F, cudaR32F, 4, 4, cublasCompute32FFastTF32, cublasDefaultMath}, nil
+		return gemmType{CudaR32F, CudaR32F, 4, 4, CublasCompute32FFastTF32, CublasDefaultMath}, nil
 	case "bfloat16":
-		return gemmType{cudaR16BF, cudaR16BF, 2, 2, cublasCompute32F, cublasFloat32Sums}, nil
+		return gemmType{CudaR16BF, CudaR16BF, 2, 2, CublasCompute32F, CublasFloat32Sums}, nil
 	case "float16":
-		return gemmType{cudaR16F, cudaR16F, 2, 2, cublasCompute32F, cublasFloat32Sums}, nil
+		return gemmType{CudaR16F, CudaR16F, 2, 2, CublasCompute32F, CublasFloat32Sums}, nil
 	case "float8_e4m3":
 		return gemmType{}, fmt.Errorf("gemm dtype float8_e4m3: not implemented on the GPU (needs cublasLt matmul, not bound here)")
 	}
@@ -141,15 +136,15 @@ type gemmArgs struct {
 //     transpose, ld m.
 //   - C^T column-major [n, m] is C row-major [m, n]: ldc n.
 func cublasArgs(s GEMMSpec) gemmArgs {
-	g := gemmArgs{opFirst: cublasOpN, opSecond: cublasOpN, m: int32(s.N), n: int32(s.M), k: int32(s.K),
+	g := gemmArgs{opFirst: CublasOpN, opSecond: CublasOpN, m: int32(s.N), n: int32(s.M), k: int32(s.K),
 		ldFirst: int32(s.N), ldSecond: int32(s.K), ldc: int32(s.N),
 		strideFirst: int64(s.K) * int64(s.N), strideSecond: int64(s.M) * int64(s.K),
 		strideC: int64(s.M) * int64(s.N), batch: int32(s.Batch)}
 	if s.TransB {
-		g.opFirst, g.ldFirst = cublasOpT, int32(s.K)
+		g.opFirst, g.ldFirst = CublasOpT, int32(s.K)
 	}
 	if s.TransA {
-		g.opSecond, g.ldSecond = cublasOpT, int32(s.M)
+		g.opSecond, g.ldSecond = CublasOpT, int32(s.M)
 	}
 	return g
 }
@@ -197,7 +192,7 @@ func (s GEMMSpec) DeviceBytes() (int64, error) {
 		return 0, err
 	}
 	a, b, c := s.sizes(t)
-	return a + b + (c+3)/4*4 + cublasWorkspace, nil
+	return a + b + (c+3)/4*4 + CublasWorkspace, nil
 }
 
 // GEMMSupports says whether this device can run spec, and why not.
@@ -208,18 +203,18 @@ func (d *Device) GEMMSupports(spec GEMMSpec) error {
 	if _, err := gemmTypeOf(spec.Dtype); err != nil {
 		return err
 	}
-	if d.rt.kind != "cuda" {
+	if d.RT.Kind != "cuda" {
 		return errGEMMRocm
 	}
-	if d.rt.blas == nil {
-		return fmt.Errorf("gemm needs cuBLAS: %v", d.rt.blasErr)
+	if d.RT.BLAS == nil {
+		return fmt.Errorf("gemm needs cuBLAS: %v", d.RT.BLASErr)
 	}
 	return nil
 }
 
 // gemmBufs are one product's device buffers.
 type gemmBufs struct {
-	a, b, c devPtr
+	a, b, c Ptr
 	t       gemmType
 	spec    GEMMSpec
 	args    gemmArgs
@@ -229,14 +224,14 @@ type gemmBufs struct {
 // allocGEMM allocates A, B and C (C rounded up to whole 32-bit words, so
 // it can be poisoned with fill32). On the worker thread.
 func (d *Device) allocGEMM(spec GEMMSpec, t gemmType) (*gemmBufs, error) {
-	r := d.rt
+	r := d.RT
 	na, nb, nc := spec.sizes(t)
 	nc = (nc + 3) / 4 * 4
 	g := &gemmBufs{t: t, spec: spec, args: cublasArgs(spec), bytes: na + nb + nc}
 	var err error
-	if g.a, err = r.alloc(na); err == nil {
-		if g.b, err = r.alloc(nb); err == nil {
-			g.c, err = r.alloc(nc)
+	if g.a, err = r.Alloc(na); err == nil {
+		if g.b, err = r.Alloc(nb); err == nil {
+			g.c, err = r.Alloc(nc)
 		}
 	}
 	if err != nil {
@@ -246,10 +241,10 @@ func (d *Device) allocGEMM(spec GEMMSpec, t gemmType) (*gemmBufs, error) {
 	return g, nil
 }
 
-func (g *gemmBufs) free(r *rt) {
-	for _, p := range []devPtr{g.a, g.b, g.c} {
+func (g *gemmBufs) free(r *Runtime) {
+	for _, p := range []Ptr{g.a, g.b, g.c} {
 		if p != 0 {
-			r.free(p)
+			r.Free(p)
 		}
 	}
 }
@@ -257,30 +252,30 @@ func (g *gemmBufs) free(r *rt) {
 // prepare sets the handle's math mode and stream for g's dtype; the Models
 // of the device set their own before each of their calls.
 func (d *Device) prepareGEMM(g *gemmBufs) error {
-	b := d.rt.blas
-	if err := b.check("set math mode", b.setMathMode(b.h, g.t.math)); err != nil {
+	b := d.RT.BLAS
+	if err := b.Check("set math mode", b.SetMathMode(b.H, g.t.math)); err != nil {
 		return err
 	}
-	return b.check("set stream", b.setStream(b.h, d.rt.stream))
+	return b.Check("set stream", b.SetStream(b.H, d.RT.Stream))
 }
 
 // run enqueues one product C = op(A) op(B). On the worker thread.
 func (d *Device) runGEMM(g *gemmBufs) error {
-	b := d.rt.blas
+	b := d.RT.BLAS
 	alpha, beta := float32(1), float32(0)
 	x := g.args
 	t := g.t
-	if b.gemmSB != nil {
-		return b.check(g.spec.String(), b.gemmSB(b.h, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
+	if b.GemmSB != nil {
+		return b.Check(g.spec.String(), b.GemmSB(b.H, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
 			uint64(g.b), t.in, x.ldFirst, x.strideFirst, uint64(g.a), t.in, x.ldSecond, x.strideSecond,
-			unsafe.Pointer(&beta), uint64(g.c), t.out, x.ldc, x.strideC, x.batch, t.compute, cublasGemmDefault))
+			unsafe.Pointer(&beta), uint64(g.c), t.out, x.ldc, x.strideC, x.batch, t.compute, CublasGemmDefault))
 	}
 	in, out := int64(t.inBytes), int64(t.outBytes)
 	for i := int64(0); i < int64(x.batch); i++ {
-		if err := b.check(g.spec.String(), b.gemmEx(b.h, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
+		if err := b.Check(g.spec.String(), b.GemmEx(b.H, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
 			uint64(g.b)+uint64(i*x.strideFirst*in), t.in, x.ldFirst,
 			uint64(g.a)+uint64(i*x.strideSecond*in), t.in, x.ldSecond, unsafe.Pointer(&beta),
-			uint64(g.c)+uint64(i*x.strideC*out), t.out, x.ldc, t.compute, cublasGemmDefault)); err != nil {
+			uint64(g.c)+uint64(i*x.strideC*out), t.out, x.ldc, t.compute, CublasGemmDefault)); err != nil {
 			return err
 		}
 	}
@@ -290,9 +285,9 @@ func (d *Device) runGEMM(g *gemmBufs) error {
 // libraryVersion is "cublas MAJOR.MINOR.PATCH" from cublasGetVersion
 // (major*10000 + minor*100 + patch). On the worker thread.
 func (d *Device) libraryVersion() string {
-	b := d.rt.blas
+	b := d.RT.BLAS
 	var v int32
-	if b.version(b.h, &v) != 0 {
+	if b.Version(b.H, &v) != 0 {
 		return "cublas (version unknown)"
 	}
 	return fmt.Sprintf("cublas %d.%d.%d", v/10000, v%10000/100, v%100)
@@ -347,30 +342,30 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 	}
 	t, _ := gemmTypeOf(spec.Dtype)
 	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
-	ha := encodeGEMM(randomInputs(B*M*K, seed, 1), t.in)
-	hb := encodeGEMM(randomInputs(B*K*N, seed, 2), t.in)
+	ha := Encode(RandomInputs(B*M*K, seed, 1), t.in)
+	hb := Encode(RandomInputs(B*K*N, seed, 2), t.in)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		g, err := d.allocGEMM(spec, t)
 		if err != nil {
 			return err
 		}
 		defer g.free(r)
-		out.PeakMemoryBytes = g.bytes + cublasWorkspace
+		out.PeakMemoryBytes = g.bytes + CublasWorkspace
 		out.Library = d.libraryVersion()
-		if err := r.htod(g.a, ha); err != nil {
+		if err := r.HtoD(g.a, ha); err != nil {
 			return err
 		}
-		if err := r.htod(g.b, hb); err != nil {
+		if err := r.HtoD(g.b, hb); err != nil {
 			return err
 		}
 		if err := d.prepareGEMM(g); err != nil {
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -381,46 +376,46 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 				return err
 			}
 			defer p.free(r)
-			out.PeakMemoryBytes += cublasWorkspace
+			out.PeakMemoryBytes += CublasWorkspace
 			if err := p.pick(ctx, r, g); err != nil {
 				return err
 			}
-			out.Algo, out.Library = p.picked, p.b.ltVersion()
+			out.Algo, out.Library = p.picked, p.b.LtVersion()
 			launch = func() error { return p.run(r, g, &p.algo) }
 		}
 		if err := launch(); err != nil {
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
 		if graph {
-			c, err := r.captureCall(launch)
+			c, err := r.CaptureCall(launch)
 			if err != nil {
 				return err
 			}
-			defer r.destroyCaptured(c)
-			r.stream = c.stream // the events go where the replays run
-			defer func() { r.stream = 0 }()
-			launch = func() error { return r.check("graph launch", r.graph.launch(c.exec, c.stream)) }
+			defer r.DestroyCaptured(c)
+			r.Stream = c.Stream // the events go where the replays run
+			defer func() { r.Stream = 0 }()
+			launch = func() error { return r.Check("graph launch", r.Graph.Launch(c.Exec, c.Stream)) }
 		}
-		out.SamplesMs, err = r.timedLaunches(ctx, "gemm", launch, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, "gemm", launch, warmup, repeats, flushBytes)
 		return err
 	})
 	if err != nil {
 		return GEMMTiming{}, err
 	}
 	out.Device = d.Info()
-	call, path := "one cublasGemmStridedBatchedEx", d.rt.blas.path
-	if d.rt.blas.gemmSB == nil {
+	call, path := "one cublasGemmStridedBatchedEx", d.RT.BLAS.Path
+	if d.RT.BLAS.GemmSB == nil {
 		call = fmt.Sprintf("%d cublasGemmEx calls", B)
 	}
 	if lt {
-		call, path = "one cublasLtMatmul with "+out.Algo, d.ltLib.path
+		call, path = "one cublasLtMatmul with "+out.Algo, d.ltLib.Path
 	}
 	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		clockWord(d.rt.lastHeld), call, out.Library, path)
+		ClockWord(d.RT.LastHeld), call, out.Library, path)
 	if lt {
 		out.Timing += " (with the algorithm search before it)"
 	}
@@ -455,23 +450,23 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 		return nil, err
 	}
 	t, _ := gemmTypeOf(spec.Dtype)
-	ha, hb := encodeGEMM(a, t.in), encodeGEMM(b, t.in)
+	ha, hb := Encode(a, t.in), Encode(b, t.in)
 	raw := make([]byte, int64(B)*int64(M)*int64(N)*int64(t.outBytes))
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		g, err := d.allocGEMM(spec, t)
 		if err != nil {
 			return err
 		}
 		defer g.free(r)
-		if err := r.htod(g.a, ha); err != nil {
+		if err := r.HtoD(g.a, ha); err != nil {
 			return err
 		}
-		if err := r.htod(g.b, hb); err != nil {
+		if err := r.HtoD(g.b, hb); err != nil {
 			return err
 		}
 		_, _, nc := spec.sizes(t)
-		if err := r.fill32(g.c, nanWord(t.out), (nc+3)/4); err != nil {
+		if err := r.Fill32(g.c, NaNWord(t.out), (nc+3)/4); err != nil {
 			return err
 		}
 		if err := d.prepareGEMM(g); err != nil {
@@ -487,128 +482,24 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 			if err := p.pick(ctx, r, g); err != nil {
 				return err
 			}
-			if err := r.fill32(g.c, nanWord(t.out), (nc+3)/4); err != nil { // the search wrote C
+			if err := r.Fill32(g.c, NaNWord(t.out), (nc+3)/4); err != nil { // the search wrote C
 				return err
 			}
 			run = func() error { return p.run(r, g, &p.algo) }
 		}
 		if err := run(); err != nil {
-			r.sync()
+			r.Sync()
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
-		return r.dtoh(raw, g.c)
+		return r.DtoH(raw, g.c)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return decodeGEMM(raw, t.out), nil
-}
-
-// nanWord is a 32-bit word of quiet NaNs of type dt.
-func nanWord(dt int32) uint32 {
-	switch dt {
-	case cudaR16BF:
-		return 0x7fc07fc0
-	case cudaR16F:
-		return 0x7e007e00
-	}
-	return 0x7fc00000
-}
-
-// encodeGEMM is v in the device type dt, little-endian.
-func encodeGEMM(v []float32, dt int32) []byte {
-	var b []byte
-	switch dt {
-	case cudaR16BF, cudaR16F:
-		conv := cpu.BF16Bits
-		if dt == cudaR16F {
-			conv = cpu.F16Bits
-		}
-		b = make([]byte, 2*len(v))
-		parallelChunks(len(v), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				binary.LittleEndian.PutUint16(b[2*i:], conv(v[i]))
-			}
-		})
-	default:
-		b = make([]byte, 4*len(v))
-		parallelChunks(len(v), func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v[i]))
-			}
-		})
-	}
-	return b
-}
-
-// decodeGEMM widens device data of type dt to float32.
-func decodeGEMM(b []byte, dt int32) []float32 {
-	switch dt {
-	case cudaR16BF, cudaR16F:
-		conv := cpu.FromBF16Bits
-		if dt == cudaR16F {
-			conv = cpu.FromF16Bits
-		}
-		v := make([]float32, len(b)/2)
-		for i := range v {
-			v[i] = conv(binary.LittleEndian.Uint16(b[2*i:]))
-		}
-		return v
-	}
-	v := make([]float32, len(b)/4)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
-}
-
-// gemmChunk is the elements one generator stream fills: the inputs depend
-// only on (seed, which, n), never on GOMAXPROCS.
-const gemmChunk = 1 << 20
-
-// randomInputs is n values uniform in [-1, 1), chunk c drawn from a PCG
-// seeded (seed, which<<40 | c), filled in parallel.
-func randomInputs(n int, seed, which uint64) []float32 {
-	v := make([]float32, n)
-	chunks := (n + gemmChunk - 1) / gemmChunk
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for c := 0; c < chunks; c++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			r := rand.New(rand.NewPCG(seed, which<<40|uint64(c)))
-			for i := c * gemmChunk; i < min((c+1)*gemmChunk, n); i++ {
-				v[i] = 2*r.Float32() - 1 // exact: Float32 is a multiple of 2^-24
-			}
-		}()
-	}
-	wg.Wait()
-	return v
-}
-
-// parallelChunks calls fn over [0, n) in gemmChunk pieces on every core.
-func parallelChunks(n int, fn func(lo, hi int)) {
-	chunks := (n + gemmChunk - 1) / gemmChunk
-	if chunks <= 1 {
-		fn(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for c := 0; c < chunks; c++ {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			fn(c*gemmChunk, min((c+1)*gemmChunk, n))
-		}()
-	}
-	wg.Wait()
+	return Decode(raw, t.out), nil
 }
 
 // GEMMAvailable is nil when the process-wide CUDA device (Shared("cuda"))
@@ -618,8 +509,8 @@ func GEMMAvailable() error {
 	if err != nil {
 		return err
 	}
-	if d.rt.blas == nil {
-		return fmt.Errorf("gemm needs cuBLAS: %v", d.rt.blasErr)
+	if d.RT.BLAS == nil {
+		return fmt.Errorf("gemm needs cuBLAS: %v", d.RT.BLASErr)
 	}
 	return nil
 }

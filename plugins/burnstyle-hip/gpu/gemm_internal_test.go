@@ -18,10 +18,10 @@ func TestCublasArgsTable(t *testing.T) {
 		opFirst, opSecond int32
 		ldFirst, ldSecond int32
 	}{
-		{"nn", cublasOpN, cublasOpN, 5, 7}, // B [k,n]: ld n; A [m,k]: ld k
-		{"nt", cublasOpT, cublasOpN, 7, 7}, // B [n,k]: ld k
-		{"tn", cublasOpN, cublasOpT, 5, 3}, // A [k,m]: ld m
-		{"tt", cublasOpT, cublasOpT, 7, 3},
+		{"nn", CublasOpN, CublasOpN, 5, 7}, // B [k,n]: ld n; A [m,k]: ld k
+		{"nt", CublasOpT, CublasOpN, 7, 7}, // B [n,k]: ld k
+		{"tn", CublasOpN, CublasOpT, 5, 3}, // A [k,m]: ld m
+		{"tt", CublasOpT, CublasOpT, 7, 3},
 	}
 	for _, tc := range tests {
 		s := base
@@ -45,8 +45,8 @@ func simulateCublas(t *testing.T, x gemmArgs, first, second []float32) []float32
 	lf, ls, ldc := int(x.ldFirst), int(x.ldSecond), int(x.ldc)
 	// cuBLAS: lda >= m for op N (A is m x k), >= k for op T (stored k x m);
 	// ldb >= k for op N (B is k x n), >= n for op T; ldc >= m.
-	if (x.opFirst == cublasOpN && lf < m) || (x.opFirst == cublasOpT && lf < k) ||
-		(x.opSecond == cublasOpN && ls < k) || (x.opSecond == cublasOpT && ls < n) || ldc < m {
+	if (x.opFirst == CublasOpN && lf < m) || (x.opFirst == CublasOpT && lf < k) ||
+		(x.opSecond == CublasOpN && ls < k) || (x.opSecond == CublasOpT && ls < n) || ldc < m {
 		t.Fatalf("leading dimensions cuBLAS would reject: %+v", x)
 	}
 	c := make([]float32, int(x.batch)*int(x.strideC))
@@ -58,12 +58,12 @@ func simulateCublas(t *testing.T, x gemmArgs, first, second []float32) []float32
 				var s float64
 				for l := 0; l < k; l++ {
 					var f, g float32
-					if x.opFirst == cublasOpT {
+					if x.opFirst == CublasOpT {
 						f = F[l+i*lf] // op T: element (l, i) of a stored k x m
 					} else {
 						f = F[i+l*lf] // op N: element (i, l) of an m x k matrix
 					}
-					if x.opSecond == cublasOpT {
+					if x.opSecond == CublasOpT {
 						g = S[j+l*ls] // element (j, l) of a stored n x k
 					} else {
 						g = S[l+j*ls] // element (l, j) of a k x n matrix
@@ -110,19 +110,19 @@ func TestCublasArgsProduct(t *testing.T) {
 
 func TestGEMMTypes(t *testing.T) {
 	f32, err := gemmTypeOf("float32")
-	if err != nil || f32.compute != cublasCompute32F || f32.math != cublasPedanticMath || f32.in != cudaR32F || f32.out != cudaR32F {
+	if err != nil || f32.compute != CublasCompute32F || f32.math != CublasPedanticMath || f32.in != CudaR32F || f32.out != CudaR32F {
 		t.Errorf("float32 must be IEEE float32 (compute 32F, pedantic math): %+v %v", f32, err)
 	}
 	tf, err := gemmTypeOf("tf32")
-	if err != nil || tf.compute != cublasCompute32FFastTF32 || tf.in != cudaR32F || tf.inBytes != 4 {
+	if err != nil || tf.compute != CublasCompute32FFastTF32 || tf.in != CudaR32F || tf.inBytes != 4 {
 		t.Errorf("tf32: %+v %v", tf, err)
 	}
 	bf, err := gemmTypeOf("bfloat16")
-	if err != nil || bf.compute != cublasCompute32F || bf.in != cudaR16BF || bf.out != cudaR16BF || bf.inBytes != 2 || bf.outBytes != 2 {
+	if err != nil || bf.compute != CublasCompute32F || bf.in != CudaR16BF || bf.out != CudaR16BF || bf.inBytes != 2 || bf.outBytes != 2 {
 		t.Errorf("bfloat16: %+v %v", bf, err)
 	}
 	h, err := gemmTypeOf("float16")
-	if err != nil || h.compute != cublasCompute32F || h.in != cudaR16F || h.out != cudaR16F {
+	if err != nil || h.compute != CublasCompute32F || h.in != CudaR16F || h.out != CudaR16F {
 		t.Errorf("float16: %+v %v", h, err)
 	}
 	// float32 accumulation forbids split-K partial sums reduced in 16 bits
@@ -143,21 +143,21 @@ func TestGEMMTypes(t *testing.T) {
 		}
 	}
 	s := GEMMSpec{Batch: 2, M: 3, N: 5, K: 7, Dtype: "bfloat16"}
-	if n, err := s.DeviceBytes(); err != nil || n != 2*(2*3*7+2*7*5)+(2*2*3*5+3)/4*4+cublasWorkspace {
+	if n, err := s.DeviceBytes(); err != nil || n != 2*(2*3*7+2*7*5)+(2*2*3*5+3)/4*4+CublasWorkspace {
 		t.Errorf("DeviceBytes = %d, %v", n, err)
 	}
 }
 
 func TestGEMMEncode(t *testing.T) {
 	v := []float32{0, 1, -2.5, 3.14159, 1e-3, 65504, float32(math.Inf(-1))}
-	for _, dt := range []int32{cudaR32F, cudaR16BF, cudaR16F} {
-		got := decodeGEMM(encodeGEMM(v, dt), dt)
+	for _, dt := range []int32{CudaR32F, CudaR16BF, CudaR16F} {
+		got := Decode(Encode(v, dt), dt)
 		for i, x := range v {
 			want := x
 			switch dt {
-			case cudaR16BF:
+			case CudaR16BF:
 				want = cpu.RoundBF16(x)
-			case cudaR16F:
+			case CudaR16F:
 				want = cpu.RoundF16(x)
 			}
 			if got[i] != want {
@@ -165,11 +165,11 @@ func TestGEMMEncode(t *testing.T) {
 			}
 		}
 	}
-	for _, dt := range []int32{cudaR32F, cudaR16BF, cudaR16F} {
+	for _, dt := range []int32{CudaR32F, CudaR16BF, CudaR16F} {
 		var b [4]byte
-		w := nanWord(dt)
+		w := NaNWord(dt)
 		b[0], b[1], b[2], b[3] = byte(w), byte(w>>8), byte(w>>16), byte(w>>24)
-		for _, x := range decodeGEMM(b[:], dt) {
+		for _, x := range Decode(b[:], dt) {
 			if !math.IsNaN(float64(x)) {
 				t.Errorf("type %d: poison word %#x decodes to %g", dt, w, x)
 			}
@@ -179,11 +179,11 @@ func TestGEMMEncode(t *testing.T) {
 
 func TestGEMMRandomInputs(t *testing.T) {
 	n := 2*gemmChunk + 17
-	a := randomInputs(n, 42, 1)
+	a := RandomInputs(n, 42, 1)
 	old := runtime.GOMAXPROCS(1)
-	b := randomInputs(n, 42, 1)
+	b := RandomInputs(n, 42, 1)
 	runtime.GOMAXPROCS(old)
-	c := randomInputs(n, 42, 2)
+	c := RandomInputs(n, 42, 2)
 	same := 0
 	for i := range a {
 		if a[i] != b[i] {

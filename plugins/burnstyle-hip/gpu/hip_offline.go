@@ -14,8 +14,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-
-	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // HIPReport is one program compiled for one AMD target.
@@ -89,7 +87,7 @@ func hiprtcOffline() (*rtcAPI, string, error) {
 
 // hipCompile compiles src for arch with the options openHIP uses; the code
 // object must hold every kernel of want (what the host code fetches).
-func hipCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
+func HIPCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
 	rep := HIPReport{Program: program, Arch: arch}
 	r, lib, err := hiprtcOffline()
 	if err != nil {
@@ -125,37 +123,6 @@ func hipArchOpts(arch string) []string {
 		o = append(o, "--offload-arch="+arch)
 	}
 	return o
-}
-
-// HIPCompileTTT compiles cfg's TTT program (forward; with cfg.Backward the
-// training step's kernels too) as openHIP would: no thread-block clusters.
-func HIPCompileTTT(cfg ttt.Config, opt Options, arch string) (HIPReport, error) {
-	if err := Supports(cfg); err != nil {
-		return HIPReport{}, err
-	}
-	geo, _, err := geometryFor(cfg, withEnv(opt), false)
-	if err != nil {
-		return HIPReport{}, err
-	}
-	name := fmt.Sprintf("ttt %s %s %s %s (%s, %d threads)", cfg.ModelSize, cfg.TTTType, cfg.Dtype,
-		map[bool]string{true: "train", false: "forward"}[cfg.Backward], geo.innerName(), geo.NT)
-	return hipCompile(name, geo.source(), geo.defines(), arch, geo.kernels()...)
-}
-
-// HIPCompileAttention compiles spec's attention program.
-func HIPCompileAttention(spec AttentionSpec, arch string) (HIPReport, error) {
-	if err := spec.check(); err != nil {
-		return HIPReport{}, err
-	}
-	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, spec.tiles(0).kernel())
-}
-
-// HIPCompileScan compiles spec's scan program.
-func HIPCompileScan(spec ScanSpec, arch string) (HIPReport, error) {
-	if err := ScanSupported(spec); err != nil {
-		return HIPReport{}, err
-	}
-	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
 }
 
 // cachedBuild is build, or its earlier result for the same compiler (path,

@@ -8,14 +8,14 @@ import (
 
 // buffers are the activations of one call; sizes follow the config.
 type buffers struct {
-	tokens           devPtr // [N] int32
-	h                devPtr // [N, C] float32 residual stream
-	x, o, y          devPtr // [N, C] act: normed input, inner output, post-normed
-	p                devPtr // [N, ldp] act: fused q|k|v|gate projection
-	xq, xk, xv, gate devPtr // [B, nh, L, f] act, [B, nh, L] float32
-	gu, a            devPtr // [N, 2I], [N, I] act
-	logits           devPtr // [N, V] act
-	out              devPtr // inner-only: [B, nh, L, f] act
+	tokens           Ptr // [N] int32
+	h                Ptr // [N, C] float32 residual stream
+	x, o, y          Ptr // [N, C] act: normed input, inner output, post-normed
+	p                Ptr // [N, ldp] act: fused q|k|v|gate projection
+	xq, xk, xv, gate Ptr // [B, nh, L, f] act, [B, nh, L] float32
+	gu, a            Ptr // [N, 2I], [N, I] act
+	logits           Ptr // [N, V] act
+	out              Ptr // inner-only: [B, nh, L, f] act
 }
 
 func (m *Model) actBytes() int64 {
@@ -48,7 +48,7 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 		pre := fmt.Sprintf("layers.%d.", l)
 		var lw layerW
 		var e error
-		vec := func(dst *devPtr, name string, n ...int) {
+		vec := func(dst *Ptr, name string, n ...int) {
 			if e == nil {
 				*dst, e = m.param(w, pre+name, n...)
 			}
@@ -84,7 +84,7 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 			gu = append(append(gu, wg[r*I:(r+1)*I]...), wu[r*I:(r+1)*I]...)
 		}
 		for _, t := range []struct {
-			dst *devPtr
+			dst *Ptr
 			v   []float32
 		}{{&lw.wo, wo}, {&lw.wgu, gu}, {&lw.wdown, wd}} {
 			if *t.dst, e = m.upload(t.v, true, true); e != nil {
@@ -100,7 +100,7 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 	A := m.actBytes()
 	b := &m.buf
 	for _, t := range []struct {
-		dst   *devPtr
+		dst   *Ptr
 		bytes int64
 	}{
 		{&b.tokens, 4 * N}, {&b.h, 4 * N * int64(C)}, {&b.x, A * N * int64(C)}, {&b.o, A * N * int64(C)},
@@ -114,14 +114,14 @@ func (m *Model) loadFull(w map[string]tensorfile.Tensor) error {
 	}
 	// The pad columns of the fused projection are never written by a GEMM
 	// that skips them; zero them once so no uninitialised value is ever read.
-	return m.dev.rt.fill32(b.p, 0, A*N*int64(m.w.ldp)/4)
+	return m.dev.RT.Fill32(b.p, 0, A*N*int64(m.w.ldp)/4)
 }
 
 // fusedQKVG builds [C, ldp] = wq | wk | wv | lr_w^T | 0 so one GEMM makes
 // the three projections and the learning-rate gate logits. For mamba wk's
 // block holds wg, the output gate's projection (mamba.go).
 func (m *Model) fusedQKVG(w map[string]tensorfile.Tensor, pre string,
-	mat func(string, ...int) ([]float32, error)) (devPtr, error) {
+	mat func(string, ...int) ([]float32, error)) (Ptr, error) {
 	C, nh, ldp := m.size.Hidden, m.size.Heads, m.w.ldp
 	wq, e1 := mat(pre+"ttt.wq", C, C)
 	wk, e2 := mat(pre+m.secondProjection(), C, C)
@@ -155,7 +155,7 @@ func (m *Model) loadInner(w map[string]tensorfile.Tensor) error {
 	A := m.actBytes()
 	b := &m.buf
 	for _, t := range []struct {
-		dst   *devPtr
+		dst   *Ptr
 		bytes int64
 	}{{&b.xq, A * n * int64(s.HeadDim)}, {&b.xk, A * n * int64(s.HeadDim)}, {&b.xv, A * n * int64(s.HeadDim)},
 		{&b.gate, 4 * n}, {&b.out, A * n * int64(s.HeadDim)}} {

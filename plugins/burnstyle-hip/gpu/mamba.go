@@ -35,8 +35,8 @@ import (
 // mambaW is one layer's mamba tensors, float32 (bfloat16-rounded in a
 // bfloat16 run, as every parameter vector is).
 type mambaW struct {
-	convNorm, convW, convB devPtr // the conv block: [C], [C, 4], [C]
-	qW, qB, kW, kB         devPtr // ConvQ and ConvK on the shared projection
+	convNorm, convW, convB Ptr // the conv block: [C], [C, 4], [C]
+	qW, qB, kW, kB         Ptr // ConvQ and ConvK on the shared projection
 }
 
 // convHalo is the chunked forward's state for mamba: for every layer and
@@ -44,7 +44,7 @@ type mambaW struct {
 // input, then the shared projection's QK columns), and the event saying
 // they are written.
 type convHalo struct {
-	rows  devPtr      // [layers][spans][2][ConvWidth-1][C] act
+	rows  Ptr         // [layers][spans][2][ConvWidth-1][C] act
 	ready [][]uintptr // [layer][span]
 }
 
@@ -56,7 +56,7 @@ func (m *Model) loadMambaW(w map[string]tensorfile.Tensor, pre string) (mambaW, 
 	var mw mambaW
 	var err error
 	for _, t := range []struct {
-		dst   *devPtr
+		dst   *Ptr
 		name  string
 		shape []int
 	}{
@@ -83,21 +83,21 @@ func (m *Model) secondProjection() string {
 // t1, where it reads the 3 rows before t0 (prev) and saves its last 3 (save),
 // for the conv block (which 0) or the QK convolutions (1). A whole span reads
 // and saves nothing: t0 = 0.
-func (m *Model) haloFor(l int, sp span, which int) (t0, t1 i32, prev, save devPtr) {
+func (m *Model) haloFor(l int, sp span, which int) (t0, t1 I32, prev, save Ptr) {
 	if sp.whole {
 		return 0, 0, 0, 0
 	}
 	ch := m.chunks
 	C, A := m.size.Hidden, m.actBytes()
 	rows := (ttt.ConvWidth - 1) * C
-	at := func(idx int) devPtr { return ch.halo.rows.off(((l*len(ch.spans)+idx)*2+which)*rows, A) }
+	at := func(idx int) Ptr { return ch.halo.rows.off(((l*len(ch.spans)+idx)*2+which)*rows, A) }
 	if sp.c > 0 {
 		prev = at(sp.idx - 1)
 	}
 	if sp.c < len(ch.lanes)-1 {
 		save = at(sp.idx)
 	}
-	return i32(sp.t0), i32(sp.t0 + sp.n), prev, save
+	return I32(sp.t0), I32(sp.t0 + sp.n), prev, save
 }
 
 // enqueueConvBlock is h += conv(rmsnorm_conv(h)) on the span's rows; a chunk
@@ -105,12 +105,12 @@ func (m *Model) haloFor(l int, sp span, which int) (t0, t1 i32, prev, save devPt
 func (m *Model) enqueueConvBlock(err *error, l int, sp span) {
 	b, mw, C := &m.buf, &m.w.layers[l].mamba, m.size.Hidden
 	if !sp.whole && sp.c > 0 && *err == nil {
-		*err = m.dev.rt.waitEvent(m.chunks.halo.ready[l][sp.idx-1])
+		*err = m.dev.RT.WaitEvent(m.chunks.halo.ready[l][sp.idx-1])
 	}
-	m.step(err, "norm", m.rowLaunch("xb_rmsnorm", sp, b.h.off(sp.r0*C, 4), mw.convNorm, b.x.off(sp.r0*C, m.actBytes()), i32(C)))
+	m.step(err, "norm", m.rowLaunch("xb_rmsnorm", sp, b.h.off(sp.r0*C, 4), mw.convNorm, b.x.off(sp.r0*C, m.actBytes()), I32(C)))
 	t0, t1, prev, save := m.haloFor(l, sp, 0)
-	m.step(err, "conv", m.rowLaunch("xb_conv_res", sp, b.x, mw.convW, mw.convB, b.h, i32(C), i32(m.cfg.SeqLen),
-		i32(sp.r0), t0, t1, prev, save))
+	m.step(err, "conv", m.rowLaunch("xb_conv_res", sp, b.x, mw.convW, mw.convB, b.h, I32(C), I32(m.cfg.SeqLen),
+		I32(sp.r0), t0, t1, prev, save))
 }
 
 // prepMamba is the launch of xb_prep_mamba on the span's rows, then, for a
@@ -118,13 +118,13 @@ func (m *Model) enqueueConvBlock(err *error, l int, sp span) {
 func (m *Model) prepMamba(l int, sp span) func() error {
 	b, w, mw := &m.buf, &m.w, &m.w.layers[l].mamba
 	t0, t1, prev, save := m.haloFor(l, sp, 1)
-	launch := m.rowLaunch("xb_prep_mamba", sp, b.p, i32(w.ldp), w.layers[l].lrB, w.rope, mw.qW, mw.qB, mw.kW, mw.kB,
-		b.xq, b.xk, b.xv, b.gate, i32(m.cfg.SeqLen), i32(m.size.Heads), i32(sp.r0), t0, t1, prev, save)
+	launch := m.rowLaunch("xb_prep_mamba", sp, b.p, I32(w.ldp), w.layers[l].lrB, w.rope, mw.qW, mw.qB, mw.kW, mw.kB,
+		b.xq, b.xk, b.xv, b.gate, I32(m.cfg.SeqLen), I32(m.size.Heads), I32(sp.r0), t0, t1, prev, save)
 	return func() error {
 		if err := launch(); err != nil || save == 0 {
 			return err
 		}
-		return m.dev.rt.record(m.chunks.halo.ready[l][sp.idx])
+		return m.dev.RT.Record(m.chunks.halo.ready[l][sp.idx])
 	}
 }
 
@@ -133,7 +133,7 @@ func (m *Model) prepMamba(l int, sp span) func() error {
 func (m *Model) postNormGate(l int, sp span) func() error {
 	b, lw, C, A := &m.buf, &m.w.layers[l], m.size.Hidden, m.actBytes()
 	return m.rowLaunch("xb_layernorm_gate", sp, b.o.off(sp.r0*C, A), lw.postW, lw.postB,
-		b.p.off(sp.r0*m.w.ldp+C, A), i32(m.w.ldp), b.y.off(sp.r0*C, A), i32(C))
+		b.p.off(sp.r0*m.w.ldp+C, A), I32(m.w.ldp), b.y.off(sp.r0*C, A), I32(C))
 }
 
 // setupHalo allocates the chunked forward's halo rows and events (mamba only).
@@ -157,7 +157,7 @@ func (m *Model) setupHalo(ch *chunked) error {
 	for l := range h.ready {
 		h.ready[l] = make([]uintptr, len(ch.spans))
 		for i := range ch.spans {
-			if h.ready[l][i], err = m.dev.rt.newSyncEvent(); err != nil {
+			if h.ready[l][i], err = m.dev.RT.NewSyncEvent(); err != nil {
 				return err
 			}
 		}
@@ -173,7 +173,7 @@ func (m *Model) closeHalo(ch *chunked) {
 	for _, row := range ch.halo.ready {
 		for _, e := range row {
 			if e != 0 {
-				m.dev.rt.drv.eventDestroy(e)
+				m.dev.RT.Drv.EventDestroy(e)
 			}
 		}
 	}

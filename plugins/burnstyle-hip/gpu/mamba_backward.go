@@ -33,14 +33,14 @@ func convBwdTile(N int) int { return max(8, (N+convBwdMaxSlots-1)/convBwdMaxSlot
 // convBwd is the backward of one causal convolution, or of two on the same
 // input (ConvQ and ConvK on XQK): xb_conv_bwd then xb_colsum.
 type convBwd struct {
-	x                 devPtr // the input, act, row stride ldx
+	x                 Ptr // the input, act, row stride ldx
 	ldx               int
-	dyA, wA, dwA, dbA devPtr // output gradient (float32 [N, C]), weights, their gradients
-	dyB, wB, dwB, dbB devPtr // a second convolution, or all zero
-	dxf               devPtr // dx as float32 [N, C], or 0
-	dxa               devPtr // dx as act, row stride lda, or 0
+	dyA, wA, dwA, dbA Ptr // output gradient (float32 [N, C]), weights, their gradients
+	dyB, wB, dwB, dbB Ptr // a second convolution, or all zero
+	dxf               Ptr // dx as float32 [N, C], or 0
+	dxa               Ptr // dx as act, row stride lda, or 0
 	lda               int
-	part              devPtr // scratch of at least convBwdScratch(N, C) floats
+	part              Ptr // scratch of at least convBwdScratch(N, C) floats
 	C, L, N           int
 	R                 int // rows per block; 0 is convBwdTile(N)
 }
@@ -52,7 +52,7 @@ func convBwdScratch(N, C int) int {
 	return (N + R - 1) / R * 10 * C
 }
 
-func (a convBwd) enqueue(r *rt, fn map[string]uintptr) error {
+func (a convBwd) enqueue(r *Runtime, fn map[string]uintptr) error {
 	R := a.R
 	if R <= 0 {
 		R = convBwdTile(a.N)
@@ -63,11 +63,11 @@ func (a convBwd) enqueue(r *rt, fn map[string]uintptr) error {
 	}
 	slots := (a.N + R - 1) / R
 	grid := [3]int{slots, (a.C + rowThreads - 1) / rowThreads, 1}
-	if err := r.launch("xb_conv_bwd", fn["xb_conv_bwd"], grid, [3]int{rowThreads, 1, 1}, 0, a.x, i32(a.ldx),
-		a.dyA, a.wA, a.dyB, a.wB, a.dxf, a.dxa, i32(a.lda), a.part, i32(a.C), i32(a.L), i32(a.N), i32(R)); err != nil {
+	if err := r.Launch("xb_conv_bwd", fn["xb_conv_bwd"], grid, [3]int{rowThreads, 1, 1}, 0, a.x, I32(a.ldx),
+		a.dyA, a.wA, a.dyB, a.wB, a.dxf, a.dxa, I32(a.lda), a.part, I32(a.C), I32(a.L), I32(a.N), I32(R)); err != nil {
 		return err
 	}
-	C4, C := i32(4*a.C), i32(a.C)
+	C4, C := I32(4*a.C), I32(a.C)
 	if convs == 1 {
 		return colsum(r, fn, a.part, 5*a.C, slots, a.dwA, C4, a.dbA, C, 0, 0, 0, 0)
 	}
@@ -76,49 +76,49 @@ func (a convBwd) enqueue(r *rt, fn map[string]uintptr) error {
 
 // colsum adds slots rows of part (stride floats apart) into up to four
 // gradients, the columns split between them in order (xb_colsum).
-func colsum(r *rt, fn map[string]uintptr, part devPtr, stride, slots int, d0 devPtr, n0 i32, d1 devPtr, n1 i32,
-	d2 devPtr, n2 i32, d3 devPtr, n3 i32) error {
+func colsum(r *Runtime, fn map[string]uintptr, part Ptr, stride, slots int, d0 Ptr, n0 I32, d1 Ptr, n1 I32,
+	d2 Ptr, n2 I32, d3 Ptr, n3 I32) error {
 	n := int(n0 + n1 + n2 + n3)
-	grid := [3]int{min((n+rowThreads-1)/rowThreads, 4*max(r.smCount, 1)), 1, 1}
-	return r.launch("xb_colsum", fn["xb_colsum"], grid, [3]int{rowThreads, 1, 1}, 0, part, i64(int64(stride)), i32(slots),
+	grid := [3]int{min((n+rowThreads-1)/rowThreads, 4*max(r.SMCount, 1)), 1, 1}
+	return r.Launch("xb_colsum", fn["xb_colsum"], grid, [3]int{rowThreads, 1, 1}, 0, part, I64(int64(stride)), I32(slots),
 		d0, n0, d1, n1, d2, n2, d3, n3)
 }
 
 // prepMambaBwd is RoPE's inverse, dv and the gate logits' gradient from the
 // inner backward's outputs (xb_prep_mamba_bwd), then dlr_b (xb_colsum).
 type prepMambaBwd struct {
-	dq, dk, dv, dgate, gate, rope devPtr
-	dxq, dxk                      devPtr // float32 [N, C]: xb_conv_bwd's dyA, dyB
-	dP                            devPtr // act [N, ldp]
+	dq, dk, dv, dgate, gate, rope Ptr
+	dxq, dxk                      Ptr // float32 [N, C]: xb_conv_bwd's dyA, dyB
+	dP                            Ptr // act [N, ldp]
 	ldp                           int
-	dlrB                          devPtr
-	part                          devPtr // scratch of prepBwdSlots(r, N) * nh floats
+	dlrB                          Ptr
+	part                          Ptr // scratch of prepBwdSlots(r, N) * nh floats
 	L, nh, C, N                   int
 }
 
 // prepBwdSlots is xb_prep_mamba_bwd's grid: rows are walked block-strided,
 // one dlr_b slot a block.
-func prepBwdSlots(r *rt, N int) int { return min(N, 2*max(r.smCount, 1)) }
+func prepBwdSlots(r *Runtime, N int) int { return min(N, 2*max(r.SMCount, 1)) }
 
-func (a prepMambaBwd) enqueue(r *rt, fn map[string]uintptr) error {
+func (a prepMambaBwd) enqueue(r *Runtime, fn map[string]uintptr) error {
 	if g := a.ldp - 3*a.C; g < a.nh || g > rowThreads {
 		// thread h owns gate column 3C + h of every row
 		return fmt.Errorf("gpu: xb_prep_mamba_bwd: %d gate columns for %d heads and %d threads", g, a.nh, rowThreads)
 	}
 	slots := prepBwdSlots(r, a.N)
-	if err := r.launch("xb_prep_mamba_bwd", fn["xb_prep_mamba_bwd"], [3]int{slots, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
-		a.dq, a.dk, a.dv, a.dgate, a.gate, a.rope, a.dxq, a.dxk, a.dP, i32(a.ldp), a.part,
-		i32(a.L), i32(a.nh), i32(a.N)); err != nil {
+	if err := r.Launch("xb_prep_mamba_bwd", fn["xb_prep_mamba_bwd"], [3]int{slots, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
+		a.dq, a.dk, a.dv, a.dgate, a.gate, a.rope, a.dxq, a.dxk, a.dP, I32(a.ldp), a.part,
+		I32(a.L), I32(a.nh), I32(a.N)); err != nil {
 		return err
 	}
-	return colsum(r, fn, a.part, a.nh, slots, a.dlrB, i32(a.nh), 0, 0, 0, 0, 0, 0)
+	return colsum(r, fn, a.part, a.nh, slots, a.dlrB, I32(a.nh), 0, 0, 0, 0, 0, 0)
 }
 
 // gateBwd launches xb_gate_bwd over N rows: dy (float32 [N, C]) becomes
 // dPn in place and dg (act, row stride ldg) the gate logits' gradient.
-func gateBwd(r *rt, fn map[string]uintptr, o, postW, postB, g devPtr, ldg int, dy, dg devPtr, C, N int) error {
-	return r.launch("xb_gate_bwd", fn["xb_gate_bwd"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
-		o, postW, postB, g, i32(ldg), dy, dg, i32(C))
+func gateBwd(r *Runtime, fn map[string]uintptr, o, postW, postB, g Ptr, ldg int, dy, dg Ptr, C, N int) error {
+	return r.Launch("xb_gate_bwd", fn["xb_gate_bwd"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
+		o, postW, postB, g, I32(ldg), dy, dg, I32(C))
 }
 
 // mambaBwdKernels are the functions kernels/mamba_bwd.cu adds to a program.

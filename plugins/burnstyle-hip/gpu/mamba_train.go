@@ -10,9 +10,9 @@ import "github.com/xbench/xbench/harness/workload/ttt"
 
 // mambaKept is one mamba layer's activations kept for the backward.
 type mambaKept struct {
-	hc devPtr // float32 [N, C]: h after the conv block, the TTT block's input (and its norm's)
-	xc devPtr // act [N, C]: RMSNorm_conv(h), the conv block's input
-	p  devPtr // act [N, ldp]: the fused projection, kept for XQK (dconv_q/k_w) and the gate logits
+	hc Ptr // float32 [N, C]: h after the conv block, the TTT block's input (and its norm's)
+	xc Ptr // act [N, C]: RMSNorm_conv(h), the conv block's input
+	p  Ptr // act [N, ldp]: the fused projection, kept for XQK (dconv_q/k_w) and the gate logits
 }
 
 // mambaGradLayout carves one layer's conv block and Q/K convolution
@@ -28,7 +28,7 @@ func (m *Model) mambaGradLayout(c *carver) mambaW {
 func (m *Model) setupMambaTrain(t *train) error {
 	N, C, A := int64(m.cfg.Batch*m.cfg.SeqLen), int64(m.size.Hidden), m.actBytes()
 	var err error
-	get := func(dst *devPtr, bytes int64) {
+	get := func(dst *Ptr, bytes int64) {
 		if err == nil {
 			*dst, err = m.alloc(bytes)
 		}
@@ -39,13 +39,13 @@ func (m *Model) setupMambaTrain(t *train) error {
 		get(&k.xc, A*N*C)
 		get(&k.p, A*N*int64(m.w.ldp))
 	}
-	get(&t.mambaPart, 4*int64(mambaPartFloats(m.dev.rt, int(N), int(C), m.size.Heads)))
+	get(&t.mambaPart, 4*int64(mambaPartFloats(m.dev.RT, int(N), int(C), m.size.Heads)))
 	return err
 }
 
 // mambaPartFloats is the column sums' scratch: the larger of xb_conv_bwd's
 // slots (ConvQ and ConvK together) and xb_prep_mamba_bwd's.
-func mambaPartFloats(r *rt, N, C, nh int) int {
+func mambaPartFloats(r *Runtime, N, C, nh int) int {
 	return max(convBwdScratch(N, C), prepBwdSlots(r, N)*nh)
 }
 
@@ -68,13 +68,13 @@ func mambaTrainBytes(cfg ttt.Config, s ttt.Size) int64 {
 // enqueueTrainConvBlock is the conv block of layer l in the training
 // forward, hc = h + conv(RMSNorm_conv(h)) with h the layer's input, keeping
 // xc and hc; it returns hc, the TTT block's input.
-func (m *Model) enqueueTrainConvBlock(err *error, l int, h devPtr) devPtr {
+func (m *Model) enqueueTrainConvBlock(err *error, l int, h Ptr) Ptr {
 	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
 	mw, k, C := &m.w.layers[l].mamba, &m.train.layers[l].mamba, m.size.Hidden
-	m.step(err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, mw.convNorm, k.xc, i32(C)))
+	m.step(err, "norm", m.rowLaunch("xb_rmsnorm", sp, h, mw.convNorm, k.xc, I32(C)))
 	m.step(err, "copy", m.copyF32(h, k.hc, sp.n*C))
-	m.step(err, "conv", m.rowLaunch("xb_conv_res", sp, k.xc, mw.convW, mw.convB, k.hc, i32(C), i32(m.cfg.SeqLen),
-		i32(0), i32(0), i32(0), devPtr(0), devPtr(0)))
+	m.step(err, "conv", m.rowLaunch("xb_conv_res", sp, k.xc, mw.convW, mw.convB, k.hc, I32(C), I32(m.cfg.SeqLen),
+		I32(0), I32(0), I32(0), Ptr(0), Ptr(0)))
 	return k.hc
 }
 
@@ -83,8 +83,8 @@ func (m *Model) enqueueTrainConvBlock(err *error, l int, h devPtr) devPtr {
 func (m *Model) trainPrepMamba(l int) func() error {
 	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
 	w, mw, tl := &m.w, &m.w.layers[l].mamba, &m.train.layers[l]
-	return m.rowLaunch("xb_prep_mamba", sp, tl.mamba.p, i32(w.ldp), w.layers[l].lrB, w.rope, mw.qW, mw.qB, mw.kW, mw.kB,
-		tl.xq, tl.xk, tl.xv, tl.gate, i32(m.cfg.SeqLen), i32(m.size.Heads), i32(0), i32(0), i32(0), devPtr(0), devPtr(0))
+	return m.rowLaunch("xb_prep_mamba", sp, tl.mamba.p, I32(w.ldp), w.layers[l].lrB, w.rope, mw.qW, mw.qB, mw.kW, mw.kB,
+		tl.xq, tl.xk, tl.xv, tl.gate, I32(m.cfg.SeqLen), I32(m.size.Heads), I32(0), I32(0), I32(0), Ptr(0), Ptr(0))
 }
 
 // trainPostNormGate is post_norm then the output gate of layer l into its
@@ -93,17 +93,17 @@ func (m *Model) trainPostNormGate(l int) func() error {
 	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
 	lw, tl, A := &m.w.layers[l], &m.train.layers[l], m.actBytes()
 	return m.rowLaunch("xb_layernorm_gate", sp, tl.o, lw.postW, lw.postB, tl.mamba.p.off(m.size.Hidden, A),
-		i32(m.w.ldp), tl.y, i32(m.size.Hidden))
+		I32(m.w.ldp), tl.y, I32(m.size.Hidden))
 }
 
 // mambaGateBwd is the output gate's backward at layer l: t.dtmp, the
 // gradient at the gated output, becomes dPn, and the gate logits' gradient
 // goes to dP's second block.
-func (m *Model) mambaGateBwd(l int, dP devPtr) func() error {
+func (m *Model) mambaGateBwd(l int, dP Ptr) func() error {
 	lw, tl, t, A := &m.w.layers[l], &m.train.layers[l], m.train, m.actBytes()
 	C := m.size.Hidden
 	return func() error {
-		return gateBwd(m.dev.rt, m.fn, tl.o, lw.postW, lw.postB, tl.mamba.p.off(C, A), m.w.ldp, t.dtmp,
+		return gateBwd(m.dev.RT, m.fn, tl.o, lw.postW, lw.postB, tl.mamba.p.off(C, A), m.w.ldp, t.dtmp,
 			dP.off(C, A), C, m.cfg.Batch*m.cfg.SeqLen)
 	}
 }
@@ -113,18 +113,18 @@ func (m *Model) mambaGateBwd(l int, dP devPtr) func() error {
 // Q/K convolutions' gradients. The gradients at the convolutions' outputs
 // go to dO (free once the inner backward has read it) and dtmp (free
 // between post_norm's backward and the projection's).
-func (m *Model) enqueueMambaPrepBwd(err *error, l int, dP devPtr) {
+func (m *Model) enqueueMambaPrepBwd(err *error, l int, dP Ptr) {
 	w, t, mw := &m.w, m.train, &m.w.layers[l].mamba
 	g, tl := &t.grads.layers[l], &t.layers[l]
 	N, C := m.cfg.Batch*m.cfg.SeqLen, m.size.Hidden
 	m.step(err, "prep_bwd", func() error {
 		return prepMambaBwd{dq: t.dq, dk: t.dk, dv: t.dv, dgate: t.dgate, gate: tl.gate, rope: w.rope, dxq: t.dO, dxk: t.dtmp,
-			dP: dP, ldp: w.ldp, dlrB: g.lrB, part: t.mambaPart, L: m.cfg.SeqLen, nh: m.size.Heads, C: C, N: N}.enqueue(m.dev.rt, m.fn)
+			dP: dP, ldp: w.ldp, dlrB: g.lrB, part: t.mambaPart, L: m.cfg.SeqLen, nh: m.size.Heads, C: C, N: N}.enqueue(m.dev.RT, m.fn)
 	})
 	m.step(err, "conv_bwd", func() error {
 		return convBwd{x: tl.mamba.p, ldx: w.ldp, dyA: t.dO, wA: mw.qW, dwA: g.mamba.qW, dbA: g.mamba.qB,
 			dyB: t.dtmp, wB: mw.kW, dwB: g.mamba.kW, dbB: g.mamba.kB, dxa: dP, lda: w.ldp, part: t.mambaPart,
-			C: C, L: m.cfg.SeqLen, N: N}.enqueue(m.dev.rt, m.fn)
+			C: C, L: m.cfg.SeqLen, N: N}.enqueue(m.dev.RT, m.fn)
 	})
 }
 
@@ -132,13 +132,13 @@ func (m *Model) enqueueMambaPrepBwd(err *error, l int, dP devPtr) {
 // output (hc) to the gradient at the layer's input h: the convolution's
 // backward from dh into dtmp, then RMSNorm_conv's, adding into dh, its act
 // copy into slot (the next block's GEMM operand).
-func (m *Model) enqueueConvBlockBwd(err *error, l int, h, slot devPtr) {
+func (m *Model) enqueueConvBlockBwd(err *error, l int, h, slot Ptr) {
 	t, mw := m.train, &m.w.layers[l].mamba
 	g, k := &t.grads.layers[l].mamba, &t.layers[l].mamba
 	C := m.size.Hidden
 	m.step(err, "conv_bwd", func() error {
 		return convBwd{x: k.xc, ldx: C, dyA: t.dh, wA: mw.convW, dwA: g.convW, dbA: g.convB, dxf: t.dtmp,
-			part: t.mambaPart, C: C, L: m.cfg.SeqLen, N: m.cfg.Batch * m.cfg.SeqLen}.enqueue(m.dev.rt, m.fn)
+			part: t.mambaPart, C: C, L: m.cfg.SeqLen, N: m.cfg.Batch * m.cfg.SeqLen}.enqueue(m.dev.RT, m.fn)
 	})
 	m.step(err, "norm_bwd", m.rmsBwd(h, mw.convNorm, t.dtmp, g.convNorm, slot, true))
 }

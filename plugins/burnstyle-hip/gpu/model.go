@@ -44,7 +44,7 @@ type Model struct {
 	innerRegs  int
 	innerLocal int
 
-	allocs    []devPtr
+	allocs    []Ptr
 	bytes     int64
 	ev        [2]uintptr
 	haveInput bool
@@ -57,7 +57,7 @@ type Model struct {
 	chunks   *chunked // nil: the flat forward
 	laneBLAS uintptr  // cuBLAS handle of the lane being enqueued; 0 is the device's
 	base     uintptr  // the stream work goes to outside a lane: 0, or the capture's (graph.go)
-	cap      *captured
+	cap      *Captured
 }
 
 // Supports says why cfg cannot run on the GPU, or nil when it can.
@@ -87,7 +87,7 @@ func (d *Device) NewModelWith(cfg ttt.Config, weights map[string]tensorfile.Tens
 		return nil, err
 	}
 	opt = withEnv(opt)
-	geo, size, err := geometryFor(cfg, opt, d.rt.clusters())
+	geo, size, err := geometryFor(cfg, opt, d.RT.Clusters())
 	if err != nil {
 		return nil, err
 	}
@@ -95,11 +95,11 @@ func (d *Device) NewModelWith(cfg ttt.Config, weights map[string]tensorfile.Tens
 	if err := m.trainSupported(); err != nil {
 		return nil, err
 	}
-	if need := m.geo.smemBytes(); need > d.rt.maxDynSmem {
+	if need := m.geo.smemBytes(); need > d.RT.MaxDynSmem {
 		return nil, fmt.Errorf("gpu: the %s inner kernel at f=%d, mini_batch=%d needs %d bytes of shared memory; %s allows %d per block",
-			cfg.TTTType, size.HeadDim, cfg.MiniBatch, need, d.info.Name, d.rt.maxDynSmem)
+			cfg.TTTType, size.HeadDim, cfg.MiniBatch, need, d.info.Name, d.RT.MaxDynSmem)
 	}
-	err = d.w.do(func() error {
+	err = d.W.Do(func() error {
 		if err := m.compile(); err != nil {
 			return err
 		}
@@ -202,34 +202,34 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 
 // compile builds the program for this geometry and fetches every kernel.
 func (m *Model) compile() error {
-	r := m.dev.rt
+	r := m.dev.RT
 	t0 := time.Now()
-	mod, _, err := r.module(m.geo.source(), m.geo.defines())
+	mod, _, err := r.Module(m.geo.source(), m.geo.defines())
 	if err != nil {
 		return err
 	}
 	m.mod = mod
 	for _, n := range m.geo.kernels() {
-		f, err := r.function(mod, n)
+		f, err := r.Function(mod, n)
 		if err != nil {
 			return err
 		}
 		m.fn[n] = f
 	}
 	inner := m.fn[m.geo.innerName()]
-	if r.setDynSmem != nil {
-		if err := r.setDynSmem(inner, m.geo.smemBytes()); err != nil {
+	if r.SetDynSmem != nil {
+		if err := r.SetDynSmem(inner, m.geo.smemBytes()); err != nil {
 			return err
 		}
 	}
-	m.innerRegs, m.innerLocal = r.funcAttrs(inner)
-	if m.geo.Train && r.setDynSmem != nil {
-		if err := r.setDynSmem(m.fn[m.geo.bwdName()], m.geo.bwdSmemBytes()); err != nil {
+	m.innerRegs, m.innerLocal = r.FuncAttrs(inner)
+	if m.geo.Train && r.SetDynSmem != nil {
+		if err := r.SetDynSmem(m.fn[m.geo.bwdName()], m.geo.bwdSmemBytes()); err != nil {
 			return err
 		}
 	}
 	for i := range m.ev {
-		if m.ev[i], err = r.newEvent(); err != nil {
+		if m.ev[i], err = r.NewEvent(); err != nil {
 			return err
 		}
 	}
@@ -238,7 +238,7 @@ func (m *Model) compile() error {
 }
 
 // useBLAS says whether cuBLAS does the dense products.
-func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
+func (m *Model) useBLAS() bool { return m.dev.RT.BLAS != nil && !m.opt.OwnGEMM }
 
 // blasMathMode is pedantic for float32 (IEEE products, never TF32) unless
 // DefaultMath asks otherwise; bfloat16 runs in default math with float32
@@ -246,11 +246,11 @@ func (m *Model) useBLAS() bool { return m.dev.rt.blas != nil && !m.opt.OwnGEMM }
 func (m *Model) blasMathMode() int32 {
 	switch {
 	case m.geo.BF16:
-		return cublasFloat32Sums
+		return CublasFloat32Sums
 	case m.opt.DefaultMath:
-		return cublasDefaultMath
+		return CublasDefaultMath
 	}
-	return cublasPedanticMath
+	return CublasPedanticMath
 }
 
 // Describe is one line on how this model runs, for logs.
@@ -283,17 +283,17 @@ func (m *Model) CompileMs() float64 { return m.compileMs }
 func (m *Model) PeakBytes() int64 {
 	b := m.bytes
 	if m.useBLAS() {
-		b += cublasWorkspace
+		b += CublasWorkspace
 	}
 	return b
 }
 
 // alloc is a counted device allocation freed by Close.
-func (m *Model) alloc(bytes int64) (devPtr, error) {
+func (m *Model) alloc(bytes int64) (Ptr, error) {
 	if bytes <= 0 {
 		bytes = 4
 	}
-	p, err := m.dev.rt.alloc(bytes)
+	p, err := m.dev.RT.Alloc(bytes)
 	if err != nil {
 		return 0, err
 	}
@@ -304,11 +304,11 @@ func (m *Model) alloc(bytes int64) (devPtr, error) {
 
 // Close frees the model's device memory and module.
 func (m *Model) Close() {
-	if m == nil || m.dev == nil || m.dev.w == nil {
+	if m == nil || m.dev == nil || m.dev.W == nil {
 		return
 	}
-	m.dev.w.do(func() error {
-		r := m.dev.rt
+	m.dev.W.Do(func() error {
+		r := m.dev.RT
 		if m.cap != nil {
 			m.destroyCapture(m.cap)
 			m.cap = nil
@@ -316,15 +316,15 @@ func (m *Model) Close() {
 		m.closeChunks() // handles and streams before the workspaces they use
 		m.closeOverlap()
 		for _, p := range m.allocs {
-			r.free(p)
+			r.Free(p)
 		}
 		for _, e := range m.ev {
 			if e != 0 {
-				r.drv.eventDestroy(e)
+				r.Drv.EventDestroy(e)
 			}
 		}
 		if m.mod != 0 {
-			r.drv.moduleUnload(m.mod)
+			r.Drv.ModuleUnload(m.mod)
 		}
 		return nil
 	})

@@ -20,7 +20,7 @@ func (m *Model) mark(part string) error {
 		return nil
 	}
 	if p.used == len(p.events) {
-		e, err := m.dev.rt.newEvent()
+		e, err := m.dev.RT.NewEvent()
 		if err != nil {
 			return err
 		}
@@ -29,7 +29,7 @@ func (m *Model) mark(part string) error {
 	}
 	p.names[p.used] = part
 	p.used++
-	return m.dev.rt.record(p.events[p.used-1])
+	return m.dev.RT.Record(p.events[p.used-1])
 }
 
 // Profile runs one call with an event between launch groups and returns the
@@ -39,12 +39,12 @@ func (m *Model) Profile() (map[string]float64, error) {
 		return nil, fmt.Errorf("gpu: Profile before inputs were set")
 	}
 	parts := map[string]float64{}
-	err := m.dev.w.do(func() error {
-		r := m.dev.rt
+	err := m.dev.W.Do(func() error {
+		r := m.dev.RT
 		m.prof = &profiler{}
 		defer func() {
 			for _, e := range m.prof.events {
-				r.drv.eventDestroy(e)
+				r.Drv.EventDestroy(e)
 			}
 			m.prof = nil
 		}()
@@ -64,92 +64,20 @@ func (m *Model) Profile() (map[string]float64, error) {
 			err = m.enqueueForward()
 		}
 		if err != nil {
-			r.sync()
+			r.Sync()
 			return err
 		}
 		p := m.prof
 		for i := 1; i < p.used; i++ {
-			ms, err := r.elapsedMs(p.events[i-1], p.events[i])
+			ms, err := r.ElapsedMs(p.events[i-1], p.events[i])
 			if err != nil {
 				return err
 			}
 			parts[p.names[i]] += ms
 		}
-		return r.sync()
+		return r.Sync()
 	})
 	return parts, err
-}
-
-// BenchGEMM times Y[M,N] = X[M,K] W[K,N] with the device's dense engine on
-// random-free but nonzero data (ones scaled), returning TFLOP/s from the
-// median of reps calls: the matrix-unit ceiling ../docs/FLOOR.md measures against.
-func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
-	if d.rt.blas == nil {
-		return 0, fmt.Errorf("gpu: no cuBLAS loaded: %v", d.rt.blasErr)
-	}
-	var tf float64
-	err := d.w.do(func() error {
-		r, b := d.rt, d.rt.blas
-		el := int64(4)
-		if bf16 {
-			el = 2
-		}
-		var ptrs [3]devPtr
-		for i, n := range []int64{int64(M) * int64(K), int64(K) * int64(N), int64(M) * int64(N)} {
-			p, err := r.alloc(n * el)
-			if err != nil {
-				return err
-			}
-			defer r.free(p)
-			word := uint32(0x3c003c00) // bf16 pair 2^-7 (x2)
-			if !bf16 {
-				word = 0x3c000000 // float32 2^-7
-			}
-			if err := r.fill32(p, word, n*el/4); err != nil {
-				return err
-			}
-			ptrs[i] = p
-		}
-		mode := int32(cublasPedanticMath)
-		if bf16 {
-			mode = cublasFloat32Sums // as the models run it
-		}
-		if err := b.check("set math mode", b.setMathMode(b.h, mode)); err != nil {
-			return err
-		}
-		e0, _ := r.newEvent()
-		e1, _ := r.newEvent()
-		defer r.drv.eventDestroy(e0)
-		defer r.drv.eventDestroy(e1)
-		var best []float64
-		for i := 0; i < reps+2; i++ {
-			r.record(e0)
-			if err := b.gemm(b.h, bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0); err != nil {
-				return err
-			}
-			r.record(e1)
-			ms, err := r.elapsedMs(e0, e1)
-			if err != nil {
-				return err
-			}
-			if i >= 2 {
-				best = append(best, ms)
-			}
-		}
-		tf = 2 * float64(M) * float64(N) * float64(K) / (median(best) * 1e-3) / 1e12
-		return nil
-	})
-	return tf, err
-}
-
-func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	for i := 1; i < len(s); i++ { // insertion sort: a handful of samples
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return s[len(s)/2]
 }
 
 // InnerTicks runs an inner-only model's kernel once with its phase counters
@@ -164,25 +92,25 @@ func (m *Model) InnerTicks() ([8]float64, error) {
 	}
 	s, cfg := m.size, m.cfg
 	blocks := cfg.Batch * s.Heads
-	err := m.dev.w.do(func() error {
-		r := m.dev.rt
-		p, err := r.alloc(int64(blocks) * 64)
+	err := m.dev.W.Do(func() error {
+		r := m.dev.RT
+		p, err := r.Alloc(int64(blocks) * 64)
 		if err != nil {
 			return err
 		}
-		defer r.free(p)
-		if err := r.fill32(p, 0, int64(blocks)*16); err != nil {
+		defer r.Free(p)
+		if err := r.Fill32(p, 0, int64(blocks)*16); err != nil {
 			return err
 		}
 		L, f := int64(cfg.SeqLen), int64(s.HeadDim)
 		if err := m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, p); err != nil {
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
 		raw := make([]byte, blocks*64)
-		if err := r.dtoh(raw, p); err != nil {
+		if err := r.DtoH(raw, p); err != nil {
 			return err
 		}
 		steps := float64(blocks * cfg.SeqLen / cfg.MiniBatch)

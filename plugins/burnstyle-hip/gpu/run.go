@@ -24,7 +24,7 @@ func (m *Model) SetTokens(tokens []int32) error {
 		}
 		binary.LittleEndian.PutUint32(b[4*i:], uint32(t))
 	}
-	err := m.dev.w.do(func() error { return m.dev.rt.htod(m.buf.tokens, b) })
+	err := m.dev.W.Do(func() error { return m.dev.RT.HtoD(m.buf.tokens, b) })
 	m.haveInput = err == nil
 	return err
 }
@@ -40,18 +40,18 @@ func (m *Model) SetInnerInputs(in map[string]tensorfile.Tensor) error {
 	B, nh, L, f := m.cfg.Batch, m.size.Heads, m.cfg.SeqLen, m.size.HeadDim
 	type item struct {
 		name  string
-		dst   devPtr
+		dst   Ptr
 		shape []int
 		act   bool
 	}
-	err := m.dev.w.do(func() error {
+	err := m.dev.W.Do(func() error {
 		for _, it := range []item{{"xq", m.buf.xq, []int{B, nh, L, f}, true}, {"xk", m.buf.xk, []int{B, nh, L, f}, true},
 			{"xv", m.buf.xv, []int{B, nh, L, f}, true}, {"gate", m.buf.gate, []int{B, nh, L}, false}} {
 			v, err := host(in, it.name, it.shape...)
 			if err != nil {
 				return fmt.Errorf("inner inputs: %w", err)
 			}
-			if err := m.dev.rt.htod(it.dst, m.encode(v, it.act)); err != nil {
+			if err := m.dev.RT.HtoD(it.dst, m.encode(v, it.act)); err != nil {
 				return err
 			}
 		}
@@ -63,7 +63,7 @@ func (m *Model) SetInnerInputs(in map[string]tensorfile.Tensor) error {
 		if err != nil {
 			return fmt.Errorf("inner inputs: %w", err)
 		}
-		return m.dev.rt.htod(m.train.dO, m.encode(v, false))
+		return m.dev.RT.HtoD(m.train.dO, m.encode(v, false))
 	})
 	m.haveInput = err == nil
 	return err
@@ -74,7 +74,7 @@ func (m *Model) encode(v []float32, act bool) []byte {
 	if act && m.geo.BF16 {
 		b := make([]byte, 2*len(v))
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], toBF16(x))
+			binary.LittleEndian.PutUint16(b[2*i:], ToBF16(x))
 		}
 		return b
 	}
@@ -93,20 +93,20 @@ func (m *Model) Run() (float64, error) {
 	}
 	var ms float64
 	if m.graphed() {
-		err := m.dev.w.do(func() (err error) {
+		err := m.dev.W.Do(func() (err error) {
 			ms, err = m.runGraph()
 			return err
 		})
 		return ms, err
 	}
-	err := m.dev.w.do(func() error {
-		r := m.dev.rt
+	err := m.dev.W.Do(func() error {
+		r := m.dev.RT
 		if m.useBLAS() {
-			if err := r.blas.check("set math mode", r.blas.setMathMode(r.blas.h, m.blasMathMode())); err != nil {
+			if err := r.BLAS.Check("set math mode", r.BLAS.SetMathMode(r.BLAS.H, m.blasMathMode())); err != nil {
 				return err
 			}
 		}
-		if err := r.record(m.ev[0]); err != nil {
+		if err := r.Record(m.ev[0]); err != nil {
 			return err
 		}
 		var err error
@@ -120,22 +120,22 @@ func (m *Model) Run() (float64, error) {
 			err = m.enqueueForward()
 		}
 		if err != nil {
-			r.sync()
+			r.Sync()
 			return err
 		}
-		if err := r.record(m.ev[1]); err != nil {
+		if err := r.Record(m.ev[1]); err != nil {
 			return err
 		}
-		if ms, err = r.elapsedMs(m.ev[0], m.ev[1]); err != nil {
+		if ms, err = r.ElapsedMs(m.ev[0], m.ev[1]); err != nil {
 			return err
 		}
-		return r.sync() // surfaces asynchronous kernel faults here, not later
+		return r.Sync() // surfaces asynchronous kernel faults here, not later
 	})
 	return ms, err
 }
 
 // outBuf is the output tensor's buffer, element count and shape.
-func (m *Model) outBuf() (devPtr, int, []int) {
+func (m *Model) outBuf() (Ptr, int, []int) {
 	c, s := m.cfg, m.size
 	if c.InnerOnly {
 		return m.buf.out, c.Batch * s.Heads * c.SeqLen * s.HeadDim, []int{c.Batch, s.Heads, c.SeqLen, s.HeadDim}
@@ -148,13 +148,13 @@ func (m *Model) outBuf() (devPtr, int, []int) {
 func (m *Model) Output() ([]float32, []int, error) {
 	p, n, shape := m.outBuf()
 	raw := make([]byte, int64(n)*m.actBytes())
-	if err := m.dev.w.do(func() error { return m.dev.rt.dtoh(raw, p) }); err != nil {
+	if err := m.dev.W.Do(func() error { return m.dev.RT.DtoH(raw, p) }); err != nil {
 		return nil, nil, err
 	}
 	out := make([]float32, n)
 	for i := range out {
 		if m.geo.BF16 {
-			out[i] = fromBF16(binary.LittleEndian.Uint16(raw[2*i:]))
+			out[i] = FromBF16(binary.LittleEndian.Uint16(raw[2*i:]))
 		} else {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
 		}
@@ -167,5 +167,5 @@ func (m *Model) Output() ([]float32, []int, error) {
 func (m *Model) Poison() error {
 	p, n, _ := m.outBuf()
 	words := int64(n) * m.actBytes() / 4
-	return m.dev.w.do(func() error { return m.dev.rt.fill32(p, 0x7fc07fc0, words) })
+	return m.dev.W.Do(func() error { return m.dev.RT.Fill32(p, 0x7fc07fc0, words) })
 }

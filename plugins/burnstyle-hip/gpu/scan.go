@@ -11,7 +11,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
@@ -54,15 +53,7 @@ func (s ScanSpec) smem() int { return (2*s.K*s.C + s.C*s.C + s.C) * s.item() }
 func (s ScanSpec) threads() int { return (s.C + 31) / 32 * 32 }
 
 func (s ScanSpec) source() string {
-	var b strings.Builder
-	for _, f := range []string{"prelude.cuh", "scan.cu"} {
-		data, err := kernelFS.ReadFile("kernels/" + f)
-		if err != nil {
-			panic(err) // embedded at build time; cannot be missing
-		}
-		fmt.Fprintf(&b, "// ---- %s\n%s\n", f, data)
-	}
-	return b.String()
+	return Program(kernelFS, "scan.cu")
 }
 
 func (s ScanSpec) defines() []string {
@@ -100,36 +91,36 @@ func ScanCompileReport(spec ScanSpec, arch string) (string, error) {
 	if err := ScanSupported(spec); err != nil {
 		return "", err
 	}
-	return compileReport(spec.source(), spec.defines(), arch)
+	return NVRTCReport(spec.source(), spec.defines(), arch)
 }
 
 // scanKernel is one compiled program and its buffers.
 type scanKernel struct {
 	spec                      ScanSpec
 	mod, fn                   uintptr
-	cum, trans, dur, len, out devPtr
+	cum, trans, dur, len, out Ptr
 	bytes                     int64
 }
 
 func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []int64) (*scanKernel, error) {
-	r := d.rt
+	r := d.RT
 	k := &scanKernel{spec: spec}
 	lens := make([]byte, 8*len(lengths))
 	for i, l := range lengths {
 		binary.LittleEndian.PutUint64(lens[8*i:], uint64(l))
 	}
 	for _, up := range []struct {
-		p *devPtr
+		p *Ptr
 		b []byte
 	}{{&k.cum, spec.encode(cum)}, {&k.trans, spec.encode(trans)}, {&k.dur, spec.encode(dur)}, {&k.len, lens},
 		{&k.out, make([]byte, spec.Batch*spec.item())}} {
 		var err error
-		if *up.p, err = r.alloc(int64(len(up.b))); err != nil {
+		if *up.p, err = r.Alloc(int64(len(up.b))); err != nil {
 			k.free(r)
 			return nil, fmt.Errorf("%s: %w", spec, err)
 		}
 		k.bytes += int64(len(up.b))
-		if err := r.htod(*up.p, up.b); err != nil {
+		if err := r.HtoD(*up.p, up.b); err != nil {
 			k.free(r)
 			return nil, err
 		}
@@ -137,31 +128,31 @@ func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []
 	return k, nil
 }
 
-func (k *scanKernel) build(r *rt) error {
+func (k *scanKernel) build(r *Runtime) error {
 	var err error
-	if k.mod, _, err = r.module(k.spec.source(), k.spec.defines()); err != nil {
+	if k.mod, _, err = r.Module(k.spec.source(), k.spec.defines()); err != nil {
 		return fmt.Errorf("%s: compile: %w", k.spec, err)
 	}
-	if k.fn, err = r.function(k.mod, "xs_scan_fwd"); err != nil {
+	if k.fn, err = r.Function(k.mod, "xs_scan_fwd"); err != nil {
 		return fmt.Errorf("%s: %w", k.spec, err)
 	}
 	return nil
 }
 
-func (k *scanKernel) launch(r *rt) error {
+func (k *scanKernel) launch(r *Runtime) error {
 	s := k.spec
-	return r.launch("xs_scan_fwd", k.fn, [3]int{s.Batch, 1, 1}, [3]int{s.threads(), 1, 1}, s.smem(),
-		k.cum, k.trans, k.dur, k.len, k.out, i32(s.T), i32(s.K), i32(s.C))
+	return r.Launch("xs_scan_fwd", k.fn, [3]int{s.Batch, 1, 1}, [3]int{s.threads(), 1, 1}, s.smem(),
+		k.cum, k.trans, k.dur, k.len, k.out, I32(s.T), I32(s.K), I32(s.C))
 }
 
-func (k *scanKernel) free(r *rt) {
-	for _, p := range []devPtr{k.cum, k.trans, k.dur, k.len, k.out} {
+func (k *scanKernel) free(r *Runtime) {
+	for _, p := range []Ptr{k.cum, k.trans, k.dur, k.len, k.out} {
 		if p != 0 {
-			r.free(p)
+			r.Free(p)
 		}
 	}
 	if k.mod != 0 {
-		r.drv.moduleUnload(k.mod)
+		r.Drv.ModuleUnload(k.mod)
 	}
 }
 
@@ -174,8 +165,8 @@ func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur 
 		return nil, err
 	}
 	raw := make([]byte, spec.Batch*spec.item())
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
 		if err != nil {
 			return err
@@ -185,13 +176,13 @@ func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur 
 			return err
 		}
 		if err := k.launch(r); err != nil {
-			r.sync()
+			r.Sync()
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return fmt.Errorf("%s: %w", spec, err)
 		}
-		return r.dtoh(raw, k.out)
+		return r.DtoH(raw, k.out)
 	})
 	if err != nil {
 		return nil, err
@@ -224,14 +215,14 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 	if cold {
 		flushBytes = FlushBytes
 	}
-	err := d.w.do(func() error {
-		r := d.rt
+	err := d.W.Do(func() error {
+		r := d.RT
 		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
 		if err != nil {
 			return err
 		}
 		defer k.free(r)
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return err
 		}
 		start := time.Now()
@@ -241,20 +232,28 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 		if err := k.launch(r); err != nil {
 			return err
 		}
-		if err := r.sync(); err != nil {
+		if err := r.Sync(); err != nil {
 			return fmt.Errorf("%s: first launch: %w", spec, err)
 		}
 		out.CompileMs, out.PeakMemoryBytes = float64(time.Since(start).Nanoseconds())/1e6, k.bytes
 		out.MemoryBytes = map[string]int64{"inputs": k.bytes - int64(spec.Batch*spec.item()), "state": int64(spec.smem()) * int64(spec.Batch)}
-		out.SamplesMs, err = r.timedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, warmup, repeats, flushBytes)
 		return err
 	})
 	if err != nil {
 		return ScanTiming{}, err
 	}
-	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", clockWord(d.rt.lastHeld), spec.threads(), spec.smem())
+	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", ClockWord(d.RT.LastHeld), spec.threads(), spec.smem())
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
 	}
 	return out, nil
+}
+
+// HIPCompileScan compiles spec's scan program.
+func HIPCompileScan(spec ScanSpec, arch string) (HIPReport, error) {
+	if err := ScanSupported(spec); err != nil {
+		return HIPReport{}, err
+	}
+	return HIPCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
 }

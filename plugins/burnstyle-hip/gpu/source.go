@@ -3,7 +3,6 @@ package gpu
 import (
 	"embed"
 	"fmt"
-	"strings"
 )
 
 //go:embed kernels/*.cuh kernels/*.cu
@@ -67,25 +66,16 @@ func (g geometry) hidden() int {
 // backbone's with them), the portable GEMM and the inner kernel of the
 // model's type.
 func (g geometry) source() string {
-	files := []string{"prelude.cuh", "dense.cu", "mamba.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
+	files := []string{"dense.cu", "mamba.cu", "gemm.cu", "inner_common.cuh", "inner_linear.cu"}
 	switch {
 	case g.MLP:
-		files[5] = "inner_mlp.cu"
+		files[4] = "inner_mlp.cu"
 	case g.v2():
-		files[5] = "inner_linear2.cu"
+		files[4] = "inner_linear2.cu"
 	case g.cl():
-		files[5] = "inner_linear_cl.cu"
+		files[4] = "inner_linear_cl.cu"
 	}
-	files = append(files, g.trainFiles()...)
-	var b strings.Builder
-	for _, f := range files {
-		data, err := kernelFS.ReadFile("kernels/" + f)
-		if err != nil {
-			panic(err) // embedded at build time; cannot be missing
-		}
-		fmt.Fprintf(&b, "// ---- %s\n%s\n", f, data)
-	}
-	return b.String()
+	return Program(kernelFS, append(files, g.trainFiles()...)...)
 }
 
 func (g geometry) defines() []string {

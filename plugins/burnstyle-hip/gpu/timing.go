@@ -13,7 +13,7 @@ import (
 // memset of that many bytes (a new value each time, so no layer can skip
 // the write) and a synchronize come before each sample, outside its events
 // (cold L2). what names the call in errors.
-func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
+func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
 	for i := 0; i < warmup; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -25,18 +25,18 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 	var ev [2]uintptr
 	for i := range ev {
 		var err error
-		if ev[i], err = r.newEvent(); err != nil {
+		if ev[i], err = r.NewEvent(); err != nil {
 			return nil, err
 		}
-		defer r.drv.eventDestroy(ev[i])
+		defer r.Drv.EventDestroy(ev[i])
 	}
-	var flush devPtr
+	var flush Ptr
 	if flushBytes > 0 {
 		var err error
-		if flush, err = r.alloc(flushBytes); err != nil {
+		if flush, err = r.Alloc(flushBytes); err != nil {
 			return nil, fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", what, flushBytes>>20, err)
 		}
-		defer r.free(flush)
+		defer r.Free(flush)
 	}
 	hold := r.newHold()            // nil: the samples hold the launch (hold.go)
 	defer func() { hold.free() }() // the hold in use at the end (nil after a fallback, freed there)
@@ -46,10 +46,10 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 			return nil, err
 		}
 		if flushBytes > 0 {
-			if err := r.fill32(flush, uint32(i+1), flushBytes/4); err != nil {
+			if err := r.Fill32(flush, uint32(i+1), flushBytes/4); err != nil {
 				return nil, err
 			}
-			if err := r.sync(); err != nil {
+			if err := r.Sync(); err != nil {
 				return nil, err
 			}
 		}
@@ -59,7 +59,7 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 				return nil, err
 			}
 			if !ok { // the stream could not be held, or the launch waited on it: time without a hold from here on
-				if err := r.sync(); err != nil {
+				if err := r.Sync(); err != nil {
 					return nil, err
 				}
 				hold.free()
@@ -68,22 +68,22 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 				continue
 			}
 		} else {
-			if err := r.record(ev[0]); err != nil {
+			if err := r.Record(ev[0]); err != nil {
 				return nil, err
 			}
 			if err := launch(); err != nil {
 				return nil, err
 			}
-			if err := r.record(ev[1]); err != nil {
+			if err := r.Record(ev[1]); err != nil {
 				return nil, err
 			}
 		}
-		ms, err := r.elapsedMs(ev[0], ev[1])
+		ms, err := r.ElapsedMs(ev[0], ev[1])
 		if err != nil {
 			return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
 		}
 		samples = append(samples, ms)
 	}
-	r.lastHeld = hold != nil
+	r.LastHeld = hold != nil
 	return samples, nil
 }

@@ -12,32 +12,32 @@ import (
 // forward keeps for the backward (the forward proper reuses one set of
 // buffers across layers), the gradient scratch, and the gradients.
 type train struct {
-	hs      []devPtr // [2*layers+1] float32 [N, C]: h at each layer's input, after its TTT block, and at the end
+	hs      []Ptr // [2*layers+1] float32 [N, C]: h at each layer's input, after its TTT block, and at the end
 	layers  []trainLayer
-	xf      devPtr    // [N, C] act: RMSNorm_final(h), the tied head's input
-	dlogits devPtr    // [N, V] act
-	loss    devPtr    // [N] float32: each row's share of the mean loss
-	dh      devPtr    // [N, C] float32: gradient of the residual stream
-	slots   [4]devPtr // [N, C] act copies of dh at successive block boundaries, the GEMMs' operand
-	dtmp    devPtr    // [N, C] float32: GEMM outputs that feed a norm's backward
-	dO      devPtr    // [N, C] float32 (inner-only: the given [B, nh, L, f] output gradient)
-	da      devPtr    // [N, I] float32
-	dgu     [2]devPtr // [N, 2I] act, by layer parity
-	dP      [2]devPtr // [N, ldp] act, by layer parity: gradient of the fused projection's output
-	ov      *overlap  // the backward's two streams (train_overlap.go); nil: one stream
-	dq, dk  devPtr    // [B, nh, L, f] float32, rotated
-	dv      devPtr    // [B, nh, L, f] float32
-	dgate   devPtr    // [B, nh, L] float32
-	dstate  devPtr    // mlp: [B*nh] inner-state gradient scratch of the inner backward
+	xf      Ptr      // [N, C] act: RMSNorm_final(h), the tied head's input
+	dlogits Ptr      // [N, V] act
+	loss    Ptr      // [N] float32: each row's share of the mean loss
+	dh      Ptr      // [N, C] float32: gradient of the residual stream
+	slots   [4]Ptr   // [N, C] act copies of dh at successive block boundaries, the GEMMs' operand
+	dtmp    Ptr      // [N, C] float32: GEMM outputs that feed a norm's backward
+	dO      Ptr      // [N, C] float32 (inner-only: the given [B, nh, L, f] output gradient)
+	da      Ptr      // [N, I] float32
+	dgu     [2]Ptr   // [N, 2I] act, by layer parity
+	dP      [2]Ptr   // [N, ldp] act, by layer parity: gradient of the fused projection's output
+	ov      *overlap // the backward's two streams (train_overlap.go); nil: one stream
+	dq, dk  Ptr      // [B, nh, L, f] float32, rotated
+	dv      Ptr      // [B, nh, L, f] float32
+	dgate   Ptr      // [B, nh, L] float32
+	dstate  Ptr      // mlp: [B*nh] inner-state gradient scratch of the inner backward
 	grads   gradBufs
 
-	mambaPart devPtr // the mamba backward's column-sum slots (mamba_train.go)
+	mambaPart Ptr // the mamba backward's column-sum slots (mamba_train.go)
 }
 
 // trainLayer is one layer's saved forward activations.
 type trainLayer struct {
-	x1, xq, xk, xv, o, y, x2, gu, a devPtr // act: normed inputs, rotated q/k, v, inner output, post-normed, SwiGLU
-	gate, trace                     devPtr // float32 [B, nh, L]; inner state at every mini-batch start
+	x1, xq, xk, xv, o, y, x2, gu, a Ptr // act: normed inputs, rotated q/k, v, inner output, post-normed, SwiGLU
+	gate, trace                     Ptr // float32 [B, nh, L]; inner state at every mini-batch start
 
 	mamba mambaKept // backbone mamba only
 }
@@ -46,19 +46,19 @@ type trainLayer struct {
 // weights', so wqkvg's holds wq | wk | wv | lr_w^T), all float32 and carved
 // from one allocation so that one memset zeroes them.
 type gradBufs struct {
-	base             devPtr
+	base             Ptr
 	floats           int64
-	embed, finalNorm devPtr
+	embed, finalNorm Ptr
 	layers           []layerW
 }
 
 // carver hands out 256-byte aligned float32 regions of one allocation.
 type carver struct {
-	base devPtr
+	base Ptr
 	used int64
 }
 
-func (c *carver) take(floats int) devPtr {
+func (c *carver) take(floats int) Ptr {
 	p := c.base.off(int(c.used), 4)
 	c.used += (int64(floats) + 63) / 64 * 64
 	return p
@@ -109,9 +109,9 @@ func (m *Model) trainSupported() error {
 	if !m.useBLAS() {
 		return fmt.Errorf("gpu: the training step needs cuBLAS for its products (%s)", m.dev.BLAS())
 	}
-	if need := m.geo.bwdSmemBytes(); need > m.dev.rt.maxDynSmem {
+	if need := m.geo.bwdSmemBytes(); need > m.dev.RT.MaxDynSmem {
 		return fmt.Errorf("gpu: the %s inner backward kernel at f=%d, mini_batch=%d needs %d bytes of shared memory; %s allows %d per block",
-			m.cfg.TTTType, m.geo.F, m.geo.KB, need, m.dev.info.Name, m.dev.rt.maxDynSmem)
+			m.cfg.TTTType, m.geo.F, m.geo.KB, need, m.dev.info.Name, m.dev.RT.MaxDynSmem)
 	}
 	if C := m.size.Hidden; C > 8*rowThreads || (!m.cfg.InnerOnly && m.w.ldp-3*C > rowThreads) {
 		return fmt.Errorf("gpu: hidden width %d is wider than the backward row kernels take (%d)", C, 8*rowThreads)
@@ -126,14 +126,14 @@ func (m *Model) setupTrain() error {
 	N, C, I, V, nh, f := cfg.Batch*cfg.SeqLen, s.Hidden, s.MLP, s.Vocab, s.Heads, m.geo.F
 	t := &train{}
 	var err error
-	get := func(dst *devPtr, bytes int64) {
+	get := func(dst *Ptr, bytes int64) {
 		if err == nil {
 			*dst, err = m.alloc(bytes)
 		}
 	}
 	head := int64(cfg.Batch * nh * cfg.SeqLen) // rows of [B, nh, L]
 	trace := int64(cfg.Batch*nh*(cfg.SeqLen/cfg.MiniBatch)) * int64(m.geo.innerStateFloats()) * 4
-	for _, p := range []*devPtr{&t.dq, &t.dk, &t.dv, &t.dO} {
+	for _, p := range []*Ptr{&t.dq, &t.dk, &t.dv, &t.dO} {
 		get(p, 4*head*int64(f))
 	}
 	get(&t.dgate, 4*head)
@@ -156,14 +156,14 @@ func (m *Model) setupTrain() error {
 		return err
 	}
 	n := int64(N)
-	t.hs = make([]devPtr, 2*s.Layers+1)
+	t.hs = make([]Ptr, 2*s.Layers+1)
 	for i := range t.hs {
 		get(&t.hs[i], 4*n*int64(C))
 	}
 	t.layers = make([]trainLayer, s.Layers)
 	for l := range t.layers {
 		tl := &t.layers[l]
-		for _, p := range []*devPtr{&tl.x1, &tl.xq, &tl.xk, &tl.xv, &tl.o, &tl.y, &tl.x2} {
+		for _, p := range []*Ptr{&tl.x1, &tl.xq, &tl.xk, &tl.xv, &tl.o, &tl.y, &tl.x2} {
 			get(p, A*n*int64(C))
 		}
 		get(&tl.gu, A*n*int64(2*I))
@@ -216,15 +216,15 @@ func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * state * 4
 	perLayer := a*N*(7*C+3*I) + 4*N*int64(s.Heads) + trace + 4*N*2*C
 	scratch := 4*N*(4*C+I+1) + a*N*(5*C+V+4*I+2*ldp) + 4*N*int64(s.Heads) + 4*heads*state +
-		2*cublasWorkspace // the backward's two streams have a cuBLAS handle each
+		2*CublasWorkspace // the backward's two streams have a cuBLAS handle each
 	grads := 4 * ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone)
 	return int64(s.Layers)*perLayer + 4*N*C + scratch + grads
 }
 
 // readF32 copies n float32 from p to the host.
-func (m *Model) readF32(p devPtr, n int64) ([]float32, error) {
+func (m *Model) readF32(p Ptr, n int64) ([]float32, error) {
 	raw := make([]byte, 4*n)
-	if err := m.dev.w.do(func() error { return m.dev.rt.dtoh(raw, p) }); err != nil {
+	if err := m.dev.W.Do(func() error { return m.dev.RT.DtoH(raw, p) }); err != nil {
 		return nil, err
 	}
 	out := make([]float32, n)

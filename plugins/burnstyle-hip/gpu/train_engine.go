@@ -13,15 +13,15 @@ func (e *Engine) trainCheck(cfg ttt.Config, g geometry) string {
 	if !cfg.Backward {
 		return ""
 	}
-	r := e.d.rt
+	r := e.d.RT
 	switch {
 	case cfg.SeqLen < 2:
 		return fmt.Sprintf("backward at seq_len %d: the loss has no next-token label (need seq_len >= 2)", cfg.SeqLen)
-	case r.blas == nil:
-		return fmt.Sprintf("the training step needs cuBLAS for its products (%v)", r.blasErr)
-	case g.bwdSmemBytes() > r.maxDynSmem:
+	case r.BLAS == nil:
+		return fmt.Sprintf("the training step needs cuBLAS for its products (%v)", r.BLASErr)
+	case g.bwdSmemBytes() > r.MaxDynSmem:
 		return fmt.Sprintf("the %s inner backward kernel at f=%d needs %d bytes of shared memory per block; %s allows %d",
-			cfg.TTTType, g.F, g.bwdSmemBytes(), e.d.info.Name, r.maxDynSmem)
+			cfg.TTTType, g.F, g.bwdSmemBytes(), e.d.info.Name, r.MaxDynSmem)
 	}
 	return ""
 }

@@ -47,31 +47,31 @@ func (m *Model) enqueueInnerTrain() error {
 
 // zeroF32 enqueues p[0:n) = 0 as a kernel, which a graph captures (a
 // memset on the legacy stream would run outside it, or break the capture).
-func (m *Model) zeroF32(p devPtr, n int64) func() error {
+func (m *Model) zeroF32(p Ptr, n int64) func() error {
 	return func() error {
-		r := m.dev.rt
-		grid := [3]int{int(min((n+rowThreads-1)/rowThreads, int64(8*max(r.smCount, 1)))), 1, 1}
-		return r.launch("xb_zero", m.fn["xb_zero"], grid, [3]int{rowThreads, 1, 1}, 0, p, i64(n))
+		r := m.dev.RT
+		grid := [3]int{int(min((n+rowThreads-1)/rowThreads, int64(8*max(r.SMCount, 1)))), 1, 1}
+		return r.Launch("xb_zero", m.fn["xb_zero"], grid, [3]int{rowThreads, 1, 1}, 0, p, I64(n))
 	}
 }
 
 // copyF32 enqueues dst = src over n floats.
-func (m *Model) copyF32(src, dst devPtr, n int) func() error {
+func (m *Model) copyF32(src, dst Ptr, n int) func() error {
 	return func() error {
-		r := m.dev.rt
-		grid := [3]int{min((n+rowThreads-1)/rowThreads, 8*max(r.smCount, 1)), 1, 1}
-		return r.launch("xb_copy", m.fn["xb_copy"], grid, [3]int{rowThreads, 1, 1}, 0, src, dst, i64(int64(n)))
+		r := m.dev.RT
+		grid := [3]int{min((n+rowThreads-1)/rowThreads, 8*max(r.SMCount, 1)), 1, 1}
+		return r.Launch("xb_copy", m.fn["xb_copy"], grid, [3]int{rowThreads, 1, 1}, 0, src, dst, I64(int64(n)))
 	}
 }
 
 func (m *Model) enqueueTrainForward() error {
-	r, cfg, s := m.dev.rt, m.cfg, m.size
+	r, cfg, s := m.dev.RT, m.cfg, m.size
 	b, w, t := &m.buf, &m.w, m.train
 	N, L, C, I, V, nh, ldp := cfg.Batch*cfg.SeqLen, cfg.SeqLen, s.Hidden, s.MLP, s.Vocab, s.Heads, w.ldp
 	sp := span{n: N, whole: true}
-	swGrid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.smCount, 1)), 1, 1}
+	swGrid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.SMCount, 1)), 1, 1}
 	var err error
-	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, b.tokens, w.embed, t.hs[0], i32(C)))
+	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, b.tokens, w.embed, t.hs[0], I32(C)))
 	for l := range w.layers {
 		lw, tl := &w.layers[l], &t.layers[l]
 		h0, h1, h2 := t.hs[2*l], t.hs[2*l+1], t.hs[2*l+2]
@@ -79,13 +79,13 @@ func (m *Model) enqueueTrainForward() error {
 		// block's output; p the fused projection, kept per layer by mamba
 		// for the convolutions' and the gate's backward.
 		in, p := h0, b.p
-		prep := m.rowLaunch("xb_prep", sp, b.p, i32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, i32(L), i32(nh), i32(0))
-		postNorm := m.rowLaunch("xb_layernorm", sp, tl.o, lw.postW, lw.postB, tl.y, i32(C))
+		prep := m.rowLaunch("xb_prep", sp, b.p, I32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, I32(L), I32(nh), I32(0))
+		postNorm := m.rowLaunch("xb_layernorm", sp, tl.o, lw.postW, lw.postB, tl.y, I32(C))
 		if m.mamba() {
 			in, p = m.enqueueTrainConvBlock(&err, l, h0), tl.mamba.p
 			prep, postNorm = m.trainPrepMamba(l), m.trainPostNormGate(l)
 		}
-		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, in, lw.tttNorm, tl.x1, i32(C)))
+		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, in, lw.tttNorm, tl.x1, I32(C)))
 		m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, N, ldp, C, tl.x1, C, lw.wqkvg, ldp, p, ldp) })
 		m.step(&err, "prep", prep)
 		m.step(&err, "inner", func() error {
@@ -94,15 +94,15 @@ func (m *Model) enqueueTrainForward() error {
 		m.step(&err, "norm", postNorm)
 		m.step(&err, "copy", m.copyF32(in, h1, N*C))
 		m.step(&err, "gemm_o", func() error { return m.gemm(false, true, N, C, C, tl.y, C, lw.wo, C, h1, C) })
-		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h1, lw.mlpNorm, tl.x2, i32(C)))
+		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h1, lw.mlpNorm, tl.x2, I32(C)))
 		m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, N, 2*I, C, tl.x2, C, lw.wgu, 2*I, tl.gu, 2*I) })
 		m.step(&err, "swiglu", func() error {
-			return r.launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, tl.gu, tl.a, i32(I), i64(int64(N)*int64(I)))
+			return r.Launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, tl.gu, tl.a, I32(I), I64(int64(N)*int64(I)))
 		})
 		m.step(&err, "copy", m.copyF32(h1, h2, N*C))
 		m.step(&err, "gemm_down", func() error { return m.gemm(false, true, N, C, I, tl.a, I, lw.wdown, C, h2, C) })
 	}
-	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, t.hs[2*len(w.layers)], w.finalNorm, t.xf, i32(C)))
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, t.hs[2*len(w.layers)], w.finalNorm, t.xf, I32(C)))
 	m.step(&err, "gemm_head", func() error { return m.gemm(true, false, N, V, C, t.xf, C, w.embed, C, b.logits, V) })
 	return err
 }

@@ -22,7 +22,7 @@ func (m *Model) Grads() (map[string]tensorfile.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	at := func(p devPtr, n int) []float32 {
+	at := func(p Ptr, n int) []float32 {
 		o := int64(p-t.grads.base) / 4
 		return append([]float32(nil), all[o:o+int64(n)]...)
 	}
@@ -46,7 +46,7 @@ func (m *Model) Grads() (map[string]tensorfile.Tensor, error) {
 		n := cfg.Batch * nh * cfg.SeqLen
 		for _, in := range []struct {
 			name string
-			p    devPtr
+			p    Ptr
 			n    int
 		}{{"xq", t.dq, n * f}, {"xk", t.dk, n * f}, {"xv", t.dv, n * f}, {"gate", t.dgate, n}} {
 			v, err := m.readF32(in.p, int64(in.n))

@@ -20,35 +20,35 @@ type overlap struct {
 	start      uintptr   // the base stream's work before the backward
 	pool       []uintptr // ordering events, handed out in order each call
 	used       int
-	lastRead   map[devPtr]uintptr // buffer -> event after the side's last read of it
+	lastRead   map[Ptr]uintptr // buffer -> event after the side's last read of it
 }
 
 // setupOverlap makes the two lanes and the event pool (full model only).
 func (m *Model) setupOverlap() error {
-	r := m.dev.rt
-	o := &overlap{lastRead: map[devPtr]uintptr{}}
+	r := m.dev.RT
+	o := &overlap{lastRead: map[Ptr]uintptr{}}
 	m.train.ov = o
 	var err error
 	for _, x := range []struct {
 		ln   *lane
 		rank int
 	}{{&o.crit, 0}, {&o.side, 1 << 10}} { // 0: the highest priority; a large rank clamps to the lowest
-		if x.ln.stream, err = r.newStream(x.rank); err != nil {
+		if x.ln.stream, err = r.NewStream(x.rank); err != nil {
 			return err
 		}
 		if x.ln.blas, err = m.laneHandle(x.ln.stream); err != nil {
 			return err
 		}
-		if x.ln.done, err = r.newSyncEvent(); err != nil {
+		if x.ln.done, err = r.NewSyncEvent(); err != nil {
 			return err
 		}
 	}
-	if o.start, err = r.newSyncEvent(); err != nil {
+	if o.start, err = r.NewSyncEvent(); err != nil {
 		return err
 	}
 	o.pool = make([]uintptr, 4*len(m.w.layers)+4)
 	for i := range o.pool {
-		if o.pool[i], err = r.newSyncEvent(); err != nil {
+		if o.pool[i], err = r.NewSyncEvent(); err != nil {
 			return err
 		}
 	}
@@ -60,21 +60,21 @@ func (m *Model) closeOverlap() {
 	if m.train == nil || m.train.ov == nil {
 		return
 	}
-	r, o := m.dev.rt, m.train.ov
+	r, o := m.dev.RT, m.train.ov
 	for _, ln := range []lane{o.crit, o.side} {
 		if ln.blas != 0 {
-			r.blas.destroy(ln.blas)
+			r.BLAS.Destroy(ln.blas)
 		}
 		if ln.done != 0 {
-			r.drv.eventDestroy(ln.done)
+			r.Drv.EventDestroy(ln.done)
 		}
 		if ln.stream != 0 {
-			r.drv.streamDestroy(ln.stream)
+			r.Drv.StreamDestroy(ln.stream)
 		}
 	}
 	for _, e := range append(o.pool, o.start) {
 		if e != 0 {
-			r.drv.eventDestroy(e)
+			r.Drv.EventDestroy(e)
 		}
 	}
 	m.train.ov = nil
@@ -95,15 +95,15 @@ func (m *Model) forkBackward() error {
 	if !m.overlapping() {
 		return nil
 	}
-	r, o := m.dev.rt, m.train.ov
+	r, o := m.dev.RT, m.train.ov
 	o.used = 0
 	clear(o.lastRead)
 	m.useLane(lane{})
-	if err := r.record(o.start); err != nil {
+	if err := r.Record(o.start); err != nil {
 		return err
 	}
 	m.useLane(o.crit)
-	return r.waitEvent(o.start)
+	return r.WaitEvent(o.start)
 }
 
 // joinBackward makes the base stream wait for both lanes; work enqueued
@@ -112,16 +112,16 @@ func (m *Model) joinBackward() error {
 	if !m.overlapping() {
 		return nil
 	}
-	r, o := m.dev.rt, m.train.ov
+	r, o := m.dev.RT, m.train.ov
 	for _, ln := range []lane{o.crit, o.side} {
 		m.useLane(ln)
-		if err := r.record(ln.done); err != nil {
+		if err := r.Record(ln.done); err != nil {
 			return err
 		}
 	}
 	m.useLane(lane{})
 	for _, ln := range []lane{o.crit, o.side} {
-		if err := r.waitEvent(ln.done); err != nil {
+		if err := r.WaitEvent(ln.done); err != nil {
 			return err
 		}
 	}
@@ -131,18 +131,18 @@ func (m *Model) joinBackward() error {
 // sideWork enqueues f, which reads the buffers reads (besides saved
 // activations), on the side stream after everything the critical stream
 // has so far, and records its reads for willWrite.
-func (m *Model) sideWork(reads []devPtr, f func() error) error {
+func (m *Model) sideWork(reads []Ptr, f func() error) error {
 	if !m.overlapping() {
 		return f()
 	}
-	r, o := m.dev.rt, m.train.ov
+	r, o := m.dev.RT, m.train.ov
 	ready := o.next()
-	if err := r.record(ready); err != nil {
+	if err := r.Record(ready); err != nil {
 		return err
 	}
 	m.useLane(o.side)
 	defer m.useLane(o.crit)
-	if err := r.waitEvent(ready); err != nil {
+	if err := r.WaitEvent(ready); err != nil {
 		return err
 	}
 	if err := f(); err != nil {
@@ -152,19 +152,19 @@ func (m *Model) sideWork(reads []devPtr, f func() error) error {
 	for _, b := range reads {
 		o.lastRead[b] = done
 	}
-	return r.record(done)
+	return r.Record(done)
 }
 
 // willWrite makes the critical stream wait until the side stream has read
 // what it needed from each of bufs.
-func (m *Model) willWrite(bufs ...devPtr) error {
+func (m *Model) willWrite(bufs ...Ptr) error {
 	if !m.overlapping() {
 		return nil
 	}
-	r, o := m.dev.rt, m.train.ov
+	r, o := m.dev.RT, m.train.ov
 	for _, b := range bufs {
 		if e, ok := o.lastRead[b]; ok {
-			if err := r.waitEvent(e); err != nil {
+			if err := r.WaitEvent(e); err != nil {
 				return err
 			}
 			delete(o.lastRead, b)

@@ -42,8 +42,8 @@ type chunked struct {
 	// The inner state carried between chunks, [layers][B][nh] slots of
 	// W1 [f][hid] and b1 [hid] (hid = f linear, 4f mlp), and for mlp
 	// W2 [hid][f] and b2 [f].
-	stateW, stateB   devPtr
-	stateW2, stateB2 devPtr
+	stateW, stateB   Ptr
+	stateW2, stateB2 Ptr
 
 	halo *convHalo // mamba: the convolutions' look-back rows between chunks (mamba.go)
 }
@@ -67,7 +67,7 @@ func (m *Model) setupChunks() error {
 	if n <= 1 {
 		return nil
 	}
-	r, cfg, s := m.dev.rt, m.cfg, m.size
+	r, cfg, s := m.dev.RT, m.cfg, m.size
 	ch := &chunked{}
 	m.chunks = ch
 	nmb := cfg.SeqLen / cfg.MiniBatch
@@ -80,7 +80,7 @@ func (m *Model) setupChunks() error {
 		}
 	}
 	var err error
-	if ch.start, err = r.newSyncEvent(); err != nil {
+	if ch.start, err = r.NewSyncEvent(); err != nil {
 		return err
 	}
 	ch.lanes = make([]lane, n) // zero handles are skipped by closeChunks on failure
@@ -90,10 +90,10 @@ func (m *Model) setupChunks() error {
 		if m.opt.FlatPriority {
 			rank = 0
 		}
-		if ln.stream, err = r.newStream(rank); err != nil {
+		if ln.stream, err = r.NewStream(rank); err != nil {
 			return err
 		}
-		if ln.done, err = r.newSyncEvent(); err != nil {
+		if ln.done, err = r.NewSyncEvent(); err != nil {
 			return err
 		}
 		if m.useBLAS() {
@@ -106,7 +106,7 @@ func (m *Model) setupChunks() error {
 	for l := range ch.innerDone {
 		ch.innerDone[l] = make([]uintptr, len(ch.spans))
 		for i := range ch.spans {
-			if ch.innerDone[l][i], err = r.newSyncEvent(); err != nil {
+			if ch.innerDone[l][i], err = r.NewSyncEvent(); err != nil {
 				return err
 			}
 		}
@@ -140,23 +140,23 @@ func (m *Model) innerHidden() int {
 // laneHandle is a cuBLAS handle on stream with its own (counted) workspace
 // and the model's math mode, so lanes never share a workspace.
 func (m *Model) laneHandle(stream uintptr) (uintptr, error) {
-	b := m.dev.rt.blas
+	b := m.dev.RT.BLAS
 	var h uintptr
-	if err := b.check("create", b.create(&h)); err != nil {
+	if err := b.Check("create", b.Create(&h)); err != nil {
 		return 0, err
 	}
-	ws, err := m.alloc(cublasWorkspace)
+	ws, err := m.alloc(CublasWorkspace)
 	if err == nil {
-		err = b.check("set workspace", b.setWorkspace(h, uint64(ws), cublasWorkspace))
+		err = b.Check("set workspace", b.SetWorkspace(h, uint64(ws), CublasWorkspace))
 	}
 	if err == nil {
-		err = b.check("set stream", b.setStream(h, stream))
+		err = b.Check("set stream", b.SetStream(h, stream))
 	}
 	if err == nil {
-		err = b.check("set math mode", b.setMathMode(h, m.blasMathMode()))
+		err = b.Check("set math mode", b.SetMathMode(h, m.blasMathMode()))
 	}
 	if err != nil {
-		b.destroy(h)
+		b.Destroy(h)
 		return 0, err
 	}
 	return h, nil
@@ -166,14 +166,14 @@ func (m *Model) laneHandle(stream uintptr) (uintptr, error) {
 // stream: every lane waits for what came before, and the default stream
 // waits for every lane.
 func (m *Model) enqueueChunked() error {
-	r, ch := m.dev.rt, m.chunks
+	r, ch := m.dev.RT, m.chunks
 	defer m.useLane(lane{})
-	if err := r.record(ch.start); err != nil {
+	if err := r.Record(ch.start); err != nil {
 		return err
 	}
 	for _, ln := range ch.lanes {
 		m.useLane(ln)
-		if err := r.waitEvent(ch.start); err != nil {
+		if err := r.WaitEvent(ch.start); err != nil {
 			return err
 		}
 	}
@@ -192,7 +192,7 @@ func (m *Model) enqueueChunked() error {
 				err = m.enqueueEmbed(sp)
 			case stages - 1:
 				if err = m.enqueueHead(sp); err == nil {
-					err = r.record(ln.done)
+					err = r.Record(ln.done)
 				}
 			default:
 				err = m.enqueueLayer(st-1, sp)
@@ -204,7 +204,7 @@ func (m *Model) enqueueChunked() error {
 	}
 	m.useLane(lane{}) // the default stream waits for every lane
 	for _, ln := range ch.lanes {
-		if err := r.waitEvent(ln.done); err != nil {
+		if err := r.WaitEvent(ln.done); err != nil {
 			return err
 		}
 	}
@@ -215,9 +215,9 @@ func (m *Model) enqueueChunked() error {
 // handle; the zero lane is the base stream (the default one, or the
 // capture's) and the device's handle.
 func (m *Model) useLane(ln lane) {
-	m.dev.rt.stream, m.laneBLAS = ln.stream, ln.blas
+	m.dev.RT.Stream, m.laneBLAS = ln.stream, ln.blas
 	if ln.stream == 0 {
-		m.dev.rt.stream = m.base
+		m.dev.RT.Stream = m.base
 	}
 }
 
@@ -225,7 +225,7 @@ func (m *Model) useLane(ln lane) {
 // layer's weights for the first chunk, else from the state the previous
 // chunk saved, which it waits for.
 func (m *Model) enqueueInnerChunk(l int, sp span) error {
-	r, ch, cfg, s, A := m.dev.rt, m.chunks, m.cfg, m.size, m.actBytes()
+	r, ch, cfg, s, A := m.dev.RT, m.chunks, m.cfg, m.size, m.actBytes()
 	b, iw := &m.buf, &m.w.layers[l].inner
 	L, C, nh, f := cfg.SeqLen, s.Hidden, s.Heads, s.HeadDim
 	seq, hid := l*cfg.Batch+sp.b, m.innerHidden() // this sequence's state slot of layer l
@@ -233,7 +233,7 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 		ch.stateW2.off(seq*nh*hid*f, 4), ch.stateB2.off(seq*nh*f, 4)}
 	from := innerState{iw.W1, iw.b1, iw.W2, iw.b2}
 	if sp.c > 0 {
-		if err := r.waitEvent(ch.innerDone[l][sp.idx-1]); err != nil {
+		if err := r.WaitEvent(ch.innerDone[l][sp.idx-1]); err != nil {
 			return err
 		}
 		from = slot
@@ -256,7 +256,7 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 	if err != nil || last {
 		return err
 	}
-	return r.record(ch.innerDone[l][sp.idx])
+	return r.Record(ch.innerDone[l][sp.idx])
 }
 
 // closeChunks releases the lanes and events; the state buffers and
@@ -266,27 +266,27 @@ func (m *Model) closeChunks() {
 	if ch == nil {
 		return
 	}
-	r := m.dev.rt
+	r := m.dev.RT
 	for _, ln := range ch.lanes {
 		if ln.blas != 0 {
-			r.blas.destroy(ln.blas)
+			r.BLAS.Destroy(ln.blas)
 		}
 		if ln.done != 0 {
-			r.drv.eventDestroy(ln.done)
+			r.Drv.EventDestroy(ln.done)
 		}
 		if ln.stream != 0 {
-			r.drv.streamDestroy(ln.stream)
+			r.Drv.StreamDestroy(ln.stream)
 		}
 	}
 	for _, row := range ch.innerDone {
 		for _, e := range row {
 			if e != 0 {
-				r.drv.eventDestroy(e)
+				r.Drv.EventDestroy(e)
 			}
 		}
 	}
 	if ch.start != 0 {
-		r.drv.eventDestroy(ch.start)
+		r.Drv.EventDestroy(ch.start)
 	}
 	m.closeHalo(ch)
 	m.chunks = nil

@@ -13,18 +13,18 @@ import (
 // float32 (in a bfloat16 run they hold bfloat16-rounded values: the spec
 // keeps norm statistics and the inner state in float32).
 type layerW struct {
-	tttNorm, mlpNorm, postW, postB devPtr
-	wqkvg                          devPtr // [C, ldp] = wq | wk (mamba: wg) | wv | lr_w^T | zero pad
-	lrB                            devPtr
-	wo, wgu, wdown                 devPtr // [C,C], [C,2I] = w_gate | w_up, [I,C]
+	tttNorm, mlpNorm, postW, postB Ptr
+	wqkvg                          Ptr // [C, ldp] = wq | wk (mamba: wg) | wv | lr_w^T | zero pad
+	lrB                            Ptr
+	wo, wgu, wdown                 Ptr // [C,C], [C,2I] = w_gate | w_up, [I,C]
 	inner                          innerW
 	mamba                          mambaW // backbone mamba only (mamba.go)
 }
 
-type innerW struct{ W1, b1, W2, b2, lnw, lnb, tokd devPtr }
+type innerW struct{ W1, b1, W2, b2, lnw, lnb, tokd Ptr }
 
 type weights struct {
-	embed, finalNorm, rope devPtr
+	embed, finalNorm, rope Ptr
 	layers                 []layerW
 	ldp                    int
 }
@@ -50,33 +50,21 @@ func host(w map[string]tensorfile.Tensor, name string, shape ...int) ([]float32,
 	return v, nil
 }
 
-// toBF16 rounds to nearest even, as the kernels' stf does.
-func toBF16(x float32) uint16 {
-	u := math.Float32bits(x)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
-
-func fromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
 // upload copies v to a new device buffer: as the act type when act, else as
 // float32 (rounded through bfloat16 in a bfloat16 run when param).
-func (m *Model) upload(v []float32, act, param bool) (devPtr, error) {
+func (m *Model) upload(v []float32, act, param bool) (Ptr, error) {
 	var b []byte
 	switch {
 	case act && m.geo.BF16:
 		b = make([]byte, 2*len(v))
 		for i, x := range v {
-			binary.LittleEndian.PutUint16(b[2*i:], toBF16(x))
+			binary.LittleEndian.PutUint16(b[2*i:], ToBF16(x))
 		}
 	default:
 		b = make([]byte, 4*len(v))
 		for i, x := range v {
 			if param && m.geo.BF16 {
-				x = fromBF16(toBF16(x))
+				x = FromBF16(ToBF16(x))
 			}
 			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
 		}
@@ -85,11 +73,11 @@ func (m *Model) upload(v []float32, act, param bool) (devPtr, error) {
 	if err != nil {
 		return 0, err
 	}
-	return p, m.dev.rt.htod(p, b)
+	return p, m.dev.RT.HtoD(p, b)
 }
 
 // param uploads a named float32 parameter (vector or inner state).
-func (m *Model) param(w map[string]tensorfile.Tensor, name string, shape ...int) (devPtr, error) {
+func (m *Model) param(w map[string]tensorfile.Tensor, name string, shape ...int) (Ptr, error) {
 	v, err := host(w, name, shape...)
 	if err != nil {
 		return 0, err
@@ -102,7 +90,7 @@ func (m *Model) loadInnerW(w map[string]tensorfile.Tensor, prefix string) (inner
 	nh, f, h, kb := m.size.Heads, m.geo.F, m.geo.hidden(), m.geo.KB
 	var iw innerW
 	var err error
-	get := func(dst *devPtr, name string, shape ...int) {
+	get := func(dst *Ptr, name string, shape ...int) {
 		if err == nil {
 			*dst, err = m.param(w, prefix+name, shape...)
 		}
