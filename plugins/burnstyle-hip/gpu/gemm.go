@@ -320,10 +320,6 @@ func (d *Device) TimeGEMMWith(ctx context.Context, spec GEMMSpec, warmup, repeat
 	return d.timeGEMM(ctx, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
 }
 
-// FlushBytes is what TimeGEMMCold writes before each timed call: more than
-// the L2 of any current GPU (H100 and H200 have 50 MiB).
-const FlushBytes = 256 << 20
-
 // TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
 // call a memset over a FlushBytes buffer (allocated once per call of
 // TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
 )
@@ -63,11 +62,6 @@ func hipPrograms() []hipProgram {
 		s := attnSpec(1, 1, 1, 1, 1, 128, false, dt)
 		ps = append(ps, hipProgram{name: "attention-" + dt,
 			compile: func(arch string) (gpu.HIPReport, error) { return gpu.HIPCompileAttention(s, arch) }})
-	}
-	for _, sc := range []struct{ dt, sr string }{{"float32", "log"}, {"float64", "max"}} {
-		s := gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 8, K: 4, C: 3, Batch: 1, Semiring: sc.sr}, Dtype: sc.dt}
-		ps = append(ps, hipProgram{name: "scan-" + sc.dt + "-" + sc.sr,
-			compile: func(arch string) (gpu.HIPReport, error) { return gpu.HIPCompileScan(s, arch) }})
 	}
 	return ps
 }

@@ -87,3 +87,7 @@ func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() 
 	r.LastHeld = hold != nil
 	return samples, nil
 }
+
+// FlushBytes is what TimeGEMMCold writes before each timed call: more than
+// the L2 of any current GPU (H100 and H200 have 50 MiB).
+const FlushBytes = 256 << 20

@@ -171,3 +171,56 @@ func OpenHIP(t testing.TB, wave int) *gpu.Device {
 	}
 	return d
 }
+
+// HIPTargets are the AMD targets Debian 12's hipRTC (ROCm 5.2) compiles for
+// without a GPU: CDNA2 (MI200, wave64) and RDNA2 (RX 6800, wave32). gfx942
+// (MI300) crashes inside hipRTC 5.2, and no newer ROCm compiler for HIP
+// source is installable here (README, "AMD").
+var HIPTargets = []struct {
+	Arch string
+	Wave int
+}{{"gfx90a", 64}, {"gfx1030", 32}}
+
+// HIPProgram is one program a workload compiles at run time.
+type HIPProgram struct {
+	Name    string
+	Compile func(arch string) (gpu.HIPReport, error)
+}
+
+// CheckHIPRTC compiles every program with the real hipRTC
+// (XBENCH_LIBHIPRTC; test.sh installs Debian's ROCm 5.2 and names it) for
+// each AMD target, with no GPU, and fails on a compile error, a missing
+// kernel, a wavefront size other than the target's or scratch memory past
+// scratch["arch/kernel"] (absent: 0). Each program compiles once per
+// target (XBENCH_HIPRTC_CACHE keeps the code objects between runs);
+// subtests run in parallel.
+func CheckHIPRTC(t *testing.T, programs []HIPProgram, scratch map[string]int) {
+	if os.Getenv("XBENCH_LIBHIPRTC") == "" {
+		t.Skip("set XBENCH_LIBHIPRTC to ROCm's libhiprtc.so (ROCm 5: libamdhip64.so) to compile the kernels for gfx90a and gfx1030")
+	}
+	for _, tg := range HIPTargets {
+		for _, p := range programs {
+			t.Run(tg.Arch+"/"+p.Name, func(t *testing.T) {
+				t.Parallel()
+				t0 := time.Now()
+				rep, err := p.Compile(tg.Arch)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, rep.Log)
+				}
+				t.Logf("%.1fs %s", time.Since(t0).Seconds(), rep)
+				if rep.Target != "amdgcn-amd-amdhsa--"+tg.Arch {
+					t.Errorf("code object target %q, want %s", rep.Target, tg.Arch)
+				}
+				for _, k := range rep.Kernels {
+					if k.Wavefront != tg.Wave {
+						t.Errorf("%s: wave%d, want wave%d on %s", k.Name, k.Wavefront, tg.Wave, tg.Arch)
+					}
+					if allowed := scratch[tg.Arch+"/"+k.Name]; k.Scratch > allowed {
+						t.Errorf("%s needs %d B of scratch a work-item (allowed %d): spills past the registers or a local array in memory",
+							k, k.Scratch, allowed)
+					}
+				}
+			})
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package gpu
+package scan
 
 // The scan workload's forward (docs/workloads/scan.md) on CUDA with our own
 // kernel (kernels/scan.cu, compiled by NVRTC per dtype and semiring): one
@@ -14,20 +14,21 @@ import (
 	"time"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // ScanSpec is one scan forward on the GPU.
-type ScanSpec struct {
+type Spec struct {
 	cpu.ScanShape
 	Dtype string // float32, float64
 }
 
-func (s ScanSpec) String() string {
+func (s Spec) String() string {
 	return fmt.Sprintf("scan b%d T%d K%d C%d %s %s", s.Batch, s.T, s.K, s.C, s.Semiring, s.Dtype)
 }
 
 // ScanSupported says whether the kernel runs spec, and why not.
-func ScanSupported(s ScanSpec) error {
+func Supported(s Spec) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
@@ -46,22 +47,22 @@ func ScanSupported(s ScanSpec) error {
 	return nil
 }
 
-func (s ScanSpec) item() int { return map[bool]int{true: 8, false: 4}[s.Dtype == "float64"] }
+func (s Spec) item() int { return map[bool]int{true: 8, false: 4}[s.Dtype == "float64"] }
 
-func (s ScanSpec) smem() int { return (2*s.K*s.C + s.C*s.C + s.C) * s.item() }
+func (s Spec) smem() int { return (2*s.K*s.C + s.C*s.C + s.C) * s.item() }
 
-func (s ScanSpec) threads() int { return (s.C + 31) / 32 * 32 }
+func (s Spec) threads() int { return (s.C + 31) / 32 * 32 }
 
-func (s ScanSpec) source() string {
-	return Program(kernelFS, "scan.cu")
+func (s Spec) source() string {
+	return gpu.Program(kernelFS, "scan.cu")
 }
 
-func (s ScanSpec) defines() []string {
+func (s Spec) defines() []string {
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXS_F64=%d", b2i(s.Dtype == "float64")), fmt.Sprintf("-DXS_MAX=%d", b2i(s.Semiring == "max"))}
 }
 
 // encode packs values in the spec's dtype, little-endian.
-func (s ScanSpec) encode(v []float64) []byte {
+func (s Spec) encode(v []float64) []byte {
 	out := make([]byte, len(v)*s.item())
 	for i, x := range v {
 		if s.item() == 8 {
@@ -73,7 +74,7 @@ func (s ScanSpec) encode(v []float64) []byte {
 	return out
 }
 
-func (s ScanSpec) decode(raw []byte) []float64 {
+func (s Spec) decode(raw []byte) []float64 {
 	out := make([]float64, len(raw)/s.item())
 	for i := range out {
 		if s.item() == 8 {
@@ -87,22 +88,22 @@ func (s ScanSpec) decode(raw []byte) []float64 {
 
 // ScanCompileReport compiles spec's program with NVRTC alone (no GPU) for
 // arch and returns ptxas's report, as AttentionCompileReport does.
-func ScanCompileReport(spec ScanSpec, arch string) (string, error) {
-	if err := ScanSupported(spec); err != nil {
+func CompileReport(spec Spec, arch string) (string, error) {
+	if err := Supported(spec); err != nil {
 		return "", err
 	}
-	return NVRTCReport(spec.source(), spec.defines(), arch)
+	return gpu.NVRTCReport(spec.source(), spec.defines(), arch)
 }
 
 // scanKernel is one compiled program and its buffers.
 type scanKernel struct {
-	spec                      ScanSpec
+	spec                      Spec
 	mod, fn                   uintptr
-	cum, trans, dur, len, out Ptr
+	cum, trans, dur, len, out gpu.Ptr
 	bytes                     int64
 }
 
-func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []int64) (*scanKernel, error) {
+func newKernel(d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64) (*scanKernel, error) {
 	r := d.RT
 	k := &scanKernel{spec: spec}
 	lens := make([]byte, 8*len(lengths))
@@ -110,7 +111,7 @@ func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []
 		binary.LittleEndian.PutUint64(lens[8*i:], uint64(l))
 	}
 	for _, up := range []struct {
-		p *Ptr
+		p *gpu.Ptr
 		b []byte
 	}{{&k.cum, spec.encode(cum)}, {&k.trans, spec.encode(trans)}, {&k.dur, spec.encode(dur)}, {&k.len, lens},
 		{&k.out, make([]byte, spec.Batch*spec.item())}} {
@@ -128,7 +129,7 @@ func (d *Device) scanKernel(spec ScanSpec, cum, trans, dur []float64, lengths []
 	return k, nil
 }
 
-func (k *scanKernel) build(r *Runtime) error {
+func (k *scanKernel) build(r *gpu.Runtime) error {
 	var err error
 	if k.mod, _, err = r.Module(k.spec.source(), k.spec.defines()); err != nil {
 		return fmt.Errorf("%s: compile: %w", k.spec, err)
@@ -139,14 +140,14 @@ func (k *scanKernel) build(r *Runtime) error {
 	return nil
 }
 
-func (k *scanKernel) launch(r *Runtime) error {
+func (k *scanKernel) launch(r *gpu.Runtime) error {
 	s := k.spec
 	return r.Launch("xs_scan_fwd", k.fn, [3]int{s.Batch, 1, 1}, [3]int{s.threads(), 1, 1}, s.smem(),
-		k.cum, k.trans, k.dur, k.len, k.out, I32(s.T), I32(s.K), I32(s.C))
+		k.cum, k.trans, k.dur, k.len, k.out, gpu.I32(s.T), gpu.I32(s.K), gpu.I32(s.C))
 }
 
-func (k *scanKernel) free(r *Runtime) {
-	for _, p := range []Ptr{k.cum, k.trans, k.dur, k.len, k.out} {
+func (k *scanKernel) free(r *gpu.Runtime) {
+	for _, p := range []gpu.Ptr{k.cum, k.trans, k.dur, k.len, k.out} {
 		if p != 0 {
 			r.Free(p)
 		}
@@ -157,8 +158,8 @@ func (k *scanKernel) free(r *Runtime) {
 }
 
 // ExportScan runs one forward on the given inputs and returns out [batch].
-func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur []float64, lengths []int64) ([]float64, error) {
-	if err := ScanSupported(spec); err != nil {
+func Export(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64) ([]float64, error) {
+	if err := Supported(spec); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -167,7 +168,7 @@ func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur 
 	raw := make([]byte, spec.Batch*spec.item())
 	err := d.W.Do(func() error {
 		r := d.RT
-		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
+		k, err := newKernel(d, spec, cum, trans, dur, lengths)
 		if err != nil {
 			return err
 		}
@@ -191,7 +192,7 @@ func (d *Device) ExportScan(ctx context.Context, spec ScanSpec, cum, trans, dur 
 }
 
 // ScanTiming is what TimeScan measured.
-type ScanTiming struct {
+type Timing struct {
 	CompileMs       float64
 	SamplesMs       []float64
 	PeakMemoryBytes int64
@@ -206,18 +207,18 @@ type ScanTiming struct {
 // load, one launch) by the host clock as CompileMs, warmup launches
 // untimed, then repeats launches each between two device events; with
 // cold, a FlushBytes memset and a synchronize before each, outside them.
-func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []float64, lengths []int64, warmup, repeats int, cold bool) (ScanTiming, error) {
-	var out ScanTiming
-	if err := ScanSupported(spec); err != nil {
+func Time(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64, warmup, repeats int, cold bool) (Timing, error) {
+	var out Timing
+	if err := Supported(spec); err != nil {
 		return out, err
 	}
 	var flushBytes int64
 	if cold {
-		flushBytes = FlushBytes
+		flushBytes = gpu.FlushBytes
 	}
 	err := d.W.Do(func() error {
 		r := d.RT
-		k, err := d.scanKernel(spec, cum, trans, dur, lengths)
+		k, err := newKernel(d, spec, cum, trans, dur, lengths)
 		if err != nil {
 			return err
 		}
@@ -241,19 +242,19 @@ func (d *Device) TimeScan(ctx context.Context, spec ScanSpec, cum, trans, dur []
 		return err
 	})
 	if err != nil {
-		return ScanTiming{}, err
+		return Timing{}, err
 	}
-	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", ClockWord(d.RT.LastHeld), spec.threads(), spec.smem())
+	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", gpu.ClockWord(d.RT.LastHeld), spec.threads(), spec.smem())
 	if cold {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
 	}
 	return out, nil
 }
 
 // HIPCompileScan compiles spec's scan program.
-func HIPCompileScan(spec ScanSpec, arch string) (HIPReport, error) {
-	if err := ScanSupported(spec); err != nil {
-		return HIPReport{}, err
+func HIPCompile(spec Spec, arch string) (gpu.HIPReport, error) {
+	if err := Supported(spec); err != nil {
+		return gpu.HIPReport{}, err
 	}
-	return HIPCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
+	return gpu.HIPCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
 }

@@ -1,4 +1,4 @@
-package gpu_test
+package scan_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/scan"
 )
 
 func scanInputs(s cpu.ScanShape) (cum, trans, dur []float64, lengths []int64) {
@@ -37,10 +39,10 @@ func scanInputs(s cpu.ScanShape) (cum, trans, dur []float64, lengths []int64) {
 	return cum, vec(s.C * s.C), vec(s.K * s.C), lengths
 }
 
-func checkScan(t *testing.T, d *gpu.Device, spec gpu.ScanSpec) {
+func checkScan(t *testing.T, d *gpu.Device, spec scan.Spec) {
 	t.Helper()
 	cum, trans, dur, lengths := scanInputs(spec.ScanShape)
-	got, err := d.ExportScan(context.Background(), spec, cum, trans, dur, lengths)
+	got, err := scan.Export(context.Background(), d, spec, cum, trans, dur, lengths)
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)
 	}
@@ -60,17 +62,17 @@ func checkScan(t *testing.T, d *gpu.Device, spec gpu.ScanSpec) {
 // both semirings and dtypes, K = 1 and K > C, C = 1 and C past one warp
 // (40: two warps, the second mostly idle), variable lengths.
 func TestEmuScan(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	for _, dt := range []string{"float32", "float64"} {
 		for _, sr := range []string{"log", "max"} {
 			for _, sh := range []cpu.ScanShape{{T: 20, K: 4, C: 3, Batch: 3}, {T: 9, K: 1, C: 2, Batch: 2}, {T: 30, K: 7, C: 1, Batch: 1}} {
 				sh.Semiring = sr
-				checkScan(t, d, gpu.ScanSpec{ScanShape: sh, Dtype: dt})
+				checkScan(t, d, scan.Spec{ScanShape: sh, Dtype: dt})
 			}
 		}
 	}
-	checkScan(t, d, gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 12, K: 3, C: 40, Batch: 2, Semiring: "log"}, Dtype: "float32"})
-	if err := gpu.ScanSupported(gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 8, K: 2, C: 2, Batch: 1, Semiring: "entropy"}, Dtype: "float32"}); err == nil {
+	checkScan(t, d, scan.Spec{ScanShape: cpu.ScanShape{T: 12, K: 3, C: 40, Batch: 2, Semiring: "log"}, Dtype: "float32"})
+	if err := scan.Supported(scan.Spec{ScanShape: cpu.ScanShape{T: 8, K: 2, C: 2, Batch: 1, Semiring: "entropy"}, Dtype: "float32"}); err == nil {
 		t.Error("entropy accepted by the GPU kernel")
 	}
 }
@@ -86,10 +88,10 @@ func TestGPUScan(t *testing.T) {
 		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
 	}
 	defer d.Close()
-	spec := gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 1024, K: 24, C: 12, Batch: 4, Semiring: "log"}, Dtype: "float32"}
+	spec := scan.Spec{ScanShape: cpu.ScanShape{T: 1024, K: 24, C: 12, Batch: 4, Semiring: "log"}, Dtype: "float32"}
 	checkScan(t, d, spec)
 	cum, trans, dur, lengths := scanInputs(spec.ScanShape)
-	tm, err := d.TimeScan(context.Background(), spec, cum, trans, dur, lengths, 3, 20, false)
+	tm, err := scan.Time(context.Background(), d, spec, cum, trans, dur, lengths, 3, 20, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +110,8 @@ func TestScanNVRTC(t *testing.T) {
 	t.Parallel()
 	for _, dt := range []string{"float32", "float64"} {
 		for _, sr := range []string{"log", "max"} {
-			s := gpu.ScanSpec{ScanShape: cpu.ScanShape{T: 8, K: 4, C: 3, Batch: 1, Semiring: sr}, Dtype: dt}
-			log, err := gpu.ScanCompileReport(s, "sm_90")
+			s := scan.Spec{ScanShape: cpu.ScanShape{T: 8, K: 4, C: 3, Batch: 1, Semiring: sr}, Dtype: dt}
+			log, err := scan.CompileReport(s, "sm_90")
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", s, err, log)
 			}
