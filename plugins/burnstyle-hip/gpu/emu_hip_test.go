@@ -30,8 +30,6 @@ func TestEmuHIP(t *testing.T) {
 	} else {
 		t.Logf("training step on rocm: %v", err)
 	}
-	checkAttention(t, d, attnSpec(1, 2, 1, 19, 19, 40, true, "bfloat16"))
-	checkAttention(t, d, attnSpec(1, 1, 1, 9, 9, 32, false, "float32"))
 	t.Logf("wave64: %.1fs", time.Since(t0).Seconds())
 	if err := d.GEMMSupports(gpu.GEMMSpec{Batch: 1, M: 8, N: 8, K: 8, Dtype: "float32"}); err == nil ||
 		!strings.Contains(err.Error(), "rocm") {

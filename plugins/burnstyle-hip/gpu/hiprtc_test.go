@@ -58,11 +58,6 @@ func hipPrograms() []hipProgram {
 		tttProgram("125m", "linear", "bfloat16", false, gpu.Options{InnerVariant: 1}),
 		tttProgram("tiny", "linear", "bfloat16", true, gpu.Options{}),
 	}
-	for _, dt := range []string{"float32", "bfloat16", "float16"} {
-		s := attnSpec(1, 1, 1, 1, 1, 128, false, dt)
-		ps = append(ps, hipProgram{name: "attention-" + dt,
-			compile: func(arch string) (gpu.HIPReport, error) { return gpu.HIPCompileAttention(s, arch) }})
-	}
 	return ps
 }
 

@@ -1,4 +1,4 @@
-package gpu_test
+package attention_test
 
 import (
 	"context"
@@ -12,12 +12,14 @@ import (
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
 )
 
 // refAttention is the definition in float64 (bottom-right causal, GQA by
 // h / (H/KH), zeros for a row that sees no key), written apart from both
 // the kernel and package cpu.
-func refAttention(s gpu.AttentionSpec, q, k, v []float32) []float64 {
+func refAttention(s attention.Spec, q, k, v []float32) []float64 {
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	out := make([]float64, len(q))
 	p := make([]float64, KV)
@@ -58,7 +60,7 @@ func refAttention(s gpu.AttentionSpec, q, k, v []float32) []float64 {
 // dominated by rounding out to the type (2^-9, 2^-12 relative).
 var attnTol = map[string]float64{"float32": 2e-6, "bfloat16": 5e-3, "float16": 7e-4}
 
-func checkAttention(t *testing.T, d *gpu.Device, s gpu.AttentionSpec) {
+func checkAttention(t *testing.T, d *gpu.Device, s attention.Spec) {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(s.HeadDim), uint64(s.SeqLen)))
 	fill := func(n int, span float32, round func(float32) float32) []float32 {
@@ -71,7 +73,7 @@ func checkAttention(t *testing.T, d *gpu.Device, s gpu.AttentionSpec) {
 	round := map[string]func(float32) float32{"float32": func(x float32) float32 { return x },
 		"bfloat16": cpu.RoundBF16, "float16": cpu.RoundF16}[s.Dtype]
 	q, k, v := fill(s.QLen(), 2, round), fill(s.KLen(), 2, round), fill(s.KLen(), 1, round)
-	got, err := d.ExportAttention(context.Background(), s, q, k, v)
+	got, err := attention.Export(context.Background(), d, s, q, k, v)
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
@@ -93,8 +95,8 @@ func checkAttention(t *testing.T, d *gpu.Device, s gpu.AttentionSpec) {
 	}
 }
 
-func attnSpec(b, h, kh, sl, kv, dim int, causal bool, dtype string) gpu.AttentionSpec {
-	return gpu.AttentionSpec{AttentionShape: cpu.AttentionShape{Batch: b, Heads: h, KVHeads: kh, SeqLen: sl,
+func attnSpec(b, h, kh, sl, kv, dim int, causal bool, dtype string) attention.Spec {
+	return attention.Spec{AttentionShape: cpu.AttentionShape{Batch: b, Heads: h, KVHeads: kh, SeqLen: sl,
 		KVLen: kv, HeadDim: dim, Causal: causal}, Dtype: dtype}
 }
 
@@ -103,7 +105,7 @@ func attnSpec(b, h, kh, sl, kv, dim int, causal bool, dtype string) gpu.Attentio
 // entry of the CUDA-core kernel (16, 32: 64x64; 20: padded columns; 96:
 // 64x32; 200: 32x16), bfloat16 and float16 on both kernels.
 func TestEmuAttention(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	for _, dt := range []string{"float32", "bfloat16"} {
 		for _, causal := range []bool{false, true} {
 			for _, dim := range []int{16, 32} {
@@ -130,7 +132,7 @@ func TestEmuAttention(t *testing.T) {
 // skipped kv tile and rows with no key, head dims padded to 16 (24, 20:
 // also element-wise tile loads) and the 64x32 tiles past 128.
 func TestEmuAttentionMMA(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	for _, dt := range []string{"bfloat16", "float16"} {
 		for _, causal := range []bool{false, true} {
 			checkAttention(t, d, attnSpec(2, 4, 2, 37, 53, 32, causal, dt))
@@ -159,10 +161,10 @@ func TestEmuAttentionMMA(t *testing.T) {
 }
 
 func TestEmuAttentionTiming(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	s := attnSpec(1, 2, 1, 37, 53, 16, true, "bfloat16")
 	for _, cold := range []bool{false, true} {
-		tm, err := d.TimeAttention(context.Background(), s, 1, 3, 7, cold)
+		tm, err := attention.Time(context.Background(), d, s, 1, 3, 7, cold)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -180,30 +182,30 @@ func TestEmuAttentionTiming(t *testing.T) {
 }
 
 func TestEmuAttentionRefuses(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	for _, tc := range []struct {
-		s    gpu.AttentionSpec
+		s    attention.Spec
 		want string
 	}{
 		{attnSpec(1, 2, 1, 8, 8, 257, false, "float32"), "head_dim 257 > 256"},
 		{attnSpec(1, 2, 1, 8, 8, 64, false, "float64"), `dtype "float64"`},
 		{attnSpec(1, 3, 2, 8, 8, 64, false, "float32"), "kv_heads 2 does not divide heads 3"},
 		{attnSpec(65536, 2, 1, 8, 8, 64, false, "float32"), "batch and heads must be at most 65535"},
-		{func() gpu.AttentionSpec {
+		{func() attention.Spec {
 			s := attnSpec(1, 2, 1, 8, 8, 64, false, "bfloat16")
 			s.QueryRows = 96
 			return s
 		}(),
 			"query tile of 96 rows (allowed: 64, 128"},
-		{func() gpu.AttentionSpec { s := attnSpec(1, 2, 1, 8, 8, 64, false, "bfloat16"); s.KVRows = 48; return s }(),
+		{func() attention.Spec { s := attnSpec(1, 2, 1, 8, 8, 64, false, "bfloat16"); s.KVRows = 48; return s }(),
 			"kv tile of 48 rows (allowed: 32, 64"},
 	} {
-		if _, err := d.ExportAttention(context.Background(), tc.s, nil, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := attention.Export(context.Background(), d, tc.s, nil, nil, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.s, err, tc.want)
 		}
 	}
 	s := attnSpec(1, 1, 1, 4, 4, 8, false, "float32")
-	if _, err := d.ExportAttention(context.Background(), s, make([]float32, 3), nil, nil); err == nil || !strings.Contains(err.Error(), "have 3, 0, 0") {
+	if _, err := attention.Export(context.Background(), d, s, make([]float32, 3), nil, nil); err == nil || !strings.Contains(err.Error(), "have 3, 0, 0") {
 		t.Errorf("short q: %v", err)
 	}
 }
@@ -268,7 +270,7 @@ func TestGPUAttention(t *testing.T) {
 	for _, tc := range cases {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
 		s.CUDACores, s.PlainLoads, s.QueryRows, s.KVRows = tc.cores, tc.sync, tc.tile[0], tc.tile[1]
-		tm, err := d.TimeAttention(context.Background(), s, 3, 10, 1, false)
+		tm, err := attention.Time(context.Background(), d, s, 3, 10, 1, false)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
@@ -293,7 +295,7 @@ func TestAttentionNVRTC(t *testing.T) {
 		for _, dim := range []int{20, 32, 64, 128, 256} {
 			s := attnSpec(1, 1, 1, 1, 1, dim, false, dt)
 			s.PlainLoads = dim == 64 // the fallback compiles too
-			log, err := gpu.AttentionCompileReport(s, "sm_90")
+			log, err := attention.CompileReport(s, "sm_90")
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", s, err, log)
 			}

@@ -1,4 +1,4 @@
-package gpu
+package attention
 
 // One compiled attention kernel and its device buffers (attention.go picks
 // the kernel and its tiles; attention_time.go times and exports).
@@ -6,14 +6,16 @@ package gpu
 import (
 	"fmt"
 	"math"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // attnKernel is one compiled program and its device buffers.
 type attnKernel struct {
-	spec           AttentionSpec
+	spec           Spec
 	tiles          attnTiles
 	mod, fn        uintptr
-	q, k, v, o     Ptr
+	q, k, v, o     gpu.Ptr
 	bytes          int64
 	regs, local    int
 	grid, smem, nt int
@@ -22,14 +24,14 @@ type attnKernel struct {
 // allocAttn allocates q, k, v and out (out rounded up to whole 32-bit
 // words, so it can be poisoned with fill32). On the worker thread; free
 // releases everything, the module included.
-func (d *Device) allocAttn(spec AttentionSpec) (*attnKernel, error) {
+func allocAttn(d *gpu.Device, spec Spec) (*attnKernel, error) {
 	r := d.RT
 	t := spec.tiles(r.SM())
 	a := &attnKernel{spec: spec, tiles: t, grid: (spec.SeqLen + t.BM - 1) / t.BM, smem: t.smemBytes(), nt: attnThreads}
 	qb, kvb := spec.bytes()
 	var err error
 	for _, p := range []struct {
-		dst *Ptr
+		dst *gpu.Ptr
 		n   int64
 	}{{&a.q, qb}, {&a.k, kvb}, {&a.v, kvb}, {&a.o, r4b(qb)}} {
 		if *p.dst, err = r.Alloc(p.n); err != nil {
@@ -43,7 +45,7 @@ func (d *Device) allocAttn(spec AttentionSpec) (*attnKernel, error) {
 
 // buildAttn compiles a's program (NVRTC, per head dim and dtype), loads it
 // and allows its dynamic shared memory. On the worker thread.
-func (d *Device) buildAttn(a *attnKernel) error {
+func buildAttn(d *gpu.Device, a *attnKernel) error {
 	r := d.RT
 	var err error
 	if a.mod, _, err = r.Module(a.spec.source(), a.spec.defines()); err != nil {
@@ -60,15 +62,15 @@ func (d *Device) buildAttn(a *attnKernel) error {
 }
 
 // launch enqueues one forward on the current stream.
-func (a *attnKernel) launch(r *Runtime) error {
+func (a *attnKernel) launch(r *gpu.Runtime) error {
 	s := a.spec
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
 	return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
-		a.q, a.k, a.v, a.o, I32(s.Heads), I32(s.KVHeads), I32(s.SeqLen), I32(s.KVLen), I32(b2i(s.Causal)), qmul)
+		a.q, a.k, a.v, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
 }
 
-func (a *attnKernel) free(r *Runtime) {
-	for _, p := range []Ptr{a.q, a.k, a.v, a.o} {
+func (a *attnKernel) free(r *gpu.Runtime) {
+	for _, p := range []gpu.Ptr{a.q, a.k, a.v, a.o} {
 		if p != 0 {
 			r.Free(p)
 		}
@@ -97,17 +99,17 @@ func (a *attnKernel) describe() string {
 // ("sm_90") and returns ptxas's per-kernel report: registers, spill stores
 // and loads, shared memory. A machine without a GPU catches compile errors
 // and spills with it.
-func AttentionCompileReport(spec AttentionSpec, arch string) (string, error) {
+func CompileReport(spec Spec, arch string) (string, error) {
 	if err := spec.check(); err != nil {
 		return "", err
 	}
-	return NVRTCReport(spec.source(), spec.defines(), arch)
+	return gpu.NVRTCReport(spec.source(), spec.defines(), arch)
 }
 
 // HIPCompileAttention compiles spec's attention program.
-func HIPCompileAttention(spec AttentionSpec, arch string) (HIPReport, error) {
+func HIPCompile(spec Spec, arch string) (gpu.HIPReport, error) {
 	if err := spec.check(); err != nil {
-		return HIPReport{}, err
+		return gpu.HIPReport{}, err
 	}
-	return HIPCompile(spec.String(), spec.source(), spec.defines(), arch, spec.tiles(0).kernel())
+	return gpu.HIPCompile(spec.String(), spec.source(), spec.defines(), arch, spec.tiles(0).kernel())
 }

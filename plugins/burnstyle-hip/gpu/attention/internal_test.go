@@ -1,14 +1,15 @@
-package gpu
+package attention
 
 import (
 	"fmt"
 	"testing"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 var (
-	_ fmt.Stringer = AttentionSpec{}
+	_ fmt.Stringer = Spec{}
 	_ fmt.Stringer = cpu.AttentionShape{}
 )
 
@@ -34,7 +35,7 @@ func TestAttentionTiles(t *testing.T) {
 			}
 		}
 	}
-	s := AttentionSpec{AttentionShape: cpu.AttentionShape{HeadDim: 128}, Dtype: "bfloat16"}
+	s := Spec{AttentionShape: cpu.AttentionShape{HeadDim: 128}, Dtype: "bfloat16"}
 	for _, tc := range []struct {
 		dtype string
 		cores bool
@@ -47,8 +48,8 @@ func TestAttentionTiles(t *testing.T) {
 			t.Errorf("%s CUDACores=%v sm_%d: tensor cores %v, want %v", tc.dtype, tc.cores, tc.sm, got.MMA, tc.mma)
 		}
 	}
-	r := &Runtime{ArchOpts: []string{"--gpu-architecture=sm_90", "-std=c++17"}}
-	if r.SM() != 90 || (&Runtime{}).SM() != 0 {
+	r := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90", "-std=c++17"}}
+	if r.SM() != 90 || (&gpu.Runtime{}).SM() != 0 {
 		t.Errorf("sm() = %d from %v", r.SM(), r.ArchOpts)
 	}
 }

@@ -1,4 +1,4 @@
-package gpu
+package attention
 
 // Timing and export of the attention forward (attention.go), following
 // TimeGEMM and ExportGEMM: every driver call on the device's worker thread,
@@ -9,6 +9,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // TimeAttention times spec: q, k, v from a host generator seeded by seed
@@ -17,18 +19,18 @@ import (
 // clock (CompileMs); warmup launches follow untimed; then repeats launches,
 // each between two device events. With cold, before each sample a memset
 // over a FlushBytes buffer and a synchronize run outside the events.
-func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, repeats int, seed uint64, cold bool) (AttentionTiming, error) {
-	var out AttentionTiming
-	if err := d.AttentionSupports(spec); err != nil {
+func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	var out Timing
+	if err := Supports(d, spec); err != nil {
 		return out, err
 	}
 	if warmup < 0 || repeats < 1 {
 		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
 	}
 	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq := Encode(RandomInputs(spec.QLen(), seed, 1), dt)
-	hk := Encode(RandomInputs(spec.KLen(), seed, 2), dt)
-	hv := Encode(RandomInputs(spec.KLen(), seed, 3), dt)
+	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
+	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
+	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
@@ -37,13 +39,13 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		r := d.RT
 		// The first call is compile + one launch: allocation and the
 		// uploads come before its clock starts, as TimeGEMM's do.
-		a, err := d.allocAttn(spec)
+		a, err := allocAttn(d, spec)
 		if err != nil {
 			return err
 		}
 		defer a.free(r)
 		for _, up := range []struct {
-			p Ptr
+			p gpu.Ptr
 			b []byte
 		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
 			if err := r.HtoD(up.p, up.b); err != nil {
@@ -54,7 +56,7 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 			return err
 		}
 		start := time.Now()
-		if err := d.buildAttn(a); err != nil {
+		if err := buildAttn(d, a); err != nil {
 			return err
 		}
 		if err := a.launch(r); err != nil {
@@ -67,18 +69,18 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 		out.PeakMemoryBytes, build = a.bytes, a.describe()
 		var flushBytes int64
 		if cold {
-			flushBytes = FlushBytes
+			flushBytes = gpu.FlushBytes
 		}
 		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, warmup, repeats, flushBytes)
 		return err
 	})
 	if err != nil {
-		return AttentionTiming{}, err
+		return Timing{}, err
 	}
 	out.Device = d.Info()
-	out.Timing = ClockWord(d.RT.LastHeld) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
+	out.Timing = gpu.ClockWord(d.RT.LastHeld) + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
 	if cold {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
 	}
 	return out, nil
 }
@@ -87,8 +89,8 @@ func (d *Device) TimeAttention(ctx context.Context, spec AttentionSpec, warmup, 
 // host for those dtypes), runs one forward and returns out as float32
 // [batch, heads, seq_len, head_dim] (widened exactly from a 16-bit out).
 // out is poisoned with NaN first, so an element the kernel misses shows.
-func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, v []float32) ([]float32, error) {
-	if err := d.AttentionSupports(spec); err != nil {
+func Export(ctx context.Context, d *gpu.Device, spec Spec, q, k, v []float32) ([]float32, error) {
+	if err := Supports(d, spec); err != nil {
 		return nil, err
 	}
 	if len(q) != spec.QLen() || len(k) != spec.KLen() || len(v) != spec.KLen() {
@@ -99,27 +101,27 @@ func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, 
 		return nil, err
 	}
 	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq, hk, hv := Encode(q, dt), Encode(k, dt), Encode(v, dt)
+	hq, hk, hv := gpu.Encode(q, dt), gpu.Encode(k, dt), gpu.Encode(v, dt)
 	raw := make([]byte, len(hq))
 	err := d.W.Do(func() error {
 		r := d.RT
-		a, err := d.allocAttn(spec)
+		a, err := allocAttn(d, spec)
 		if err != nil {
 			return err
 		}
 		defer a.free(r)
-		if err := d.buildAttn(a); err != nil {
+		if err := buildAttn(d, a); err != nil {
 			return err
 		}
 		for _, up := range []struct {
-			p Ptr
+			p gpu.Ptr
 			b []byte
 		}{{a.q, hq}, {a.k, hk}, {a.v, hv}} {
 			if err := r.HtoD(up.p, up.b); err != nil {
 				return err
 			}
 		}
-		if err := r.Fill32(a.o, NaNWord(dt), r4b(int64(len(hq)))/4); err != nil {
+		if err := r.Fill32(a.o, gpu.NaNWord(dt), r4b(int64(len(hq)))/4); err != nil {
 			return err
 		}
 		if err := a.launch(r); err != nil {
@@ -134,5 +136,5 @@ func (d *Device) ExportAttention(ctx context.Context, spec AttentionSpec, q, k, 
 	if err != nil {
 		return nil, err
 	}
-	return Decode(raw, dt), nil
+	return gpu.Decode(raw, dt), nil
 }

@@ -1,4 +1,4 @@
-package gpu
+package attention
 
 // The attention workload's forward (docs/workloads/attention.md) on CUDA,
 // with our own kernels (kernels/attention.cu, attention_mma.cu), compiled
@@ -36,11 +36,12 @@ import (
 
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // AttentionSpec is one attention forward configuration, kv_heads and kv_len
 // resolved (never the workload's 0).
-type AttentionSpec struct {
+type Spec struct {
 	cpu.AttentionShape
 	Dtype string // float32, bfloat16, float16
 	// CUDACores runs bfloat16 and float16 on the CUDA-core kernel instead
@@ -61,7 +62,7 @@ type AttentionSpec struct {
 }
 
 // AttentionTiming is what TimeAttention measured.
-type AttentionTiming struct {
+type Timing struct {
 	// CompileMs is the first call alone by the host clock: NVRTC, module
 	// load and one run.
 	CompileMs float64
@@ -142,7 +143,7 @@ func (t attnTiles) minBlocks() int {
 // tensor cores for bfloat16 and float16 from sm_80 (mma.sync with bf16
 // needs it) unless CUDACores asks otherwise; float32 always on CUDA cores
 // (the spec's float32 is IEEE, never TF32).
-func (s AttentionSpec) tiles(sm int) attnTiles {
+func (s Spec) tiles(sm int) attnTiles {
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
 		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
 	}
@@ -176,16 +177,16 @@ func (t attnTiles) smemBytes() int {
 func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
 	switch dtype {
 	case "float32":
-		return 0, CudaR32F, 4, nil
+		return 0, gpu.CudaR32F, 4, nil
 	case "bfloat16":
-		return 1, CudaR16BF, 2, nil
+		return 1, gpu.CudaR16BF, 2, nil
 	case "float16":
-		return 2, CudaR16F, 2, nil
+		return 2, gpu.CudaR16F, 2, nil
 	}
 	return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
 }
 
-func (s AttentionSpec) String() string {
+func (s Spec) String() string {
 	out := "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype
 	if s.QueryRows != 0 || s.KVRows != 0 {
 		out += fmt.Sprintf(" tile=%dx%d", s.QueryRows, s.KVRows)
@@ -194,7 +195,7 @@ func (s AttentionSpec) String() string {
 }
 
 // check validates the spec against what the kernel and its launch take.
-func (s AttentionSpec) check() error {
+func (s Spec) check() error {
 	if err := s.AttentionShape.Check(); err != nil {
 		return err
 	}
@@ -217,14 +218,14 @@ func (s AttentionSpec) check() error {
 }
 
 // bytes is q, k, v and out on the device.
-func (s AttentionSpec) bytes() (q, kv int64) {
+func (s Spec) bytes() (q, kv int64) {
 	_, _, eb, _ := attnDtypeCode(s.Dtype)
 	return int64(s.QLen()) * int64(eb), int64(s.KLen()) * int64(eb)
 }
 
 // DeviceBytes is what TimeAttention allocates (PeakMemoryBytes), rounded as
 // allocated, so a caller can compare it with the device's free memory.
-func (s AttentionSpec) DeviceBytes() (int64, error) {
+func (s Spec) DeviceBytes() (int64, error) {
 	if err := s.check(); err != nil {
 		return 0, err
 	}
@@ -234,11 +235,11 @@ func (s AttentionSpec) DeviceBytes() (int64, error) {
 
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
-func (s AttentionSpec) source() string {
-	return Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
+func (s Spec) source() string {
+	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
 }
 
-func (s AttentionSpec) defines() []string {
+func (s Spec) defines() []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
 	// Both kernels' geometries: a 16-bit program holds both (the tensor-core
 	// kernel compiles only for XA_DT != 0).
@@ -250,7 +251,7 @@ func (s AttentionSpec) defines() []string {
 }
 
 // AttentionSupports says whether this device can run spec, and why not.
-func (d *Device) AttentionSupports(spec AttentionSpec) error {
+func Supports(d *gpu.Device, spec Spec) error {
 	if err := spec.check(); err != nil {
 		return err
 	}
@@ -262,35 +263,35 @@ func (d *Device) AttentionSupports(spec AttentionSpec) error {
 		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.RT.Kind)
 	}
 	if need := spec.tiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
-		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.info.Name, d.RT.MaxDynSmem)
+		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil
 }
 
-// TimeAttention is Device.TimeAttention on Shared("cuda").
-func TimeAttention(ctx context.Context, spec AttentionSpec, warmup, repeats int, seed uint64, cold bool) (AttentionTiming, error) {
-	d, err := Shared("cuda")
+// TimeShared is Time on Shared("cuda").
+func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
-		return AttentionTiming{}, err
+		return Timing{}, err
 	}
-	return d.TimeAttention(ctx, spec, warmup, repeats, seed, cold)
+	return Time(ctx, d, spec, warmup, repeats, seed, cold)
 }
 
-// ExportAttention is Device.ExportAttention on Shared("cuda").
-func ExportAttention(ctx context.Context, spec AttentionSpec, q, k, v []float32) ([]float32, error) {
-	d, err := Shared("cuda")
+// ExportShared is Export on Shared("cuda").
+func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32, error) {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return nil, err
 	}
-	return d.ExportAttention(ctx, spec, q, k, v)
+	return Export(ctx, d, spec, q, k, v)
 }
 
 // AttentionSupported is nil when the process-wide CUDA device opens and
 // accepts spec; otherwise the reason.
-func AttentionSupported(spec AttentionSpec) error {
-	d, err := Shared("cuda")
+func Supported(spec Spec) error {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return err
 	}
-	return d.AttentionSupports(spec)
+	return Supports(d, spec)
 }
