@@ -31,10 +31,6 @@ func TestEmuHIP(t *testing.T) {
 		t.Logf("training step on rocm: %v", err)
 	}
 	t.Logf("wave64: %.1fs", time.Since(t0).Seconds())
-	if err := d.GEMMSupports(gpu.GEMMSpec{Batch: 1, M: 8, N: 8, K: 8, Dtype: "float32"}); err == nil ||
-		!strings.Contains(err.Error(), "rocm") {
-		t.Errorf("gemm on rocm: %v, want an answer naming rocm (no hipBLASLt binding yet)", err)
-	}
 	d.Close()
 
 	d32 := openEmuHIP(t, 32)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/check"
 )
 
@@ -168,12 +169,12 @@ func main() {
 func timeAll(d *gpu.Device, variants, ceilings bool, size string, L, repeats int) []map[string]any {
 	var rows []map[string]any
 	if !ceilings {
-	} else if tf, err := d.BenchGEMM(false, 4096, 4096, 4096, 10); err == nil {
+	} else if tf, err := gemm.Bench(d, false, 4096, 4096, 4096, 10); err == nil {
 		fmt.Printf("\ncuBLAS ceiling: float32 (pedantic) 4096^3 %.1f TFLOP/s", tf)
 		rows = append(rows, map[string]any{"ceiling": "sgemm 4096^3", "tflops": tf})
 	}
 	if !ceilings {
-	} else if tf, err := d.BenchGEMM(true, 8192, 8192, 8192, 10); err == nil {
+	} else if tf, err := gemm.Bench(d, true, 8192, 8192, 8192, 10); err == nil {
 		fmt.Printf(", bf16 8192^3 %.1f TFLOP/s\n", tf)
 		rows = append(rows, map[string]any{"ceiling": "bf16 gemmEx 8192^3", "tflops": tf})
 	}

@@ -1,11 +1,15 @@
-package gpu
+package gemm
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
 
 // BenchGEMM times Y[M,N] = X[M,K] W[K,N] with the device's dense engine on
 // random-free but nonzero data (ones scaled), returning TFLOP/s from the
 // median of reps calls: the matrix-unit ceiling ../docs/FLOOR.md measures against.
-func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
+func Bench(d *gpu.Device, bf16 bool, M, N, K, reps int) (float64, error) {
 	if d.RT.BLAS == nil {
 		return 0, fmt.Errorf("gpu: no cuBLAS loaded: %v", d.RT.BLASErr)
 	}
@@ -16,7 +20,7 @@ func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
 		if bf16 {
 			el = 2
 		}
-		var ptrs [3]Ptr
+		var ptrs [3]gpu.Ptr
 		for i, n := range []int64{int64(M) * int64(K), int64(K) * int64(N), int64(M) * int64(N)} {
 			p, err := r.Alloc(n * el)
 			if err != nil {
@@ -32,9 +36,9 @@ func (d *Device) BenchGEMM(bf16 bool, M, N, K, reps int) (float64, error) {
 			}
 			ptrs[i] = p
 		}
-		mode := int32(CublasPedanticMath)
+		mode := int32(gpu.CublasPedanticMath)
 		if bf16 {
-			mode = CublasFloat32Sums // as the models run it
+			mode = gpu.CublasFloat32Sums // as the models run it
 		}
 		if err := b.Check("set math mode", b.SetMathMode(b.H, mode)); err != nil {
 			return err

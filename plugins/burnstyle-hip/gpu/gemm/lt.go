@@ -1,10 +1,12 @@
-package gpu
+package gemm
 
 import (
 	"context"
 	"fmt"
 	"slices"
 	"unsafe"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // cuBLASLt constants (cublasLt.h).
@@ -26,10 +28,10 @@ const (
 
 // ltPlan is one spec's descriptors, its workspace and the picked algorithm.
 type ltPlan struct {
-	b                    *CublasLt
+	b                    *gpu.CublasLt
 	desc, la, lb, lc, pf uintptr
-	ws                   Ptr
-	algo                 LtAlgo
+	ws                   gpu.Ptr
+	algo                 gpu.LtAlgo
 	picked               string
 }
 
@@ -42,7 +44,7 @@ func (p *ltPlan) check(op string, c int32) error {
 
 // newLtPlan describes g's product to cuBLASLt, column-major as cuBLAS sees
 // it (cublasArgs): its A is our B, its B our A.
-func (d *Device) newLtPlan(g *gemmBufs) (*ltPlan, error) {
+func newLtPlan(d *gpu.Device, g *gemmBufs) (*ltPlan, error) {
 	b, err := d.BLASLt()
 	if err != nil {
 		return nil, err
@@ -51,7 +53,7 @@ func (d *Device) newLtPlan(g *gemmBufs) (*ltPlan, error) {
 	x, t := g.args, g.t
 	ok := func(op string, c int32) bool { err = p.check(op, c); return err == nil }
 	dims := func(op int32, rows, cols int32) (uint64, uint64) { // a stored operand's rows, cols
-		if op == CublasOpT {
+		if op == gpu.CublasOpT {
 			return uint64(cols), uint64(rows)
 		}
 		return uint64(rows), uint64(cols)
@@ -64,8 +66,8 @@ func (d *Device) newLtPlan(g *gemmBufs) (*ltPlan, error) {
 	}
 	ar, ac := dims(x.opFirst, x.m, x.k)
 	br, bc := dims(x.opSecond, x.k, x.n)
-	wsBytes, mask := uint64(CublasWorkspace), uint32(ltReduceNoOutType)
-	_ = ok("matmul desc", b.DescCreate(&p.desc, t.compute, CudaR32F)) &&
+	wsBytes, mask := uint64(gpu.CublasWorkspace), uint32(ltReduceNoOutType)
+	_ = ok("matmul desc", b.DescCreate(&p.desc, t.compute, gpu.CudaR32F)) &&
 		ok("trans a", b.DescSet(p.desc, ltDescTransA, unsafe.Pointer(&x.opFirst), 4)) &&
 		ok("trans b", b.DescSet(p.desc, ltDescTransB, unsafe.Pointer(&x.opSecond), 4)) &&
 		layout(&p.la, t.in, ar, ac, x.ldFirst, x.strideFirst) &&
@@ -75,7 +77,7 @@ func (d *Device) newLtPlan(g *gemmBufs) (*ltPlan, error) {
 		ok("workspace", b.PrefSet(p.pf, ltPrefMaxWS, unsafe.Pointer(&wsBytes), 8)) &&
 		(t.outBytes == 4 || ok("reduction", b.PrefSet(p.pf, ltPrefReduceMask, unsafe.Pointer(&mask), 4)))
 	if err == nil {
-		p.ws, err = d.RT.Alloc(CublasWorkspace)
+		p.ws, err = d.RT.Alloc(gpu.CublasWorkspace)
 	}
 	if err != nil {
 		p.free(d.RT)
@@ -84,7 +86,7 @@ func (d *Device) newLtPlan(g *gemmBufs) (*ltPlan, error) {
 	return p, nil
 }
 
-func (p *ltPlan) free(r *Runtime) {
+func (p *ltPlan) free(r *gpu.Runtime) {
 	for _, l := range []uintptr{p.la, p.lb, p.lc} {
 		if l != 0 {
 			p.b.LayoutDestroy(l)
@@ -102,18 +104,18 @@ func (p *ltPlan) free(r *Runtime) {
 }
 
 // run enqueues one product with the picked algorithm (algo: another one).
-func (p *ltPlan) run(r *Runtime, g *gemmBufs, algo *LtAlgo) error {
+func (p *ltPlan) run(r *gpu.Runtime, g *gemmBufs, algo *gpu.LtAlgo) error {
 	alpha, beta := float32(1), float32(0)
 	return p.check(g.spec.String(), p.b.Matmul(p.b.H, p.desc, unsafe.Pointer(&alpha), uint64(g.b), p.la,
 		uint64(g.a), p.lb, unsafe.Pointer(&beta), uint64(g.c), p.lc, uint64(g.c), p.lc, algo,
-		uint64(p.ws), CublasWorkspace, r.Stream))
+		uint64(p.ws), gpu.CublasWorkspace, r.Stream))
 }
 
 // pick asks the heuristic for its top ltCandidates, times each (one
 // untimed call, then five between device events, median), keeps the
 // fastest and says which it was and how it ranked.
-func (p *ltPlan) pick(ctx context.Context, r *Runtime, g *gemmBufs) error {
-	res := make([]LtHeuristic, ltCandidates)
+func (p *ltPlan) pick(ctx context.Context, r *gpu.Runtime, g *gemmBufs) error {
+	res := make([]gpu.LtHeuristic, ltCandidates)
 	var n int32
 	if err := p.check("heuristic", p.b.Heuristic(p.b.H, p.desc, p.la, p.lb, p.lc, p.lc, p.pf, ltCandidates, &res[0], &n)); err != nil {
 		return fmt.Errorf("%s: %w", g.spec, err)
@@ -150,11 +152,11 @@ func (p *ltPlan) pick(ctx context.Context, r *Runtime, g *gemmBufs) error {
 	return nil
 }
 
-// ExportGEMMWith is Device.ExportGEMMWith on Shared("cuda").
-func ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float32, mode GEMMMode) ([]float32, error) {
-	d, err := Shared("cuda")
+// ExportSharedWith is ExportWith on gpu.Shared("cuda").
+func ExportSharedWith(ctx context.Context, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return nil, err
 	}
-	return d.ExportGEMMWith(ctx, spec, a, b, mode)
+	return ExportWith(ctx, d, spec, a, b, mode)
 }

@@ -1,4 +1,4 @@
-package gpu_test
+package gemm_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
 )
 
 // gemmTol is the accepted relative L2 error against cpu.GEMMDtype (inputs
@@ -39,7 +41,7 @@ func checkGEMM(t *testing.T, d *gpu.Device, dtypes []string, shapes [][4]int) {
 	for _, sh := range shapes {
 		for _, layout := range []string{"nn", "nt", "tn", "tt"} {
 			for _, dt := range dtypes {
-				s := gpu.GEMMSpec{Batch: sh[0], M: sh[1], N: sh[2], K: sh[3],
+				s := gemm.Spec{Batch: sh[0], M: sh[1], N: sh[2], K: sh[3],
 					TransA: layout[0] == 't', TransB: layout[1] == 't', Dtype: dt}
 				a, b := make([]float32, s.Batch*s.M*s.K), make([]float32, s.Batch*s.K*s.N)
 				for i := range a {
@@ -48,7 +50,7 @@ func checkGEMM(t *testing.T, d *gpu.Device, dtypes []string, shapes [][4]int) {
 				for i := range b {
 					b[i] = float32(r.NormFloat64())
 				}
-				got, err := d.ExportGEMM(context.Background(), s, a, b)
+				got, err := gemm.Export(context.Background(), d, s, a, b)
 				if err != nil {
 					t.Fatalf("%s: %v", s, err)
 				}
@@ -81,9 +83,9 @@ func checkGEMM(t *testing.T, d *gpu.Device, dtypes []string, shapes [][4]int) {
 // CUBLAS_COMPUTE_32F with float32 and bf16, so tf32 and float16 are left to
 // TestGPUGEMM.
 func TestGEMMEmulator(t *testing.T) {
-	d := openEmu(t)
+	d := emutest.Open(t)
 	checkGEMM(t, d, []string{"float32", "bfloat16"}, [][4]int{{1, 17, 33, 65}, {3, 17, 33, 65}, {2, 1, 5, 3}})
-	tm, err := d.TimeGEMM(context.Background(), gpu.GEMMSpec{Batch: 2, M: 16, N: 24, K: 8, TransB: true, Dtype: "bfloat16"}, 1, 3, 7)
+	tm, err := gemm.Time(context.Background(), d, gemm.Spec{Batch: 2, M: 16, N: 24, K: 8, TransB: true, Dtype: "bfloat16"}, 1, 3, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +96,7 @@ func TestGEMMEmulator(t *testing.T) {
 	t.Logf("%+v", tm)
 	// --cold-cache: the same samples, the flush buffer not in the peak, and
 	// the timing note saying what was written outside the events.
-	cold, err := d.TimeGEMMCold(context.Background(), gpu.GEMMSpec{Batch: 1, M: 16, N: 24, K: 8, Dtype: "float32"}, 0, 2, 7)
+	cold, err := gemm.TimeCold(context.Background(), d, gemm.Spec{Batch: 1, M: 16, N: 24, K: 8, Dtype: "float32"}, 0, 2, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +104,7 @@ func TestGEMMEmulator(t *testing.T) {
 		t.Errorf("cold timing %+v", cold)
 	}
 	// --cuda-graph: the captured call replayed, and the note says so
-	graph, err := d.TimeGEMMWith(context.Background(), gpu.GEMMSpec{Batch: 2, M: 16, N: 24, K: 8, Dtype: "bfloat16"}, 1, 2, 7, gpu.GEMMMode{Cold: true, Graph: true})
+	graph, err := gemm.TimeWith(context.Background(), d, gemm.Spec{Batch: 2, M: 16, N: 24, K: 8, Dtype: "bfloat16"}, 1, 2, 7, gemm.Mode{Cold: true, Graph: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +113,13 @@ func TestGEMMEmulator(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := d.TimeGEMM(ctx, gpu.GEMMSpec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, 0, 2, 1); err == nil {
+	if _, err := gemm.Time(ctx, d, gemm.Spec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, 0, 2, 1); err == nil {
 		t.Error("cancelled context: no error")
 	}
-	if _, err := d.ExportGEMM(context.Background(), gpu.GEMMSpec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, make([]float32, 15), make([]float32, 16)); err == nil {
+	if _, err := gemm.Export(context.Background(), d, gemm.Spec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float32"}, make([]float32, 15), make([]float32, 16)); err == nil {
 		t.Error("short A: no error")
 	}
-	if err := d.GEMMSupports(gpu.GEMMSpec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float8_e4m3"}); err == nil {
+	if err := gemm.Supports(d, gemm.Spec{Batch: 1, M: 4, N: 4, K: 4, Dtype: "float8_e4m3"}); err == nil {
 		t.Error("float8_e4m3: no error")
 	}
 }
@@ -134,22 +136,22 @@ func TestGPUGEMM(t *testing.T) {
 		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no GPU opened: %v", err)
 	}
 	defer d.Close()
-	spec := gpu.GEMMSpec{Batch: 1, M: 64, N: 64, K: 64, Dtype: "float32"}
+	spec := gemm.Spec{Batch: 1, M: 64, N: 64, K: 64, Dtype: "float32"}
 	if d.Info().Kind == "rocm" {
-		if err := d.GEMMSupports(spec); err == nil || !strings.Contains(err.Error(), "gemm on rocm is not implemented") {
+		if err := gemm.Supports(d, spec); err == nil || !strings.Contains(err.Error(), "gemm on rocm is not implemented") {
 			t.Fatalf("rocm: GEMMSupports = %v", err)
 		}
 		return
 	}
-	if err := d.GEMMSupports(spec); err != nil {
+	if err := gemm.Supports(d, spec); err != nil {
 		t.Fatalf("GEMMSupports: %v", err)
 	}
 	checkGEMM(t, d, []string{"float32", "tf32", "bfloat16", "float16"},
 		[][4]int{{1, 17, 33, 65}, {3, 17, 33, 65}, {2, 64, 48, 1024}, {1, 1, 7, 5}})
 	for _, dt := range []string{"float32", "tf32", "bfloat16", "float16"} {
-		for _, s := range []gpu.GEMMSpec{{Batch: 1, M: 4096, N: 4096, K: 4096, Dtype: dt},
+		for _, s := range []gemm.Spec{{Batch: 1, M: 4096, N: 4096, K: 4096, Dtype: dt},
 			{Batch: 8, M: 1024, N: 1024, K: 1024, TransB: true, Dtype: dt}} {
-			tm, err := d.TimeGEMM(context.Background(), s, 3, 10, 1)
+			tm, err := gemm.Time(context.Background(), d, s, 3, 10, 1)
 			if err != nil {
 				t.Fatalf("%s: %v", s, err)
 			}

@@ -1,4 +1,4 @@
-package gpu
+package gemm
 
 // The standalone GEMM workload on the GPU, through cuBLAS.
 //
@@ -19,11 +19,11 @@ package gpu
 //	type GEMMSpec struct{ Batch, M, N, K int; TransA, TransB bool; Dtype string }
 //	type GEMMTiming struct{ CompileMs; SamplesMs; PeakMemoryBytes; Device; Library; Timing }
 //	func (s GEMMSpec) DeviceBytes() (int64, error) // A+B+C+workspace; compare with d.FreeBytes()
-//	func (d *Device) GEMMSupports(spec GEMMSpec) error
-//	func (d *Device) TimeGEMM(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
-//	func (d *Device) TimeGEMMCold(ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error) // L2 flushed before each sample
-//	func (d *Device) TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{Cold, Graph}) (GEMMTiming, error)
-//	func (d *Device) ExportGEMM(ctx, spec, a, b []float32) ([]float32, error)
+//	func GEMMSupports(d *gpu.Device, spec GEMMSpec) error
+//	func TimeGEMM(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
+//	func TimeGEMMCold(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error) // L2 flushed before each sample
+//	func TimeGEMMWith(d *gpu.Device, ctx, spec, warmup, repeats, seed, GEMMMode{Cold, Graph}) (GEMMTiming, error)
+//	func ExportGEMM(d *gpu.Device, ctx, spec, a, b []float32) ([]float32, error)
 //	func GEMMAvailable() error                 // the shared "cuda" device, cuBLAS loaded
 //	func TimeGEMM(ctx, spec, warmup, repeats, seed, mode) (GEMMTiming, error) // on Shared("cuda")
 //	func ExportGEMM(ctx, spec, a, b) ([]float32, error)                 // on Shared("cuda")
@@ -54,17 +54,18 @@ import (
 	"unsafe"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // GEMMSpec is one GEMM configuration.
-type GEMMSpec struct {
+type Spec struct {
 	Batch, M, N, K int
 	TransA, TransB bool
 	Dtype          string // float32, tf32, bfloat16, float16 (float8_e4m3: unsupported)
 }
 
 // GEMMTiming is what TimeGEMM measured.
-type GEMMTiming struct {
+type Timing struct {
 	// CompileMs is the first call alone, by the host clock from the call to
 	// its completion: cuBLAS's heuristics, lazy kernel loading and the run.
 	CompileMs float64
@@ -97,13 +98,13 @@ type gemmType struct {
 func gemmTypeOf(dtype string) (gemmType, error) {
 	switch dtype {
 	case "float32":
-		return gemmType{CudaR32F, CudaR32F, 4, 4, CublasCompute32F, CublasPedanticMath}, nil
+		return gemmType{gpu.CudaR32F, gpu.CudaR32F, 4, 4, gpu.CublasCompute32F, gpu.CublasPedanticMath}, nil
 	case "tf32":
-		return gemmType{CudaR32F, CudaR32F, 4, 4, CublasCompute32FFastTF32, CublasDefaultMath}, nil
+		return gemmType{gpu.CudaR32F, gpu.CudaR32F, 4, 4, gpu.CublasCompute32FFastTF32, gpu.CublasDefaultMath}, nil
 	case "bfloat16":
-		return gemmType{CudaR16BF, CudaR16BF, 2, 2, CublasCompute32F, CublasFloat32Sums}, nil
+		return gemmType{gpu.CudaR16BF, gpu.CudaR16BF, 2, 2, gpu.CublasCompute32F, gpu.CublasFloat32Sums}, nil
 	case "float16":
-		return gemmType{CudaR16F, CudaR16F, 2, 2, CublasCompute32F, CublasFloat32Sums}, nil
+		return gemmType{gpu.CudaR16F, gpu.CudaR16F, 2, 2, gpu.CublasCompute32F, gpu.CublasFloat32Sums}, nil
 	case "float8_e4m3":
 		return gemmType{}, fmt.Errorf("gemm dtype float8_e4m3: not implemented on the GPU (needs cublasLt matmul, not bound here)")
 	}
@@ -135,23 +136,23 @@ type gemmArgs struct {
 //     transpose, ld k. Stored [k, m] ('t') it is [m, k] column-major:
 //     transpose, ld m.
 //   - C^T column-major [n, m] is C row-major [m, n]: ldc n.
-func cublasArgs(s GEMMSpec) gemmArgs {
-	g := gemmArgs{opFirst: CublasOpN, opSecond: CublasOpN, m: int32(s.N), n: int32(s.M), k: int32(s.K),
+func cublasArgs(s Spec) gemmArgs {
+	g := gemmArgs{opFirst: gpu.CublasOpN, opSecond: gpu.CublasOpN, m: int32(s.N), n: int32(s.M), k: int32(s.K),
 		ldFirst: int32(s.N), ldSecond: int32(s.K), ldc: int32(s.N),
 		strideFirst: int64(s.K) * int64(s.N), strideSecond: int64(s.M) * int64(s.K),
 		strideC: int64(s.M) * int64(s.N), batch: int32(s.Batch)}
 	if s.TransB {
-		g.opFirst, g.ldFirst = CublasOpT, int32(s.K)
+		g.opFirst, g.ldFirst = gpu.CublasOpT, int32(s.K)
 	}
 	if s.TransA {
-		g.opSecond, g.ldSecond = CublasOpT, int32(s.M)
+		g.opSecond, g.ldSecond = gpu.CublasOpT, int32(s.M)
 	}
 	return g
 }
 
 // check validates a spec's shape: positive dimensions small enough for
 // cuBLAS's int arguments.
-func (s GEMMSpec) check() error {
+func (s Spec) check() error {
 	for _, d := range []struct {
 		name string
 		v    int
@@ -163,7 +164,7 @@ func (s GEMMSpec) check() error {
 	return nil
 }
 
-func (s GEMMSpec) String() string {
+func (s Spec) String() string {
 	l := [2]byte{'n', 'n'}
 	if s.TransA {
 		l[0] = 't'
@@ -175,7 +176,7 @@ func (s GEMMSpec) String() string {
 }
 
 // sizes is the bytes of A, B and C.
-func (s GEMMSpec) sizes(t gemmType) (a, b, c int64) {
+func (s Spec) sizes(t gemmType) (a, b, c int64) {
 	B, M, N, K := int64(s.Batch), int64(s.M), int64(s.N), int64(s.K)
 	return B * M * K * int64(t.inBytes), B * K * N * int64(t.inBytes), B * M * N * int64(t.outBytes)
 }
@@ -183,7 +184,7 @@ func (s GEMMSpec) sizes(t gemmType) (a, b, c int64) {
 // DeviceBytes is the device memory TimeGEMM and ExportGEMM use for spec:
 // A, B, C and the cuBLAS workspace (what PeakMemoryBytes reports), so a
 // caller can compare it with FreeBytes and decline an out-of-memory run.
-func (s GEMMSpec) DeviceBytes() (int64, error) {
+func (s Spec) DeviceBytes() (int64, error) {
 	t, err := gemmTypeOf(s.Dtype)
 	if err != nil {
 		return 0, err
@@ -192,11 +193,11 @@ func (s GEMMSpec) DeviceBytes() (int64, error) {
 		return 0, err
 	}
 	a, b, c := s.sizes(t)
-	return a + b + (c+3)/4*4 + CublasWorkspace, nil
+	return a + b + (c+3)/4*4 + gpu.CublasWorkspace, nil
 }
 
 // GEMMSupports says whether this device can run spec, and why not.
-func (d *Device) GEMMSupports(spec GEMMSpec) error {
+func Supports(d *gpu.Device, spec Spec) error {
 	if err := spec.check(); err != nil {
 		return err
 	}
@@ -214,16 +215,16 @@ func (d *Device) GEMMSupports(spec GEMMSpec) error {
 
 // gemmBufs are one product's device buffers.
 type gemmBufs struct {
-	a, b, c Ptr
+	a, b, c gpu.Ptr
 	t       gemmType
-	spec    GEMMSpec
+	spec    Spec
 	args    gemmArgs
 	bytes   int64 // A + B + C
 }
 
 // allocGEMM allocates A, B and C (C rounded up to whole 32-bit words, so
 // it can be poisoned with fill32). On the worker thread.
-func (d *Device) allocGEMM(spec GEMMSpec, t gemmType) (*gemmBufs, error) {
+func allocGEMM(d *gpu.Device, spec Spec, t gemmType) (*gemmBufs, error) {
 	r := d.RT
 	na, nb, nc := spec.sizes(t)
 	nc = (nc + 3) / 4 * 4
@@ -241,8 +242,8 @@ func (d *Device) allocGEMM(spec GEMMSpec, t gemmType) (*gemmBufs, error) {
 	return g, nil
 }
 
-func (g *gemmBufs) free(r *Runtime) {
-	for _, p := range []Ptr{g.a, g.b, g.c} {
+func (g *gemmBufs) free(r *gpu.Runtime) {
+	for _, p := range []gpu.Ptr{g.a, g.b, g.c} {
 		if p != 0 {
 			r.Free(p)
 		}
@@ -251,7 +252,7 @@ func (g *gemmBufs) free(r *Runtime) {
 
 // prepare sets the handle's math mode and stream for g's dtype; the Models
 // of the device set their own before each of their calls.
-func (d *Device) prepareGEMM(g *gemmBufs) error {
+func prepareGEMM(d *gpu.Device, g *gemmBufs) error {
 	b := d.RT.BLAS
 	if err := b.Check("set math mode", b.SetMathMode(b.H, g.t.math)); err != nil {
 		return err
@@ -260,7 +261,7 @@ func (d *Device) prepareGEMM(g *gemmBufs) error {
 }
 
 // run enqueues one product C = op(A) op(B). On the worker thread.
-func (d *Device) runGEMM(g *gemmBufs) error {
+func runGEMM(d *gpu.Device, g *gemmBufs) error {
 	b := d.RT.BLAS
 	alpha, beta := float32(1), float32(0)
 	x := g.args
@@ -268,14 +269,14 @@ func (d *Device) runGEMM(g *gemmBufs) error {
 	if b.GemmSB != nil {
 		return b.Check(g.spec.String(), b.GemmSB(b.H, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
 			uint64(g.b), t.in, x.ldFirst, x.strideFirst, uint64(g.a), t.in, x.ldSecond, x.strideSecond,
-			unsafe.Pointer(&beta), uint64(g.c), t.out, x.ldc, x.strideC, x.batch, t.compute, CublasGemmDefault))
+			unsafe.Pointer(&beta), uint64(g.c), t.out, x.ldc, x.strideC, x.batch, t.compute, gpu.CublasGemmDefault))
 	}
 	in, out := int64(t.inBytes), int64(t.outBytes)
 	for i := int64(0); i < int64(x.batch); i++ {
 		if err := b.Check(g.spec.String(), b.GemmEx(b.H, x.opFirst, x.opSecond, x.m, x.n, x.k, unsafe.Pointer(&alpha),
 			uint64(g.b)+uint64(i*x.strideFirst*in), t.in, x.ldFirst,
 			uint64(g.a)+uint64(i*x.strideSecond*in), t.in, x.ldSecond, unsafe.Pointer(&beta),
-			uint64(g.c)+uint64(i*x.strideC*out), t.out, x.ldc, t.compute, CublasGemmDefault)); err != nil {
+			uint64(g.c)+uint64(i*x.strideC*out), t.out, x.ldc, t.compute, gpu.CublasGemmDefault)); err != nil {
 			return err
 		}
 	}
@@ -284,7 +285,7 @@ func (d *Device) runGEMM(g *gemmBufs) error {
 
 // libraryVersion is "cublas MAJOR.MINOR.PATCH" from cublasGetVersion
 // (major*10000 + minor*100 + patch). On the worker thread.
-func (d *Device) libraryVersion() string {
+func libraryVersion(d *gpu.Device) string {
 	b := d.RT.BLAS
 	var v int32
 	if b.Version(b.H, &v) != 0 {
@@ -297,8 +298,8 @@ func (d *Device) libraryVersion() string {
 // in [-1, 1), rounded to the dtype) are uploaded, the first call is timed
 // alone (CompileMs), warmup calls follow untimed, then repeats calls each
 // between two device events.
-func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
-	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{})
+func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64) (Timing, error) {
+	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{})
 }
 
 // GEMMMode is how TimeGEMMWith times: Cold flushes L2 before each timed
@@ -309,28 +310,29 @@ func (d *Device) TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 // Lt (the gemm workload's cublaslt variant) runs the product through
 // cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
 // on the device before the first call (cublaslt.go); Algo records it.
-type GEMMMode struct{ Cold, Graph, Lt bool }
+type Mode struct{ Cold, Graph, Lt bool }
 
 // TimeGEMMWith is TimeGEMM in mode.
-func (d *Device) TimeGEMMWith(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, mode GEMMMode) (GEMMTiming, error) {
+func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
 	var flush int64
 	if mode.Cold {
-		flush = FlushBytes
+		flush = gpu.FlushBytes
 	}
-	return d.timeGEMM(ctx, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
+	return timeGEMM(ctx, d, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
 }
 
 // TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
 // call a memset over a FlushBytes buffer (allocated once per call of
 // TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
 // both before the start event, so the write is never in a sample.
-func (d *Device) TimeGEMMCold(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64) (GEMMTiming, error) {
-	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, GEMMMode{Cold: true})
+func TimeCold(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64) (Timing, error) {
+	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{Cold: true})
 }
 
-func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, flushBytes int64, graph, lt bool) (GEMMTiming, error) {
-	var out GEMMTiming
-	if err := d.GEMMSupports(spec); err != nil {
+func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, flushBytes int64, graph, lt bool) (Timing, error) {
+	var out Timing
+	var ltPath string // the cuBLASLt library, with lt
+	if err := Supports(d, spec); err != nil {
 		return out, err
 	}
 	if warmup < 0 || repeats < 1 {
@@ -338,45 +340,45 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 	}
 	t, _ := gemmTypeOf(spec.Dtype)
 	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
-	ha := Encode(RandomInputs(B*M*K, seed, 1), t.in)
-	hb := Encode(RandomInputs(B*K*N, seed, 2), t.in)
+	ha := gpu.Encode(gpu.RandomInputs(B*M*K, seed, 1), t.in)
+	hb := gpu.Encode(gpu.RandomInputs(B*K*N, seed, 2), t.in)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
 	err := d.W.Do(func() error {
 		r := d.RT
-		g, err := d.allocGEMM(spec, t)
+		g, err := allocGEMM(d, spec, t)
 		if err != nil {
 			return err
 		}
 		defer g.free(r)
-		out.PeakMemoryBytes = g.bytes + CublasWorkspace
-		out.Library = d.libraryVersion()
+		out.PeakMemoryBytes = g.bytes + gpu.CublasWorkspace
+		out.Library = libraryVersion(d)
 		if err := r.HtoD(g.a, ha); err != nil {
 			return err
 		}
 		if err := r.HtoD(g.b, hb); err != nil {
 			return err
 		}
-		if err := d.prepareGEMM(g); err != nil {
+		if err := prepareGEMM(d, g); err != nil {
 			return err
 		}
 		if err := r.Sync(); err != nil {
 			return err
 		}
 		start := time.Now()
-		launch := func() error { return d.runGEMM(g) }
+		launch := func() error { return runGEMM(d, g) }
 		if lt { // the algorithm search is part of the first call
-			p, err := d.newLtPlan(g)
+			p, err := newLtPlan(d, g)
 			if err != nil {
 				return err
 			}
 			defer p.free(r)
-			out.PeakMemoryBytes += CublasWorkspace
+			out.PeakMemoryBytes += gpu.CublasWorkspace
 			if err := p.pick(ctx, r, g); err != nil {
 				return err
 			}
-			out.Algo, out.Library = p.picked, p.b.LtVersion()
+			out.Algo, out.Library, ltPath = p.picked, p.b.LtVersion(), p.b.Path
 			launch = func() error { return p.run(r, g, &p.algo) }
 		}
 		if err := launch(); err != nil {
@@ -400,7 +402,7 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 		return err
 	})
 	if err != nil {
-		return GEMMTiming{}, err
+		return Timing{}, err
 	}
 	out.Device = d.Info()
 	call, path := "one cublasGemmStridedBatchedEx", d.RT.BLAS.Path
@@ -408,10 +410,10 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 		call = fmt.Sprintf("%d cublasGemmEx calls", B)
 	}
 	if lt {
-		call, path = "one cublasLtMatmul with "+out.Algo, d.ltLib.Path
+		call, path = "one cublasLtMatmul with "+out.Algo, ltPath
 	}
 	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		ClockWord(d.RT.LastHeld), call, out.Library, path)
+		gpu.ClockWord(d.RT.LastHeld), call, out.Library, path)
 	if lt {
 		out.Timing += " (with the algorithm search before it)"
 	}
@@ -428,14 +430,14 @@ func (d *Device) timeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats in
 // those dtypes), runs one product and returns C as float32 [batch, m, n]
 // (widened exactly from a 16-bit C). C is poisoned with NaN first, so an
 // element the product misses shows.
-func (d *Device) ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) ([]float32, error) {
-	return d.ExportGEMMWith(ctx, spec, a, b, GEMMMode{})
+func Export(ctx context.Context, d *gpu.Device, spec Spec, a, b []float32) ([]float32, error) {
+	return ExportWith(ctx, d, spec, a, b, Mode{})
 }
 
 // ExportGEMMWith is ExportGEMM through mode's library (mode.Lt: cuBLASLt
 // with the algorithm TimeGEMMWith would pick); Cold and Graph do not apply.
-func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float32, mode GEMMMode) ([]float32, error) {
-	if err := d.GEMMSupports(spec); err != nil {
+func ExportWith(ctx context.Context, d *gpu.Device, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
+	if err := Supports(d, spec); err != nil {
 		return nil, err
 	}
 	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
@@ -446,11 +448,11 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 		return nil, err
 	}
 	t, _ := gemmTypeOf(spec.Dtype)
-	ha, hb := Encode(a, t.in), Encode(b, t.in)
+	ha, hb := gpu.Encode(a, t.in), gpu.Encode(b, t.in)
 	raw := make([]byte, int64(B)*int64(M)*int64(N)*int64(t.outBytes))
 	err := d.W.Do(func() error {
 		r := d.RT
-		g, err := d.allocGEMM(spec, t)
+		g, err := allocGEMM(d, spec, t)
 		if err != nil {
 			return err
 		}
@@ -462,15 +464,15 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 			return err
 		}
 		_, _, nc := spec.sizes(t)
-		if err := r.Fill32(g.c, NaNWord(t.out), (nc+3)/4); err != nil {
+		if err := r.Fill32(g.c, gpu.NaNWord(t.out), (nc+3)/4); err != nil {
 			return err
 		}
-		if err := d.prepareGEMM(g); err != nil {
+		if err := prepareGEMM(d, g); err != nil {
 			return err
 		}
-		run := func() error { return d.runGEMM(g) }
+		run := func() error { return runGEMM(d, g) }
 		if mode.Lt {
-			p, err := d.newLtPlan(g)
+			p, err := newLtPlan(d, g)
 			if err != nil {
 				return err
 			}
@@ -478,7 +480,7 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 			if err := p.pick(ctx, r, g); err != nil {
 				return err
 			}
-			if err := r.Fill32(g.c, NaNWord(t.out), (nc+3)/4); err != nil { // the search wrote C
+			if err := r.Fill32(g.c, gpu.NaNWord(t.out), (nc+3)/4); err != nil { // the search wrote C
 				return err
 			}
 			run = func() error { return p.run(r, g, &p.algo) }
@@ -495,13 +497,13 @@ func (d *Device) ExportGEMMWith(ctx context.Context, spec GEMMSpec, a, b []float
 	if err != nil {
 		return nil, err
 	}
-	return Decode(raw, t.out), nil
+	return gpu.Decode(raw, t.out), nil
 }
 
-// GEMMAvailable is nil when the process-wide CUDA device (Shared("cuda"))
+// Available is nil when the process-wide CUDA device (Shared("cuda"))
 // opens and cuBLAS loaded on it; otherwise the reason.
-func GEMMAvailable() error {
-	d, err := Shared("cuda")
+func Available() error {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return err
 	}
@@ -511,20 +513,20 @@ func GEMMAvailable() error {
 	return nil
 }
 
-// TimeGEMM is Device.TimeGEMMWith on Shared("cuda").
-func TimeGEMM(ctx context.Context, spec GEMMSpec, warmup, repeats int, seed uint64, mode GEMMMode) (GEMMTiming, error) {
-	d, err := Shared("cuda")
+// TimeShared is TimeWith on gpu.Shared("cuda").
+func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
-		return GEMMTiming{}, err
+		return Timing{}, err
 	}
-	return d.TimeGEMMWith(ctx, spec, warmup, repeats, seed, mode)
+	return TimeWith(ctx, d, spec, warmup, repeats, seed, mode)
 }
 
-// ExportGEMM is Device.ExportGEMM on Shared("cuda").
-func ExportGEMM(ctx context.Context, spec GEMMSpec, a, b []float32) ([]float32, error) {
-	d, err := Shared("cuda")
+// ExportShared is Export on gpu.Shared("cuda").
+func ExportShared(ctx context.Context, spec Spec, a, b []float32) ([]float32, error) {
+	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return nil, err
 	}
-	return d.ExportGEMM(ctx, spec, a, b)
+	return Export(ctx, d, spec, a, b)
 }

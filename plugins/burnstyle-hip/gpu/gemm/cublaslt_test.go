@@ -1,14 +1,14 @@
-package gpu_test
+package gemm_test
 
 import (
 	"context"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
 )
 
 // TestEmuCUBLASLt runs the cublaslt variant's call path on the emulator's
@@ -16,13 +16,13 @@ import (
 // a swapped m and n or a wrong leading dimension shows), the heuristic, the
 // timed search and the product with the picked algorithm, against the CPU.
 func TestEmuCUBLASLt(t *testing.T) {
-	d := openEmu(t)
-	t.Setenv("XBENCH_LIBCUBLASLT", os.Getenv("XBENCH_LIBCUDA"))
+	d := emutest.Open(t)
+	t.Setenv("XBENCH_LIBCUBLASLT", emutest.Lib())
 	r := rand.New(rand.NewPCG(31, 32))
-	lt := gpu.GEMMMode{Lt: true}
+	lt := gemm.Mode{Lt: true}
 	for _, layout := range []string{"nn", "nt", "tn", "tt"} {
 		for _, dt := range []string{"float32", "bfloat16"} {
-			s := gpu.GEMMSpec{Batch: 2, M: 5, N: 7, K: 3, TransA: layout[0] == 't', TransB: layout[1] == 't', Dtype: dt}
+			s := gemm.Spec{Batch: 2, M: 5, N: 7, K: 3, TransA: layout[0] == 't', TransB: layout[1] == 't', Dtype: dt}
 			a, b := make([]float32, s.Batch*s.M*s.K), make([]float32, s.Batch*s.K*s.N)
 			for i := range a {
 				a[i] = float32(r.NormFloat64())
@@ -30,7 +30,7 @@ func TestEmuCUBLASLt(t *testing.T) {
 			for i := range b {
 				b[i] = float32(r.NormFloat64())
 			}
-			got, err := d.ExportGEMMWith(context.Background(), s, a, b, lt)
+			got, err := gemm.ExportWith(context.Background(), d, s, a, b, lt)
 			if err != nil {
 				t.Fatalf("%s through cuBLASLt: %v", s, err)
 			}
@@ -43,7 +43,7 @@ func TestEmuCUBLASLt(t *testing.T) {
 			}
 		}
 	}
-	tm, err := d.TimeGEMMWith(context.Background(), gpu.GEMMSpec{Batch: 1, M: 8, N: 4, K: 16, Dtype: "bfloat16"}, 1, 3, 1, lt)
+	tm, err := gemm.TimeWith(context.Background(), d, gemm.Spec{Batch: 1, M: 8, N: 4, K: 16, Dtype: "bfloat16"}, 1, 3, 1, lt)
 	if err != nil {
 		t.Fatal(err)
 	}
