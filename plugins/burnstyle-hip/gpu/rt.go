@@ -251,3 +251,6 @@ func (r *Runtime) SM() int {
 	}
 	return 0
 }
+
+// Off is p advanced by elems elements of esz bytes.
+func (p Ptr) Off(elems int, esz int64) Ptr { return p + Ptr(int64(elems)*esz) }
