@@ -1,8 +1,11 @@
-// Package gpu runs the TTT model of docs/workloads/ttt.md on a GPU from plain
-// Go: the CUDA driver, NVRTC and cuBLAS (or HIP and hipRTC) are loaded at run
-// time through purego, with no cgo and no GPU SDK at build time. Kernels are
-// compiled at model creation for its exact shape; the TTT inner loop of a
-// layer is one launch. See ../docs/FLOOR.md for what the hardware allows.
+// Package gpu is the native backend's GPU runtime, from plain Go: the CUDA
+// driver, NVRTC, cuBLAS and cuBLASLt (or HIP and hipRTC) are loaded at run
+// time through purego, with no cgo and no GPU SDK at build time. It holds
+// what every workload shares: devices and their worker thread, device
+// memory, run-time compilation of kernel programs (Program), launches,
+// streams and events, graph capture, and the one timing loop
+// (Runtime.TimedLaunches). The workloads live in packages of their own
+// (ttt, gemm, attention, scan) that import this one, never the reverse.
 package gpu
 
 import (

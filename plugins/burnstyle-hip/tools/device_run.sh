@@ -2,8 +2,9 @@
 # One device lease: what the H100 run does, in order. Built here (no Go on
 # the device machine) with:
 #   CGO_ENABLED=0 go test -c -o bin/gpu/gputest ./plugins/burnstyle-hip/gpu
-#   CGO_ENABLED=0 go build -o bin/gpu/gpucheck ./plugins/burnstyle-hip/gpu/cmd/gpucheck
-# and run there as: bash plugins/burnstyle-hip/gpu/device_run.sh [gpucheck flags]
+#   CGO_ENABLED=0 go test -c -o bin/gpu/ttttest ./plugins/burnstyle-hip/gpu/ttt
+#   CGO_ENABLED=0 go build -o bin/gpu/gpucheck ./plugins/burnstyle-hip/tools/gpucheck
+# and run there as: bash plugins/burnstyle-hip/tools/device_run.sh [gpucheck flags]
 set -uo pipefail
 OUT=${OUT:-/tmp/gpuout}
 mkdir -p "$OUT"
@@ -11,9 +12,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,po
   --format=csv 2>&1 | tee "$OUT/smi.txt"
 ls -d /usr/local/cuda*/targets/*/lib 2>/dev/null | head -3
 echo "== unit tests on the GPU (XBENCH_REQUIRE_GPU=1)"
-XBENCH_REQUIRE_GPU=1 timeout 120 bin/gpu/gputest -test.v -test.count=1 \
-  -test.run 'TestGPU|TestOpenWithoutGPU|TestSymbol|TestMissing|TestCandidates|TestSource|TestShared|TestPick' 2>&1 \
-  | tee "$OUT/gputest.log" | grep -E '^(---|ok|FAIL|PASS)|gpu_test' 
+# the runtime's (library loading) and the TTT package's (its GPU test, its
+# program's sources and shared-memory sizes)
+{
+  XBENCH_REQUIRE_GPU=1 timeout 60 bin/gpu/gputest -test.v -test.count=1 \
+    -test.run 'TestOpenWithoutGPU|TestSymbol|TestMissing|TestCandidates'
+  XBENCH_REQUIRE_GPU=1 timeout 120 bin/gpu/ttttest -test.v -test.count=1 -test.run 'TestGPU|TestSource|TestShared|TestPick'
+} 2>&1 | tee "$OUT/gputest.log" | grep -E '^(---|ok|FAIL|PASS)|_test' 
 echo "== gpucheck $*"
 timeout 250 bin/gpu/gpucheck -json "$OUT/gpucheck.json" "$@" 2>&1 | tee "$OUT/gpucheck.log"
 if [ -x bin/gpu/xbench ]; then

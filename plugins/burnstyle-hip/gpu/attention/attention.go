@@ -1,8 +1,7 @@
-package attention
-
-// The attention workload's forward (docs/workloads/attention.md) on CUDA,
-// with our own kernels (kernels/attention.cu, attention_mma.cu), compiled
-// by NVRTC per head dim and dtype.
+// Package attention runs the attention workload's forward
+// (docs/workloads/attention.md) on CUDA, with our own kernels
+// (kernels/attention.cu, attention_mma.cu), compiled by NVRTC per head dim
+// and dtype.
 //
 // Algorithm: FlashAttention-2's forward (Dao 2023). One block of 128
 // threads per (query tile, batch*head) loads its q tile once; k/v tiles
@@ -29,6 +28,7 @@ package attention
 // attention_test.go), and compiled by the real NVRTC for sm_90 without
 // spills (TestAttentionNVRTC): nothing has been run or timed on a real GPU
 // yet; TestGPUAttention is the first check to run there.
+package attention
 
 import (
 	"context"

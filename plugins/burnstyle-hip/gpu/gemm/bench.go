@@ -8,7 +8,7 @@ import (
 
 // BenchGEMM times Y[M,N] = X[M,K] W[K,N] with the device's dense engine on
 // random-free but nonzero data (ones scaled), returning TFLOP/s from the
-// median of reps calls: the matrix-unit ceiling ../docs/FLOOR.md measures against.
+// median of reps calls: the matrix-unit ceiling ../../docs/FLOOR.md measures against.
 func Bench(d *gpu.Device, bf16 bool, M, N, K, reps int) (float64, error) {
 	if d.RT.BLAS == nil {
 		return 0, fmt.Errorf("gpu: no cuBLAS loaded: %v", d.RT.BLASErr)

@@ -1,6 +1,4 @@
-package gemm
-
-// The standalone GEMM workload on the GPU, through cuBLAS.
+// Package gemm is the standalone GEMM workload on the GPU, through cuBLAS.
 //
 // The product is the workload's: C[b] = op(A[b]) @ op(B[b]), row-major, A
 // stored [batch, m, k] ([batch, k, m] when TransA), B stored [batch, k, n]
@@ -44,6 +42,7 @@ package gemm
 // cuBLAS handle and its workspace are the Device's (set up in Open), and the
 // workspace counts in PeakMemoryBytes. ROCm devices answer "gemm on rocm is
 // not implemented": this package binds no hipBLAS/rocBLAS.
+package gemm
 
 import (
 	"context"

@@ -1,10 +1,10 @@
-package scan
-
-// The scan workload's forward (docs/workloads/scan.md) on CUDA with our own
-// kernel (kernels/scan.cu, compiled by NVRTC per dtype and semiring): one
+// Package scan runs the scan workload's forward (docs/workloads/scan.md) on
+// CUDA with our own kernel (kernels/scan.cu, compiled by NVRTC per dtype
+// and semiring): one
 // block per sequence, a thread per label, the loop over positions inside
 // the kernel. Log and max, float32 and float64; entropy and the backward
 // stay on the CPU (package cpu).
+package scan
 
 import (
 	"context"

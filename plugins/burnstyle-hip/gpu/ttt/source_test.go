@@ -29,7 +29,7 @@ func TestSourceHasEveryKernel(t *testing.T) {
 }
 
 // The shared-memory sizes at 125m decide whether the kernels fit an H100
-// (227 KB per block); they are worked out by hand in ../docs/FLOOR.md.
+// (227 KB per block); they are worked out by hand in ../../docs/FLOOR.md.
 func TestSharedMemoryAt125m(t *testing.T) {
 	lin := geometry{F: 64, KB: 16, NT: 256, Variant: 1}
 	lin2 := geometry{F: 64, KB: 16, NT: 256}

@@ -1,5 +1,5 @@
 // Package check verifies the GPU model against the CPU float64 model of
-// harness/workload/ttt/reference and times it; the tests and cmd/gpucheck share it.
+// harness/workload/ttt/reference and times it; the tests and tools/gpucheck share it.
 package check
 
 import (
