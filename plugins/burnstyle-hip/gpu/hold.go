@@ -115,7 +115,7 @@ func (h *streamHold) heldLaunch(r *Runtime, start, end uintptr, launch func() er
 	return !fired.Load(), nil
 }
 
-// clockWord is the start of a Time*'s Timing: which events the samples are.
+// ClockWord is the start of a workload's Timing: which events the samples are.
 func ClockWord(held bool) string {
 	if held {
 		return "device events, the stream held until the call is queued (host launch not in the sample)"

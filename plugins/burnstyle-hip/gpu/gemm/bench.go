@@ -1,14 +1,16 @@
 package gemm
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// BenchGEMM times Y[M,N] = X[M,K] W[K,N] with the device's dense engine on
+// Bench times Y[M,N] = X[M,K] W[K,N] with the device's dense engine on
 // random-free but nonzero data (ones scaled), returning TFLOP/s from the
-// median of reps calls: the matrix-unit ceiling ../../docs/FLOOR.md measures against.
+// median of reps samples of the runtime's timing loop (two warmup calls):
+// the matrix-unit ceiling ../../docs/FLOOR.md measures against.
 func Bench(d *gpu.Device, bf16 bool, M, N, K, reps int) (float64, error) {
 	if d.RT.BLAS == nil {
 		return 0, fmt.Errorf("gpu: no cuBLAS loaded: %v", d.RT.BLASErr)
@@ -43,24 +45,12 @@ func Bench(d *gpu.Device, bf16 bool, M, N, K, reps int) (float64, error) {
 		if err := b.Check("set math mode", b.SetMathMode(b.H, mode)); err != nil {
 			return err
 		}
-		e0, _ := r.NewEvent()
-		e1, _ := r.NewEvent()
-		defer r.Drv.EventDestroy(e0)
-		defer r.Drv.EventDestroy(e1)
-		var best []float64
-		for i := 0; i < reps+2; i++ {
-			r.Record(e0)
-			if err := b.Gemm(b.H, bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0); err != nil {
-				return err
-			}
-			r.Record(e1)
-			ms, err := r.ElapsedMs(e0, e1)
-			if err != nil {
-				return err
-			}
-			if i >= 2 {
-				best = append(best, ms)
-			}
+		launch := func() error {
+			return b.Gemm(b.H, bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0)
+		}
+		best, err := r.TimedLaunches(context.Background(), "bench gemm", launch, 2, reps, 0)
+		if err != nil {
+			return err
 		}
 		tf = 2 * float64(M) * float64(N) * float64(K) / (median(best) * 1e-3) / 1e12
 		return nil

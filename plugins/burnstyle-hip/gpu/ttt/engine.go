@@ -111,7 +111,7 @@ func (e *Engine) Prepare(cfg ttt.Config, _ ttt.Size, w, in map[string]tensorfile
 	if m.Replays() {
 		launches = "each call one replay of the " + call + " captured as a graph at the first call"
 	}
-	timing := fmt.Sprintf("device events around each call (%s), %s; the first call adds NVRTC compile, module load and the capture; dense %s",
+	timing := fmt.Sprintf("(%s) %s; the first call adds NVRTC compile, module load and the capture; dense %s",
 		e.d.Info().Kind, launches, dense)
 	return &Job{m: m, first: true, timing: timing}, nil
 }
@@ -131,8 +131,9 @@ func (j *Job) StepMs() (float64, error) {
 // Step runs one call and waits for it.
 func (j *Job) Step() error { _, err := j.StepMs(); return err }
 
-// Timing says how StepMs measures.
-func (j *Job) Timing() string { return j.timing }
+// Timing says how StepMs measures: which events the samples are (held or
+// not, as the runtime's timing loop found the driver) and what a call is.
+func (j *Job) Timing() string { return gpu.ClockWord(j.m.sampler.Held()) + " " + j.timing }
 
 // Output is the last call's "logits" [B, L, V] or "out" [B, nh, L, f], F32.
 func (j *Job) Output() (string, tensorfile.Tensor, error) {

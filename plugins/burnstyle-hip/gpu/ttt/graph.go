@@ -18,8 +18,8 @@ func (m *Model) Replays() bool { return m.graphed() }
 
 // runGraph is Run's body for a graphed model: capture at the first call
 // (the capture and instantiation are counted in CompileMs, as the
-// frameworks' first-call JIT is in theirs), then one replay between the two
-// timing events.
+// frameworks' first-call JIT is in theirs), then one replay as one sample
+// of the runtime's timing loop (gpu.Sampler).
 func (m *Model) runGraph() (float64, error) {
 	r := m.dev.RT
 	if m.cap == nil {
@@ -28,18 +28,11 @@ func (m *Model) runGraph() (float64, error) {
 		}
 	}
 	c := m.cap
-	if err := r.Check("event record", r.Drv.EventRecord(m.ev[0], c.Stream)); err != nil {
-		return 0, err
-	}
-	if err := r.Check("graph launch", r.Graph.Launch(c.Exec, c.Stream)); err != nil {
-		r.Sync()
-		return 0, err
-	}
-	if err := r.Check("event record", r.Drv.EventRecord(m.ev[1], c.Stream)); err != nil {
-		return 0, err
-	}
-	ms, err := r.ElapsedMs(m.ev[0], m.ev[1])
+	r.Stream = c.Stream // the events (and the hold) go where the replay runs
+	defer func() { r.Stream = 0 }()
+	ms, err := m.sampler.Sample(func() error { return r.Check("graph launch", r.Graph.Launch(c.Exec, c.Stream)) })
 	if err != nil {
+		r.Sync()
 		return 0, err
 	}
 	return ms, r.Sync()

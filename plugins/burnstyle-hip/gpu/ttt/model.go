@@ -47,7 +47,7 @@ type Model struct {
 
 	allocs    []gpu.Ptr
 	bytes     int64
-	ev        [2]uintptr
+	sampler   *gpu.Sampler // Run's samples: the runtime's timing loop, one sample a call
 	haveInput bool
 
 	w    weights
@@ -229,10 +229,8 @@ func (m *Model) compile() error {
 			return err
 		}
 	}
-	for i := range m.ev {
-		if m.ev[i], err = r.NewEvent(); err != nil {
-			return err
-		}
+	if m.sampler, err = r.NewSampler(fmt.Sprintf("ttt %s %s", m.cfg.ModelSize, m.cfg.TTTType), 0); err != nil {
+		return err
 	}
 	m.compileMs = float64(time.Since(t0).Microseconds()) / 1e3
 	return nil
@@ -319,10 +317,8 @@ func (m *Model) Close() {
 		for _, p := range m.allocs {
 			r.Free(p)
 		}
-		for _, e := range m.ev {
-			if e != 0 {
-				r.Drv.EventDestroy(e)
-			}
+		if m.sampler != nil {
+			m.sampler.Close()
 		}
 		if m.mod != 0 {
 			r.Drv.ModuleUnload(m.mod)

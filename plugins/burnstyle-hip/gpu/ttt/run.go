@@ -86,8 +86,9 @@ func (m *Model) encode(v []float32, act bool) []byte {
 	return b
 }
 
-// Run performs one call and returns its device time from events recorded
-// around the launches; it waits for the call to finish.
+// Run performs one call and returns its device time, one sample of the
+// runtime's timing loop (gpu.Sampler: device events, behind a stream hold
+// where the driver has one); it waits for the call to finish.
 func (m *Model) Run() (float64, error) {
 	if !m.haveInput {
 		return 0, fmt.Errorf("gpu: Run before inputs were set")
@@ -107,27 +108,20 @@ func (m *Model) Run() (float64, error) {
 				return err
 			}
 		}
-		if err := r.Record(m.ev[0]); err != nil {
-			return err
+		enqueue := func() error {
+			if m.train != nil {
+				return m.enqueueTrain()
+			}
+			if m.cfg.InnerOnly {
+				s := m.size
+				L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
+				return m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0)
+			}
+			return m.enqueueForward()
 		}
 		var err error
-		if m.train != nil {
-			err = m.enqueueTrain()
-		} else if m.cfg.InnerOnly {
-			s := m.size
-			L, f := int64(m.cfg.SeqLen), int64(s.HeadDim)
-			err = m.enqueueInner(&m.w.layers[0].inner, m.buf.out, int64(s.Heads)*L*f, L*f, f, 0)
-		} else {
-			err = m.enqueueForward()
-		}
-		if err != nil {
+		if ms, err = m.sampler.Sample(enqueue); err != nil {
 			r.Sync()
-			return err
-		}
-		if err := r.Record(m.ev[1]); err != nil {
-			return err
-		}
-		if ms, err = r.ElapsedMs(m.ev[0], m.ev[1]); err != nil {
 			return err
 		}
 		return r.Sync() // surfaces asynchronous kernel faults here, not later
