@@ -151,12 +151,3 @@ func (p *ltPlan) pick(ctx context.Context, r *gpu.Runtime, g *gemmBufs) error {
 		best+1, n, attr(ltAlgoID), attr(ltAlgoTile), attr(ltAlgoSplitK), attr(ltAlgoStages), times)
 	return nil
 }
-
-// ExportSharedWith is ExportWith on gpu.Shared("cuda").
-func ExportSharedWith(ctx context.Context, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return nil, err
-	}
-	return ExportWith(ctx, d, spec, a, b, mode)
-}
