@@ -160,6 +160,8 @@ func (s Spec) check() error {
 	return nil
 }
 
+var _ fmt.Stringer = Spec{} // messages and logs name a spec by it
+
 func (s Spec) String() string {
 	l := [2]byte{'n', 'n'}
 	if s.TransA {

@@ -23,6 +23,8 @@ type Spec struct {
 	Dtype string // float32, float64
 }
 
+var _ fmt.Stringer = Spec{} // messages and logs name a spec by it
+
 func (s Spec) String() string {
 	return fmt.Sprintf("scan b%d T%d K%d C%d %s %s", s.Batch, s.T, s.K, s.C, s.Semiring, s.Dtype)
 }
