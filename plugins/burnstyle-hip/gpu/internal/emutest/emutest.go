@@ -224,3 +224,18 @@ func CheckHIPRTC(t *testing.T, programs []HIPProgram, scratch map[string]int) {
 		}
 	}
 }
+
+// KeepCompiles points the NVRTC reports' cache (XBENCH_NVRTC_CACHE) at the
+// user cache beside the emulator's, unless set: the real NVRTC then
+// compiles a program once per source, options and library, and a rerun
+// reads its report back, as test.sh's XBENCH_HIPRTC_CACHE does for hipRTC.
+// Call it from TestMain (the compile tests run in parallel, where
+// t.Setenv is not allowed).
+func KeepCompiles() {
+	if os.Getenv("XBENCH_NVRTC_CACHE") != "" {
+		return
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		os.Setenv("XBENCH_NVRTC_CACHE", filepath.Join(d, "xbench", "nvrtc"))
+	}
+}
