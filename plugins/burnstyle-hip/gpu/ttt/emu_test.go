@@ -22,8 +22,12 @@ func verify(t *testing.T, d *gpu.Device, size, typ, dtype string, inner bool, L 
 	cfg := check.Config(size, typ, dtype, inner, 2, L)
 	if size == "125m" {
 		cfg.Batch = 1
-		if !inner && opt.Shape == nil { // f = 64's kernels, two layers, not twelve
-			opt.Shape = check.Small(size)
+		switch { // f = 64's kernels and code paths, at a fraction of the work
+		case opt.Shape != nil:
+		case inner:
+			opt.Shape = check.SmallInner(size) // two heads, not twelve
+		default:
+			opt.Shape = check.Small(size) // two layers, not twelve
 		}
 	}
 	o, err := check.Verify(d, cfg, 7, opt)

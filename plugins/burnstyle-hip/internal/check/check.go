@@ -35,6 +35,16 @@ func Small(name string) *ttt.Size {
 	return &s
 }
 
+// SmallInner is the named size's head dim (the inner kernels' program and
+// code paths) with two heads, for inner-only runs, which use nothing else
+// of the size: fewer blocks to emulate and a smaller float64 reference.
+func SmallInner(name string) *ttt.Size {
+	s := Small(name)
+	s.Name, s.Heads = name+"-2head", min(s.Heads, 2)
+	s.Hidden = s.Heads * s.HeadDim
+	return s
+}
+
 // SizeOf is the model's dimensions: opt.Shape, else cfg.ModelSize's.
 func SizeOf(cfg ttt.Config, opt gputtt.Options) (ttt.Size, error) {
 	if opt.Shape != nil {

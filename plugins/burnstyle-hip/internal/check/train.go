@@ -18,11 +18,18 @@ import (
 // dout [B, nh, L, f] ~ N(0, 1), the gradient the loss sum(out * dout) gives
 // the output.
 func InnerTrainInputs(cfg ttt.Config, seed int64) (s ttt.Size, w, in map[string]tensorfile.Tensor, err error) {
-	c := cfg
-	c.InnerOnly = true
-	if s, w, in, err = Inputs(c, seed); err != nil {
+	if s, err = ttt.LookupSize(cfg.ModelSize); err != nil {
 		return
 	}
+	w, in = InnerTrainInputsOf(cfg, s, seed)
+	return
+}
+
+// InnerTrainInputsOf is InnerTrainInputs for an inner model of dimensions s.
+func InnerTrainInputsOf(cfg ttt.Config, s ttt.Size, seed int64) (w, in map[string]tensorfile.Tensor) {
+	c := cfg
+	c.InnerOnly = true
+	w, in = InputsOf(c, s, seed)
 	xq, _ := in["xq"].Float32s()
 	d := make([]float32, len(xq))
 	state := uint64(seed)*0x9E3779B97F4A7C15 + 1
