@@ -46,14 +46,27 @@ func Dir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "emu")
 }
 
-// cacheDir is $XBENCH_EMU_CACHE, else xbench's user cache (beside the
-// hipRTC cache test.sh keeps), else a folder of this process.
+// cacheRoot is xbench's cache folder, where test.sh keeps the hipRTC
+// cache and CI keeps it between runs: $XBENCH_CACHE, else
+// ~/.cache/xbench; "" when neither can be named.
+func cacheRoot() string {
+	if d := os.Getenv("XBENCH_CACHE"); d != "" {
+		return d
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "xbench")
+	}
+	return ""
+}
+
+// cacheDir is $XBENCH_EMU_CACHE, else xbemu under cacheRoot, else a
+// folder of this process.
 func cacheDir() string {
 	if d := os.Getenv("XBENCH_EMU_CACHE"); d != "" {
 		return d
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		return filepath.Join(d, "xbench", "xbemu")
+	if r := cacheRoot(); r != "" {
+		return filepath.Join(r, "xbemu")
 	}
 	d, _ := os.MkdirTemp("", "xbench-xbemu-*")
 	return d
@@ -235,7 +248,7 @@ func KeepCompiles() {
 	if os.Getenv("XBENCH_NVRTC_CACHE") != "" {
 		return
 	}
-	if d, err := os.UserCacheDir(); err == nil {
-		os.Setenv("XBENCH_NVRTC_CACHE", filepath.Join(d, "xbench", "nvrtc"))
+	if r := cacheRoot(); r != "" {
+		os.Setenv("XBENCH_NVRTC_CACHE", filepath.Join(r, "nvrtc"))
 	}
 }
