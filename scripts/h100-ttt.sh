@@ -7,7 +7,7 @@
 # harness's bfloat16 figures parted. From the repository root on the GPU
 # machine, with static binaries built beforehand:
 #   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip
-#   CGO_ENABLED=0 go build -o bin/gpucheck ./plugins/burnstyle-hip/gpu/cmd/gpucheck
+#   CGO_ENABLED=0 go build -o bin/gpucheck ./plugins/burnstyle-hip/tools/gpucheck
 #   DEADLINE=300 bash scripts/h100-ttt.sh OUTDIR
 # STEPS="chunks,run" runs only the steps whose names contain those words.
 # On a CPU, as a check of the script (the steps that need a GPU fail fast):

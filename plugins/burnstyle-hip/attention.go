@@ -12,6 +12,8 @@ import (
 	"runtime"
 	"time"
 
+	gpuattn "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
+
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -25,7 +27,7 @@ const attentionName = attention.Name
 
 // attentionSpec reads the configuration, resolving the workload's "0 means
 // equal" defaults of kv_heads and kv_len.
-func attentionSpec(cfg result.Config) gpu.AttentionSpec {
+func attentionSpec(cfg result.Config) gpuattn.Spec {
 	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
 		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}
 	if s.KVHeads == 0 {
@@ -34,23 +36,23 @@ func attentionSpec(cfg result.Config) gpu.AttentionSpec {
 	if s.KVLen == 0 {
 		s.KVLen = s.SeqLen
 	}
-	return gpu.AttentionSpec{AttentionShape: s, Dtype: cfg.Dtype()}
+	return gpuattn.Spec{AttentionShape: s, Dtype: cfg.Dtype()}
 }
 
 // attentionOnGPU says whether a request runs on the GPU, and if it cannot
 // why not: cuda always tries (and a spec the kernel does not take is
 // unsupported), auto takes the GPU when it opens and accepts the spec.
-func attentionOnGPU(device string, s gpu.AttentionSpec) (bool, error) {
+func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
 	switch device {
 	case "cuda":
 		if _, err := gpu.Shared("cuda"); err != nil {
 			return true, fmt.Errorf("device \"cuda\" is not available: %w", err)
 		}
-		return true, gpu.AttentionSupported(s)
+		return true, gpuattn.Supported(s)
 	case "cpu":
 		return false, nil
 	}
-	return gpu.AttentionSupported(s) == nil, nil
+	return gpuattn.Supported(s) == nil, nil
 }
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
@@ -64,7 +66,7 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 		return res, nil
 	}
 	if onGPU {
-		t, err := gpu.TimeAttention(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+		t, err := gpuattn.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s attention: %w", Name, ctx.Err())
@@ -122,7 +124,7 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 
 // attentionInputs are seeded values in the workload's fixture ranges (q, k
 // in [-2, 2), v in [-1, 1)), rounded to the dtype.
-func attentionInputs(s gpu.AttentionSpec) (q, k, v []float32) {
+func attentionInputs(s gpuattn.Spec) (q, k, v []float32) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	fill := func(n int, span float32) []float32 {
 		x := make([]float32, n)
@@ -183,7 +185,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	}
 	var out []float32
 	if onGPU {
-		out, err = gpu.ExportAttention(ctx, spec, qkv[0], qkv[1], qkv[2])
+		out, err = gpuattn.ExportShared(ctx, spec, qkv[0], qkv[1], qkv[2])
 		resp.Device = gpu.SharedInfo()
 	} else {
 		e, _ := newCPUEngine()

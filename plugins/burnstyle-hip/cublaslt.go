@@ -4,7 +4,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/gemm"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
 )
 
 // cublasLtVariant runs the gemm workload through cuBLASLt instead of cuBLAS:
@@ -25,7 +25,7 @@ var cublasLtVariant = backend.Variant{
 
 // gpuReason is why the CUDA GPU path is not available, for messages.
 func gpuReason() string {
-	if err := gpu.GEMMAvailable(); err != nil {
+	if err := gpugemm.Available(); err != nil {
 		return err.Error()
 	}
 	return "the request did not ask for it (device cpu)"

@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
+
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -17,9 +19,9 @@ import (
 )
 
 // gemmSpec reads the validated configuration.
-func gemmSpec(cfg result.Config) gpu.GEMMSpec {
+func gemmSpec(cfg result.Config) gpugemm.Spec {
 	layout := cfg.Get("layout")
-	return gpu.GEMMSpec{Batch: cfg.Int("batch"), M: cfg.Int("m"), N: cfg.Int("n"), K: cfg.Int("k"),
+	return gpugemm.Spec{Batch: cfg.Int("batch"), M: cfg.Int("m"), N: cfg.Int("n"), K: cfg.Int("k"),
 		TransA: len(layout) == 2 && layout[0] == 't', TransB: len(layout) == 2 && layout[1] == 't', Dtype: cfg.Dtype()}
 }
 
@@ -32,7 +34,7 @@ func gemmOnGPU(device string) bool {
 	case "cpu":
 		return false
 	}
-	return gpu.GEMMAvailable() == nil
+	return gpugemm.Available() == nil
 }
 
 func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
@@ -43,7 +45,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 		return res, nil
 	}
 	if gemmOnGPU(req.Device) {
-		t, err := gpu.TimeGEMM(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpu.GEMMMode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph, Lt: lt})
+		t, err := gpugemm.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpugemm.Mode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph, Lt: lt})
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s gemm: %w", Name, ctx.Err())
@@ -95,7 +97,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 }
 
 // gemmInputs are seeded uniform values in the stored layouts.
-func gemmInputs(s gpu.GEMMSpec) (a, b []float32) {
+func gemmInputs(s gpugemm.Spec) (a, b []float32) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	fill := func(n int) []float32 {
 		v := make([]float32, n)
@@ -134,7 +136,7 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		return resp, nil
 	}
 	if gemmOnGPU(req.Device) {
-		c, err = gpu.ExportGEMMWith(ctx, spec, a, b, gpu.GEMMMode{Lt: lt})
+		c, err = gpugemm.ExportSharedWith(ctx, spec, a, b, gpugemm.Mode{Lt: lt})
 		resp.Device = gpu.SharedInfo()
 	} else {
 		e, _ := newCPUEngine()

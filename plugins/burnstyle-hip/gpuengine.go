@@ -3,17 +3,17 @@ package burnstylehip
 import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	gputtt "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/ttt"
 )
 
 // gpuEngine plugs package gpu (CUDA or HIP from plain Go, fused inner-loop
 // kernels) into the seam; only Prepare needs wrapping, for its job type.
-type gpuEngine struct{ *gpu.Engine }
+type gpuEngine struct{ *gputtt.Engine }
 
 var (
 	_ engine         = gpuEngine{}
-	_ deviceTimedJob = (*gpu.Job)(nil)
-	_ outputsJob     = (*gpu.Job)(nil) // the training step's logits and grad.<param>
+	_ deviceTimedJob = (*gputtt.Job)(nil)
+	_ outputsJob     = (*gputtt.Job)(nil) // the training step's logits and grad.<param>
 )
 
 func (e gpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
@@ -27,7 +27,7 @@ func (e gpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfi
 // gpuFactory opens the device of kind once per process (gpu.Shared).
 func gpuFactory(kind string) engineFactory {
 	return func() (engine, error) {
-		e, err := gpu.NewEngine(kind)
+		e, err := gputtt.NewEngine(kind)
 		if err != nil {
 			return nil, err
 		}

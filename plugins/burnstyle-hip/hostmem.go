@@ -3,9 +3,10 @@ package burnstylehip
 import (
 	"fmt"
 
+	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
+
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // memAvailableNow is the host's available memory (memAvailable); a test
@@ -32,7 +33,7 @@ const gcSlack = 2
 // gemmHostBytes bounds the CPU GEMM: A and B, their rounded copies (bfloat16
 // and float16), and C of this call and of the one before. In float64 so no
 // shape overflows.
-func gemmHostBytes(s gpu.GEMMSpec) float64 {
+func gemmHostBytes(s gpugemm.Spec) float64 {
 	b, m, n, k := float64(s.Batch), float64(s.M), float64(s.N), float64(s.K)
 	ab := b*m*k + b*k*n
 	return 4 * (ab + gcSlack*(ab+b*m*n))

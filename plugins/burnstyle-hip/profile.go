@@ -3,7 +3,7 @@ package burnstylehip
 // `xbench profile` for the native backend: no external profiler, but its
 // own phase records. On the CPU path a time.Now pair around each phase of a
 // forward (package reference, only while profiling), reported as host time; on a
-// GPU the device events between launch groups of gpu.Model.Profile,
+// GPU the device events between launch groups of gputtt.Model.Profile,
 // reported as device time. Every matrix product is the one kernel "gemm"
 // (cuBLAS on a GPU, the blocked Go kernel on the CPU).
 
@@ -14,13 +14,14 @@ import (
 	"slices"
 	"time"
 
+	gputtt "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/ttt"
+
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/harness/workload/ttt/reference"
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 var _ backend.Profiler = (*Native)(nil)
@@ -117,7 +118,7 @@ func (n *Native) Profile(ctx context.Context, req backend.ProfileRequest) (backe
 }
 
 func asPhaseJob(j job) (phaseJob, bool) {
-	if g, ok := j.(*gpu.Job); ok {
+	if g, ok := j.(*gputtt.Job); ok {
 		return gpuPhaseJob{g}, true
 	}
 	pj, ok := j.(phaseJob)
@@ -189,8 +190,8 @@ func (j *cpuInnerJob[T]) profileStep() ([]phase, error) {
 	return []phase{{name: "ttt_inner", start: start, dur: time.Since(start)}}, err
 }
 
-// gpuPhaseJob adapts gpu.Job's per-part device milliseconds.
-type gpuPhaseJob struct{ j *gpu.Job }
+// gpuPhaseJob adapts gputtt.Job's per-part device milliseconds.
+type gpuPhaseJob struct{ j *gputtt.Job }
 
 func (g gpuPhaseJob) profileStep() ([]phase, error) {
 	parts, err := g.j.Phases()

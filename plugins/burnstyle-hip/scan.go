@@ -12,6 +12,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	gpuscan "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/scan"
+
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
@@ -58,15 +60,15 @@ func scanInputs[F float32 | float64](s cpu.ScanShape) (cum, trans, dur []F) {
 // the kernel refuses is unsupported; support.go has already refused the
 // backward phases there), auto when a GPU opens and takes it and the phase
 // is the forward (the kernel's only one: auto runs the backward on the CPU).
-func scanOnGPU(device string, s gpu.ScanSpec, backward bool) (bool, error) {
+func scanOnGPU(device string, s gpuscan.Spec, backward bool) (bool, error) {
 	switch device {
 	case "cuda":
 		if _, err := gpu.Shared("cuda"); err != nil {
 			return true, fmt.Errorf("device \"cuda\" is not available: %w", err)
 		}
-		return true, gpu.ScanSupported(s)
+		return true, gpuscan.Supported(s)
 	case "auto":
-		if _, err := gpu.Shared("cuda"); err == nil && !backward && gpu.ScanSupported(s) == nil {
+		if _, err := gpu.Shared("cuda"); err == nil && !backward && gpuscan.Supported(s) == nil {
 			return true, nil
 		}
 	}
@@ -74,14 +76,14 @@ func scanOnGPU(device string, s gpu.ScanSpec, backward bool) (bool, error) {
 }
 
 // runScanGPU times the forward on the GPU on inputs made as the CPU's are.
-func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpu.ScanSpec) (result.Result, error) {
+func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuscan.Spec) (result.Result, error) {
 	d, err := gpu.Shared("cuda")
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
 		return res, nil
 	}
 	cum, trans, dur := scanInputs[float64](spec.ScanShape)
-	t, err := d.TimeScan(ctx, spec, cum, trans, dur, scan.ShapeOf(req.Config).Lengths(), req.Config.Warmup, req.Config.Repeats, req.Mode.ColdCache)
+	t, err := gpuscan.Time(ctx, d, spec, cum, trans, dur, scan.ShapeOf(req.Config).Lengths(), req.Config.Warmup, req.Config.Repeats, req.Mode.ColdCache)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("run %s scan: %w", Name, ctx.Err())
@@ -96,7 +98,7 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 }
 
 func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
-	spec := gpu.ScanSpec{ScanShape: scanShape(req.Config), Dtype: req.Config.Dtype()}
+	spec := gpuscan.Spec{ScanShape: scanShape(req.Config), Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
@@ -192,7 +194,7 @@ func scanMemory(s cpu.ScanShape, grads bool, item int64) map[string]int64 {
 
 func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	s := scanShape(req.Config)
-	spec := gpu.ScanSpec{ScanShape: s, Dtype: req.Config.Dtype()}
+	spec := gpuscan.Spec{ScanShape: s, Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
@@ -282,7 +284,7 @@ func exportScanIn[F float32 | float64](s cpu.ScanShape, in map[string]tensorfile
 
 // exportScanGPU runs the GPU forward on the given inputs (read as float64,
 // packed in the dtype by package gpu) and returns out in the dtype.
-func exportScanGPU(ctx context.Context, spec gpu.ScanSpec, in map[string]tensorfile.Tensor) (map[string]tensorfile.Tensor, error) {
+func exportScanGPU(ctx context.Context, spec gpuscan.Spec, in map[string]tensorfile.Tensor) (map[string]tensorfile.Tensor, error) {
 	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return nil, err
@@ -305,7 +307,7 @@ func exportScanGPU(ctx context.Context, spec gpu.ScanSpec, in map[string]tensorf
 	for i, x := range l32 {
 		lengths[i] = int64(x)
 	}
-	out, err := d.ExportScan(ctx, spec, vals["cum_scores"], vals["transition"], vals["duration_bias"], lengths)
+	out, err := gpuscan.Export(ctx, d, spec, vals["cum_scores"], vals["transition"], vals["duration_bias"], lengths)
 	if err != nil {
 		return nil, err
 	}

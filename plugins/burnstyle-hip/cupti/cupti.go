@@ -82,7 +82,7 @@ type Tracer struct {
 
 	mu      sync.Mutex
 	records []Record
-	free    [][]byte          // buffers CUPTI gave back, to lend again
+	free    [][]byte           // buffers CUPTI gave back, to lend again
 	lent    map[uintptr][]byte // buffers CUPTI holds, by address (keeps them alive)
 	err     error              // the first record CUPTI could not hand over
 	active  bool

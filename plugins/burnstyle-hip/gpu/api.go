@@ -16,21 +16,21 @@ type drvAPI struct {
 	memsetD32     func(dst uint64, v uint32, n uint64) int32
 	moduleLoad    func(m *uintptr, image unsafe.Pointer) int32
 	moduleFunc    func(f *uintptr, m uintptr, name *byte) int32
-	moduleUnload  func(m uintptr) int32
+	ModuleUnload  func(m uintptr) int32
 	launch        func(f uintptr, gx, gy, gz, bx, by, bz, smem uint32, stream uintptr, params, extra unsafe.Pointer) int32
 	eventCreate   func(e *uintptr, flags uint32) int32
-	eventRecord   func(e uintptr, stream uintptr) int32
+	EventRecord   func(e uintptr, stream uintptr) int32
 	eventSync     func(e uintptr) int32
 	eventElapsed  func(ms *float32, a, b uintptr) int32
-	eventDestroy  func(e uintptr) int32
+	EventDestroy  func(e uintptr) int32
 	sync          func() int32
 	deviceCount   func(n *int32) int32
 	deviceName    func(buf *byte, n int32, dev int32) int32
 	driverVersion func(v *int32) int32
 	memGetInfo    func(free, total *uint64) int32
 	// Streams, for the chunked forward (wavefront.go).
-	streamCreate  func(s *uintptr, flags uint32, priority int32) int32
-	streamDestroy func(s uintptr) int32
+	StreamCreate  func(s *uintptr, flags uint32, priority int32) int32
+	StreamDestroy func(s uintptr) int32
 	streamWait    func(s uintptr, e uintptr, flags uint32) int32
 	priorities    func(least, greatest *int32) int32
 }
@@ -56,10 +56,10 @@ var hipDrvNames = drvNames{
 
 func (a *drvAPI) table(n drvNames) map[string]any {
 	ptrs := []any{&a.memAlloc, &a.memFree, &a.htod, &a.dtoh, &a.memsetD32,
-		&a.moduleLoad, &a.moduleFunc, &a.moduleUnload, &a.launch,
-		&a.eventCreate, &a.eventRecord, &a.eventSync, &a.eventElapsed, &a.eventDestroy,
+		&a.moduleLoad, &a.moduleFunc, &a.ModuleUnload, &a.launch,
+		&a.eventCreate, &a.EventRecord, &a.eventSync, &a.eventElapsed, &a.EventDestroy,
 		&a.sync, &a.deviceCount, &a.deviceName, &a.driverVersion, &a.memGetInfo,
-		&a.streamCreate, &a.streamDestroy, &a.streamWait, &a.priorities}
+		&a.StreamCreate, &a.StreamDestroy, &a.streamWait, &a.priorities}
 	t := make(map[string]any, len(n))
 	for i, name := range n {
 		t[name] = ptrs[i]

@@ -11,49 +11,49 @@ import (
 
 // cuBLAS constants (cublas_api.h, library_types.h).
 const (
-	cublasOpN          = 0
-	cublasOpT          = 1
-	cublasDefaultMath  = 0
-	cublasPedanticMath = 2
+	CublasOpN          = 0
+	CublasOpT          = 1
+	CublasDefaultMath  = 0
+	CublasPedanticMath = 2
 	// cublasFloat32Sums is CUBLAS_DEFAULT_MATH with
 	// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: with 16-bit C, the
 	// default lets cuBLAS reduce split-K partial sums in the 16-bit type,
 	// which the specs' "float32 accumulation" rules out (PyTorch's
 	// allow_bf16/fp16_reduced_precision_reduction = False, which the
 	// pytorch backend sets, is this flag).
-	cublasFloat32Sums = cublasDefaultMath | 16
-	cudaR32F          = 0
-	cudaR16BF         = 14
-	cublasCompute32F  = 68
-	cublasGemmDefault = -1
-	cublasWorkspace   = 32 << 20 // what NVIDIA recommends for Hopper
+	CublasFloat32Sums = CublasDefaultMath | 16
+	CudaR32F          = 0
+	CudaR16BF         = 14
+	CublasCompute32F  = 68
+	CublasGemmDefault = -1
+	CublasWorkspace   = 32 << 20 // what NVIDIA recommends for Hopper
 )
 
 // More cuBLAS constants, for the standalone GEMM (gemm.go).
 const (
-	cudaR16F = 2 // CUDA_R_16F
+	CudaR16F = 2 // CUDA_R_16F
 	// cublasCompute32FFastTF32 is CUBLAS_COMPUTE_32F_FAST_TF32: float32
 	// storage, inputs rounded to TF32 on tensor cores, float32 accumulation.
-	cublasCompute32FFastTF32 = 77
+	CublasCompute32FFastTF32 = 77
 )
 
 type cublas struct {
-	h            uintptr
-	path         string
-	create       func(h *uintptr) int32
-	destroy      func(h uintptr) int32
-	setMathMode  func(h uintptr, mode int32) int32
-	setWorkspace func(h uintptr, ws uint64, bytes uint64) int32
-	setStream    func(h uintptr, stream uintptr) int32
-	version      func(h uintptr, v *int32) int32
+	H            uintptr
+	Path         string
+	Create       func(h *uintptr) int32
+	Destroy      func(h uintptr) int32
+	SetMathMode  func(h uintptr, mode int32) int32
+	SetWorkspace func(h uintptr, ws uint64, bytes uint64) int32
+	SetStream    func(h uintptr, stream uintptr) int32
+	Version      func(h uintptr, v *int32) int32
 	sgemm        func(h uintptr, ta, tb, m, n, k int32, alpha *float32, A uint64, lda int32,
 		B uint64, ldb int32, beta *float32, C uint64, ldc int32) int32
-	gemmEx func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32,
+	GemmEx func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32,
 		B uint64, bt, ldb int32, beta unsafe.Pointer, C uint64, ct, ldc int32, compute, algo int32) int32
-	ws devPtr
+	WS Ptr
 	// gemmSB is cublasGemmStridedBatchedEx; nil where the library lacks it
 	// (bound apart from the table: the CPU emulator does not export it).
-	gemmSB func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32, strideA int64,
+	GemmSB func(h uintptr, ta, tb, m, n, k int32, alpha unsafe.Pointer, A uint64, at, lda int32, strideA int64,
 		B uint64, bt, ldb int32, strideB int64, beta unsafe.Pointer, C uint64, ct, ldc int32, strideC int64,
 		batch, compute, algo int32) int32
 }
@@ -62,7 +62,7 @@ var cublasNames = []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetMath
 	"cublasSetWorkspace_v2", "cublasGetVersion_v2", "cublasSgemm_v2", "cublasGemmEx", "cublasSetStream_v2"}
 
 func (b *cublas) table() map[string]any {
-	ptrs := []any{&b.create, &b.destroy, &b.setMathMode, &b.setWorkspace, &b.version, &b.sgemm, &b.gemmEx, &b.setStream}
+	ptrs := []any{&b.Create, &b.Destroy, &b.SetMathMode, &b.SetWorkspace, &b.Version, &b.sgemm, &b.GemmEx, &b.SetStream}
 	t := map[string]any{}
 	for i, n := range cublasNames {
 		t[n] = ptrs[i]
@@ -87,20 +87,20 @@ func openCUBLAS() (*cublas, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &cublas{path: path}
+	b := &cublas{Path: path}
 	if err := bind(lib, path, b.table()); err != nil {
 		return nil, err
 	}
-	if bind(lib, path, map[string]any{"cublasGemmStridedBatchedEx": &b.gemmSB}) != nil {
-		b.gemmSB = nil
+	if bind(lib, path, map[string]any{"cublasGemmStridedBatchedEx": &b.GemmSB}) != nil {
+		b.GemmSB = nil
 	}
-	if c := b.create(&b.h); c != 0 {
+	if c := b.Create(&b.H); c != 0 {
 		return nil, fmt.Errorf("cublasCreate: status %d", c)
 	}
 	return b, nil
 }
 
-func (b *cublas) check(op string, c int32) error {
+func (b *cublas) Check(op string, c int32) error {
 	if c != 0 {
 		return fmt.Errorf("cublas %s: status %d", op, c)
 	}
@@ -113,9 +113,9 @@ func (b *cublas) check(op string, c int32) error {
 // rather than the act type. h is the handle to run on: the device's, or a
 // chunk lane's (one per stream, each with its own workspace, so concurrent
 // GEMMs never share one).
-func (b *cublas) gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X devPtr, ldx int, W devPtr, ldw int,
-	Y devPtr, ldy int, beta float32) error {
-	return b.gemmOp(h, bf16, false, transW, yF32, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
+func (b *cublas) Gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X Ptr, ldx int, W Ptr, ldw int,
+	Y Ptr, ldy int, beta float32) error {
+	return b.GemmOp(h, bf16, false, transW, yF32, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
 }
 
 // gemmOp is the general row-major product C[M,N] = op(A) @ op(B) + beta*C,
@@ -125,26 +125,26 @@ func (b *cublas) gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X devPtr,
 // its transpose, so it computes C^T = op(B)^T op(A)^T: B goes first and
 // each operand keeps its own transpose flag. cF32 says C is float32 (a
 // gradient, the residual stream) rather than the act type.
-func (b *cublas) gemmOp(h uintptr, bf16, transA, transB, cF32 bool, M, N, K int, A devPtr, lda int, B devPtr, ldb int,
-	C devPtr, ldc int, beta float32) error {
+func (b *cublas) GemmOp(h uintptr, bf16, transA, transB, cF32 bool, M, N, K int, A Ptr, lda int, B Ptr, ldb int,
+	C Ptr, ldc int, beta float32) error {
 	alpha := float32(1)
-	ta, tb := int32(cublasOpN), int32(cublasOpN)
+	ta, tb := int32(CublasOpN), int32(CublasOpN)
 	if transA {
-		ta = cublasOpT
+		ta = CublasOpT
 	}
 	if transB {
-		tb = cublasOpT
+		tb = CublasOpT
 	}
 	op := fmt.Sprintf("gemm M=%d N=%d K=%d transA=%v transB=%v bf16=%v", M, N, K, transA, transB, bf16)
 	if !bf16 {
-		return b.check(op, b.sgemm(h, tb, ta, int32(N), int32(M), int32(K), &alpha,
+		return b.Check(op, b.sgemm(h, tb, ta, int32(N), int32(M), int32(K), &alpha,
 			uint64(B), int32(ldb), uint64(A), int32(lda), &beta, uint64(C), int32(ldc)))
 	}
-	ct := int32(cudaR16BF)
+	ct := int32(CudaR16BF)
 	if cF32 {
-		ct = cudaR32F
+		ct = CudaR32F
 	}
-	return b.check(op, b.gemmEx(h, tb, ta, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
-		uint64(B), cudaR16BF, int32(ldb), uint64(A), cudaR16BF, int32(lda), unsafe.Pointer(&beta),
-		uint64(C), ct, int32(ldc), cublasCompute32F, cublasGemmDefault))
+	return b.Check(op, b.GemmEx(h, tb, ta, int32(N), int32(M), int32(K), unsafe.Pointer(&alpha),
+		uint64(B), CudaR16BF, int32(ldb), uint64(A), CudaR16BF, int32(lda), unsafe.Pointer(&beta),
+		uint64(C), ct, int32(ldc), CublasCompute32F, CublasGemmDefault))
 }

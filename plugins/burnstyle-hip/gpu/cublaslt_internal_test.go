@@ -16,11 +16,11 @@ func TestCUBLASLtSymbols(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := b.version(); v < 110000 {
-		t.Errorf("%s: version %d, want 11.0 or newer", b.path, v)
+	if v := b.Version(); v < 110000 {
+		t.Errorf("%s: version %d, want 11.0 or newer", b.Path, v)
 	}
 	if len(b.table()) != len(cublasLtNames) {
 		t.Error("cublasLt table repeats a name")
 	}
-	t.Logf("%s: %s, %d symbols", b.path, b.ltVersion(), len(cublasLtNames))
+	t.Logf("%s: %s, %d symbols", b.Path, b.LtVersion(), len(cublasLtNames))
 }

@@ -45,14 +45,14 @@ func (c *cudaExtra) table() map[string]any {
 // primary context current on the calling thread, and reads what the
 // compiler and the launches need. CUDA_VISIBLE_DEVICES is applied by the
 // driver itself, so "device 0" is the first visible one. Runs on the worker.
-func openCUDA() (*rt, error) {
+func openCUDA() (*Runtime, error) {
 	lib, path, err := specCUDA.open()
 	if err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
-	r := &rt{kind: "cuda"}
+	r := &Runtime{Kind: "cuda"}
 	var x cudaExtra
-	if err := bind(lib, path, r.drv.table(cudaDrvNames)); err != nil {
+	if err := bind(lib, path, r.Drv.table(cudaDrvNames)); err != nil {
 		return nil, fmt.Errorf("cuda: %w", err)
 	}
 	if err := bind(lib, path, x.table()); err != nil {
@@ -65,26 +65,26 @@ func openCUDA() (*rt, error) {
 		}
 		return goString(s)
 	}
-	if err := r.check("cuInit", x.init(0)); err != nil {
+	if err := r.Check("cuInit", x.init(0)); err != nil {
 		return nil, err
 	}
 	var n, dev int32
-	if err := r.check("device count", r.drv.deviceCount(&n)); err != nil {
+	if err := r.Check("device count", r.Drv.deviceCount(&n)); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("cuda: the driver sees no device (CUDA_VISIBLE_DEVICES=%q)", os.Getenv("CUDA_VISIBLE_DEVICES"))
 	}
-	r.count = int(n)
-	if err := r.check("device get 0", x.deviceGet(&dev, 0)); err != nil {
+	r.Count = int(n)
+	if err := r.Check("device get 0", x.deviceGet(&dev, 0)); err != nil {
 		return nil, err
 	}
 	var ctx uintptr
-	if err := r.check("retain primary context", x.primaryRetain(&ctx, dev)); err != nil {
+	if err := r.Check("retain primary context", x.primaryRetain(&ctx, dev)); err != nil {
 		return nil, err
 	}
 	r.release = func() { x.primaryRel(dev) }
-	if err := r.check("set current context", x.ctxSetCurrent(ctx)); err != nil {
+	if err := r.Check("set current context", x.ctxSetCurrent(ctx)); err != nil {
 		r.release()
 		return nil, err
 	}
@@ -94,27 +94,27 @@ func openCUDA() (*rt, error) {
 		return int(v)
 	}
 	major, minor := attr(cuAttrCCMajor), attr(cuAttrCCMinor)
-	r.smCount, r.maxDynSmem = attr(cuAttrMultiprocessors), attr(cuAttrMaxSmemOptin)
+	r.SMCount, r.MaxDynSmem = attr(cuAttrMultiprocessors), attr(cuAttrMaxSmemOptin)
 	buf := make([]byte, 256)
-	r.drv.deviceName(&buf[0], int32(len(buf)), dev)
-	r.name = strings.TrimRight(string(buf), "\x00")
+	r.Drv.deviceName(&buf[0], int32(len(buf)), dev)
+	r.Name = strings.TrimRight(string(buf), "\x00")
 	var ver int32
-	r.drv.driverVersion(&ver)
+	r.Drv.driverVersion(&ver)
 	r.driver = fmt.Sprintf("CUDA %d.%d, sm_%d%d", ver/1000, ver%1000/10, major, minor)
 	r.bindGraphs(lib, path, cudaGraphNames)
 	r.bindHold(lib, path)
-	r.tracer, r.tracerWhy = openTracer()
+	r.Tracer, r.TracerWhy = openTracer()
 	if major >= 9 { // clusters: optional, an older driver simply has none
 		var ex func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
 		if bind(lib, path, map[string]any{"cuLaunchKernelEx": &ex}) == nil {
 			r.launchEx = ex
 		}
 	}
-	r.archOpts = []string{fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor), "-std=c++17"}
-	r.setDynSmem = func(fn uintptr, bytes int) error {
-		return r.check(fmt.Sprintf("allow %d bytes of shared memory", bytes), x.funcSetAttr(fn, cuFuncMaxDynSmem, int32(bytes)))
+	r.ArchOpts = []string{fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor), "-std=c++17"}
+	r.SetDynSmem = func(fn uintptr, bytes int) error {
+		return r.Check(fmt.Sprintf("allow %d bytes of shared memory", bytes), x.funcSetAttr(fn, cuFuncMaxDynSmem, int32(bytes)))
 	}
-	r.funcAttrs = func(fn uintptr) (int, int) {
+	r.FuncAttrs = func(fn uintptr) (int, int) {
 		var regs, local int32
 		x.funcGetAttr(&regs, cuFuncNumRegs, fn)
 		x.funcGetAttr(&local, cuFuncLocalBytes, fn)
@@ -133,6 +133,6 @@ func openCUDA() (*rt, error) {
 	var vmaj, vmin int32
 	r.rtc.version(&vmaj, &vmin)
 	r.driver += fmt.Sprintf(", NVRTC %d.%d", vmaj, vmin)
-	r.blas, r.blasErr = openCUBLAS()
+	r.BLAS, r.BLASErr = openCUBLAS()
 	return r, nil
 }

@@ -1,8 +1,11 @@
-// Package gpu runs the TTT model of docs/workloads/ttt.md on a GPU from plain
-// Go: the CUDA driver, NVRTC and cuBLAS (or HIP and hipRTC) are loaded at run
-// time through purego, with no cgo and no GPU SDK at build time. Kernels are
-// compiled at model creation for its exact shape; the TTT inner loop of a
-// layer is one launch. See ../docs/FLOOR.md for what the hardware allows.
+// Package gpu is the native backend's GPU runtime, from plain Go: the CUDA
+// driver, NVRTC, cuBLAS and cuBLASLt (or HIP and hipRTC) are loaded at run
+// time through purego, with no cgo and no GPU SDK at build time. It holds
+// what every workload shares: devices and their worker thread, device
+// memory, run-time compilation of kernel programs (Program), launches,
+// streams and events, graph capture, and the one timing loop
+// (Runtime.TimedLaunches). The workloads live in packages of their own
+// (ttt, gemm, attention, scan) that import this one, never the reverse.
 package gpu
 
 import (
@@ -15,12 +18,12 @@ import (
 
 // Device is one opened GPU. All driver work happens on its worker thread.
 type Device struct {
-	w    *worker
-	rt   *rt
+	W    *worker
+	RT   *Runtime
 	info result.Device
 	// ltLib is the cuBLASLt handle of the gemm workload's cublaslt
 	// variant, opened on first use (cublaslt.go); ltErr why it is not.
-	ltLib *cublasLt
+	ltLib *CublasLt
 	ltErr error
 }
 
@@ -47,26 +50,26 @@ func Open(kind string) (*Device, error) {
 	return nil, fmt.Errorf("gpu: unknown device kind %q (want cuda, rocm or auto)", kind)
 }
 
-func open(fn func() (*rt, error)) (*Device, error) {
-	d := &Device{w: newWorker()}
-	err := d.w.do(func() error {
+func open(fn func() (*Runtime, error)) (*Device, error) {
+	d := &Device{W: newWorker()}
+	err := d.W.Do(func() error {
 		r, err := fn()
-		d.rt = r
-		if err != nil || r.blas == nil {
+		d.RT = r
+		if err != nil || r.BLAS == nil {
 			return err
 		}
 		// cuBLAS gets its workspace from us, so PeakBytes counts it and
 		// cuBLAS allocates nothing behind the count while timed calls run.
-		if r.blas.ws, err = r.alloc(cublasWorkspace); err != nil {
+		if r.BLAS.WS, err = r.Alloc(CublasWorkspace); err != nil {
 			return err
 		}
-		return r.blas.check("set workspace", r.blas.setWorkspace(r.blas.h, uint64(r.blas.ws), cublasWorkspace))
+		return r.BLAS.Check("set workspace", r.BLAS.SetWorkspace(r.BLAS.H, uint64(r.BLAS.WS), CublasWorkspace))
 	})
 	if err != nil {
-		d.w.stop()
+		d.W.stop()
 		return nil, err
 	}
-	d.info = result.Device{Kind: d.rt.kind, Name: d.rt.name, Driver: d.rt.driver, Count: d.rt.count}
+	d.info = result.Device{Kind: d.RT.Kind, Name: d.RT.Name, Driver: d.RT.driver, Count: d.RT.Count}
 	return d, nil
 }
 
@@ -75,32 +78,39 @@ func (d *Device) Info() result.Device { return d.info }
 
 // BLAS names the dense engine: the cuBLAS library path, or why there is none.
 func (d *Device) BLAS() string {
-	if d.rt.blas != nil {
-		return "cuBLAS " + d.rt.blas.path
+	if d.RT.BLAS != nil {
+		return "cuBLAS " + d.RT.BLAS.Path
 	}
-	return fmt.Sprintf("portable GEMM kernels (%v)", d.rt.blasErr)
+	return fmt.Sprintf("portable GEMM kernels (%v)", d.RT.BLASErr)
 }
 
 // Close releases the context; models of this device must be closed first.
 func (d *Device) Close() {
-	if d == nil || d.w == nil {
+	if d == nil || d.W == nil {
 		return
 	}
-	d.w.do(func() error {
-		if b := d.rt.blas; b != nil {
-			b.destroy(b.h)
-			if b.ws != 0 {
-				d.rt.free(b.ws)
+	d.W.Do(func() error {
+		if b := d.RT.BLAS; b != nil {
+			b.Destroy(b.H)
+			if b.WS != 0 {
+				d.RT.Free(b.WS)
 			}
 		}
 		if d.ltLib != nil {
-			d.ltLib.destroy(d.ltLib.h)
+			d.ltLib.destroy(d.ltLib.H)
 		}
-		if d.rt.release != nil {
-			d.rt.release()
+		if d.RT.release != nil {
+			d.RT.release()
 		}
 		return nil
 	})
-	d.w.stop()
-	d.w = nil
+	d.W.stop()
+	d.W = nil
+}
+
+// FreeBytes is the device memory the driver reports free.
+func (d *Device) FreeBytes() (int64, error) {
+	var free, total uint64
+	err := d.W.Do(func() error { return d.RT.Check("memory info", d.RT.Drv.memGetInfo(&free, &total)) })
+	return int64(free), err
 }

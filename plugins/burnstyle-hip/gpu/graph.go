@@ -2,7 +2,6 @@ package gpu
 
 import (
 	"fmt"
-	"time"
 )
 
 // A forward is a few hundred launches and cuBLAS calls (more when chunked:
@@ -22,8 +21,8 @@ import (
 type graphAPI struct {
 	begin       func(stream uintptr, mode int32) int32
 	end         func(stream uintptr, graph *uintptr) int32
-	instantiate func(exec *uintptr, graph uintptr, flags uint64) int32
-	launch      func(exec, stream uintptr) int32
+	Instantiate func(exec *uintptr, graph uintptr, flags uint64) int32
+	Launch      func(exec, stream uintptr) int32
 	execDestroy func(exec uintptr) int32
 	destroy     func(graph uintptr) int32
 }
@@ -38,7 +37,7 @@ var (
 )
 
 func (g *graphAPI) table(n graphNames) map[string]any {
-	ptrs := []any{&g.begin, &g.end, &g.instantiate, &g.launch, &g.execDestroy, &g.destroy}
+	ptrs := []any{&g.begin, &g.end, &g.Instantiate, &g.Launch, &g.execDestroy, &g.destroy}
 	t := make(map[string]any, len(n))
 	for i, name := range n {
 		t[name] = ptrs[i]
@@ -47,111 +46,33 @@ func (g *graphAPI) table(n graphNames) map[string]any {
 }
 
 // bindGraphs sets r.graph when the library has every graph call.
-func (r *rt) bindGraphs(lib uintptr, path string, names graphNames) {
+func (r *Runtime) bindGraphs(lib uintptr, path string, names graphNames) {
 	var g graphAPI
 	if bind(lib, path, g.table(names)) == nil {
-		r.graph = &g
+		r.Graph = &g
 	}
 }
 
 const (
 	captureThreadLocal = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, hipStreamCaptureModeThreadLocal
-	streamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
+	StreamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
 )
 
-// captured is a model's forward as an instantiated graph, replayed on stream.
-type captured struct {
-	stream, graph, exec uintptr
-}
-
-// graphed says whether Run replays a captured forward.
-func (m *Model) graphed() bool {
-	return m.dev.rt.graph != nil && !m.opt.Eager && !m.cfg.InnerOnly
-}
-
-// Replays says whether each Run is one replay of the forward captured at
-// the first call (else every kernel is launched from the host each call).
-func (m *Model) Replays() bool { return m.graphed() }
-
-// runGraph is Run's body for a graphed model: capture at the first call
-// (the capture and instantiation are counted in CompileMs, as the
-// frameworks' first-call JIT is in theirs), then one replay between the two
-// timing events.
-func (m *Model) runGraph() (float64, error) {
-	r := m.dev.rt
-	if m.cap == nil {
-		if err := m.capture(); err != nil {
-			return 0, err
-		}
-	}
-	c := m.cap
-	if err := r.check("event record", r.drv.eventRecord(m.ev[0], c.stream)); err != nil {
-		return 0, err
-	}
-	if err := r.check("graph launch", r.graph.launch(c.exec, c.stream)); err != nil {
-		r.sync()
-		return 0, err
-	}
-	if err := r.check("event record", r.drv.eventRecord(m.ev[1], c.stream)); err != nil {
-		return 0, err
-	}
-	ms, err := r.elapsedMs(m.ev[0], m.ev[1])
-	if err != nil {
-		return 0, err
-	}
-	return ms, r.sync()
-}
-
-// capture records one forward into a graph on a stream of its own: the
-// flat forward's launches and GEMMs go to that stream (m.base), and the
-// chunked forward's lanes fork from and join back to it through events.
-func (m *Model) capture() (err error) {
-	r, t0 := m.dev.rt, time.Now()
-	c := &captured{}
-	defer func() {
-		if err != nil {
-			m.destroyCapture(c)
-			err = fmt.Errorf("capture the forward as a graph (XBENCH_GPU_GRAPH=0 launches it eagerly): %w", err)
-		}
-	}()
-	if err := r.check("create capture stream", r.drv.streamCreate(&c.stream, streamNonBlocking, 0)); err != nil {
-		return err
-	}
-	if err := m.recordOn(c, m.enqueueCall); err != nil {
-		return err
-	}
-	if err := r.check("instantiate graph", r.graph.instantiate(&c.exec, c.graph, 0)); err != nil {
-		return err
-	}
-	m.cap = c
-	m.compileMs += float64(time.Since(t0).Microseconds()) / 1e3
-	return nil
-}
-
-// recordOn captures what enqueue sends into c.graph, with c.stream as the
-// model's base stream and the cuBLAS handle's stream for its duration.
-func (m *Model) recordOn(c *captured, enqueue func() error) error {
-	if err := m.setBLASStream(c.stream); err != nil {
-		return err
-	}
-	defer m.setBLASStream(0)
-	return m.dev.rt.captureInto(c, func() error {
-		m.base = c.stream
-		defer func() { m.base = 0 }()
-		return enqueue()
-	})
+// Captured is a model's forward as an instantiated graph, replayed on stream.
+type Captured struct {
+	Stream, Graph, Exec uintptr
 }
 
 // captureInto captures what enqueue sends into c.graph: r.stream is c.stream
 // for its duration, so launches and events follow it.
-func (r *rt) captureInto(c *captured, enqueue func() error) error {
-	if err := r.check("begin capture", r.graph.begin(c.stream, captureThreadLocal)); err != nil {
+func (r *Runtime) CaptureInto(c *Captured, enqueue func() error) error {
+	if err := r.Check("begin capture", r.Graph.begin(c.Stream, captureThreadLocal)); err != nil {
 		return err
 	}
-	r.stream = c.stream
+	r.Stream = c.Stream
 	errEnqueue := enqueue()
-	r.stream = 0
-	errEnd := r.check("end capture", r.graph.end(c.stream, &c.graph))
+	r.Stream = 0
+	errEnd := r.Check("end capture", r.Graph.end(c.Stream, &c.Graph))
 	if errEnqueue != nil {
 		return errEnqueue
 	}
@@ -162,58 +83,42 @@ func (r *rt) captureInto(c *captured, enqueue func() error) error {
 // captured on a stream of its own and instantiated, the device's cuBLAS
 // handle on that stream meanwhile; replay it with r.graph.launch(c.exec,
 // c.stream) and free it with r.destroyCaptured.
-func (r *rt) captureCall(enqueue func() error) (c *captured, err error) {
-	if r.graph == nil {
-		return nil, fmt.Errorf("--cuda-graph: this %s driver has no stream capture", r.kind)
+func (r *Runtime) CaptureCall(enqueue func() error) (c *Captured, err error) {
+	if r.Graph == nil {
+		return nil, fmt.Errorf("--cuda-graph: this %s driver has no stream capture", r.Kind)
 	}
-	c = &captured{}
+	c = &Captured{}
 	defer func() {
 		if err != nil {
-			r.destroyCaptured(c)
+			r.DestroyCaptured(c)
 			c = nil
 		}
 	}()
-	if err := r.check("create capture stream", r.drv.streamCreate(&c.stream, streamNonBlocking, 0)); err != nil {
+	if err := r.Check("create capture stream", r.Drv.StreamCreate(&c.Stream, StreamNonBlocking, 0)); err != nil {
 		return nil, err
 	}
-	if b := r.blas; b != nil {
-		if err := b.check("set stream", b.setStream(b.h, c.stream)); err != nil {
+	if b := r.BLAS; b != nil {
+		if err := b.Check("set stream", b.SetStream(b.H, c.Stream)); err != nil {
 			return nil, err
 		}
-		defer b.setStream(b.h, 0)
+		defer b.SetStream(b.H, 0)
 	}
-	if err := r.captureInto(c, enqueue); err != nil {
+	if err := r.CaptureInto(c, enqueue); err != nil {
 		return nil, err
 	}
-	return c, r.check("instantiate graph", r.graph.instantiate(&c.exec, c.graph, 0))
+	return c, r.Check("instantiate graph", r.Graph.Instantiate(&c.Exec, c.Graph, 0))
 }
-
-// setBLASStream points the device's cuBLAS handle at stream (0: the
-// default stream) and sets this model's math mode on it, as Run does.
-func (m *Model) setBLASStream(stream uintptr) error {
-	if !m.useBLAS() {
-		return nil
-	}
-	b := m.dev.rt.blas
-	if err := b.check("set stream", b.setStream(b.h, stream)); err != nil {
-		return err
-	}
-	return b.check("set math mode", b.setMathMode(b.h, m.blasMathMode()))
-}
-
-// destroyCapture frees what capture made; zero handles are skipped.
-func (m *Model) destroyCapture(c *captured) { m.dev.rt.destroyCaptured(c) }
 
 // destroyCaptured frees a capture's graph, instance and stream; zero
 // handles are skipped.
-func (r *rt) destroyCaptured(c *captured) {
-	if c.exec != 0 {
-		r.graph.execDestroy(c.exec)
+func (r *Runtime) DestroyCaptured(c *Captured) {
+	if c.Exec != 0 {
+		r.Graph.execDestroy(c.Exec)
 	}
-	if c.graph != 0 {
-		r.graph.destroy(c.graph)
+	if c.Graph != 0 {
+		r.Graph.destroy(c.Graph)
 	}
-	if c.stream != 0 {
-		r.drv.streamDestroy(c.stream)
+	if c.Stream != 0 {
+		r.Drv.StreamDestroy(c.Stream)
 	}
 }

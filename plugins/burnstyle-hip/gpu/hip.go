@@ -26,14 +26,14 @@ const hipSmemDefault = 64 << 10
 // work uses the portable GEMM kernels: hipBLAS's datatype enums changed
 // across ROCm releases, and a wrong enum there would be silent. Runs on the
 // worker thread; not run in this repository's CI (no AMD GPU there).
-func openHIP() (*rt, error) {
+func openHIP() (*Runtime, error) {
 	lib, path, err := specHIP.open()
 	if err != nil {
 		return nil, fmt.Errorf("rocm: %w", err)
 	}
-	r := &rt{kind: "rocm"}
+	r := &Runtime{Kind: "rocm"}
 	var x hipExtra
-	if err := bind(lib, path, r.drv.table(hipDrvNames)); err != nil {
+	if err := bind(lib, path, r.Drv.table(hipDrvNames)); err != nil {
 		return nil, fmt.Errorf("rocm: %w", err)
 	}
 	if err := bind(lib, path, x.table()); err != nil {
@@ -41,35 +41,35 @@ func openHIP() (*rt, error) {
 	}
 	r.errName = x.errName
 	r.bindGraphs(lib, path, hipGraphNames)
-	if err := r.check("hipInit", x.init(0)); err != nil { // no GPU or no driver: name what was loaded
+	if err := r.Check("hipInit", x.init(0)); err != nil { // no GPU or no driver: name what was loaded
 		return nil, fmt.Errorf("%w (HIP runtime %s; no usable AMD GPU?)", err, path)
 	}
 	var n int32
-	if err := r.check("device count", r.drv.deviceCount(&n)); err != nil {
+	if err := r.Check("device count", r.Drv.deviceCount(&n)); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("rocm: the runtime sees no device (HIP_VISIBLE_DEVICES=%q)", os.Getenv("HIP_VISIBLE_DEVICES"))
 	}
-	r.count = int(n)
-	if err := r.check("set device 0", x.setDevice(0)); err != nil {
+	r.Count = int(n)
+	if err := r.Check("set device 0", x.setDevice(0)); err != nil {
 		return nil, err
 	}
 	buf := make([]byte, 256)
-	r.drv.deviceName(&buf[0], int32(len(buf)), 0)
-	r.name = strings.TrimRight(string(buf), "\x00")
+	r.Drv.deviceName(&buf[0], int32(len(buf)), 0)
+	r.Name = strings.TrimRight(string(buf), "\x00")
 	var ver int32
-	r.drv.driverVersion(&ver)
+	r.Drv.driverVersion(&ver)
 	r.driver = fmt.Sprintf("HIP %d", ver)
-	r.maxDynSmem = hipSmemDefault
+	r.MaxDynSmem = hipSmemDefault
 	if v := os.Getenv("XBENCH_HIP_SMEM"); v != "" {
-		fmt.Sscan(v, &r.maxDynSmem)
+		fmt.Sscan(v, &r.MaxDynSmem)
 	}
-	r.archOpts = []string{"-std=c++17"}
+	r.ArchOpts = []string{"-std=c++17"}
 	if a := os.Getenv("XBENCH_HIP_ARCH"); a != "" { // hipRTC targets the current device otherwise
-		r.archOpts = append(r.archOpts, "--offload-arch="+a)
+		r.ArchOpts = append(r.ArchOpts, "--offload-arch="+a)
 	}
-	r.funcAttrs = func(uintptr) (int, int) { return 0, 0 }
+	r.FuncAttrs = func(uintptr) (int, int) { return 0, 0 }
 	r.release = func() {}
 	rl, rpath, err := specHIPRTC.open()
 	if err == nil {
@@ -79,6 +79,6 @@ func openHIP() (*rt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocm: kernels need the run-time compiler: %w", err)
 	}
-	r.blasErr = fmt.Errorf("rocm: no BLAS library is bound (hipBLASLt and rocBLAS are not yet); the forward's dense work uses the portable GEMM kernels")
+	r.BLASErr = fmt.Errorf("rocm: no BLAS library is bound (hipBLASLt and rocBLAS are not yet); the forward's dense work uses the portable GEMM kernels")
 	return r, nil
 }

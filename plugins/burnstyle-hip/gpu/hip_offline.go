@@ -12,10 +12,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // HIPReport is one program compiled for one AMD target.
@@ -89,7 +88,7 @@ func hiprtcOffline() (*rtcAPI, string, error) {
 
 // hipCompile compiles src for arch with the options openHIP uses; the code
 // object must hold every kernel of want (what the host code fetches).
-func hipCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
+func HIPCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
 	rep := HIPReport{Program: program, Arch: arch}
 	r, lib, err := hiprtcOffline()
 	if err != nil {
@@ -97,7 +96,7 @@ func hipCompile(program, src string, defines []string, arch string, want ...stri
 	}
 	rep.Library = lib
 	opts := append(hipArchOpts(arch), defines...)
-	image, log, err := cachedBuild(lib, src, opts, func() ([]byte, string, error) {
+	image, log, err := cachedBuild(os.Getenv("XBENCH_HIPRTC_CACHE"), lib+"\x00"+offlineHIPStamp, src, opts, func() ([]byte, string, error) {
 		offlineHIPMu.Lock()
 		defer offlineHIPMu.Unlock()
 		return r.build("hiprtc", src, opts)
@@ -127,48 +126,17 @@ func hipArchOpts(arch string) []string {
 	return o
 }
 
-// HIPCompileTTT compiles cfg's TTT program (forward; with cfg.Backward the
-// training step's kernels too) as openHIP would: no thread-block clusters.
-func HIPCompileTTT(cfg ttt.Config, opt Options, arch string) (HIPReport, error) {
-	if err := Supports(cfg); err != nil {
-		return HIPReport{}, err
-	}
-	geo, _, err := geometryFor(cfg, withEnv(opt), false)
-	if err != nil {
-		return HIPReport{}, err
-	}
-	name := fmt.Sprintf("ttt %s %s %s %s (%s, %d threads)", cfg.ModelSize, cfg.TTTType, cfg.Dtype,
-		map[bool]string{true: "train", false: "forward"}[cfg.Backward], geo.innerName(), geo.NT)
-	return hipCompile(name, geo.source(), geo.defines(), arch, geo.kernels()...)
-}
-
-// HIPCompileAttention compiles spec's attention program.
-func HIPCompileAttention(spec AttentionSpec, arch string) (HIPReport, error) {
-	if err := spec.check(); err != nil {
-		return HIPReport{}, err
-	}
-	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, spec.tiles(0).kernel())
-}
-
-// HIPCompileScan compiles spec's scan program.
-func HIPCompileScan(spec ScanSpec, arch string) (HIPReport, error) {
-	if err := ScanSupported(spec); err != nil {
-		return HIPReport{}, err
-	}
-	return hipCompile(spec.String(), spec.source(), spec.defines(), arch, "xs_scan_fwd")
-}
-
-// cachedBuild is build, or its earlier result for the same compiler (path,
-// version, size and time of the library), source and options, from the
-// folder XBENCH_HIPRTC_CACHE names (test.sh: under ~/.cache/xbench, which CI
-// keeps). Unset, every call compiles. A compile error is never cached.
-func cachedBuild(lib, src string, opts []string, build func() ([]byte, string, error)) ([]byte, string, error) {
-	dir := os.Getenv("XBENCH_HIPRTC_CACHE")
+// cachedBuild is build, or its earlier result for the same compiler (stamp:
+// the library's path, version, size and time), source and options, from
+// the folder dir (test.sh names one for hipRTC under ~/.cache/xbench, which
+// CI keeps; the NVRTC reports' folder is XBENCH_NVRTC_CACHE). With dir
+// empty, every call compiles. A compile error is never cached.
+func cachedBuild(dir, stamp, src string, opts []string, build func() ([]byte, string, error)) ([]byte, string, error) {
 	if dir == "" {
 		return build()
 	}
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s", lib, offlineHIPStamp, strings.Join(opts, "\x00"), src)
+	fmt.Fprintf(h, "%s\x00%s\x00%s", stamp, strings.Join(opts, "\x00"), src)
 	key := filepath.Join(dir, hex.EncodeToString(h.Sum(nil))[:32])
 	if image, err := os.ReadFile(key + ".co"); err == nil {
 		log, _ := os.ReadFile(key + ".log")
@@ -181,7 +149,7 @@ func cachedBuild(lib, src string, opts []string, build func() ([]byte, string, e
 			ext  string
 			data []byte
 		}{{".log", []byte(log)}, {".co", image}} {
-			tmp := key + f.ext + ".tmp"
+			tmp := key + f.ext + "." + strconv.Itoa(os.Getpid()) + ".tmp"
 			if os.WriteFile(tmp, f.data, 0o644) == nil {
 				os.Rename(tmp, key+f.ext)
 			}

@@ -39,7 +39,7 @@ const (
 
 // bindHold binds the hold's functions from the CUDA driver, or leaves
 // r.hold nil when the driver lacks one.
-func (r *rt) bindHold(lib uintptr, path string) {
+func (r *Runtime) bindHold(lib uintptr, path string) {
 	var h holdAPI
 	if bind(lib, path, map[string]any{
 		"cuMemHostAlloc": &h.hostAlloc, "cuMemHostGetDevicePointer_v2": &h.devPointer,
@@ -59,7 +59,7 @@ type streamHold struct {
 
 // newHold is a hold for r's stream, or nil (no error) where holds are off or
 // unavailable: the samples then hold the launch, and heldTiming says so.
-func (r *rt) newHold() *streamHold {
+func (r *Runtime) newHold() *streamHold {
 	if r.hold == nil || os.Getenv("XBENCH_BURNSTYLE_HOLD") == "0" {
 		return nil
 	}
@@ -94,20 +94,20 @@ func (h *streamHold) free() {
 // heldLaunch runs launch between the events, behind the hold: ok false when
 // the watchdog had to release the stream (the launch waited on the device),
 // so the sample is not the call's device time.
-func (h *streamHold) heldLaunch(r *rt, start, end uintptr, launch func() error) (ok bool, err error) {
-	if !h.wait(r.stream) {
+func (h *streamHold) heldLaunch(r *Runtime, start, end uintptr, launch func() error) (ok bool, err error) {
+	if !h.wait(r.Stream) {
 		return false, nil
 	}
 	var fired atomic.Bool
 	wd := time.AfterFunc(holdLimit, func() { fired.Store(true); h.release() })
 	defer func() { wd.Stop(); h.release() }()
-	if err := r.record(start); err != nil {
+	if err := r.Record(start); err != nil {
 		return false, err
 	}
 	if err := launch(); err != nil {
 		return false, err
 	}
-	if err := r.record(end); err != nil {
+	if err := r.Record(end); err != nil {
 		return false, err
 	}
 	wd.Stop()

@@ -20,9 +20,9 @@ type fakeHold struct {
 	blockMs int // the launch waits this long for the word (a launch that waits on the device)
 }
 
-func (f *fakeHold) rt() *rt {
-	r := &rt{kind: "cuda", errName: func(int32) string { return "err" }}
-	r.drv.eventRecord = func(e, s uintptr) int32 { f.log = append(f.log, "record"); return 0 }
+func (f *fakeHold) rt() *Runtime {
+	r := &Runtime{Kind: "cuda", errName: func(int32) string { return "err" }}
+	r.Drv.EventRecord = func(e, s uintptr) int32 { f.log = append(f.log, "record"); return 0 }
 	r.hold = &holdAPI{
 		hostAlloc:  func(p *unsafe.Pointer, size uint64, flags uint32) int32 { *p = unsafe.Pointer(&f.word); return 0 },
 		devPointer: func(d *uint64, p unsafe.Pointer, flags uint32) int32 { *d = uint64(uintptr(p)); return 0 },
@@ -93,15 +93,15 @@ func TestHoldFallsBack(t *testing.T) {
 	}
 	// Turned off, or no driver support: no hold.
 	t.Setenv("XBENCH_BURNSTYLE_HOLD", "0")
-	if (&fakeHold{}).rt().newHold() != nil || (&rt{}).newHold() != nil {
+	if (&fakeHold{}).rt().newHold() != nil || (&Runtime{}).newHold() != nil {
 		t.Error("a hold where it is off or unbound")
 	}
-	if !strings.Contains(clockWord(true, false, ""), "not in the sample") || !strings.Contains(clockWord(false, false, ""), "launch in the sample") {
+	if !strings.Contains(ClockWord(true, false, ""), "not in the sample") || !strings.Contains(ClockWord(false, false, ""), "launch in the sample") {
 		t.Error("clockWord does not say whether the launch is in the sample")
 	}
 	// Record spans: the Python backends' name for the clock, the library, and the hold.
-	if w := clockWord(true, true, "/x/libcupti.so.13"); !strings.HasPrefix(w, "cupti-kernel-span: ") ||
+	if w := ClockWord(true, true, "/x/libcupti.so.13"); !strings.HasPrefix(w, "cupti-kernel-span: ") ||
 		!strings.Contains(w, "/x/libcupti.so.13") || !strings.Contains(w, "held") {
-		t.Errorf("clockWord(traced) = %q", w)
+		t.Errorf("ClockWord(traced) = %q", w)
 	}
 }

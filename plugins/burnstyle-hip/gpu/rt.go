@@ -9,46 +9,46 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cupti"
 )
 
-// rt is one opened vendor runtime: the shared driver and compiler tables plus
+// Runtime is one opened vendor runtime: the shared driver and compiler tables plus
 // the few calls whose shapes differ per vendor. Every method must run on the
 // device's worker thread.
-type rt struct {
-	kind string // "cuda" or "rocm"
-	drv  drvAPI
+type Runtime struct {
+	Kind string // "cuda" or "rocm"
+	Drv  drvAPI
 	rtc  rtcAPI
 
 	errName    func(code int32) string
-	setDynSmem func(fn uintptr, bytes int) error // nil where no opt-in is needed
-	funcAttrs  func(fn uintptr) (regs, localBytes int)
+	SetDynSmem func(fn uintptr, bytes int) error // nil where no opt-in is needed
+	FuncAttrs  func(fn uintptr) (regs, localBytes int)
 	release    func()
 
-	archOpts   []string // compiler options naming the target
-	name       string
+	ArchOpts   []string // compiler options naming the target
+	Name       string
 	driver     string
-	count      int
-	maxDynSmem int // bytes of shared memory one block may use
-	smCount    int
-	blas       *cublas // nil: the portable GEMM kernels do the dense work
-	blasErr    error   // why blas is nil
+	Count      int
+	MaxDynSmem int // bytes of shared memory one block may use
+	SMCount    int
+	BLAS       *cublas // nil: the portable GEMM kernels do the dense work
+	BLASErr    error   // why blas is nil
 	// launchEx is cuLaunchKernelEx, set on CUDA devices of compute
 	// capability 9.0 or newer whose driver has it: thread-block clusters.
 	launchEx func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
 	// stream is where launches and event records go: 0, the default
 	// stream, except while a chunked forward enqueues a lane's work or a
 	// forward is captured (graph.go).
-	stream uintptr
+	Stream uintptr
 	// hold is the CUDA driver's stream wait on host memory (hold.go), nil
-	// where there is none; lastHeld says whether timedLaunches' samples ran
+	// where there is none; LastHeld says whether TimedLaunches' samples ran
 	// behind a hold.
 	hold     *holdAPI
-	lastHeld bool
-	// tracer reads the kernels' own timestamps (trace.go), nil where CUPTI
-	// is absent (why in tracerWhy); lastTraced says whether timedLaunches'
+	LastHeld bool
+	// Tracer reads the kernels' own timestamps (trace.go), nil where CUPTI
+	// is absent (why in TracerWhy); LastTraced says whether TimedLaunches'
 	// samples are record spans.
-	tracer     *cupti.Tracer
-	tracerWhy  string
-	lastTraced bool
-	graph    *graphAPI // nil: no stream capture, forwards are launched eagerly
+	Tracer     *cupti.Tracer
+	TracerWhy  string
+	LastTraced bool
+	Graph      *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 
 // cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and
@@ -72,92 +72,92 @@ type cuLaunchConfig struct {
 const cuLaunchAttrClusterDim = 4
 
 // clusters says whether thread-block clusters can be launched.
-func (r *rt) clusters() bool { return r.launchEx != nil }
+func (r *Runtime) Clusters() bool { return r.launchEx != nil }
 
-func (r *rt) check(op string, code int32) error {
+func (r *Runtime) Check(op string, code int32) error {
 	if code == 0 {
 		return nil
 	}
-	return fmt.Errorf("%s %s: %s (%d)", r.kind, op, r.errName(code), code)
+	return fmt.Errorf("%s %s: %s (%d)", r.Kind, op, r.errName(code), code)
 }
 
-// devPtr is a device address. Kernel arguments use it, i32 and i64 so that a
+// Ptr is a device address. Kernel arguments use it, i32 and i64 so that a
 // C int is never passed as 8 bytes by accident.
-type devPtr uint64
-type i32 int32
-type i64 int64
+type Ptr uint64
+type I32 int32
+type I64 int64
 
-func (r *rt) alloc(bytes int64) (devPtr, error) {
+func (r *Runtime) Alloc(bytes int64) (Ptr, error) {
 	var p uint64
-	if err := r.check(fmt.Sprintf("alloc %d bytes", bytes), r.drv.memAlloc(&p, uint64(bytes))); err != nil {
+	if err := r.Check(fmt.Sprintf("alloc %d bytes", bytes), r.Drv.memAlloc(&p, uint64(bytes))); err != nil {
 		return 0, err
 	}
-	return devPtr(p), nil
+	return Ptr(p), nil
 }
 
-func (r *rt) free(p devPtr) error { return r.check("free", r.drv.memFree(uint64(p))) }
+func (r *Runtime) Free(p Ptr) error { return r.Check("free", r.Drv.memFree(uint64(p))) }
 
-func (r *rt) htod(dst devPtr, src []byte) error {
+func (r *Runtime) HtoD(dst Ptr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	err := r.check(fmt.Sprintf("copy %d bytes to device", len(src)),
-		r.drv.htod(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
+	err := r.Check(fmt.Sprintf("copy %d bytes to device", len(src)),
+		r.Drv.htod(uint64(dst), unsafe.Pointer(&src[0]), uint64(len(src))))
 	runtime.KeepAlive(src)
 	return err
 }
 
-func (r *rt) dtoh(dst []byte, src devPtr) error {
+func (r *Runtime) DtoH(dst []byte, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	err := r.check(fmt.Sprintf("copy %d bytes from device", len(dst)),
-		r.drv.dtoh(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
+	err := r.Check(fmt.Sprintf("copy %d bytes from device", len(dst)),
+		r.Drv.dtoh(unsafe.Pointer(&dst[0]), uint64(src), uint64(len(dst))))
 	runtime.KeepAlive(dst)
 	return err
 }
 
 // fill32 sets n 32-bit words, used to poison outputs (NaN) before checks.
-func (r *rt) fill32(p devPtr, v uint32, n int64) error {
-	return r.check("memset", r.drv.memsetD32(uint64(p), v, uint64(n)))
+func (r *Runtime) Fill32(p Ptr, v uint32, n int64) error {
+	return r.Check("memset", r.Drv.memsetD32(uint64(p), v, uint64(n)))
 }
 
 // module compiles and loads src, returning the module and the compile log.
-func (r *rt) module(src string, defines []string) (uintptr, string, error) {
-	opts := append(append([]string{}, r.archOpts...), defines...)
-	image, log, err := r.rtc.build(r.kind, src, opts)
+func (r *Runtime) Module(src string, defines []string) (uintptr, string, error) {
+	opts := append(append([]string{}, r.ArchOpts...), defines...)
+	image, log, err := r.rtc.build(r.Kind, src, opts)
 	if err != nil {
 		return 0, log, err
 	}
 	var m uintptr
-	err = r.check("load module", r.drv.moduleLoad(&m, unsafe.Pointer(&image[0])))
+	err = r.Check("load module", r.Drv.moduleLoad(&m, unsafe.Pointer(&image[0])))
 	runtime.KeepAlive(image)
 	return m, log, err
 }
 
-func (r *rt) function(mod uintptr, name string) (uintptr, error) {
+func (r *Runtime) Function(mod uintptr, name string) (uintptr, error) {
 	var f uintptr
-	return f, r.check("get function "+name, r.drv.moduleFunc(&f, mod, cString(name)))
+	return f, r.Check("get function "+name, r.Drv.moduleFunc(&f, mod, cString(name)))
 }
 
 // launch starts fn on the current stream (r.stream). Each argument gets its own 8-byte
 // slot; the kernel reads as many bytes as its parameter's C type has.
-func (r *rt) launch(name string, fn uintptr, grid, block [3]int, smem int, args ...any) error {
-	return r.launchCluster(name, fn, grid, block, smem, 1, args...)
+func (r *Runtime) Launch(name string, fn uintptr, grid, block [3]int, smem int, args ...any) error {
+	return r.LaunchCluster(name, fn, grid, block, smem, 1, args...)
 }
 
 // launchCluster is launch with clusters of cs blocks along x (cs > 1 needs
 // clusters()).
-func (r *rt) launchCluster(name string, fn uintptr, grid, block [3]int, smem, cs int, args ...any) error {
+func (r *Runtime) LaunchCluster(name string, fn uintptr, grid, block [3]int, smem, cs int, args ...any) error {
 	vals := make([]uint64, len(args))
 	ptrs := make([]unsafe.Pointer, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
-		case devPtr:
+		case Ptr:
 			vals[i] = uint64(v)
-		case i32:
+		case I32:
 			vals[i] = uint64(uint32(v))
-		case i64:
+		case I64:
 			vals[i] = uint64(v)
 		case float32:
 			vals[i] = uint64(math.Float32bits(v))
@@ -179,51 +179,53 @@ func (r *rt) launchCluster(name string, fn uintptr, grid, block [3]int, smem, cs
 		attr.val[0], attr.val[1], attr.val[2] = uint32(cs), 1, 1
 		cfg := cuLaunchConfig{gx: uint32(grid[0]), gy: uint32(grid[1]), gz: uint32(grid[2]),
 			bx: uint32(block[0]), by: uint32(block[1]), bz: uint32(block[2]), smem: uint32(smem),
-			stream: r.stream, attrs: &attr, nattrs: 1}
+			stream: r.Stream, attrs: &attr, nattrs: 1}
 		code = r.launchEx(&cfg, fn, pp, nil)
 		runtime.KeepAlive(&attr)
 		runtime.KeepAlive(&cfg)
 	} else {
-		code = r.drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
-			uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), r.stream, pp, nil)
+		code = r.Drv.launch(fn, uint32(grid[0]), uint32(grid[1]), uint32(grid[2]),
+			uint32(block[0]), uint32(block[1]), uint32(block[2]), uint32(smem), r.Stream, pp, nil)
 	}
 	runtime.KeepAlive(vals)
 	runtime.KeepAlive(ptrs)
 	if code != 0 {
-		return r.check(fmt.Sprintf("launch %s grid %v block %v smem %d cluster %d", name, grid, block, smem, cs), code)
+		return r.Check(fmt.Sprintf("launch %s grid %v block %v smem %d cluster %d", name, grid, block, smem, cs), code)
 	}
 	return nil
 }
 
-func (r *rt) newEvent() (uintptr, error) {
+func (r *Runtime) NewEvent() (uintptr, error) {
 	var e uintptr
-	return e, r.check("event create", r.drv.eventCreate(&e, 0))
+	return e, r.Check("event create", r.Drv.eventCreate(&e, 0))
 }
 
-func (r *rt) record(e uintptr) error { return r.check("event record", r.drv.eventRecord(e, r.stream)) }
+func (r *Runtime) Record(e uintptr) error {
+	return r.Check("event record", r.Drv.EventRecord(e, r.Stream))
+}
 
 // newSyncEvent is an event used only for ordering between streams; with
 // timing off it is cheaper to record and to wait on.
-func (r *rt) newSyncEvent() (uintptr, error) {
+func (r *Runtime) NewSyncEvent() (uintptr, error) {
 	var e uintptr
-	return e, r.check("event create", r.drv.eventCreate(&e, eventDisableTiming))
+	return e, r.Check("event create", r.Drv.eventCreate(&e, eventDisableTiming))
 }
 
 // eventDisableTiming is CU_EVENT_DISABLE_TIMING and hipEventDisableTiming.
 const eventDisableTiming = 2
 
 // waitEvent makes later work on the current stream wait for e.
-func (r *rt) waitEvent(e uintptr) error {
-	return r.check("stream wait event", r.drv.streamWait(r.stream, e, 0))
+func (r *Runtime) WaitEvent(e uintptr) error {
+	return r.Check("stream wait event", r.Drv.streamWait(r.Stream, e, 0))
 }
 
 // newStream creates a stream that synchronises with the default stream (so
 // nothing outside a chunked forward can overtake it) at a priority from 0,
 // the highest the device has, down; rank past the device's range clamps to
 // its lowest.
-func (r *rt) newStream(rank int) (uintptr, error) {
+func (r *Runtime) NewStream(rank int) (uintptr, error) {
 	var least, greatest int32
-	if err := r.check("stream priority range", r.drv.priorities(&least, &greatest)); err != nil {
+	if err := r.Check("stream priority range", r.Drv.priorities(&least, &greatest)); err != nil {
 		return 0, err
 	}
 	prio := greatest + int32(rank) // greater priority is a smaller number
@@ -231,17 +233,32 @@ func (r *rt) newStream(rank int) (uintptr, error) {
 		prio = least
 	}
 	var s uintptr
-	return s, r.check(fmt.Sprintf("create stream (priority %d)", prio), r.drv.streamCreate(&s, 0, prio))
+	return s, r.Check(fmt.Sprintf("create stream (priority %d)", prio), r.Drv.StreamCreate(&s, 0, prio))
 }
 
 // elapsedMs waits for b and returns the device time from a to b.
-func (r *rt) elapsedMs(a, b uintptr) (float64, error) {
-	if err := r.check("event synchronize", r.drv.eventSync(b)); err != nil {
+func (r *Runtime) ElapsedMs(a, b uintptr) (float64, error) {
+	if err := r.Check("event synchronize", r.Drv.eventSync(b)); err != nil {
 		return 0, err
 	}
 	var ms float32
-	err := r.check("event elapsed", r.drv.eventElapsed(&ms, a, b))
+	err := r.Check("event elapsed", r.Drv.eventElapsed(&ms, a, b))
 	return float64(ms), err
 }
 
-func (r *rt) sync() error { return r.check("synchronize", r.drv.sync()) }
+func (r *Runtime) Sync() error { return r.Check("synchronize", r.Drv.sync()) }
+
+// sm is the compute capability the programs are built for (90 for
+// sm_90), from the compiler's target option; 0 where none is named (HIP).
+func (r *Runtime) SM() int {
+	for _, o := range r.ArchOpts {
+		var v int
+		if _, err := fmt.Sscanf(o, "--gpu-architecture=sm_%d", &v); err == nil {
+			return v
+		}
+	}
+	return 0
+}
+
+// Off is p advanced by elems elements of esz bytes.
+func (p Ptr) Off(elems int, esz int64) Ptr { return p + Ptr(int64(elems)*esz) }

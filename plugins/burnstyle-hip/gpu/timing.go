@@ -5,15 +5,152 @@ import (
 	"fmt"
 )
 
-// timedLaunches is the sampling loop every Time* shares, on the worker
-// thread after the first (compile) call: warmup untimed launches, then
-// repeats launches each between two device events, behind a stream hold
-// where the driver has one (hold.go), so a sample is the call's device time
-// without its host launch; r.lastHeld says which. With flushBytes > 0, a
-// memset of that many bytes (a new value each time, so no layer can skip
+// FlushBytes is what a cold-cache sample writes before it: more than the L2
+// of any current GPU (H100 and H200 have 50 MiB).
+const FlushBytes = 256 << 20
+
+// Sampler is the one timing loop of every workload: a sample is the
+// device time of one call: the span of its CUPTI activity records where
+// libcupti loads (trace.go), else the time between two device events; both
+// behind a stream hold where the driver has one (hold.go), so the host's
+// launch of the call is not in it (docs/protocol.md, "What one sample is"). With flushBytes > 0,
+// a memset of that many bytes (a new value each time, so no layer can skip
 // the write) and a synchronize come before each sample, outside its events
-// (cold L2). what names the call in errors.
-func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
+// (cold L2). The gemm, attention and scan workloads take their samples
+// through TimedLaunches; the TTT model, whose calls the harness drives one
+// at a time, keeps a Sampler and takes one per call. On the worker thread.
+type Sampler struct {
+	r          *Runtime
+	what       string // the call, for errors
+	ev         [2]uintptr
+	flush      Ptr
+	flushBytes int64
+	hold       *streamHold // nil: the samples hold the launch
+	traced     bool        // the samples are CUPTI record spans (trace.go)
+	n          int
+}
+
+// NewSampler makes what's events, flush buffer and hold; Close frees them.
+func (r *Runtime) NewSampler(what string, flushBytes int64) (s *Sampler, err error) {
+	s = &Sampler{r: r, what: what, flushBytes: flushBytes}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	for i := range s.ev {
+		if s.ev[i], err = r.NewEvent(); err != nil {
+			return s, err
+		}
+	}
+	if flushBytes > 0 {
+		if s.flush, err = r.Alloc(flushBytes); err != nil {
+			return s, fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", what, flushBytes>>20, err)
+		}
+	}
+	s.hold = r.newHold()
+	if r.Tracer != nil { // what ran before (warmup, compile) is not a sample's: complete it, drop its records
+		if err = r.Sync(); err != nil {
+			return s, err
+		}
+		if _, _, err = r.spanOf(); err != nil {
+			return s, err
+		}
+		s.traced = true
+	}
+	return s, nil
+}
+
+// Traced says whether the samples so far are CUPTI record spans.
+func (s *Sampler) Traced() bool { return s.traced }
+
+// Held says whether the samples so far ran behind a hold (the host launch
+// not in them); false once a sample had to fall back.
+func (s *Sampler) Held() bool { return s.hold != nil }
+
+// Sample runs launch once and returns its device milliseconds. A launch
+// the hold cannot take (the driver refused the wait, or the launch itself
+// waited on the device until the watchdog released it) is run again
+// without a hold, and every later sample is taken without one.
+func (s *Sampler) Sample(launch func() error) (float64, error) {
+	r := s.r
+	if s.flushBytes > 0 {
+		if err := r.Fill32(s.flush, uint32(s.n+1), s.flushBytes/4); err != nil {
+			return 0, err
+		}
+		if err := r.Sync(); err != nil {
+			return 0, err
+		}
+		if s.traced { // the flush's memset is not the call's
+			if _, _, err := r.spanOf(); err != nil {
+				return 0, err
+			}
+		}
+	}
+	s.n++
+	held := false
+	if s.hold != nil {
+		ok, err := s.hold.heldLaunch(r, s.ev[0], s.ev[1], launch)
+		if err != nil {
+			return 0, err
+		}
+		if !ok { // time without a hold from here on
+			if err := r.Sync(); err != nil {
+				return 0, err
+			}
+			s.hold.free()
+			s.hold = nil
+		}
+		held = ok
+	}
+	if !held {
+		if err := r.Record(s.ev[0]); err != nil {
+			return 0, err
+		}
+		if err := launch(); err != nil {
+			return 0, err
+		}
+		if err := r.Record(s.ev[1]); err != nil {
+			return 0, err
+		}
+	}
+	ms, err := r.ElapsedMs(s.ev[0], s.ev[1])
+	if err != nil {
+		return 0, fmt.Errorf("%s: timed launch %d: %w", s.what, s.n-1, err)
+	}
+	if s.traced {
+		span, ok, err := r.spanOf()
+		if err != nil {
+			return 0, fmt.Errorf("%s: timed launch %d: %w", s.what, s.n-1, err)
+		}
+		if !ok { // CUPTI saw none of this work: the events, from here on
+			s.traced = false
+		} else {
+			ms = span
+		}
+	}
+	return ms, nil
+}
+
+// Close frees the sampler's events, flush buffer and hold.
+func (s *Sampler) Close() {
+	for _, e := range s.ev {
+		if e != 0 {
+			s.r.Drv.EventDestroy(e)
+		}
+	}
+	if s.flush != 0 {
+		s.r.Free(s.flush)
+	}
+	s.hold.free()
+}
+
+// TimedLaunches is the sampling loop gemm, attention and scan share, on
+// the worker thread after the first (compile) call: warmup untimed
+// launches, then repeats samples (Sampler). r.LastHeld says whether the
+// samples ran behind a hold. what names the call in errors.
+func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
 	for i := 0; i < warmup; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -22,93 +159,22 @@ func (r *rt) timedLaunches(ctx context.Context, what string, launch func() error
 			return nil, err
 		}
 	}
-	var ev [2]uintptr
-	for i := range ev {
-		var err error
-		if ev[i], err = r.newEvent(); err != nil {
-			return nil, err
-		}
-		defer r.drv.eventDestroy(ev[i])
+	s, err := r.NewSampler(what, flushBytes)
+	if err != nil {
+		return nil, err
 	}
-	var flush devPtr
-	if flushBytes > 0 {
-		var err error
-		if flush, err = r.alloc(flushBytes); err != nil {
-			return nil, fmt.Errorf("%s --cold-cache: flush buffer of %d MiB: %w", what, flushBytes>>20, err)
-		}
-		defer r.free(flush)
-	}
-	traced := r.tracer != nil // the samples are CUPTI record spans (trace.go)
-	if traced {
-		if err := r.sync(); err != nil { // the warmup's records are complete, then dropped
-			return nil, err
-		}
-		if _, _, err := r.spanOf(); err != nil {
-			return nil, err
-		}
-	}
-	hold := r.newHold()            // nil: the samples hold the launch (hold.go)
-	defer func() { hold.free() }() // the hold in use at the end (nil after a fallback, freed there)
+	defer s.Close()
 	samples := make([]float64, 0, repeats)
 	for i := 0; i < repeats; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		if flushBytes > 0 {
-			if err := r.fill32(flush, uint32(i+1), flushBytes/4); err != nil {
-				return nil, err
-			}
-			if err := r.sync(); err != nil {
-				return nil, err
-			}
-			if traced { // the flush's memset is not the call's
-				if _, _, err := r.spanOf(); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if hold != nil {
-			ok, err := hold.heldLaunch(r, ev[0], ev[1], launch)
-			if err != nil {
-				return nil, err
-			}
-			if !ok { // the stream could not be held, or the launch waited on it: time without a hold from here on
-				if err := r.sync(); err != nil {
-					return nil, err
-				}
-				hold.free()
-				hold = nil
-				i--
-				continue
-			}
-		} else {
-			if err := r.record(ev[0]); err != nil {
-				return nil, err
-			}
-			if err := launch(); err != nil {
-				return nil, err
-			}
-			if err := r.record(ev[1]); err != nil {
-				return nil, err
-			}
-		}
-		ms, err := r.elapsedMs(ev[0], ev[1])
+		ms, err := s.Sample(launch)
 		if err != nil {
-			return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
-		}
-		if traced {
-			span, ok, err := r.spanOf()
-			if err != nil {
-				return nil, fmt.Errorf("%s: timed launch %d: %w", what, i, err)
-			}
-			if !ok { // no records (CUPTI saw none of this work): the events from here on
-				traced = false
-			} else {
-				ms = span
-			}
+			return nil, err
 		}
 		samples = append(samples, ms)
 	}
-	r.lastHeld, r.lastTraced = hold != nil, traced
+	r.LastHeld, r.LastTraced = s.Held(), s.Traced()
 	return samples, nil
 }

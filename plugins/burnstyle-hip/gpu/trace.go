@@ -6,7 +6,7 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cupti"
 )
 
-// The samples of timedLaunches are the span of the call's CUPTI activity
+// The samples of the Sampler (timing.go) are the span of the call's CUPTI activity
 // records (first kernel, copy or memset start to last end, on the GPU's own
 // timestamps) where libcupti loads next to a real CUDA driver: events around
 // a call add their own cost, about 2.4 us on the H100 (+44% on a 5.5 us
@@ -41,16 +41,16 @@ func openTracer() (*cupti.Tracer, string) {
 // spanOf is the sample of the call just synchronized: the span of the
 // records drained since the last drain, or ok false when there were none
 // (the events' sample stands).
-func (r *rt) spanOf() (ms float64, ok bool, err error) {
-	recs, err := r.tracer.Drain()
+func (r *Runtime) spanOf() (ms float64, ok bool, err error) {
+	recs, err := r.Tracer.Drain()
 	if err != nil || len(recs) == 0 {
 		return 0, false, err
 	}
 	return cupti.Span(recs), true, nil
 }
 
-// clockWord is the start of a Time*'s Timing: what the samples are.
-func clockWord(held, traced bool, tracerPath string) string {
+// ClockWord is the start of a workload's Timing: what the samples are.
+func ClockWord(held, traced bool, tracerPath string) string {
 	if traced {
 		how := "first kernel/memcpy/memset start to last end of the call's CUPTI activity records (GPU timestamps; " + tracerPath + ")"
 		if held {
@@ -65,9 +65,15 @@ func clockWord(held, traced bool, tracerPath string) string {
 }
 
 // tracerPath names the libcupti the records come from ("" without one).
-func (r *rt) tracerPath() string {
-	if r.tracer == nil {
+func (r *Runtime) tracerPath() string {
+	if r.Tracer == nil {
 		return ""
 	}
-	return r.tracer.Path()
+	return r.Tracer.Path()
 }
+
+// Clock is the start of the Timing of the samples TimedLaunches took last.
+func (r *Runtime) Clock() string { return ClockWord(r.LastHeld, r.LastTraced, r.tracerPath()) }
+
+// Clock is the start of the Timing of this sampler's samples.
+func (s *Sampler) Clock() string { return ClockWord(s.Held(), s.traced, s.r.tracerPath()) }

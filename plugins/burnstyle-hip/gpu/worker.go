@@ -33,7 +33,7 @@ var errClosed = errors.New("gpu: device is closed")
 
 // do runs f on the worker thread and returns its error; a panic inside f
 // comes back as an error so the worker survives it.
-func (w *worker) do(f func() error) (err error) {
+func (w *worker) Do(f func() error) (err error) {
 	if w == nil || w.jobs == nil {
 		return errClosed
 	}

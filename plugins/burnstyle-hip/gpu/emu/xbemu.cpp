@@ -5,6 +5,7 @@
 // block's threads as fibers (ucontext). Test tool only: never shipped.
 #include <dlfcn.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,16 +48,24 @@ static CUresult check_guards() {
 // ---- fibers --------------------------------------------------------------
 // One launch group is one cluster of g_cs blocks (1 without clusters), each of
 // g_nt threads; fiber flat = block-in-cluster * g_nt + thread.
+//
+// A fiber starts on its own stack through makecontext/setcontext, and every
+// switch after that (a barrier, a shuffle, the end) is _setjmp/_longjmp,
+// which, unlike swapcontext, leaves the signal mask alone: no system call
+// per switch. swapcontext's two sigprocmask calls were most of the
+// emulator's time (perf, 2026-11-26), as kernels switch at every barrier.
 enum { RUN, BAR, WARP, CLBAR, DONE };
 struct Fiber {
-  ucontext_t ctx;
+  ucontext_t ctx;  // the first entry
+  jmp_buf jb;      // where it yielded
   emu_thread t;
   int state, flat, blk;
+  bool started;
 };
 static std::vector<Fiber> g_fib;
 static std::vector<char*> g_stacks;
 static const size_t kStack = 256 << 10;
-static ucontext_t g_sched;
+static jmp_buf g_sched;  // the scheduler, where a fiber yields to
 static Fiber* g_cur;
 static void (*g_entry)(void**);
 static void** g_args;
@@ -82,7 +91,7 @@ extern "C" void emu_check_smem(long bytes) {
 }
 static void yield_as(int st) {
   g_cur->state = st;
-  swapcontext(&g_cur->ctx, &g_sched);
+  if (!_setjmp(g_cur->jb)) _longjmp(g_sched, 1);
 }
 extern "C" void emu_syncthreads(void) { yield_as(BAR); }
 extern "C" int emu_cluster_rank(int cs) {
@@ -109,6 +118,18 @@ extern "C" float emu_shfl_xor_f(float v, int m) {
 static void fiber_main() {
   g_entry(g_args);
   g_cur->state = DONE;
+  _longjmp(g_sched, 1);  // never returns: its stack is reused by the next block
+}
+
+// resume runs f until it yields or ends: its first time from the start of
+// fiber_main, later from where it yielded. This frame stays live while f
+// runs, so g_sched stays valid.
+static void resume(Fiber& f) {
+  g_cur = &f;
+  if (_setjmp(g_sched)) return;
+  if (f.started) _longjmp(f.jb, 1);
+  f.started = true;
+  setcontext(&f.ctx);
 }
 
 static bool run_block(int n) {
@@ -117,16 +138,14 @@ static bool run_block(int n) {
     getcontext(&f.ctx);
     f.ctx.uc_stack.ss_sp = g_stacks[i];
     f.ctx.uc_stack.ss_size = kStack;
-    f.ctx.uc_link = &g_sched;
+    f.ctx.uc_link = nullptr;
     makecontext(&f.ctx, fiber_main, 0);
     f.state = RUN;
+    f.started = false;
   }
   for (;;) {
     for (int i = 0; i < n; ++i)
-      if (g_fib[i].state == RUN) {
-        g_cur = &g_fib[i];
-        swapcontext(&g_sched, &g_fib[i].ctx);
-      }
+      if (g_fib[i].state == RUN) resume(g_fib[i]);
     int done = 0, clbar = 0, released = 0;
     for (int i = 0; i < n; ++i) done += g_fib[i].state == DONE, clbar += g_fib[i].state == CLBAR;
     if (done == n) return true;

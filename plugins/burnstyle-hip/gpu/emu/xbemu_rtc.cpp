@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <functional>
 #include <string>
@@ -73,6 +74,7 @@ int nvrtcCompileProgram(Prog* p, int n, const char** opts) {
              (unsigned long long)fnv1a(hdr, fnv1a(p->src)));
     cached = std::string(cache) + "/" + key + ".so";
     if (copy_file(cached, so)) {
+      utime(cached.c_str(), nullptr);  // used: the tests' pruning keeps it
       p->so = so;
       return 0;
     }

@@ -1,0 +1,297 @@
+// Package attention runs the attention workload's forward
+// (docs/workloads/attention.md) on CUDA, with our own kernels
+// (kernels/attention.cu, attention_mma.cu), compiled by NVRTC per head dim
+// and dtype.
+//
+// Algorithm: FlashAttention-2's forward (Dao 2023). One block of 128
+// threads per (query tile, batch*head) loads its q tile once; k/v tiles
+// stream through shared memory while an online softmax keeps each row's
+// running max and sum in float32 (exp2 on scores scaled by log2(e)/sqrt(D))
+// and the unnormalised output in registers, divided by the sum once at the
+// end. kv tiles wholly above the bottom-right causal diagonal are never
+// loaded, query tiles with the most keys start first, tails of seq_len,
+// kv_len and the head dim are masked or zero-padded, and GQA maps query
+// head h to kv head h/(H/KH) by index. Two kernels: bfloat16 and float16
+// run on tensor cores (xa_attention_mma: mma.sync m16n8k16 for q.k^T and
+// p.v, float32 accumulators, p rounded to the dtype in registers, tiles
+// in the dtype: 128 query x 64 kv rows up to D = 64, 128x32 up to 128
+// (each warp two m-tiles of 16 rows), 64x32 above; 52 KB of shared memory
+// at D = 128, 66 KB at 256; v of a tile loads by cp.async
+// while q.k^T runs, k of the next while p.v runs, as in FA2; fragments by
+// ldmatrix) on sm_80 and newer; float32
+// (IEEE, never TF32) and, with CUDACores, the 16-bit types run on CUDA
+// cores (xa_attention_fwd, float32 tiles: 64x64 up to D = 64, 64x32 up to
+// 128, 32x16 up to 256; at most 74 KB). Both stay within 99 KB. Verified
+// on the CPU emulator only (g++ for NVRTC, blocks as fibers, mma.sync by a
+// stand-in that follows the PTX ISA's fragment layout; odd shapes, GQA,
+// causal, rows with no key, every dtype and tile size, see
+// attention_test.go), and compiled by the real NVRTC for sm_90 without
+// spills (TestAttentionNVRTC): nothing has been run or timed on a real GPU
+// yet; TestGPUAttention is the first check to run there.
+package attention
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// AttentionSpec is one attention forward configuration, kv_heads and kv_len
+// resolved (never the workload's 0).
+type Spec struct {
+	cpu.AttentionShape
+	Dtype string // float32, bfloat16, float16
+	// CUDACores runs bfloat16 and float16 on the CUDA-core kernel instead
+	// of tensor cores: a baseline, and what runs below sm_80 anyway.
+	CUDACores bool
+	// PlainLoads has the tensor-core kernel load tiles with plain loads and
+	// its fragments with scalar shared-memory loads, instead of the cp.async
+	// pipeline and ldmatrix: the fallback should either misbehave on a GPU
+	// (on the emulator only the ldmatrix part differs: it copies
+	// synchronously either way).
+	PlainLoads bool
+	// QueryRows is the tensor-core kernel's query tile up to D = 128: 64
+	// or 128 rows, 0 for the default (defaultQueryRows). A knob for the
+	// GPU test, which times both.
+	QueryRows int
+	// KVRows is its kv tile up to D = 128: 32 or 64, 0 for the default.
+	KVRows int
+}
+
+// AttentionTiming is what TimeAttention measured.
+type Timing struct {
+	// CompileMs is the first call alone by the host clock: NVRTC, module
+	// load and one run.
+	CompileMs float64
+	// SamplesMs holds one device-event time per repeat around one launch.
+	SamplesMs []float64
+	// PeakMemoryBytes counts q, k, v and out.
+	PeakMemoryBytes int64
+	Device          result.Device
+	// Timing says how SamplesMs was measured, for the result's notes.
+	Timing string
+}
+
+// attnTiles is one kernel's geometry for one head dim: query rows BM and
+// kv rows BN per tile, head dim padded to DP.
+type attnTiles struct {
+	MMA        bool // xa_attention_mma (tensor cores), else xa_attention_fwd
+	BM, BN, DP int
+}
+
+const attnThreads = 128 // XA_NT
+
+// attnTilesFor picks the tiles: the widest that keep shared memory under
+// attnMaxSmem (larger D leaves room for fewer rows).
+func attnTilesFor(d int) attnTiles {
+	dp := (d + 7) / 8 * 8
+	switch {
+	case dp <= 64:
+		return attnTiles{false, 64, 64, dp}
+	case dp <= 128:
+		return attnTiles{false, 64, 32, dp}
+	}
+	return attnTiles{false, 32, 16, dp}
+}
+
+// mmaTilesFor is the tensor-core kernel's geometry for head dim d and a
+// query tile of rows (0: the default): 4 warps of 16 (64 rows) or of 32
+// (128 rows: each warp's k and v fragments then feed two m-tiles, FA2's
+// arrangement, halving the shared-memory reads per product); the head dim
+// padded to the k step of 16; 64 kv rows. Past D = 128 the output
+// accumulators alone take 128 registers a thread per m-tile, so the tile
+// is 64x32 there whatever rows asks. Tiles are 16-bit: 128x64 at D = 128
+// needs 70 KB, 64x32 at D = 256 66 KB.
+func mmaTilesFor(d, rows, kvRows int) attnTiles {
+	dp := (d + 15) / 16 * 16
+	if dp > 128 {
+		return attnTiles{true, 64, 32, dp}
+	}
+	if rows == 0 {
+		rows = defaultQueryRows
+	}
+	if kvRows == 0 {
+		// 128x64 at D = 128 wants more than 255 registers, and ptxas spills
+		// about 100 bytes a thread (128x32 takes 240, no spill), yet on the
+		// H100 it ran 8% faster (batch 4, h32/8, 4096, causal bf16: 2.525 ms
+		// against 2.728; half the barriers and pipeline stages per key).
+		kvRows = 64
+	}
+	return attnTiles{true, rows, kvRows, dp}
+}
+
+// defaultQueryRows is the tensor-core query tile up to D = 128.
+const defaultQueryRows = 128
+
+// minBlocks is the tensor-core kernel's __launch_bounds__ minimum (see
+// attention_mma.cu): 3 blocks per SM for 64-row tiles up to D = 128, 2 for
+// 128-row tiles (twice the accumulators: up to 255 registers), else 1.
+func (t attnTiles) minBlocks() int {
+	switch {
+	case t.DP > 128:
+		return 1
+	case t.BM > 64:
+		return 2
+	}
+	return 3
+}
+
+// tiles picks the kernel for a device of compute capability sm (e.g. 90):
+// tensor cores for bfloat16 and float16 from sm_80 (mma.sync with bf16
+// needs it) unless CUDACores asks otherwise; float32 always on CUDA cores
+// (the spec's float32 is IEEE, never TF32).
+func (s Spec) tiles(sm int) attnTiles {
+	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
+		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
+	}
+	return attnTilesFor(s.HeadDim)
+}
+
+func (t attnTiles) kernel() string {
+	if t.MMA {
+		return "xa_attention_mma"
+	}
+	return "xa_attention_fwd"
+}
+
+// attnMaxSmem is the shared memory the kernel may ask for: 99 KB, the
+// per-block opt-in limit of sm_86/sm_89 (sm_80 allows 163 KB, sm_90 227 KB),
+// so one tile table fits every current NVIDIA GPU.
+const attnMaxSmem = 99 << 10
+
+// smemBytes mirrors XA_SMEM_FLOATS in attention.cu and XM_SMEM_BYTES in
+// attention_mma.cu; the emulator fails a launch that gives less than the
+// kernel computes.
+func (t attnTiles) smemBytes() int {
+	if t.MMA {
+		return 2 * (t.BM + 2*t.BN) * (t.DP + 8)
+	}
+	qs := t.DP + 1
+	return 4 * (t.BM*qs + t.BN*qs + t.BN*t.DP + t.BM*(t.BN+1))
+}
+
+// attnDtypeCode is XA_DT and the cudaDataType encodeGEMM/decodeGEMM take.
+func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
+	switch dtype {
+	case "float32":
+		return 0, gpu.CudaR32F, 4, nil
+	case "bfloat16":
+		return 1, gpu.CudaR16BF, 2, nil
+	case "float16":
+		return 2, gpu.CudaR16F, 2, nil
+	}
+	return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
+}
+
+func (s Spec) String() string {
+	out := "attention " + s.AttentionShape.String() + " dtype=" + s.Dtype
+	if s.QueryRows != 0 || s.KVRows != 0 {
+		out += fmt.Sprintf(" tile=%dx%d", s.QueryRows, s.KVRows)
+	}
+	return out
+}
+
+// check validates the spec against what the kernel and its launch take.
+func (s Spec) check() error {
+	if err := s.AttentionShape.Check(); err != nil {
+		return err
+	}
+	if _, _, _, err := attnDtypeCode(s.Dtype); err != nil {
+		return fmt.Errorf("%s: %w", s, err)
+	}
+	switch {
+	case s.QueryRows != 0 && s.QueryRows != 64 && s.QueryRows != 128:
+		return fmt.Errorf("%s: query tile of %d rows (allowed: 64, 128, or 0 for the default)", s, s.QueryRows)
+	case s.KVRows != 0 && s.KVRows != 32 && s.KVRows != 64:
+		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
+	case s.HeadDim > 256:
+		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
+	case s.Batch > 65535 || s.Heads > 65535:
+		return fmt.Errorf("%s: batch and heads must be at most 65535, the grid's z and y limits", s)
+	case attnTilesFor(s.HeadDim).smemBytes() > attnMaxSmem:
+		return fmt.Errorf("%s: tiles need %d bytes of shared memory > %d", s, attnTilesFor(s.HeadDim).smemBytes(), attnMaxSmem)
+	}
+	return nil
+}
+
+// bytes is q, k, v and out on the device.
+func (s Spec) bytes() (q, kv int64) {
+	_, _, eb, _ := attnDtypeCode(s.Dtype)
+	return int64(s.QLen()) * int64(eb), int64(s.KLen()) * int64(eb)
+}
+
+// DeviceBytes is what TimeAttention allocates (PeakMemoryBytes), rounded as
+// allocated, so a caller can compare it with the device's free memory.
+func (s Spec) DeviceBytes() (int64, error) {
+	if err := s.check(); err != nil {
+		return 0, err
+	}
+	q, kv := s.bytes()
+	return 2*r4b(q) + 2*kv, nil
+}
+
+func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
+
+func (s Spec) source() string {
+	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
+}
+
+func (s Spec) defines() []string {
+	xa, _, _, _ := attnDtypeCode(s.Dtype)
+	// Both kernels' geometries: a 16-bit program holds both (the tensor-core
+	// kernel compiles only for XA_DT != 0).
+	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
+	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
+		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
+		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
+		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks())}
+}
+
+// AttentionSupports says whether this device can run spec, and why not.
+func Supports(d *gpu.Device, spec Spec) error {
+	if err := spec.check(); err != nil {
+		return err
+	}
+	// On rocm the FMA kernel runs (r.sm() is 0, so tiles never pick the
+	// tensor-core kernel, whose PTX compiles out under XB_HIP): compiled
+	// for gfx90a and gfx1030 by TestHIPRTC, checked on the emulator at
+	// wave32 and wave64 by TestEmuHIP.
+	if d.RT.Kind != "cuda" && d.RT.Kind != "rocm" {
+		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.RT.Kind)
+	}
+	if need := spec.tiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
+		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
+	}
+	return nil
+}
+
+// TimeShared is Time on Shared("cuda").
+func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return Timing{}, err
+	}
+	return Time(ctx, d, spec, warmup, repeats, seed, cold)
+}
+
+// ExportShared is Export on Shared("cuda").
+func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32, error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return nil, err
+	}
+	return Export(ctx, d, spec, q, k, v)
+}
+
+// AttentionSupported is nil when the process-wide CUDA device opens and
+// accepts spec; otherwise the reason.
+func Supported(spec Spec) error {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return err
+	}
+	return Supports(d, spec)
+}

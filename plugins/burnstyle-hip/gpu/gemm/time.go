@@ -1,0 +1,143 @@
+package gemm
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// Timing the product: the first call alone, then the runtime's timing loop.
+
+// TimeGEMM times spec: inputs from a host generator seeded by seed (uniform
+// in [-1, 1), rounded to the dtype) are uploaded, the first call is timed
+// alone (CompileMs), warmup calls follow untimed, then repeats calls each
+// between two device events.
+func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64) (Timing, error) {
+	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{})
+}
+
+// GEMMMode is how TimeGEMMWith times: Cold flushes L2 before each timed
+// call (--cold-cache); Graph captures the cuBLAS call once as a CUDA graph
+// and times its replays (--cuda-graph), which leaves the host's per-call
+// work (purego, cuBLAS's own dispatch) out of the samples.
+//
+// Lt (the gemm workload's cublaslt variant) runs the product through
+// cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
+// on the device before the first call (cublaslt.go); Algo records it.
+type Mode struct{ Cold, Graph, Lt bool }
+
+// TimeGEMMWith is TimeGEMM in mode.
+func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
+	var flush int64
+	if mode.Cold {
+		flush = gpu.FlushBytes
+	}
+	return timeGEMM(ctx, d, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
+}
+
+// TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
+// call a memset over a FlushBytes buffer (allocated once per call of
+// TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
+// both before the start event, so the write is never in a sample.
+func TimeCold(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64) (Timing, error) {
+	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{Cold: true})
+}
+
+func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, flushBytes int64, graph, lt bool) (Timing, error) {
+	var out Timing
+	var ltPath string // the cuBLASLt library, with lt
+	if err := Supports(d, spec); err != nil {
+		return out, err
+	}
+	if warmup < 0 || repeats < 1 {
+		return out, fmt.Errorf("gemm: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", warmup, repeats)
+	}
+	t, _ := gemmTypeOf(spec.Dtype)
+	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
+	ha := gpu.Encode(gpu.RandomInputs(B*M*K, seed, 1), t.in)
+	hb := gpu.Encode(gpu.RandomInputs(B*K*N, seed, 2), t.in)
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	err := d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGEMM(d, spec, t)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		out.PeakMemoryBytes = g.bytes + gpu.CublasWorkspace
+		out.Library = libraryVersion(d)
+		if err := r.HtoD(g.a, ha); err != nil {
+			return err
+		}
+		if err := r.HtoD(g.b, hb); err != nil {
+			return err
+		}
+		if err := prepareGEMM(d, g); err != nil {
+			return err
+		}
+		if err := r.Sync(); err != nil {
+			return err
+		}
+		start := time.Now()
+		launch := func() error { return runGEMM(d, g) }
+		if lt { // the algorithm search is part of the first call
+			p, err := newLtPlan(d, g)
+			if err != nil {
+				return err
+			}
+			defer p.free(r)
+			out.PeakMemoryBytes += gpu.CublasWorkspace
+			if err := p.pick(ctx, r, g); err != nil {
+				return err
+			}
+			out.Algo, out.Library, ltPath = p.picked, p.b.LtVersion(), p.b.Path
+			launch = func() error { return p.run(r, g, &p.algo) }
+		}
+		if err := launch(); err != nil {
+			return err
+		}
+		if err := r.Sync(); err != nil {
+			return err
+		}
+		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
+		if graph {
+			c, err := r.CaptureCall(launch)
+			if err != nil {
+				return err
+			}
+			defer r.DestroyCaptured(c)
+			r.Stream = c.Stream // the events go where the replays run
+			defer func() { r.Stream = 0 }()
+			launch = func() error { return r.Check("graph launch", r.Graph.Launch(c.Exec, c.Stream)) }
+		}
+		out.SamplesMs, err = r.TimedLaunches(ctx, "gemm", launch, warmup, repeats, flushBytes)
+		return err
+	})
+	if err != nil {
+		return Timing{}, err
+	}
+	out.Device = d.Info()
+	call, path := "one cublasGemmStridedBatchedEx", d.RT.BLAS.Path
+	if d.RT.BLAS.GemmSB == nil {
+		call = fmt.Sprintf("%d cublasGemmEx calls", B)
+	}
+	if lt {
+		call, path = "one cublasLtMatmul with "+out.Algo, ltPath
+	}
+	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
+		d.RT.Clock(), call, out.Library, path)
+	if lt {
+		out.Timing += " (with the algorithm search before it)"
+	}
+	if graph {
+		out.Timing += "; each timed call one replay of that call captured once as a CUDA graph"
+	}
+	if flushBytes > 0 {
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", flushBytes>>20)
+	}
+	return out, nil
+}

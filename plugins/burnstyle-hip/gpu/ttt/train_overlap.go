@@ -1,0 +1,176 @@
+package ttt
+
+import "github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+
+// Two streams for the backward. Half of its GEMM work, the weight
+// gradients dW = X^T dY (and the tied head's dembed), is off the critical
+// path: nothing in the step reads a dW. The chain that is on it (dX = dY W^T,
+// the row kernels, and each layer's inner backward, which holds 12 of 132
+// SMs for its ~1 ms while the rest idle) runs on a high-priority stream
+// (crit); the dW products go to a low-priority one (side) as soon as their
+// operands exist, and fill the SMs the chain leaves idle. At 125m float32
+// that is ~10 ms of dW GEMMs that can hide under ~10 ms of inner backward
+// and the chain's own narrow GEMMs, instead of adding to them.
+//
+// The side stream reads gradient buffers the chain rewrites for the next
+// layer (dh's act copy, dgu, dP), so those are rings, and before the chain
+// writes a buffer it waits for the side's last read of it (lastRead). A
+// profile runs everything on one stream, so its events time each part.
+
+type overlap struct {
+	crit, side lane
+	start      uintptr   // the base stream's work before the backward
+	pool       []uintptr // ordering events, handed out in order each call
+	used       int
+	lastRead   map[gpu.Ptr]uintptr // buffer -> event after the side's last read of it
+}
+
+// setupOverlap makes the two lanes and the event pool (full model only).
+func (m *Model) setupOverlap() error {
+	r := m.dev.RT
+	o := &overlap{lastRead: map[gpu.Ptr]uintptr{}}
+	m.train.ov = o
+	var err error
+	for _, x := range []struct {
+		ln   *lane
+		rank int
+	}{{&o.crit, 0}, {&o.side, 1 << 10}} { // 0: the highest priority; a large rank clamps to the lowest
+		if x.ln.stream, err = r.NewStream(x.rank); err != nil {
+			return err
+		}
+		if x.ln.blas, err = m.laneHandle(x.ln.stream); err != nil {
+			return err
+		}
+		if x.ln.done, err = r.NewSyncEvent(); err != nil {
+			return err
+		}
+	}
+	if o.start, err = r.NewSyncEvent(); err != nil {
+		return err
+	}
+	o.pool = make([]uintptr, 4*len(m.w.layers)+4)
+	for i := range o.pool {
+		if o.pool[i], err = r.NewSyncEvent(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeOverlap releases the lanes and events (Close; zero handles skipped).
+func (m *Model) closeOverlap() {
+	if m.train == nil || m.train.ov == nil {
+		return
+	}
+	r, o := m.dev.RT, m.train.ov
+	for _, ln := range []lane{o.crit, o.side} {
+		if ln.blas != 0 {
+			r.BLAS.Destroy(ln.blas)
+		}
+		if ln.done != 0 {
+			r.Drv.EventDestroy(ln.done)
+		}
+		if ln.stream != 0 {
+			r.Drv.StreamDestroy(ln.stream)
+		}
+	}
+	for _, e := range append(o.pool, o.start) {
+		if e != 0 {
+			r.Drv.EventDestroy(e)
+		}
+	}
+	m.train.ov = nil
+}
+
+// overlapping says whether this backward uses the two streams.
+func (m *Model) overlapping() bool { return m.train.ov != nil && m.prof == nil }
+
+func (o *overlap) next() uintptr {
+	e := o.pool[o.used]
+	o.used++
+	return e
+}
+
+// forkBackward starts the backward on the critical stream after the base
+// stream's work.
+func (m *Model) forkBackward() error {
+	if !m.overlapping() {
+		return nil
+	}
+	r, o := m.dev.RT, m.train.ov
+	o.used = 0
+	clear(o.lastRead)
+	m.useLane(lane{})
+	if err := r.Record(o.start); err != nil {
+		return err
+	}
+	m.useLane(o.crit)
+	return r.WaitEvent(o.start)
+}
+
+// joinBackward makes the base stream wait for both lanes; work enqueued
+// after it runs on the base stream.
+func (m *Model) joinBackward() error {
+	if !m.overlapping() {
+		return nil
+	}
+	r, o := m.dev.RT, m.train.ov
+	for _, ln := range []lane{o.crit, o.side} {
+		m.useLane(ln)
+		if err := r.Record(ln.done); err != nil {
+			return err
+		}
+	}
+	m.useLane(lane{})
+	for _, ln := range []lane{o.crit, o.side} {
+		if err := r.WaitEvent(ln.done); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sideWork enqueues f, which reads the buffers reads (besides saved
+// activations), on the side stream after everything the critical stream
+// has so far, and records its reads for willWrite.
+func (m *Model) sideWork(reads []gpu.Ptr, f func() error) error {
+	if !m.overlapping() {
+		return f()
+	}
+	r, o := m.dev.RT, m.train.ov
+	ready := o.next()
+	if err := r.Record(ready); err != nil {
+		return err
+	}
+	m.useLane(o.side)
+	defer m.useLane(o.crit)
+	if err := r.WaitEvent(ready); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		return err
+	}
+	done := o.next()
+	for _, b := range reads {
+		o.lastRead[b] = done
+	}
+	return r.Record(done)
+}
+
+// willWrite makes the critical stream wait until the side stream has read
+// what it needed from each of bufs.
+func (m *Model) willWrite(bufs ...gpu.Ptr) error {
+	if !m.overlapping() {
+		return nil
+	}
+	r, o := m.dev.RT, m.train.ov
+	for _, b := range bufs {
+		if e, ok := o.lastRead[b]; ok {
+			if err := r.WaitEvent(e); err != nil {
+				return err
+			}
+			delete(o.lastRead, b)
+		}
+	}
+	return nil
+}
