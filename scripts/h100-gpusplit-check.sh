@@ -58,6 +58,21 @@ step "run ttt $size" 60 $X run --device "$device" --model-size "$size" --seq-len
 step "run gemm ${big}^3 bfloat16" 60 $X run --workload gemm --device "$device" --m "$big" --n "$big" --k "$big" --dtype bfloat16 \
   --backends "$B" --warmup 3 --repeats 10 $(res run-gemm)
 
+# gemm 1024^3 bfloat16 on burnstyle-hip: the CUPTI span (a 5.5 us kernel;
+# held events read ~8 us there, results/h100-clock)
+step "run gemm 1024^3 bfloat16" 30 $X run --workload gemm --device "$device" --m 1024 --n 1024 --k 1024 --dtype bfloat16 \
+  --backends "$B" --warmup 10 --repeats 30 --cold-cache=false $(res run-gemm1k)
+# which clock each timed result got, and its median
+python3 - "$out/results" <<'PY' | tee -a "$log"
+import glob, json, os, statistics, sys
+for f in sorted(glob.glob(os.path.join(sys.argv[1], "run-*", "**", "*.json"), recursive=True)):
+    r = json.load(open(f))
+    if not isinstance(r, dict) or "samples_ms" not in r or not r["samples_ms"]:
+        continue
+    print(f"{r['backend']:<14} {os.path.basename(os.path.dirname(os.path.dirname(f))):<12} "
+          f"median {statistics.median(r['samples_ms']):.4f} ms  {r['env'].get('timing', '')[:70]}")
+PY
+
 echo; echo "=== summary (fails: $fails, $(( $(date +%s) - start )) s)" | tee -a "$log"
 {
   grep -E '^=== .*: exit|^=== SKIP' "$log"
