@@ -1,7 +1,7 @@
 """A complete xbench backend in one file, with the standard library only
 (NumPy for its GEMM, used when installed).
 
-It speaks the JSON-lines protocol of docs/protocol.md (schema version 2)
+It speaks the JSON-lines protocol of docs/protocol.md (protocol 2)
 directly, to show what the shared Python contract
 (plugins/_python/xbench_contract.py) does for the real backends. Two workloads:
 
@@ -174,6 +174,8 @@ def main():
         reply = {"id": req.get("id")}
         op = req.get("op")
         if op == "info":
+            # "protocol": the version this backend speaks (docs/protocol.md#changes)
+            reply["protocol"] = 2
             reply["info"] = {"name": "example", "capabilities": CAPS}
         elif op == "run":
             reply["result"] = run(req["request"])

@@ -1,5 +1,5 @@
 """xbench_contract: the Python side of the xbench backend protocol (docs/protocol.md,
-schema version 2).
+protocol 2).
 
 Every Python backend shares this module, so the CLI, the JSON-lines serve loop,
 the timing rules, the out-of-memory classifier and the result record are
@@ -126,11 +126,14 @@ __all__ = [
     "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
     # tensors
     "read_safetensors", "write_safetensors",
-    "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "BACKBONES", "GEMM_DTYPES", "GEMM_LAYOUTS",
+    "SCHEMA_VERSION", "PROTOCOL_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "BACKBONES", "GEMM_DTYPES", "GEMM_LAYOUTS",
     "ATTENTION_DTYPES", "ATTENTION_PHASES", "SCAN_DTYPES", "SCAN_SEMIRINGS", "SCAN_PHASES",
 ]
 
 SCHEMA_VERSION = 2
+# The backend protocol's version (backend.ProtocolVersion in Go), sent in the
+# info reply; docs/protocol.md#changes says what each version changed.
+PROTOCOL_VERSION = 2
 PHASES = ("forward", "backward", "both", "inner_only")
 DEVICES = ("auto", "cpu", "cuda", "rocm")
 TTT_TYPES = ("linear", "mlp")

@@ -301,7 +301,9 @@ def _parse_mode(req: dict) -> Mode:
 def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
     req = msg.get("request")
     if op == "info":
-        return {"info": fw.info()}
+        # The protocol version rides on the first reply, so a harness of
+        # another version names the mismatch (docs/protocol.md#changes).
+        return {"protocol": xc.PROTOCOL_VERSION, "info": fw.info()}
     if op == "calibrate":
         return {"calibration": calibrate(fw, req)}
     if op == "profile":

@@ -185,6 +185,8 @@ def test_serve_info_capabilities(dummy):
         {"workload": "gemm", "phases": ["forward"], "devices": ["cpu"], "values": {"dtype": ["float32"]}},
     ]}
     assert rep["info"]["variants"][0]["name"] == "fast"
+    # the protocol version rides on the info reply (docs/protocol.md#changes)
+    assert rep["protocol"] == 2
 
 
 def test_serve_run_batch_and_failures(dummy, validate):
