@@ -25,3 +25,8 @@ func (e *ProtocolMismatch) Error() string {
 	}
 	return msg
 }
+
+// Devices are the device kinds a request may name (RunRequest.Device):
+// "auto" lets the backend choose; the harness's --device cuda:N arrives as
+// "cuda".
+var Devices = []string{"auto", "cpu", "cuda", "rocm"}

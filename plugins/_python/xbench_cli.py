@@ -16,6 +16,7 @@ import os
 import sys
 
 import xbench_contract as xc
+from xbench_py import facts
 from xbench_runner import protocol_stdout, run, serve
 
 
@@ -42,6 +43,8 @@ def _parser(prog: str) -> _Parser:
         "Time one configuration of one workload (see docs/protocol.md). A debugging aid: it checks "
         "types only; `xbench run` validates ranges and defaults and is the way to benchmark."))
     a = p.add_argument
+    # defaults are the harness's declarations (xbench_py.facts)
+    ttt, gemm = facts.defaults("ttt"), facts.defaults("gemm")
     a("--workload", choices=tuple(xc.VIEWS), default="ttt")
     a("--phase", choices=xc.PHASES, help="default: forward (or as --backward/--inner-only say)")
     g = p.add_argument_group("ttt")
@@ -49,16 +52,16 @@ def _parser(prog: str) -> _Parser:
     g.add_argument("--ttt-type", choices=xc.TTT_TYPES, help="required for ttt")
     g.add_argument("--backward", action="store_true", help="phase backward: forward + gradient of the loss")
     g.add_argument("--inner-only", action="store_true", help="phase inner_only: one layer's inner loop alone")
-    g.add_argument("--seq-len", type=_int_at_least(1), default=2048)
-    g.add_argument("--mini-batch", type=_int_at_least(1), default=16)
-    g.add_argument("--backbone", choices=("transformer", "mamba"), default="transformer")
+    g.add_argument("--seq-len", type=_int_at_least(1), default=ttt["seq_len"])
+    g.add_argument("--mini-batch", type=_int_at_least(1), default=ttt["mini_batch"])
+    g.add_argument("--backbone", choices=xc.BACKBONES, default=ttt["backbone"])
     g = p.add_argument_group("gemm: C[batch, m, n] = op(A) @ op(B)")
-    g.add_argument("--m", type=_int_at_least(1), default=1024)
-    g.add_argument("--n", type=_int_at_least(1), default=1024)
-    g.add_argument("--k", type=_int_at_least(1), default=1024)
-    g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default="nn", help="A's letter, then B's; t = stored transposed")
-    a("--batch", type=_int_at_least(1), default=1)
-    a("--dtype", choices=xc.DTYPES, default="float32")
+    g.add_argument("--m", type=_int_at_least(1), default=gemm["m"])
+    g.add_argument("--n", type=_int_at_least(1), default=gemm["n"])
+    g.add_argument("--k", type=_int_at_least(1), default=gemm["k"])
+    g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default=gemm["layout"], help="A's letter, then B's; t = stored transposed")
+    a("--batch", type=_int_at_least(1), default=ttt["batch"], help="default: ttt's and gemm's (both 1)")
+    a("--dtype", choices=xc.DTYPES, default=ttt["dtype"])
     a("--warmup", type=_int_at_least(0), default=3)
     a("--repeats", type=_int_at_least(1), default=10)
     a("--device", choices=xc.DEVICES, default="auto")

@@ -107,6 +107,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from xbench_py import facts as _facts
 from xbench_spec import (  # noqa: F401  (re-exported for framework files)
     BASE_LR, EPS, GRAD_PREFIX, INIT_STD, ROPE_THETA, SIZES, SIZE_ALIASES, ModelSize, ParamSpec,
     count_params, init_params, inner_param_specs, perturbed_params, model_size, param_specs,
@@ -130,23 +131,25 @@ __all__ = [
     "ATTENTION_DTYPES", "ATTENTION_PHASES", "SCAN_DTYPES", "SCAN_SEMIRINGS", "SCAN_PHASES",
 ]
 
-SCHEMA_VERSION = 2
+# Versions and enums are the Go harness's declarations (xbench_py.facts,
+# generated from Go): none is written here.
+SCHEMA_VERSION = _facts.SCHEMA_VERSION
 # The backend protocol's version (backend.ProtocolVersion in Go), sent in the
 # info reply; docs/protocol.md#changes says what each version changed.
-PROTOCOL_VERSION = 2
-PHASES = ("forward", "backward", "both", "inner_only")
-DEVICES = ("auto", "cpu", "cuda", "rocm")
-TTT_TYPES = ("linear", "mlp")
-TTT_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
-BACKBONES = ("transformer", "mamba")
-GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
-GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
-ATTENTION_DTYPES = ("float32", "bfloat16", "float16")
-ATTENTION_PHASES = ("forward", "backward", "both")
-SCAN_DTYPES = ("float32", "float64")
-SCAN_SEMIRINGS = ("log", "max", "entropy")
-SCAN_PHASES = ("forward", "backward", "both")
-# Every dtype any workload names (calibrate's check).
+PROTOCOL_VERSION = _facts.PROTOCOL_VERSION
+PHASES = _facts.PHASES
+DEVICES = _facts.DEVICES
+TTT_TYPES = _facts.allowed("ttt", "ttt_type")
+TTT_DTYPES = _facts.allowed("ttt", "dtype")
+BACKBONES = _facts.allowed("ttt", "backbone")
+GEMM_DTYPES = _facts.allowed("gemm", "dtype")
+GEMM_LAYOUTS = _facts.allowed("gemm", "layout")
+ATTENTION_DTYPES = _facts.allowed("attention", "dtype")
+ATTENTION_PHASES = _facts.phases("attention")
+SCAN_DTYPES = _facts.allowed("scan", "dtype")
+SCAN_SEMIRINGS = _facts.allowed("scan", "semiring")
+SCAN_PHASES = _facts.phases("scan")
+# Every dtype a model or kernel workload names (calibrate's check).
 DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
 
 

@@ -14,7 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
+from xbench_py import facts
 from xbench_spec import inner_param_specs, model_size, param_specs
+
+
+# Each view's fields are the workload's params, in the Go declaration's
+# order, with its defaults (tests/test_facts.py keeps the names equal).
+_TTT, _GEMM, _PROBLEM, _ATTENTION, _SCAN = (facts.defaults(w) for w in ("ttt", "gemm", "problem", "attention", "scan"))
 
 
 def _convert(cls, params: dict) -> dict:
@@ -72,14 +78,14 @@ class TTT(_View):
     forward plus the gradient of the loss) or inner_only."""
 
     workload = "ttt"
-    model_size: str = "125m"
-    ttt_type: str = "linear"
-    batch: int = 1
-    seq_len: int = 2048
-    mini_batch: int = 16
-    dtype: str = "float32"
-    backbone: str = "transformer"
-    phase: str = "forward"
+    model_size: str = _TTT["model_size"]
+    ttt_type: str = _TTT["ttt_type"]
+    batch: int = _TTT["batch"]
+    seq_len: int = _TTT["seq_len"]
+    mini_batch: int = _TTT["mini_batch"]
+    dtype: str = _TTT["dtype"]
+    backbone: str = _TTT["backbone"]
+    phase: str = facts.phases("ttt")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -122,13 +128,13 @@ class Gemm(_View):
     A stored [batch, m, k] or [batch, k, m], B stored [batch, k, n] or [batch, n, k]."""
 
     workload = "gemm"
-    m: int = 1024
-    n: int = 1024
-    k: int = 1024
-    batch: int = 1
-    layout: str = "nn"
-    dtype: str = "float32"
-    phase: str = "forward"
+    m: int = _GEMM["m"]
+    n: int = _GEMM["n"]
+    k: int = _GEMM["k"]
+    batch: int = _GEMM["batch"]
+    layout: str = _GEMM["layout"]
+    dtype: str = _GEMM["dtype"]
+    phase: str = facts.phases("gemm")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -178,13 +184,13 @@ class Problem(_View):
     input is "seed": the model and get_inputs() are made under it on the CPU."""
 
     workload = "problem"
-    problems: str = "problems"
-    level: int = 1
-    problem: int = 1
-    dtype: str = "float32"
+    problems: str = _PROBLEM["problems"]
+    level: int = _PROBLEM["level"]
+    problem: int = _PROBLEM["problem"]
+    dtype: str = _PROBLEM["dtype"]
     # kernelbench (PyTorch's defaults: cuDNN TF32 on, matmul TF32 off) or strict-ieee (both off)
-    precision: str = "kernelbench"
-    phase: str = "forward"
+    precision: str = _PROBLEM["precision"]
+    phase: str = facts.phases("problem")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -210,15 +216,15 @@ class Attention(_View):
     (the backward alone, after a forward made before timing) or both."""
 
     workload = "attention"
-    batch: int = 4
-    heads: int = 32
-    kv_heads: int = 0
-    seq_len: int = 4096
-    kv_len: int = 0
-    head_dim: int = 128
-    causal: bool = False
-    dtype: str = "bfloat16"
-    phase: str = "forward"
+    batch: int = _ATTENTION["batch"]
+    heads: int = _ATTENTION["heads"]
+    kv_heads: int = _ATTENTION["kv_heads"]
+    seq_len: int = _ATTENTION["seq_len"]
+    kv_len: int = _ATTENTION["kv_len"]
+    head_dim: int = _ATTENTION["head_dim"]
+    causal: bool = _ATTENTION["causal"]
+    dtype: str = _ATTENTION["dtype"]
+    phase: str = facts.phases("attention")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -288,13 +294,13 @@ class Scan(_View):
     float64), and so is the arithmetic."""
 
     workload = "scan"
-    T: int = 1024
-    K: int = 8
-    C: int = 8
-    batch: int = 4
-    semiring: str = "log"
-    dtype: str = "float32"
-    phase: str = "forward"
+    T: int = _SCAN["T"]
+    K: int = _SCAN["K"]
+    C: int = _SCAN["C"]
+    batch: int = _SCAN["batch"]
+    semiring: str = _SCAN["semiring"]
+    dtype: str = _SCAN["dtype"]
+    phase: str = facts.phases("scan")[0]
     warmup: int = 3
     repeats: int = 10
 
