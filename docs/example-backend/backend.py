@@ -3,7 +3,7 @@
 
 It speaks the JSON-lines protocol of docs/protocol.md (protocol 2)
 directly, to show what the shared Python contract
-(plugins/_python/xbench_contract.py) does for the real backends. Two workloads:
+(plugins/_python/xbench_py/ (types.py, runner.py, serve.py, cli.py)) does for the real backends. Two workloads:
 
   ttt   forward only; its "model" is a toy loop, so its numbers mean nothing
   gemm  C = op(A) @ op(B) with numpy.matmul (float32, cpu), timed and exported;

@@ -41,7 +41,7 @@ import torch  # noqa: E402
 import model as torch_model  # noqa: E402
 import triton_inner_fn  # noqa: E402
 import triton_model  # noqa: E402
-import xbench_contract as xc  # noqa: E402
+from xbench_py import spec as xs  # noqa: E402
 
 CPU = "--cpu" in sys.argv
 DEV = "cpu" if CPU else "cuda"
@@ -49,10 +49,10 @@ TOL = 1e-4
 
 
 def problem(ttt_type: str):
-    size = xc.model_size("tiny" if CPU else "125m")
+    size = xs.model_size("tiny" if CPU else "125m")
     B, L = int(os.environ.get("B", "1")), int(os.environ.get("L", "48" if CPU else "2048"))
-    specs = xc.inner_param_specs(size, ttt_type, 16)
-    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).to(DEV) for k, v in xc.perturbed_params(specs).items()}
+    specs = xs.inner_param_specs(size, ttt_type, 16)
+    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).to(DEV) for k, v in xs.perturbed_params(specs).items()}
     g = torch.Generator(device=DEV).manual_seed(0)
     shape = (B, size.heads, L, size.head_dim)
     x = [0.5 * torch.randn(shape, generator=g, device=DEV) for _ in range(3)]

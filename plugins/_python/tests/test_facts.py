@@ -11,9 +11,11 @@ import subprocess
 
 import pytest
 
-import xbench_contract as xc
-import xbench_spec
-from xbench_cli import _parser
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import spec as xs
+from xbench_py.cli import _parser
 from xbench_py import facts
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -28,9 +30,9 @@ def test_facts_are_what_the_go_harness_prints():
         assert f.read() == out, "xbench_py/facts.json is stale: run `go generate ./harness/facts` (and rebuild bin/xbench)"
 
 
-@pytest.mark.parametrize("name", sorted(xc.VIEWS))
+@pytest.mark.parametrize("name", sorted(xw.VIEWS))
 def test_view_fields_are_the_declared_params(name):
-    view = xc.VIEWS[name]
+    view = xw.VIEWS[name]
     fields = [f for f in dataclasses.fields(view) if f.name not in ("phase", "warmup", "repeats")]
     assert [f.name for f in fields] == list(facts.params(name)), "a view's params are the Go declaration's, in order"
     assert {f.name: f.default for f in fields} == facts.defaults(name)
@@ -41,36 +43,36 @@ def test_view_fields_are_the_declared_params(name):
 
 def test_every_view_is_of_a_declared_workload():
     # (a workload without a view is fine: its prepare_<workload> gets the Config)
-    assert set(xc.VIEWS) <= set(facts.NAMES)
-    assert all(v.workload == name for name, v in xc.VIEWS.items())
+    assert set(xw.VIEWS) <= set(facts.NAMES)
+    assert all(v.workload == name for name, v in xw.VIEWS.items())
 
 
 def test_enums_and_versions_are_the_declared_ones():
-    assert (xc.PROTOCOL_VERSION, xc.SCHEMA_VERSION) == (facts.DOC["protocol_version"], facts.DOC["schema_version"])
-    assert xc.DEVICES == ("auto", "cpu", "cuda", "rocm") == facts.DEVICES
-    assert xc.PHASES == tuple(facts.DOC["phases"])
-    for workload, param, got in [("ttt", "ttt_type", xc.TTT_TYPES), ("ttt", "dtype", xc.TTT_DTYPES),
-                                 ("ttt", "backbone", xc.BACKBONES), ("gemm", "dtype", xc.GEMM_DTYPES),
-                                 ("gemm", "layout", xc.GEMM_LAYOUTS), ("attention", "dtype", xc.ATTENTION_DTYPES),
-                                 ("scan", "dtype", xc.SCAN_DTYPES), ("scan", "semiring", xc.SCAN_SEMIRINGS)]:
+    assert (xt.PROTOCOL_VERSION, xt.SCHEMA_VERSION) == (facts.DOC["protocol_version"], facts.DOC["schema_version"])
+    assert xt.DEVICES == ("auto", "cpu", "cuda", "rocm") == facts.DEVICES
+    assert xt.PHASES == tuple(facts.DOC["phases"])
+    for workload, param, got in [("ttt", "ttt_type", xt.TTT_TYPES), ("ttt", "dtype", xt.TTT_DTYPES),
+                                 ("ttt", "backbone", xt.BACKBONES), ("gemm", "dtype", xt.GEMM_DTYPES),
+                                 ("gemm", "layout", xt.GEMM_LAYOUTS), ("attention", "dtype", xt.ATTENTION_DTYPES),
+                                 ("scan", "dtype", xt.SCAN_DTYPES), ("scan", "semiring", xt.SCAN_SEMIRINGS)]:
         assert got == tuple(facts.params(workload)[param]["allowed"]), (workload, param)
-    assert xc.ATTENTION_PHASES == tuple(facts.workload("attention")["phases"])
-    assert xc.SCAN_PHASES == tuple(facts.workload("scan")["phases"])
-    assert set(xc.DTYPES) == set(xc.TTT_DTYPES) | set(xc.GEMM_DTYPES)
+    assert xt.ATTENTION_PHASES == tuple(facts.workload("attention")["phases"])
+    assert xt.SCAN_PHASES == tuple(facts.workload("scan")["phases"])
+    assert set(xt.DTYPES) == set(xt.TTT_DTYPES) | set(xt.GEMM_DTYPES)
 
 
 def test_ttt_sizes_and_constants_are_the_declared_ones():
     spec = facts.workload("ttt")["spec"]
-    assert [s["name"] for s in spec["sizes"]] == list(xc.SIZES) == list(facts.params("ttt")["model_size"]["allowed"])
+    assert [s["name"] for s in spec["sizes"]] == list(xs.SIZES) == list(facts.params("ttt")["model_size"]["allowed"])
     for s in spec["sizes"]:
-        m = xc.SIZES[s["name"]]
+        m = xs.SIZES[s["name"]]
         assert (m.hidden, m.layers, m.heads, m.head_dim, m.intermediate, m.vocab) == (
             s["hidden"], s["layers"], s["heads"], s["head_dim"], s["mlp"], s["vocab"])
-    assert xc.SIZE_ALIASES == spec["size_aliases"] == facts.params("ttt")["model_size"]["aliases"]
-    assert (xc.EPS, xc.ROPE_THETA, xbench_spec.CONV_WIDTH, xc.INIT_STD, xbench_spec.MLP_EXPANSION, xc.GRAD_PREFIX) == (
+    assert xs.SIZE_ALIASES == spec["size_aliases"] == facts.params("ttt")["model_size"]["aliases"]
+    assert (xs.EPS, xs.ROPE_THETA, xs.CONV_WIDTH, xs.INIT_STD, xs.MLP_EXPANSION, xs.GRAD_PREFIX) == (
         spec["norm_eps"], spec["rope_theta"], spec["conv_width"], spec["init_std"], spec["inner_mlp_expansion"],
         spec["grad_prefix"])
-    assert xc.BASE_LR == spec["base_lr"]
+    assert xs.BASE_LR == spec["base_lr"]
 
 
 def test_cli_defaults_are_the_declared_ones():

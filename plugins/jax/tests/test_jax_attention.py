@@ -1,7 +1,7 @@
 """The jax attention (jax_attention.py) on cpu: the default and xla
 implementations, forward, backward and both, GQA and causal, odd sizes,
 against the float64 reference the pytorch tests use; refusals (cuDNN
-without a GPU, float16 on XLA:CPU) become xc.Unsupported."""
+without a GPU, float16 on XLA:CPU) become xt.Unsupported."""
 
 import os
 import sys
@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import jax_attention as ja
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
 # The framework-free numpy reference lives beside the pytorch backend's tests.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
@@ -22,7 +23,7 @@ CPU = jax.devices("cpu")[0]
 
 
 def _cfg(phase="forward", dtype="float32", causal=False, kv_heads=2):
-    return xc.Attention(batch=2, heads=4, kv_heads=kv_heads, seq_len=13, head_dim=24, causal=causal, dtype=dtype, phase=phase)
+    return xw.Attention(batch=2, heads=4, kv_heads=kv_heads, seq_len=13, head_dim=24, causal=causal, dtype=dtype, phase=phase)
 
 
 @pytest.mark.parametrize("variant", ["", "xla"])
@@ -53,7 +54,7 @@ def test_bfloat16():
 ])
 def test_refusals_are_unsupported(variant, dtype, match):
     cfg = _cfg(dtype=dtype)
-    with pytest.raises(xc.Unsupported, match=match):
+    with pytest.raises(xt.Unsupported, match=match):
         ja.prepare(cfg, variant, CPU, seed=0)
 
 

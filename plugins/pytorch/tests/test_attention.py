@@ -1,13 +1,14 @@
 """The pytorch attention (attention.py) on cpu: every variant that runs there,
 forward and both/backward, GQA and causal, odd sizes, against the float64
-reference of attention_ref.py; refusals become xc.Unsupported."""
+reference of attention_ref.py; refusals become xt.Unsupported."""
 
 import numpy as np
 import pytest
 import torch
 
 import attention
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 from attention_ref import inputs, reference, rel
 
 TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 5e-3}
@@ -15,7 +16,7 @@ CPU_VARIANTS = ("", "sdpa-flash", "sdpa-math", "naive")
 
 
 def _cfg(phase="forward", dtype="float32", causal=False, kv_heads=2):
-    return xc.Attention(batch=2, heads=4, kv_heads=kv_heads, seq_len=13, head_dim=24, causal=causal, dtype=dtype, phase=phase)
+    return xw.Attention(batch=2, heads=4, kv_heads=kv_heads, seq_len=13, head_dim=24, causal=causal, dtype=dtype, phase=phase)
 
 
 @pytest.mark.parametrize("variant", CPU_VARIANTS)
@@ -46,13 +47,13 @@ def test_low_precision(dtype, variant):
 
 def test_efficient_kernel_is_unsupported_on_cpu():
     cfg = _cfg()
-    with pytest.raises(xc.Unsupported, match="EFFICIENT_ATTENTION kernel .* on cpu"):
+    with pytest.raises(xt.Unsupported, match="EFFICIENT_ATTENTION kernel .* on cpu"):
         attention.export(cfg, "sdpa-efficient", "cpu", inputs(cfg))
 
 
 def test_cudnn_kernel_is_unsupported_on_cpu():
     cfg = _cfg()
-    with pytest.raises(xc.Unsupported, match="CUDNN_ATTENTION kernel .* on cpu"):
+    with pytest.raises(xt.Unsupported, match="CUDNN_ATTENTION kernel .* on cpu"):
         attention.export(cfg, "sdpa-cudnn", "cpu", inputs(cfg))
 
 

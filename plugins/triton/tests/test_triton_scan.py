@@ -8,8 +8,8 @@ import pytest
 
 import scan
 import triton_scan
-import xbench_contract as xc
-import xbench_scan_ref as ref
+from xbench_py import workloads as xw
+from xbench_py import scan_ref as ref
 
 SHAPES = [(9, 1, 2, 3), (12, 2, 3, 2), (17, 4, 3, 3), (20, 5, 5, 2)]  # T, K, C, batch
 
@@ -25,7 +25,7 @@ def _inputs(cfg):
 @pytest.mark.parametrize("dtype,tol", [("float64", 1e-13), ("float32", 1e-6)])
 def test_forward_matches_spec(shape, semiring, dtype, tol):
     T, K, C, B = shape
-    cfg = xc.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, dtype=dtype)
+    cfg = xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, dtype=dtype)
     x = _inputs(cfg)
     got = scan.export(cfg, "cpu", x, triton_scan.scan)["out"]
     want = ref.forward(cfg, x)
@@ -36,7 +36,7 @@ def test_forward_matches_spec(shape, semiring, dtype, tol):
 @pytest.mark.parametrize("semiring", ["log", "max"])
 def test_gradients_match_autograd(shape, semiring):
     T, K, C, B = shape
-    cfg = xc.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, dtype="float64", phase="both")
+    cfg = xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, dtype="float64", phase="both")
     x = _inputs(cfg)
     got = scan.export(cfg, "cpu", x, triton_scan.scan)
     want = scan.export(cfg, "cpu", x, scan.forward_fn(""))

@@ -1,4 +1,5 @@
-"""The command line of every Python backend (reach it as xbench_contract.main).
+"""The command line of every Python backend: benchmark.py calls
+xbench_py.cli.main(HERE, load).
 
 A debugging aid: it times one configuration of one workload with light type
 checks only (integers are integers, enum flags take known spellings). The
@@ -15,9 +16,12 @@ import json
 import os
 import sys
 
-import xbench_contract as xc
 from xbench_py import facts
-from xbench_runner import protocol_stdout, run, serve
+from xbench_py import types as xc
+from xbench_py.runner import run
+from xbench_py.serve import protocol_stdout, serve
+from xbench_py.spec import SIZE_ALIASES, SIZES
+from xbench_py.workloads import TTT, VIEWS, Gemm
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,10 +49,10 @@ def _parser(prog: str) -> _Parser:
     a = p.add_argument
     # defaults are the harness's declarations (xbench_py.facts)
     ttt, gemm = facts.defaults("ttt"), facts.defaults("gemm")
-    a("--workload", choices=tuple(xc.VIEWS), default="ttt")
+    a("--workload", choices=tuple(VIEWS), default="ttt")
     a("--phase", choices=xc.PHASES, help="default: forward (or as --backward/--inner-only say)")
     g = p.add_argument_group("ttt")
-    g.add_argument("--model-size", choices=[*xc.SIZES, *xc.SIZE_ALIASES], help="required for ttt")
+    g.add_argument("--model-size", choices=[*SIZES, *SIZE_ALIASES], help="required for ttt")
     g.add_argument("--ttt-type", choices=xc.TTT_TYPES, help="required for ttt")
     g.add_argument("--backward", action="store_true", help="phase backward: forward + gradient of the loss")
     g.add_argument("--inner-only", action="store_true", help="phase inner_only: one layer's inner loop alone")
@@ -92,14 +96,14 @@ def _load(prog: str, manifest: dict, load):
 
 def _config(prog: str, args) -> xc.Config:
     if args.workload == "gemm":
-        return xc.Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
+        return Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
                        phase=args.phase or "forward", warmup=args.warmup, repeats=args.repeats).config()
     for flag in ("model_size", "ttt_type"):
         if getattr(args, flag) is None:
-            choices = [*xc.SIZES, *xc.SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
+            choices = [*SIZES, *SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
             _fail(prog, f"--{flag.replace('_', '-')} is required; choose from {', '.join(choices)}")
     phase = args.phase or ("inner_only" if args.inner_only else "backward" if args.backward else "forward")
-    return xc.TTT(model_size=xc.SIZE_ALIASES.get(args.model_size, args.model_size), ttt_type=args.ttt_type,
+    return TTT(model_size=SIZE_ALIASES.get(args.model_size, args.model_size), ttt_type=args.ttt_type,
                   batch=args.batch, seq_len=args.seq_len, mini_batch=args.mini_batch, dtype=args.dtype,
                   backbone=args.backbone, phase=phase, warmup=args.warmup, repeats=args.repeats).config()
 
