@@ -89,7 +89,17 @@ def _compiled(cfg: xw.Attention) -> Callable:
     # its cache, as a user's long-lived model would.
     key = (cfg.group > 1, cfg.causal, cfg.scale)
     if key not in _COMPILED:
-        _COMPILED[key] = torch.compile(_sdpa(cfg), dynamic=False)
+        compiled = torch.compile(_sdpa(cfg), dynamic=False)
+
+        # The backward phase takes the gradients of one forward graph again
+        # and again (retain_graph=True), which a backward compiled with
+        # donated buffers refuses ("non-empty donated buffers which requires
+        # ... retain_graph=False"); dynamo compiles at the first call, so the
+        # setting is scoped to the calls of this function.
+        def f(q, k, v):
+            with torch._functorch.config.patch(donated_buffer=False):
+                return compiled(q, k, v)
+        _COMPILED[key] = f
     return _COMPILED[key]
 
 

@@ -1,6 +1,6 @@
-"""The iree backend on the CPU (llvm-cpu, local-task) through the contract:
-gemm in every layout and attention (GQA, causal) against float64 numpy,
-the compile cache (compiled once, then read back, and the result says
+"""The iree backend on the CPU (llvm-cpu, local-task) through the contract,
+beyond the conformance suite (plugins/_python/tests/test_conformance.py) (gemm in every layout and dtype,
+attention against float64 numpy): the compile cache (compiled once, then read back, and the result says
 which), a module that can be neither read nor compiled, and the refusals.
 Small shapes: each configuration is one iree-compile of a second or two."""
 
@@ -9,7 +9,6 @@ import pytest
 
 import iree_backend
 import iree_cache
-import iree_mlir
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
@@ -28,35 +27,6 @@ def cache(tmp_path, monkeypatch):
 
 def _rel(x, ref):
     return float(np.linalg.norm(x.astype(np.float64) - ref) / np.linalg.norm(ref))
-
-
-@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
-def test_gemm_export_every_layout(fw, layout):
-    m, n, k, batch = 17, 33, 40, 2
-    cfg = xw.Gemm(m=m, n=n, k=k, batch=batch, layout=layout, dtype="float32")
-    sa, sb, _ = iree_mlir.gemm_shapes(m, n, k, batch, layout)
-    rng = np.random.default_rng(1)
-    a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
-    dev = fw.resolve_device("cpu")
-    c = fw.export_gemm(cfg, "", dev, {}, {"a": a, "b": b})["c"]
-    opa = a if layout[0] == "n" else a.transpose(0, 2, 1)
-    opb = b if layout[1] == "n" else b.transpose(0, 2, 1)
-    assert c.shape == (batch, m, n) and c.dtype == np.float32
-    assert _rel(c, opa.astype(np.float64) @ opb) < 1e-6
-
-
-def test_attention_export_gqa_causal(fw):
-    cfg = xw.Attention(batch=2, heads=4, kv_heads=2, seq_len=19, kv_len=0, head_dim=8, causal=True, dtype="float32")
-    rng = np.random.default_rng(2)
-    q = rng.uniform(-2, 2, (2, 4, 19, 8)).astype(np.float32)
-    k = rng.uniform(-2, 2, (2, 2, 19, 8)).astype(np.float32)
-    v = rng.uniform(-1, 1, (2, 2, 19, 8)).astype(np.float32)
-    out = fw.export_attention(cfg, "", fw.resolve_device("cpu"), {}, {"q": q, "k": k, "v": v})["out"]
-    kk, vv = (np.repeat(x.astype(np.float64), 2, axis=1) for x in (k, v))
-    s = q @ kk.transpose(0, 1, 3, 2) / np.sqrt(8)
-    s = np.where(np.tril(np.ones((19, 19), bool)), s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    assert _rel(out, (p / p.sum(-1, keepdims=True)) @ vv) < 1e-6
 
 
 def test_compiled_once_then_read_from_the_cache(fw, cache):

@@ -117,21 +117,6 @@ def test_cpu_run_warns_it_is_the_interpreter(tmp_path):
     assert any("Triton interpreter" in w for w in r["warnings"]), r["warnings"]
 
 
-@pytest.mark.parametrize("layout", ["nn", "tt"])
-def test_gemm_through_the_contract(backends, tmp_path, layout):
-    pytest.importorskip("triton_gemm")
-    g = xw.Gemm(m=12, n=20, k=36, batch=2, layout=layout, warmup=0, repeats=1)
-    rng = np.random.default_rng(1)
-    sa, sb = g.stored_shapes()
-    a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
-    tensors.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
-    rep = xr.export(backends[0], g, "", "cpu", "", str(tmp_path / "ab.st"), str(tmp_path / "c.st"))
-    assert rep["status"] == "ok", rep
-    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
-    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
-    np.testing.assert_allclose(tensors.read_safetensors(str(tmp_path / "c.st"))["c"], opa @ opb, rtol=1e-4, atol=1e-4)
-
-
 def test_gemm_cli_warns_it_is_the_interpreter():
     pytest.importorskip("triton_gemm")
     jsonschema = pytest.importorskip("jsonschema")

@@ -4,7 +4,7 @@ process: mlp_launch() reads XBENCH_TRITON_WARPS/_HB/_BF/_STAGES/_OUT_WARPS
 at every call, so each setting is set in os.environ, compiled on its first
 call and timed by CUDA events (median of 10 after a warm-up call).
 
-    cd plugins/triton && python mlp_launch_sweep.py [dtype]
+    python scripts/dev/triton/mlp_launch_sweep.py [dtype]
 
 Prints one line per setting; the fastest is what MLP_LAUNCH should hold.
 """
@@ -16,8 +16,13 @@ import os
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import torch  # noqa: E402
 

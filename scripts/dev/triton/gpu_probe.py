@@ -1,17 +1,23 @@
-"""One-off H100 probe (not committed): verify at 125m against pytorch float64, then first timings."""
+"""One-off H100 probe: verify at 125m against pytorch float64, then first timings."""
 import json
 import os
 import sys
 import time
 import traceback
 
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch"),
+                os.path.join(PLUGINS, "jax")]
+
 T0 = time.time()
 SIZE, DEV, TL = os.environ.get("PSIZE", "125m"), os.environ.get("PDEV", "cuda"), int(os.environ.get("PL", "2048"))
 DEADLINE = float(os.environ.get("DEADLINE", "220"))
 OUT = os.environ.get("OUT", "/tmp/out")
 os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
-R = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [f"{R}/plugins/_python", f"{R}/plugins/jax", f"{R}/plugins/triton", f"{R}/plugins/pytorch"]
 import numpy as np  # noqa: E402
 
 from xbench_py import workloads as xw  # noqa: E402
