@@ -40,8 +40,9 @@ if args.framework == "jax" and not args.xla_choice:
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 sys.path[:0] = [os.path.join(ROOT, "plugins", "_python"), os.path.join(ROOT, "plugins", args.framework)]
 
-import xbench_contract as xc  # noqa: E402
-import xbench_devclock as dc  # noqa: E402
+from xbench_py import workloads as xw  # noqa: E402
+from xbench_py import runner as xr  # noqa: E402
+from xbench_py import devclock as dc  # noqa: E402
 
 if args.framework == "pytorch":
     import backend
@@ -80,7 +81,7 @@ def kernels(prepare):
 
 def case(name, cfg, variant=""):
     t0 = time.time()
-    rec = xc.run(fw, cfg, variant, args.device)
+    rec = xr.run(fw, cfg, variant, args.device)
     dev = fw.resolve_device(args.device)
     ks, own = [], None
     if rec["status"] == "ok":
@@ -100,15 +101,15 @@ def case(name, cfg, variant=""):
 
 SMOKE = args.device == "cpu"
 for n in (64, 128) if SMOKE else (1024, 4096, 8192):
-    case(f"gemm bf16 {n}^3", xc.Gemm(m=n, n=n, k=n, dtype="bfloat16", layout="nn", warmup=10, repeats=R))
+    case(f"gemm bf16 {n}^3", xw.Gemm(m=n, n=n, k=n, dtype="bfloat16", layout="nn", warmup=10, repeats=R))
 if args.xla_choice:  # the GEMM rows are what this process is for
     sys.exit(0)
 case("attention fwd b4 h32/8 s4096 d128 causal bf16",
-     xc.Attention(batch=4, heads=32, kv_heads=8, seq_len=64 if SMOKE else 4096, head_dim=128, causal=True,
+     xw.Attention(batch=4, heads=32, kv_heads=8, seq_len=64 if SMOKE else 4096, head_dim=128, causal=True,
                   dtype="bfloat16", phase="forward", warmup=5, repeats=R), "" if SMOKE else variant_att)
 if args.framework == "pytorch" and not SMOKE:  # for reading the table: what sdpa picks by itself (not asserted)
     case("attention fwd b4 h32/8 s4096 d128 causal bf16, sdpa's own choice",
-         xc.Attention(batch=4, heads=32, kv_heads=8, seq_len=4096, head_dim=128, causal=True,
+         xw.Attention(batch=4, heads=32, kv_heads=8, seq_len=4096, head_dim=128, causal=True,
                       dtype="bfloat16", phase="forward", warmup=5, repeats=R))
 
 # ---- overhead lines
@@ -143,7 +144,7 @@ if src is not None:
 emit(**row)
 
 if src is not None:
-    g = fw.prepare_gemm(xc.Gemm(m=4096, n=4096, k=4096, dtype="bfloat16", layout="nn"), "", dev, 0).step
+    g = fw.prepare_gemm(xw.Gemm(m=4096, n=4096, k=4096, dtype="bfloat16", layout="nn"), "", dev, 0).step
     off = med(fw.timer(dev), g)
     src.start()
     on = med(fw.timer(dev), g)
@@ -153,5 +154,5 @@ if src is not None:
     fw.release()
 
 case("launch-bound: scan fwd T1024 C12 K4 b4 log",
-     xc.Scan(T=64 if SMOKE else 1024, K=4, C=12, batch=4, semiring="log", phase="forward", warmup=2, repeats=10))
+     xw.Scan(T=64 if SMOKE else 1024, K=4, C=12, batch=4, semiring="log", phase="forward", warmup=2, repeats=10))
 out.close()

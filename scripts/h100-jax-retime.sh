@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-time the committed JAX cells that the host-clock bias of issue 31
-# touched, on the device clock (xbench_devclock; the attention also without
+# touched, on the device clock (xbench_py.devclock; the attention also without
 # its layout transposes), GPU machine, from the repository root:
 #   DEADLINE=450 bash scripts/h100-jax-retime.sh RESULTS_DIR
 # Most important first, each a sweep with the committed cells' settings:
@@ -34,7 +34,7 @@ cache=${CACHE:-/tmp/xbench-compile-cache}
 . "$(dirname "$0")/lib-cupti.sh"
 
 install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" >> "$log"  # not in a pipe: install_cupti exports PYTHONPATH
-if ! python3 -c 'import sys; sys.path.insert(0, "plugins/_python"); import xbench_devclock as d; s, why = d.cupti_source(); sys.exit(0 if s else (print(why) or 1))'; then
+if ! python3 -c 'import sys; sys.path.insert(0, "plugins/_python"); from xbench_py import devclock as d; s, why = d.cupti_source(); sys.exit(0 if s else (print(why) or 1))'; then
   echo "no device clock here: refusing to re-time on the host clock" | tee -a "$log"
   exit 2
 fi

@@ -3,7 +3,7 @@
 # first, in one device call: every backend verified against the float64
 # reference on the GPU (log forward and backward, max backward, entropy,
 # float64), our Triton kernel checked and timed against flash-semicrf's
-# own (plugins/triton/scan_gpu_check.py), the T = 1024 reference shapes on
+# own (scripts/dev/triton/scan_gpu_check.py), the T = 1024 reference shapes on
 # every backend and variant, then the grid (T 256..4096 x K 4..24 x C 3..12,
 # log and max, forward and backward) with one configuration per bucket,
 # resumable. From the repository root on the GPU machine, with a static
@@ -47,7 +47,7 @@ step "verify max forward" 80 $X verify --workload scan --semiring max --backends
 step "verify entropy forward" 80 $X verify --workload scan --semiring entropy --backends "triton,burnstyle-hip,pytorch" $vb
 step "verify log both float64" 80 $X verify --workload scan --phase both --dtype float64 --backends "triton,burnstyle-hip,flash-semicrf,pytorch" $vb
 if [ "$device" = cuda ]; then
-  step "triton vs flash-semicrf" 150 python3 plugins/triton/scan_gpu_check.py
+  step "triton vs flash-semicrf" 150 python3 scripts/dev/triton/scan_gpu_check.py
   [ -x bin/gpu/gputest ] && step "burnstyle-hip gpu scan test" 60 env XBENCH_REQUIRE_GPU=1 bin/gpu/gputest -test.run 'TestGPUScan' -test.v
 fi
 # The reference shapes (T = 1024) on the kernels, one run per phase, so

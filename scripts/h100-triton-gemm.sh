@@ -27,7 +27,7 @@ for layout in nn nt tn; do
 done
 step "verify gemm bfloat16 nt (ragged: pointer kernel)" 60 $X verify --workload gemm --device cuda --m 1000 --n 1100 \
   --k 1202 --layout nt --dtype bfloat16 --backends triton --results "$R/verify"
-step "kernel check" 150 sh -c "cd plugins/triton && python3 gemm_kernel_check.py > ../../$R/kernel-check-2.jsonl"
+step "kernel check" 150 sh -c "python3 scripts/dev/triton/gemm_kernel_check.py > $R/kernel-check-2.jsonl"
 for set in "nn:scripts/testdata/vendor-square.csv" "nt:scripts/testdata/gemm-large-llm.csv"; do
   layout=${set%%:*} shapes=${set#*:}
   step "run large bfloat16 $layout" 200 $X run --workload gemm --device cuda --backends pytorch,burnstyle-hip,triton \

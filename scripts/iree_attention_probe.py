@@ -22,7 +22,7 @@ import iree_cache  # noqa: E402
 import iree_mlir  # noqa: E402
 import iree_targets  # noqa: E402
 import iree_backend  # noqa: E402
-import xbench_devclock  # noqa: E402
+from xbench_py import devclock  # noqa: E402
 
 CASES = [  # b, h, kv_heads, s, d
     (32, 32, 8, 512, 128),    # GQA, s512 (mask in an initializer)
@@ -69,7 +69,7 @@ def main():
               f"{bool(np.isfinite(host).all())}", flush=True)
         # the backend's clock around the same call: the device clock over
         # iree_backend's GPU timer, as a run uses it (first, calibrate, samples)
-        timer = xbench_devclock.device_timer(iree_backend.GPUTimer(config.device), "cuda")
+        timer = devclock.device_timer(iree_backend.GPUTimer(config.device), "cuda")
         timer.first(lambda: fn(*args))
         timer.calibrate(lambda: fn(*args))
         spans = []

@@ -1,6 +1,6 @@
 # Sourced by the GPU scripts of issue 31: install_cupti puts NVIDIA's
 # cupti-python (carried as .whl/cupti_python-*.whl, cp312) on PYTHONPATH, so
-# that xbench_devclock can read the kernels' device timestamps. It uses the
+# that xbench_py.devclock can read the kernels' device timestamps. It uses the
 # libcupti of torch's nvidia-cuda-cupti wheel (13.0 on the H100 machine, which
 # matches cupti-python 13.0.x). Without the wheel nothing is installed and the
 # Python backends fall back to their own clocks, labelled in env.timing.

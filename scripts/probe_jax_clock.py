@@ -149,10 +149,10 @@ except Exception as e:  # noqa: BLE001
 # gaps between kernels and so enter the span.
 scan_step = None
 try:
-    import xbench_contract as xc
+    from xbench_py import workloads as xw
     import jax_scan
 
-    scfg = xc.Scan(T=1024, K=4, C=12, batch=4, semiring="log", phase="forward")
+    scfg = xw.Scan(T=1024, K=4, C=12, batch=4, semiring="log", phase="forward")
     scan_step = jax_scan.prepare(scfg, jax.devices()[0], 0).step
     jsync(scan_step())
     print("jax scan: records per call:", len(span_of(scan_step, jsync)[1]))

@@ -1,9 +1,9 @@
 """A complete xbench backend in one file, with the standard library only
 (NumPy for its GEMM, used when installed).
 
-It speaks the JSON-lines protocol of docs/protocol.md (schema version 2)
+It speaks the JSON-lines protocol of docs/protocol.md (protocol 2)
 directly, to show what the shared Python contract
-(plugins/_python/xbench_contract.py) does for the real backends. Two workloads:
+(plugins/_python/xbench_py/ (types.py, runner.py, serve.py, cli.py)) does for the real backends. Two workloads:
 
   ttt   forward only; its "model" is a toy loop, so its numbers mean nothing
   gemm  C = op(A) @ op(B) with numpy.matmul (float32, cpu), timed and exported;
@@ -174,6 +174,8 @@ def main():
         reply = {"id": req.get("id")}
         op = req.get("op")
         if op == "info":
+            # "protocol": the version this backend speaks (docs/protocol.md#changes)
+            reply["protocol"] = 2
             reply["info"] = {"name": "example", "capabilities": CAPS}
         elif op == "run":
             reply["result"] = run(req["request"])

@@ -11,7 +11,7 @@ import (
 // error escape (an error reply, a crash with a traceback) is caught here, so
 // every framework's OOM lands in the same status and stops the larger
 // cells. The Python contract's OOM_MARKERS (plugins/_python/
-// xbench_contract.py) is this list, entry for entry, so a Python backend
+// xbench_py/types.py) is this list, entry for entry, so a Python backend
 // and the harness give one error one status; its test reads this file.
 var oomMarkers = []string{
 	"out of memory",             // CUDA/HIP runtime, PyTorch, JAX ("RESOURCE_EXHAUSTED: Out of memory"), Linux

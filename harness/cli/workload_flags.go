@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/sweep"
 	"github.com/xbench/xbench/harness/workload"
@@ -20,7 +21,7 @@ import (
 const defaultWorkload = "ttt"
 
 var (
-	devices = []string{"auto", "cpu", "cuda", "rocm"}
+	devices = backend.Devices
 	// dtypes a calibration may measure the matmul peak of.
 	dtypes = []string{"float32", "tf32", "bfloat16", "float16", "float64", "float8_e4m3"}
 )

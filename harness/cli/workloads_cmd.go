@@ -6,14 +6,25 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/xbench/xbench/harness/facts"
 	"github.com/xbench/xbench/harness/workload"
 )
 
 // workloadsCmd lists every registered workload with its phases and its
-// parameters: the flags `run`, `sweep` and `verify` take for it.
+// parameters: the flags `run`, `sweep` and `verify` take for it. With
+// --json it prints harness/facts, the document the Python backends read
+// (plugins/_python/xbench_py/facts.json).
 func workloadsCmd(_ context.Context, a *App, args []string) error {
+	if len(args) == 1 && args[0] == "--json" {
+		raw, err := facts.JSON()
+		if err != nil {
+			return err
+		}
+		_, err = a.Stdout.Write(raw)
+		return err
+	}
 	if len(args) > 0 {
-		return usagef("xbench workloads takes no arguments (got %q)", workload.Cut(args[0], 80))
+		return usagef("xbench workloads takes no arguments but --json (got %q)", workload.Cut(args[0], 80))
 	}
 	for i, w := range workload.All() {
 		if i > 0 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/xbench/xbench/harness/facts"
 	"github.com/xbench/xbench/harness/workload"
 )
 
@@ -32,6 +33,13 @@ func TestWorkloadsGolden(t *testing.T) {
 		t.Error("workloads not listed in name order")
 	}
 	golden(t, "workloads.golden", stdout)
+
+	// --json is the facts document the Python backends read, byte for byte
+	stdout, stderr, code, err = runApp(t, "workloads", "--json")
+	committed, rerr := os.ReadFile(filepath.Join("..", "..", filepath.FromSlash(facts.PythonPath)))
+	if code != 0 || err != nil || rerr != nil || stdout != string(committed) {
+		t.Errorf("workloads --json: exit %d (%v, %v) %s; want the committed %s", code, err, rerr, stderr, facts.PythonPath)
+	}
 
 	_, _, code, err = runApp(t, "workloads", "extra")
 	if code != 2 || err == nil || !strings.Contains(err.Error(), "no arguments") {

@@ -13,10 +13,11 @@ import (
 	"github.com/xbench/xbench/harness/result"
 )
 
-// Handshake is checked by both sides before anything else; bump
-// ProtocolVersion when the proto changes incompatibly.
+// Handshake is checked by both sides before anything else. Its version is
+// the backend protocol's (backend.ProtocolVersion): bump that when the proto
+// changes incompatibly.
 var Handshake = goplugin.HandshakeConfig{
-	ProtocolVersion:  2,
+	ProtocolVersion:  backend.ProtocolVersion,
 	MagicCookieKey:   "XBENCH_PLUGIN",
 	MagicCookieValue: "xbench-backend",
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -68,7 +70,7 @@ func Launch(ctx context.Context, name string, argv, env []string, logger hclog.L
 	}
 	if err != nil {
 		p.Close()
-		return nil, fmt.Errorf("start backend %q: %w", name, err)
+		return nil, fmt.Errorf("start backend %q: %w", name, protocolError(err))
 	}
 	raw, err := rpc.Dispense(PluginName)
 	if err != nil {
@@ -82,6 +84,24 @@ func Launch(ctx context.Context, name string, argv, env []string, logger hclog.L
 	}
 	p.Backend = b
 	return p, nil
+}
+
+// goPluginVersion is how go-plugin words a handshake of another version.
+var goPluginVersion = regexp.MustCompile(`(?i)incompatible API version with plugin\. Plugin version: (\d+)`)
+
+// protocolError names a plugin binary of another protocol version the way
+// a JSON-lines backend of one is named (backend.ProtocolMismatch), instead
+// of go-plugin's "incompatible API version"; other errors pass unchanged.
+func protocolError(err error) error {
+	m := goPluginVersion.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	v, convErr := strconv.Atoi(m[1])
+	if convErr != nil {
+		return err
+	}
+	return &backend.ProtocolMismatch{Backend: v, Detail: "go-plugin handshake: " + err.Error()}
 }
 
 // Close stops the plugin process, politely first (go-plugin asks it to

@@ -65,10 +65,13 @@ type request struct {
 }
 
 type reply struct {
-	ID     int             `json:"id"`
-	Error  string          `json:"error,omitempty"`
-	Info   *backend.Info   `json:"info,omitempty"`
-	Result json.RawMessage `json:"result,omitempty"`
+	ID    int    `json:"id"`
+	Error string `json:"error,omitempty"`
+	// Protocol is the protocol version the backend speaks, in its info
+	// reply; Info is decoded only once that matches (Info()).
+	Protocol *int            `json:"protocol,omitempty"`
+	Info     json.RawMessage `json:"info,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
 	// Results answers op "run_batch", one per request, in order.
 	Results []json.RawMessage       `json:"results,omitempty"`
 	Export  *backend.ExportResponse `json:"export,omitempty"`
@@ -232,16 +235,31 @@ func lastLines(s string, n int) string {
 
 func (e *ExitError) Unwrap() error { return e.Cause }
 
-// Info asks the backend what it can do.
+// Info asks the backend what it can do. It is the first request of every
+// session, so it is where a backend of another protocol version is told
+// apart, by name, from one that merely wrote something broken.
 func (b *Backend) Info(ctx context.Context) (backend.Info, error) {
 	rep, err := b.call(ctx, "info", nil)
 	if err != nil {
 		return backend.Info{}, err
 	}
-	if rep.Info == nil {
+	if rep.Protocol != nil && *rep.Protocol != backend.ProtocolVersion {
+		return backend.Info{}, fmt.Errorf("info: %w", &backend.ProtocolMismatch{Backend: *rep.Protocol})
+	}
+	if len(rep.Info) == 0 || string(rep.Info) == "null" {
 		return backend.Info{}, errors.New("info: reply has no info object")
 	}
-	return *rep.Info, nil
+	var info backend.Info
+	if err := json.Unmarshal(rep.Info, &info); err != nil {
+		if rep.Protocol == nil {
+			// Protocol 1 had no "protocol" field, and its capabilities
+			// were lists of names, which protocol 2's objects cannot hold.
+			return backend.Info{}, fmt.Errorf("info: %w", &backend.ProtocolMismatch{Backend: 1,
+				Detail: fmt.Sprintf("its info reply has no \"protocol\" field and does not read as protocol %d: %v", backend.ProtocolVersion, err)})
+		}
+		return backend.Info{}, fmt.Errorf("info: the info object does not match the protocol: %w", err)
+	}
+	return info, nil
 }
 
 // Run times one configuration. A reply that breaks the schema becomes a

@@ -9,7 +9,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGINS = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
 
-import xbench_contract  # noqa: E402
+from xbench_py import cli  # noqa: E402
 
 
 def load():
@@ -19,4 +19,4 @@ def load():
 
 
 if __name__ == "__main__":
-    xbench_contract.main(HERE, load)
+    cli.main(HERE, load)

@@ -20,10 +20,11 @@ import os
 
 import backend as torch_backend  # the pytorch backend's backend.py
 import problem
-import xbench_contract as xc
-import xbench_problems
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import problems as xproblems
 
-CAPS = xc.Capabilities(xc.WorkloadCaps("problem", phases=("forward",), devices=torch_backend.DEVICES,
+CAPS = xt.Capabilities(xt.WorkloadCaps("problem", phases=("forward",), devices=torch_backend.DEVICES,
                                        values={"dtype": ("float32",)}))
 
 
@@ -36,7 +37,7 @@ def _number(name: str, default: float, integer: bool = False):
     except ValueError:
         v = None
     if v is None or not math.isfinite(v) or v < (1 if integer else 0):
-        raise xc.Unsupported(f"{name}={text[:80]!r} is not allowed (allowed: "
+        raise xt.Unsupported(f"{name}={text[:80]!r} is not allowed (allowed: "
                              f"{'an integer >= 1' if integer else 'a finite number >= 0'})")
     return v
 
@@ -45,7 +46,7 @@ def settings() -> tuple:
     """(folder, atol, rtol, trials) from the environment."""
     folder = os.environ.get("XBENCH_CANDIDATES", "")
     if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
-        raise xc.Unsupported(f"XBENCH_CANDIDATES={folder[:80]!r} is not an absolute folder of level<N>/ "
+        raise xt.Unsupported(f"XBENCH_CANDIDATES={folder[:80]!r} is not an absolute folder of level<N>/ "
                              f"candidate files (xbench problems candidates --candidates DIR sets it)")
     return (folder, _number("XBENCH_CANDIDATES_ATOL", 1e-2), _number("XBENCH_CANDIDATES_RTOL", 1e-2),
             _number("XBENCH_CANDIDATES_TRIALS", 3, integer=True))
@@ -56,16 +57,16 @@ class Backend(torch_backend.Backend):
     variants = ()
     gemm = None
 
-    def prepare_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_problem(self, cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         folder, atol, rtol, trials = settings()
         precision = problem.set_precision(cfg.precision)  # the gate and the timing, as the baseline's
         mod, path = problem.load(cfg)
         name = os.path.basename(path)
-        cand = xbench_problems.candidate(folder, cfg.level, name)
+        cand = xproblems.candidate(folder, cfg.level, name)
         if cand is None:
-            raise xc.Unsupported(f"no candidate for level{cfg.level}/{name} in {folder}")
-        new_mod = xbench_problems.import_file(cand, "candidate")
-        xbench_problems.require(new_mod, cand, ("ModelNew",))
+            raise xt.Unsupported(f"no candidate for level{cfg.level}/{name} in {folder}")
+        new_mod = xproblems.import_file(cand, "candidate")
+        xproblems.require(new_mod, cand, ("ModelNew",))
         dev = problem.torch_device(device)
         ref = problem.build(mod, mod.Model, dev, seed)
         new = problem.build(mod, new_mod.ModelNew, dev, seed)
@@ -80,8 +81,8 @@ class Backend(torch_backend.Backend):
                 return fn(*xs)
         note = (f"correct: {trials} seeded inputs (seeds {seeds[0]}..{seeds[-1]}) within atol {atol:g}, rtol {rtol:g} "
                 f"of the eager Model, max abs err {worst:.3g}; candidate {cand}")
-        return xc.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note],
+        return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note],
                            settings=precision)
 
     def export_problem(self, cfg, variant, device, weights, inputs):
-        raise xc.Unsupported("candidates are checked by their gate against the eager Model, not by export")
+        raise xt.Unsupported("candidates are checked by their gate against the eager Model, not by export")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """flash-semicrf backend entry point: the package is flash-semicrf's, the
-protocol is plugins/_python/xbench_contract.py, devices, timers and the scan's
+protocol is plugins/_python/xbench_py/types.py, devices, timers and the scan's
 phases are the pytorch backend's; run with --help for the flags."""
 
 import os
@@ -11,7 +11,7 @@ PLUGINS = os.path.dirname(HERE)
 # Our folder first (fsc_backend.py), then the pytorch backend it builds on.
 sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
 
-import xbench_contract  # noqa: E402
+from xbench_py import cli  # noqa: E402
 
 
 def load():
@@ -21,4 +21,4 @@ def load():
 
 
 if __name__ == "__main__":
-    xbench_contract.main(HERE, load)
+    cli.main(HERE, load)

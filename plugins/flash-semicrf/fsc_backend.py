@@ -22,16 +22,17 @@ package's PyTorch streaming reference, on every device).
 from __future__ import annotations
 
 import backend as torch_backend  # the pytorch backend's backend.py
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
 DEVICES = ("cpu", "cuda", "rocm")
 SEMIRINGS = ("log", "max")
-CAPS = xc.Capabilities(xc.scan_caps(DEVICES, semirings=SEMIRINGS))
+CAPS = xt.Capabilities(xt.scan_caps(DEVICES, semirings=SEMIRINGS))
 VARIANTS = (
-    xc.Variant("triton", "semi_crf_streaming_forward(use_triton=True) on a GPU: the package's Triton kernels, forward and backward",
-               xc.Capabilities(xc.scan_caps(("cuda", "rocm"), semirings=SEMIRINGS))),
-    xc.Variant("reference", "semi_crf_streaming_forward(use_triton=False): the package's PyTorch streaming reference",
-               xc.Capabilities(xc.scan_caps(DEVICES, semirings=SEMIRINGS))),
+    xt.Variant("triton", "semi_crf_streaming_forward(use_triton=True) on a GPU: the package's Triton kernels, forward and backward",
+               xt.Capabilities(xt.scan_caps(("cuda", "rocm"), semirings=SEMIRINGS))),
+    xt.Variant("reference", "semi_crf_streaming_forward(use_triton=False): the package's PyTorch streaming reference",
+               xt.Capabilities(xt.scan_caps(DEVICES, semirings=SEMIRINGS))),
 )
 
 
@@ -48,11 +49,11 @@ def forward_fn(variant: str):
     return f
 
 
-def _refuse(cfg: xc.Scan) -> None:
+def _refuse(cfg: xw.Scan) -> None:
     # The package raises ValueError for gradients of max ("not
     # differentiable"): that is its answer, recorded as unsupported.
     if cfg.semiring == "max" and cfg.backward:
-        raise xc.Unsupported("flash-semicrf has no gradient of the max semiring (its autograd refuses it: the Viterbi "
+        raise xt.Unsupported("flash-semicrf has no gradient of the max semiring (its autograd refuses it: the Viterbi "
                              "score is piecewise linear and it returns no subgradient); supported with max: forward")
 
 
@@ -75,7 +76,7 @@ class Backend(torch_backend.Backend):
             pass
         return v
 
-    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import scan
 
         _refuse(cfg)
@@ -84,7 +85,7 @@ class Backend(torch_backend.Backend):
         # measures the rest.
         return scan.prepare(cfg, torch_backend._torch_device(device), seed, forward_fn(variant), 0)
 
-    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import scan
 
         _refuse(cfg)

@@ -1,4 +1,4 @@
-"""The iree backend's adapter to xbench_contract: GEMM and attention forward
+"""The iree backend's adapter to xbench_py: GEMM and attention forward
 written as MLIR (iree_mlir.py), compiled once per shape for the device's
 target (iree_targets.py) through the compile cache (iree_cache.py), and run
 through iree.runtime: llvm-cpu on the local-task driver (cpu), the cuda
@@ -16,11 +16,11 @@ call is synchronous: IREE's synchronous entry point submits the work and
 waits on its fence before returning (checked on the H100: a 1.1 ms bf16
 4096^3 product's first call returned after 1 ms). So a sample is device work
 plus IREE's launch path and the output allocation (see HostTimer); on cuda
-the contract wraps it in the device clock (xbench_devclock: the span of the
+the contract wraps it in the device clock (xbench_py.devclock: the span of the
 call's CUPTI kernel records), which leaves those out.
 
 --cold-cache on a GPU: before each sample, outside it, the device fills a
-buffer of xbench_modes.GPU_FLUSH_BYTES with a new value through a HAL
+buffer of xbench_py.modes.GPU_FLUSH_BYTES with a new value through a HAL
 command buffer (DeviceFlush), as the other backends write theirs, and waits
 for it.
 
@@ -41,17 +41,18 @@ import iree.runtime as rt
 import iree_cache
 import iree_mlir
 import iree_targets
-import xbench_contract as xc
+from xbench_py import modes
+from xbench_py import types as xt
 
 DEVICES = ("cpu", "cuda", "rocm")
 DTYPES = ("float32", "bfloat16", "float16")  # tf32 and float8 have no IREE form here: refused by the capabilities
 DRIVER = {"cpu": "local-task", "cuda": "cuda", "rocm": "hip"}
-CAPS = xc.Capabilities(
-    xc.WorkloadCaps("gemm", phases=("forward",), devices=DEVICES,
-                    values={"dtype": DTYPES, "layout": xc.GEMM_LAYOUTS}),
+CAPS = xt.Capabilities(
+    xt.WorkloadCaps("gemm", phases=("forward",), devices=DEVICES,
+                    values={"dtype": DTYPES, "layout": xt.GEMM_LAYOUTS}),
     # forward only: IREE has no autodiff of its own (module docstring); the
     # capability answers the other phases before any prepare
-    xc.attention_caps(DEVICES, dtypes=DTYPES, phases=("forward",)),
+    xt.attention_caps(DEVICES, dtypes=DTYPES, phases=("forward",)),
 )
 
 
@@ -74,7 +75,7 @@ def random_input(rng, shape, dtype):
     return np.resize(block, shape)
 
 
-def _load_early(device: xc.Device, load) -> float:
+def _load_early(device: xt.Device, load) -> float:
     """On a GPU, get and load the module now, in prepare, and return the host
     ms it took (the result's compile_ms includes it): loading runs the
     module's initializers on the device, and under the device clock's CUPTI
@@ -89,14 +90,14 @@ def _load_early(device: xc.Device, load) -> float:
     return (time.perf_counter() - t0) * 1e3
 
 
-class HostTimer(xc.Timer):
+class HostTimer(xt.Timer):
     description = ("host clock (time.perf_counter) around one synchronous iree.runtime call: submit, device work, "
                    "wait on the call's fence; includes IREE's launch path and the output allocation")
 
 
 class DeviceFlush:
     """--cold-cache on a GPU: a fill of a device buffer larger than any L2
-    (xbench_modes.GPU_FLUSH_BYTES), each time with a new 32-bit value so no
+    (xbench_py.modes.GPU_FLUSH_BYTES), each time with a new 32-bit value so no
     layer can skip the write, submitted through a HAL command buffer and
     waited for on a timeline semaphore. The buffer is allocated on the first
     flush, so a warm run never holds it."""
@@ -108,12 +109,10 @@ class DeviceFlush:
         self.n = 0
 
     def __call__(self) -> None:
-        import xbench_modes
-
         if self.buffer is None:
             self.buffer = self.device.allocator.allocate_buffer(
                 memory_type=rt.MemoryType.DEVICE_LOCAL, allowed_usage=rt.BufferUsage.DEFAULT,
-                allocation_size=xbench_modes.GPU_FLUSH_BYTES)
+                allocation_size=modes.GPU_FLUSH_BYTES)
             self.semaphore = self.device.create_semaphore(0)
         self.n += 1
         cb = rt.HalCommandBuffer(self.device)
@@ -132,7 +131,7 @@ class GPUTimer(HostTimer):
         self._flush()
 
 
-class Backend(xc.Framework):
+class Backend(xt.Framework):
     framework = "iree"
     capabilities = CAPS
 
@@ -159,21 +158,21 @@ class Backend(xc.Framework):
         except (RuntimeError, ValueError):  # the driver's library (libcuda, libamdhip64) is not here
             return []
 
-    def resolve_device(self, requested: str) -> xc.Device:
+    def resolve_device(self, requested: str) -> xt.Device:
         if requested == "auto":
             requested = next((k for k in ("cuda", "rocm") if self._devices(k)), "cpu")
         if requested == "cpu":
-            return xc.Device("cpu", xc.cpu_name(), count=1)
+            return xt.Device("cpu", xt.cpu_name(), count=1)
         devs = self._devices(requested)
         if not devs:
-            raise xc.Unsupported(f"device {requested} is not available to iree.runtime (its {DRIVER[requested]} "
+            raise xt.Unsupported(f"device {requested} is not available to iree.runtime (its {DRIVER[requested]} "
                                  f"driver finds no device or cannot load its library); available: cpu")
         target = iree_targets.for_device(requested)
-        return xc.Device(requested, devs[0].get("name", ""), driver=f"iree {DRIVER[requested]} driver, target "
+        return xt.Device(requested, devs[0].get("name", ""), driver=f"iree {DRIVER[requested]} driver, target "
                          f"{target.name}", count=len(devs))
 
-    def timer(self, device: xc.Device) -> xc.Timer:
-        # the contract wraps this in the device clock on cuda (xbench_devclock)
+    def timer(self, device: xt.Device) -> xt.Timer:
+        # the contract wraps this in the device clock on cuda (xbench_py.devclock)
         if device.kind == "cpu":
             return HostTimer()  # the contract's host-buffer flush evicts the CPU's caches
         return GPUTimer(self._config(device.kind).device)
@@ -187,7 +186,7 @@ class Backend(xc.Framework):
             self._configs[driver] = rt.Config(driver)
         return self._configs[driver]
 
-    def _module(self, workload: str, params: dict, device: xc.Device, warnings: list):
+    def _module(self, workload: str, params: dict, device: xt.Device, warnings: list):
         """(runtime config, load): load() returns the module's function,
         getting the module (compile or cache) the first time; on the CPU it
         runs inside the first, compile_ms call. A module that cannot be had
@@ -195,7 +194,7 @@ class Backend(xc.Framework):
         target = iree_targets.for_device(device.kind)
         label, mlir = iree_mlir.for_params(workload, params)
         if not iree_cache.obtainable(target, mlir):
-            raise xc.Unsupported(iree_cache.missing_message(target, mlir, label))
+            raise xt.Unsupported(iree_cache.missing_message(target, mlir, label))
         config = self._config(device.kind)
         state = {}
 
@@ -218,7 +217,7 @@ class Backend(xc.Framework):
             return state["fn"]
         return config, load
 
-    def prepare_gemm(self, cfg, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_gemm(self, cfg, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         warnings = []
         config, load = self._module("gemm", cfg.to_params(), device, warnings)
         sa, sb, sc = iree_mlir.gemm_shapes(cfg.m, cfg.n, cfg.k, cfg.batch, cfg.layout)
@@ -229,11 +228,11 @@ class Backend(xc.Framework):
 
         def step():
             return load()(a, b)
-        return xc.Prepared(step=step, warnings=warnings, compile_ms=_load_early(device, load),
+        return xt.Prepared(step=step, warnings=warnings, compile_ms=_load_early(device, load),
                            memory={"inputs": (int(np.prod(sa)) + int(np.prod(sb))) * size,
                                    "outputs": int(np.prod(sc)) * size})
 
-    def export_gemm(self, cfg, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_gemm(self, cfg, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         config, load = self._module("gemm", cfg.to_params(), device, [])
         dt = np_dtype(cfg.dtype)
         args = [rt.asdevicearray(config.device, np.ascontiguousarray(inputs[n]).astype(dt)) for n in ("a", "b")]
@@ -242,11 +241,11 @@ class Backend(xc.Framework):
 
     def _attention_refusal(self, cfg) -> None:
         if cfg.phase != "forward":
-            raise xc.Unsupported(f"phase {cfg.phase} of attention: IREE compiles the MLIR it is given and has no "
+            raise xt.Unsupported(f"phase {cfg.phase} of attention: IREE compiles the MLIR it is given and has no "
                                  f"autodiff of its own, and this backend writes only the forward "
                                  f"(iree_linalg_ext.attention); supported: forward")
 
-    def prepare_attention(self, cfg, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_attention(self, cfg, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         self._attention_refusal(cfg)
         warnings = []
         config, load = self._module("attention", cfg.to_params(), device, warnings)
@@ -257,11 +256,11 @@ class Backend(xc.Framework):
 
         def step():
             return load()(q, k, v)
-        return xc.Prepared(step=step, warnings=warnings, compile_ms=_load_early(device, load),
+        return xt.Prepared(step=step, warnings=warnings, compile_ms=_load_early(device, load),
                            memory={"inputs": (int(np.prod(sq)) + 2 * int(np.prod(skv))) * size,
                                    "outputs": int(np.prod(sq)) * size})
 
-    def export_attention(self, cfg, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_attention(self, cfg, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         self._attention_refusal(cfg)
         config, load = self._module("attention", cfg.to_params(), device, [])
         dt = np_dtype(cfg.dtype)

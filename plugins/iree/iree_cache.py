@@ -62,9 +62,9 @@ def folder() -> str:
 def key(target: iree_targets.Target, mlir: str) -> str:
     parts = {"iree": version(), "target": target.name, "flags": list(target.flags), "source": target.source(mlir)}
     if target.name == "cpu":
-        import xbench_contract as xc
+        from xbench_py import types as xt
 
-        parts["cpu"] = xc.cpu_name()
+        parts["cpu"] = xt.cpu_name()
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()[:32]
 
 

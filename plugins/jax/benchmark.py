@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """jax backend entry point: everything but the model lives in
-plugins/_python/xbench_contract.py; run with --help for the flags."""
+plugins/_python/xbench_py/types.py; run with --help for the flags."""
 
 import os
 import sys
@@ -8,7 +8,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE]
 
-import xbench_contract  # noqa: E402
+from xbench_py import cli  # noqa: E402
 
 
 def load():
@@ -20,4 +20,4 @@ def load():
 
 
 if __name__ == "__main__":
-    xbench_contract.main(HERE, load)
+    cli.main(HERE, load)

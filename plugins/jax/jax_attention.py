@@ -16,7 +16,7 @@ grouping as the spec). The variant picks `implementation`: "" lets JAX choose (N
 the XLA composition (float32 logits and softmax, probabilities cast to the
 dtype before p·v), "cudnn" cuDNN's fused kernel (NVIDIA GPUs, bfloat16 and
 float16); a refusal at trace time (cuDNN's, or XLA:CPU's for float16)
-becomes xc.Unsupported with JAX's reason.
+becomes xt.Unsupported with JAX's reason.
 
 float32 is IEEE: the function is traced under default_matmul_precision
 ("highest"), or a GPU would run its dots in TF32 (the 16-bit dtypes keep
@@ -35,7 +35,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 from jax_model import timed_step
 
 DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
@@ -51,7 +52,7 @@ def native(x):
     return jnp.swapaxes(x, 1, 2)
 
 
-def function(cfg: xc.Attention, variant: str) -> Callable:
+def function(cfg: xw.Attention, variant: str) -> Callable:
     """out = f(q, k, v) in JAX's BTNH layout, not yet jitted."""
     if variant not in IMPLEMENTATIONS:
         raise ValueError(f"jax attention: unknown variant {variant!r} (known: default, {', '.join(v for v in IMPLEMENTATIONS if v)})")
@@ -63,7 +64,7 @@ def function(cfg: xc.Attention, variant: str) -> Callable:
     return f
 
 
-def _phase(cfg: xc.Attention, f: Callable, args: tuple) -> Callable[[], Any]:
+def _phase(cfg: xw.Attention, f: Callable, args: tuple) -> Callable[[], Any]:
     """The phase's step over args (q, k, v[, dout]) already on the device, in BTNH."""
     if cfg.phase == "forward":
         return timed_step(jax.jit(f), args[:3])
@@ -82,7 +83,7 @@ def _phase(cfg: xc.Attention, f: Callable, args: tuple) -> Callable[[], Any]:
     return timed_step(both, args)
 
 
-def _refusals(cfg: xc.Attention, variant: str, device, f: Callable, args: tuple) -> None:
+def _refusals(cfg: xw.Attention, variant: str, device, f: Callable, args: tuple) -> None:
     """Combinations JAX refuses while tracing, traced once here so the refusal
     is `unsupported` with JAX's reason rather than a failed first call:
     cuDNN checks the GPU, shapes and dtypes; XLA:CPU (jax 0.10) has no
@@ -97,15 +98,15 @@ def _refusals(cfg: xc.Attention, variant: str, device, f: Callable, args: tuple)
         jax.jit(traced).lower(*args[:4 if cfg.backward else 3])
     except (RuntimeError, ValueError, NotImplementedError) as e:
         impl = IMPLEMENTATIONS[variant] or "default"
-        raise xc.Unsupported(f"jax {jax.__version__} dot_product_attention (implementation {impl}) cannot run "
+        raise xt.Unsupported(f"jax {jax.__version__} dot_product_attention (implementation {impl}) cannot run "
                              f"{cfg.dtype} head_dim {cfg.head_dim} on {device.platform}: {' '.join(str(e).split())}") from None
 
 
-def _names(cfg: xc.Attention) -> tuple:
+def _names(cfg: xw.Attention) -> tuple:
     return ("q", "k", "v", "dout") if cfg.backward else ("q", "k", "v")
 
 
-def prepare(cfg: xc.Attention, variant: str, device, seed: int) -> Callable[[], Any]:
+def prepare(cfg: xw.Attention, variant: str, device, seed: int) -> Callable[[], Any]:
     """Seeded normal inputs on the device in the dtype; the phase's step."""
     cfg.check()
     shapes = {"q": cfg.q_shape(), "k": cfg.k_shape(), "v": cfg.k_shape(), "dout": cfg.q_shape()}
@@ -119,7 +120,7 @@ def prepare(cfg: xc.Attention, variant: str, device, seed: int) -> Callable[[], 
     return _phase(cfg, f, args)
 
 
-def export(cfg: xc.Attention, variant: str, device, inputs: dict) -> dict:
+def export(cfg: xw.Attention, variant: str, device, inputs: dict) -> dict:
     """One call of the phase on the given float32 inputs; out (and dq, dk, dv
     for the backward phases) as float32 numpy arrays."""
     cfg.check()

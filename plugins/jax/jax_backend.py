@@ -1,4 +1,4 @@
-"""The jax backend's adapter to xbench_contract: capabilities, devices,
+"""The jax backend's adapter to xbench_py: capabilities, devices,
 precision, building a jitted timed step, export. The model is in jax_model.py,
 the GEMM in jax_gemm.py, attention in jax_attention.py.
 
@@ -20,29 +20,31 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import jax_model as m  # noqa: E402
-import xbench_contract as xc  # noqa: E402
+from xbench_py import types as xt  # noqa: E402
+from xbench_py import workloads as xw  # noqa: E402
+from xbench_py import spec as xs  # noqa: E402
 
 # float64 would need jax_enable_x64 process-wide, which changes every other
 # run's defaults; it is left out.
 DEVICES = ("cpu", "cuda", "rocm")
-GEMM = xc.load_module("jax_gemm")  # jax_gemm.py: the GEMM workload (absent: no gemm)
-CAPS = xc.Capabilities(
-    xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
+GEMM = xt.load_module("jax_gemm")  # jax_gemm.py: the GEMM workload (absent: no gemm)
+CAPS = xt.Capabilities(
+    xt.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                            "backbone": xc.BACKBONES}),
-    xc.gemm_caps(GEMM, DEVICES),
-    xc.attention_caps(DEVICES),
+                            "backbone": xt.BACKBONES}),
+    xt.gemm_caps(GEMM, DEVICES),
+    xt.attention_caps(DEVICES),
     # scan (jax_scan.py): lax.scan, every semiring and phase, float32 (see above).
-    xc.scan_caps(DEVICES, dtypes=("float32",)),
+    xt.scan_caps(DEVICES, dtypes=("float32",)),
 )
 # attention (jax_attention.py): the variants are dot_product_attention's
 # implementations; cuDNN's fused kernel exists only on NVIDIA GPUs and for
 # 16-bit dtypes, so the harness answers the rest without a call.
 VARIANTS = (
-    xc.Variant("xla", "attention: jax.nn.dot_product_attention(implementation='xla')",
-               xc.Capabilities(xc.attention_caps(DEVICES))),
-    xc.Variant("cudnn", "attention: jax.nn.dot_product_attention(implementation='cudnn'), cuDNN's fused kernel",
-               xc.Capabilities(xc.attention_caps(("cuda",), dtypes=("bfloat16", "float16")))),
+    xt.Variant("xla", "attention: jax.nn.dot_product_attention(implementation='xla')",
+               xt.Capabilities(xt.attention_caps(DEVICES))),
+    xt.Variant("cudnn", "attention: jax.nn.dot_product_attention(implementation='cudnn'), cuDNN's fused kernel",
+               xt.Capabilities(xt.attention_caps(("cuda",), dtypes=("bfloat16", "float16")))),
 )
 GPU_PLATFORMS = ("cuda", "rocm")  # jax's platform names for its GPU plugins
 
@@ -54,7 +56,7 @@ def _devices(platform: str) -> list:
         return []
 
 
-class Backend(xc.Framework):
+class Backend(xt.Framework):
     framework = "jax"
     capabilities = CAPS
     variants = VARIANTS
@@ -72,24 +74,24 @@ class Backend(xc.Framework):
             break
         return v
 
-    def resolve_device(self, requested: str) -> xc.Device:
+    def resolve_device(self, requested: str) -> xt.Device:
         if requested == "auto":
             requested = next((p for p in GPU_PLATFORMS if _devices(p)), "cpu")
         devs = _devices(requested)
         if not devs:
             have = [p for p in ("cpu",) + GPU_PLATFORMS if _devices(p)]
-            raise xc.Unsupported(f"device {requested} is not available to jax {jax.__version__} "
+            raise xt.Unsupported(f"device {requested} is not available to jax {jax.__version__} "
                                  f"(no {requested} plugin or device); available: {', '.join(have)}")
         d = devs[0]
-        name = xc.cpu_name() if requested == "cpu" else d.device_kind
+        name = xt.cpu_name() if requested == "cpu" else d.device_kind
         driver = "" if requested == "cpu" else str(getattr(d.client, "platform_version", ""))
         self._jax_device = d
-        return xc.Device(requested, name, driver=driver, count=1)
+        return xt.Device(requested, name, driver=driver, count=1)
 
-    def timer(self, device: xc.Device) -> xc.Timer:
+    def timer(self, device: xt.Device) -> xt.Timer:
         return m.BlockTimer(device.kind)
 
-    def peak_memory_bytes(self, device: xc.Device) -> int:
+    def peak_memory_bytes(self, device: xt.Device) -> int:
         # memory_stats() is None on cpu; on a GPU its peak counts from process
         # start (jax has no reset), which prepare() warns about after the first run.
         stats = self._jax_device.memory_stats() if device.kind != "cpu" else None
@@ -100,7 +102,7 @@ class Backend(xc.Framework):
         # (jax caches per function object), while jax.random's stay cached.
         gc.collect()
 
-    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+    def profile(self, device: xt.Device, body, trace_path: str) -> dict:
         """`xbench profile` under jax.profiler (jax_profile.py)."""
         import jax_profile
 
@@ -109,7 +111,7 @@ class Backend(xc.Framework):
     def _put(self, arrays: dict, dtype) -> dict:
         return {k: jax.device_put(jnp.asarray(v, dtype), self._jax_device) for k, v in arrays.items()}
 
-    def _jit(self, fn, cfg: xc.TTT):
+    def _jit(self, fn, cfg: xw.TTT):
         """fn traced under this dtype's matmul precision (part of jit's cache
         key, so every run gets the precision it asked for)."""
         prec = m.PRECISION[cfg.dtype]
@@ -119,50 +121,50 @@ class Backend(xc.Framework):
                 return fn(*args)
         return jax.jit(traced)
 
-    def _peak_warning(self, device: xc.Device, warnings: list) -> None:
+    def _peak_warning(self, device: xt.Device, warnings: list) -> None:
         if device.kind != "cpu":
             if self._gpu_runs:
                 warnings.append("peak_memory_bytes is jax's peak_bytes_in_use since process start "
                                 "(it cannot be reset), so it may include earlier requests")
             self._gpu_runs += 1
 
-    def prepare_gemm(self, cfg: xc.Gemm, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_gemm(self, cfg: xw.Gemm, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         prepared = super().prepare_gemm(cfg, variant, device, seed)
         self._peak_warning(device, prepared.warnings)
         return prepared
 
-    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import jax_attention
 
         warnings = []
         self._peak_warning(device, warnings)
-        return xc.Prepared(step=jax_attention.prepare(cfg, variant, self._jax_device, seed), warnings=warnings)
+        return xt.Prepared(step=jax_attention.prepare(cfg, variant, self._jax_device, seed), warnings=warnings)
 
-    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import jax_attention
 
         return jax_attention.export(cfg, variant, self._jax_device, inputs)
 
-    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import jax_scan
 
         prepared = jax_scan.prepare(cfg, self._jax_device, seed)
         self._peak_warning(device, prepared.warnings)
         return prepared
 
-    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import jax_scan
 
         return jax_scan.export(cfg, self._jax_device, inputs)
 
-    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
         if cfg.dtype == "tf32" and device.kind != "cuda":
             warnings.append(f"tf32 has no effect on {device.kind}: float32 dots with DEFAULT precision are IEEE there")
         self._peak_warning(device, warnings)
         key = jax.random.PRNGKey(seed)
         if cfg.inner_only:
-            specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
+            specs = xs.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
             p = {k.rsplit(".", 1)[1]: v for k, v in self._init(specs, dtype, key).items()}
             shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
             ks = jax.random.split(jax.random.fold_in(key, 1), 4)
@@ -176,10 +178,10 @@ class Backend(xc.Framework):
                 return fn(*x, gate, p)
         else:
             if cfg.backward and cfg.seq_len < 2:
-                raise xc.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
-            specs = xc.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
+                raise xt.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
+            specs = xs.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
             params = self._init(specs, dtype, key)
-            tokens = jax.device_put(jnp.asarray(xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed)),
+            tokens = jax.device_put(jnp.asarray(xs.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed)),
                                     self._jax_device)
             phase, unroll = (m.forward_backward if cfg.backward else m.forward), m.scan_unroll(device.kind)
             fn = self._jit(lambda prm, tok: phase(prm, tok, size, cfg.ttt_type, cfg.mini_batch, unroll, cfg.backbone),
@@ -187,7 +189,7 @@ class Backend(xc.Framework):
 
             def step():
                 return fn(params, tokens)
-        return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
+        return xt.Prepared(step=step, num_params=xs.count_params(specs), warnings=warnings)
 
     def _init(self, specs, dtype, key) -> dict:
         """Default initialisation drawn on the device itself (fast at 1b);
@@ -196,13 +198,13 @@ class Backend(xc.Framework):
         with jax.default_device(self._jax_device):
             for i, s in enumerate(specs):
                 if s.init == "normal":
-                    t = xc.INIT_STD * jax.random.normal(jax.random.fold_in(key, 100 + i), s.shape)
+                    t = xs.INIT_STD * jax.random.normal(jax.random.fold_in(key, 100 + i), s.shape)
                 else:
                     t = (jnp.ones if s.init == "ones" else jnp.zeros)(s.shape)
                 out[s.name] = t.astype(dtype)
         return out
 
-    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         dtype, unroll = m.DTYPES[cfg.dtype], m.scan_unroll(device.kind)
         params = self._put(weights, dtype)
         if cfg.inner_only:
@@ -219,7 +221,7 @@ class Backend(xc.Framework):
                                                  cfg.backbone), cfg)
             grads, logits = fn(params, tokens)
             out = {"logits": np.asarray(logits.astype(jnp.float32))}
-            out.update({xc.GRAD_PREFIX + k: np.asarray(g.astype(jnp.float32)) for k, g in grads.items()})
+            out.update({xs.GRAD_PREFIX + k: np.asarray(g.astype(jnp.float32)) for k, g in grads.items()})
             return out
         fn = self._jit(lambda prm, tok: m.forward(prm, tok, cfg.size, cfg.ttt_type, cfg.mini_batch, unroll,
                                                   cfg.backbone), cfg)

@@ -2,7 +2,7 @@
 
 Plain functions over a dict of parameter arrays named as in the spec, so weight
 files map one to one and jax.grad differentiates with respect to exactly those
-arrays. jax_backend.py adapts it to xbench_contract.
+arrays. jax_backend.py adapts it to xbench_py.
 
 Precision (spec "Precision"): the caller traces these functions inside
 jax.default_matmul_precision(PRECISION[dtype]), so a float32 run's dots are
@@ -27,7 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import spec as xs
 
 F32 = jnp.float32
 DTYPES = {"float32": jnp.float32, "tf32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
@@ -55,7 +56,7 @@ def bmm_t(a, b):
 
 def rms_norm(x, w):
     xf = x.astype(F32)
-    y = xf * lax.rsqrt(jnp.mean(xf * xf, -1, keepdims=True) + xc.EPS) * w.astype(F32)
+    y = xf * lax.rsqrt(jnp.mean(xf * xf, -1, keepdims=True) + xs.EPS) * w.astype(F32)
     return y.astype(x.dtype)
 
 
@@ -63,7 +64,7 @@ def standardize(x):
     """LayerNorm without the affine part (population variance)."""
     mu = jnp.mean(x, -1, keepdims=True)
     xc_ = x - mu
-    return xc_ * lax.rsqrt(jnp.mean(xc_ * xc_, -1, keepdims=True) + xc.EPS)
+    return xc_ * lax.rsqrt(jnp.mean(xc_ * xc_, -1, keepdims=True) + xs.EPS)
 
 
 def gelu(x):
@@ -82,7 +83,7 @@ def ln_l2_grad(z, target, ln_w, ln_b):
     f = z.shape[-1]
     mu = jnp.mean(z, -1, keepdims=True)
     zc = z - mu
-    rs = lax.rsqrt(jnp.mean(zc * zc, -1, keepdims=True) + xc.EPS)  # 1/s
+    rs = lax.rsqrt(jnp.mean(zc * zc, -1, keepdims=True) + xs.EPS)  # 1/s
     xh = zc * rs
     g = (ln_w * xh + ln_b - target) * ln_w
     return (f * g - jnp.sum(g, -1, keepdims=True) - xh * jnp.sum(g * xh, -1, keepdims=True)) * (rs / f)
@@ -93,7 +94,7 @@ def rope(x, mini_batch: int):
     The angles are trace-time constants, computed in float64 by numpy."""
     L, f = x.shape[-2], x.shape[-1]
     half = f // 2
-    ang = (np.arange(L) % mini_batch)[:, None] * xc.ROPE_THETA ** (-2.0 * np.arange(half) / f)
+    ang = (np.arange(L) % mini_batch)[:, None] * xs.ROPE_THETA ** (-2.0 * np.arange(half) / f)
     cos, sin = jnp.asarray(np.cos(ang), x.dtype), jnp.asarray(np.sin(ang), x.dtype)
     x1, x2 = x[..., :half], x[..., half:]
     return jnp.concatenate((x1 * cos - x2 * sin, x2 * cos + x1 * sin), -1)
@@ -127,7 +128,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, unroll:
     q, k, v = blocks(xq), blocks(xk), blocks(xv)
     g = jnp.moveaxis(gate.astype(F32).reshape(B, nh, N, K), 2, 0)  # [N, B, nh, K]
     tok = jax.nn.relu(1.0 / jnp.arange(1, K + 1, dtype=F32) + p["tok_delta"].astype(F32))
-    eta = (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :]  # eta[.., i, j] = tok[i] gate[j]
+    eta = (xs.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :]  # eta[.., i, j] = tok[i] gate[j]
     eta_last = eta[..., -1, :, None]  # [N, B, nh, K, 1]: weights of the end-of-batch update
     causal = jnp.tril(jnp.ones((K, K), bool))
     # tril(eta * Q Kx^T) @ G + tril(eta) @ G = tril(eta * (Q Kx^T + 1)) @ G
@@ -182,7 +183,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, unroll:
     return xq.astype(F32) + standardize(zbar) * ln_w + ln_b
 
 
-def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
+def ttt_layer(x, p: dict, size: xs.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
               backbone: str = "transformer"):
     """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C].
     backbone "mamba": Q and K share one projection and get a causal conv each
@@ -214,12 +215,12 @@ def ttt_layer(x, p: dict, size: xc.ModelSize, ttt_type: str, mini_batch: int, un
     return mm(out.astype(x.dtype), p["wo"])
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
+def forward(params: dict, tokens, size: xs.ModelSize, ttt_type: str, mini_batch: int, unroll: int = 1,
             backbone: str = "transformer"):
     """tokens [B, L] -> logits [B, L, V] (spec "Model"; backbone "mamba" adds
     each layer's conv block before its TTT block, and ttt_layer's changes)."""
-    if backbone not in xc.BACKBONES:
-        raise ValueError(f"forward: backbone {backbone!r}: want one of {xc.BACKBONES}")
+    if backbone not in xt.BACKBONES:
+        raise ValueError(f"forward: backbone {backbone!r}: want one of {xt.BACKBONES}")
     h = params["embed"][tokens]
     for l in range(size.layers):
         pre = f"layers.{l}."
@@ -261,16 +262,16 @@ def timed_step(fn, args: tuple):
     return step
 
 
-class BlockTimer(xc.Timer):
+class BlockTimer(xt.Timer):
     """Host clock around one call, ended by block_until_ready on its outputs
     (JAX has no device events; dispatch is asynchronous without the wait).
-    On an NVIDIA GPU the contract wraps it in xbench_devclock.SpanTimer, which
+    On an NVIDIA GPU the contract wraps it in xbench_py.devclock.SpanTimer, which
     reads the sample from the GPU's own records and uses this timer only to
     make the call and wait for it."""
 
     description = ("time.perf_counter around each call + jax.block_until_ready on its outputs "
                    "(host timer after a full device sync)")
-    label = "host-clock-block"  # on a GPU only where xbench_devclock has no device clock
+    label = "host-clock-block"  # on a GPU only where xbench_py.devclock has no device clock
 
     def __init__(self, device_kind: str = "cpu"):
         self.device_kind = device_kind
@@ -288,13 +289,13 @@ class BlockTimer(xc.Timer):
             return super().flush()
         global _flush_buffer
         if _flush_buffer is None:  # once per process
-            import xbench_modes
+            from xbench_py import modes
 
-            _flush_buffer = jnp.zeros(xbench_modes.GPU_FLUSH_BYTES, dtype=jnp.uint8)
+            _flush_buffer = jnp.zeros(modes.GPU_FLUSH_BYTES, dtype=jnp.uint8)
         _flush_buffer = jax.block_until_ready(_bump(_flush_buffer))
 
     def graph(self, fn):
-        raise xc.Unsupported("--cuda-graph: JAX has no API to capture one call as a CUDA graph "
+        raise xt.Unsupported("--cuda-graph: JAX has no API to capture one call as a CUDA graph "
                              "(XLA decides that itself, see --xla_gpu_enable_command_buffer)")
 
 

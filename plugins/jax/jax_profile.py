@@ -1,5 +1,5 @@
 """jax.profiler glue for `xbench profile` (the contract's op is in
-plugins/_python/xbench_profile.py).
+plugins/_python/xbench_py/profile.py).
 
 jax.profiler.trace writes an XSpace and, with create_perfetto_trace, a
 gzipped Chrome/Perfetto trace-event JSON; the per-op times are read from
@@ -25,7 +25,7 @@ import tempfile
 
 import jax
 
-import xbench_profile
+from xbench_py import profile as xprofile
 
 
 def _names(events: list) -> tuple:
@@ -62,7 +62,7 @@ def kernels(events: list) -> tuple:
     else:
         kind = "host"
         keep = [e for e in spans if "hlo_op" in (e.get("args") or {})]
-    times = xbench_profile.self_times(keep)
+    times = xprofile.self_times(keep)
     return kind, [{"name": n, "self_ms": ms, "count": c} for n, (ms, c) in times.items()]
 
 

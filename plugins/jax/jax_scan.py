@@ -27,8 +27,9 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-import xbench_contract as xc
-import xbench_scan_ref
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import scan_ref
 from jax_model import timed_step
 
 NEG = -1.0e30
@@ -75,7 +76,7 @@ def scan(cum, trans, dur, lengths, K: int, semiring: str):
     return out
 
 
-def _phase(cfg: xc.Scan, args: tuple) -> Callable[[], Any]:
+def _phase(cfg: xw.Scan, args: tuple) -> Callable[[], Any]:
     lengths = args[3]
 
     def f(cum, trans, dur):
@@ -95,21 +96,21 @@ def _phase(cfg: xc.Scan, args: tuple) -> Callable[[], Any]:
     return timed_step(both, args[:3])
 
 
-def _args(cfg: xc.Scan, device, arrays: dict) -> tuple:
+def _args(cfg: xw.Scan, device, arrays: dict) -> tuple:
     names = ("cum_scores", "transition", "duration_bias")
     x = tuple(jax.device_put(jnp.asarray(np.asarray(arrays[n]), jnp.float32), device) for n in names)
     return (*x, jax.device_put(jnp.asarray(np.asarray(arrays["lengths"]), jnp.int32), device))
 
 
-def prepare(cfg: xc.Scan, device, seed: int) -> xc.Prepared:
+def prepare(cfg: xw.Scan, device, seed: int) -> xt.Prepared:
     cfg.check()
-    args = _args(cfg, device, xbench_scan_ref.fixtures(cfg, seed))
+    args = _args(cfg, device, scan_ref.fixtures(cfg, seed))
     # The carry is the u ring (lax.scan saves it at every position for the
     # backward); lengths are int32 here.
-    return xc.Prepared(step=_phase(cfg, args), memory=cfg.counted_memory(cfg.streaming_state_rows(), lengths_item=4))
+    return xt.Prepared(step=_phase(cfg, args), memory=cfg.counted_memory(cfg.streaming_state_rows(), lengths_item=4))
 
 
-def export(cfg: xc.Scan, device, inputs: dict) -> dict:
+def export(cfg: xw.Scan, device, inputs: dict) -> dict:
     cfg.check()
     step = _phase(cfg, _args(cfg, device, inputs))
     res = step()

@@ -18,7 +18,7 @@ One function per variant computes out from q, k, v:
   compile         torch.compile of the sdpa call (inductor, mode default)
 GQA goes to sdpa as enable_gqa=True (no copy of k, v). A forced kernel that
 torch cannot run for this device, dtype or shape raises "No available kernel"
-at the call: that becomes xc.Unsupported with the reasons torch warns about,
+at the call: that becomes xt.Unsupported with the reasons torch warns about,
 so the harness records `unsupported`, not a failure. The kernel chosen for
 the forward also runs the backward (autograd records the kernel's op), so the
 variant names both.
@@ -39,7 +39,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # The sdpa_kernel backend each forced variant selects.
@@ -49,7 +50,7 @@ VARIANTS = ("", *FORCED, "naive", "compile")
 _COMPILED: dict = {}
 
 
-def _sdpa(cfg: xc.Attention) -> Callable:
+def _sdpa(cfg: xw.Attention) -> Callable:
     gqa, causal, scale = cfg.group > 1, cfg.causal, cfg.scale
 
     def sdpa(q, k, v):
@@ -57,7 +58,7 @@ def _sdpa(cfg: xc.Attention) -> Callable:
     return sdpa
 
 
-def _forced(cfg: xc.Attention, variant: str) -> Callable:
+def _forced(cfg: xw.Attention, variant: str) -> Callable:
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
     backend, inner = getattr(SDPBackend, FORCED[variant]), _sdpa(cfg)
@@ -68,7 +69,7 @@ def _forced(cfg: xc.Attention, variant: str) -> Callable:
     return forced
 
 
-def _naive(cfg: xc.Attention) -> Callable:
+def _naive(cfg: xw.Attention) -> Callable:
     g, causal, scale = cfg.group, cfg.causal, cfg.scale
 
     def naive(q, k, v):
@@ -82,17 +83,27 @@ def _naive(cfg: xc.Attention) -> Callable:
     return naive
 
 
-def _compiled(cfg: xc.Attention) -> Callable:
+def _compiled(cfg: xw.Attention) -> Callable:
     # One compiled function per (gqa, causal, scale): dynamo specialises it
     # per shape and dtype on its own, and keeping it across requests keeps
     # its cache, as a user's long-lived model would.
     key = (cfg.group > 1, cfg.causal, cfg.scale)
     if key not in _COMPILED:
-        _COMPILED[key] = torch.compile(_sdpa(cfg), dynamic=False)
+        compiled = torch.compile(_sdpa(cfg), dynamic=False)
+
+        # The backward phase takes the gradients of one forward graph again
+        # and again (retain_graph=True), which a backward compiled with
+        # donated buffers refuses ("non-empty donated buffers which requires
+        # ... retain_graph=False"); dynamo compiles at the first call, so the
+        # setting is scoped to the calls of this function.
+        def f(q, k, v):
+            with torch._functorch.config.patch(donated_buffer=False):
+                return compiled(q, k, v)
+        _COMPILED[key] = f
     return _COMPILED[key]
 
 
-def function(cfg: xc.Attention, variant: str) -> Callable:
+def function(cfg: xw.Attention, variant: str) -> Callable:
     """out = f(q, k, v) for the variant; ValueError for an unknown one."""
     if variant in ("", "sdpa"):
         f = _sdpa(cfg)
@@ -107,8 +118,8 @@ def function(cfg: xc.Attention, variant: str) -> Callable:
     return _refusals(f, cfg, variant)
 
 
-def _refusals(f: Callable, cfg: xc.Attention, variant: str) -> Callable:
-    """f, turning torch's "no kernel for this call" into xc.Unsupported with
+def _refusals(f: Callable, cfg: xw.Attention, variant: str) -> Callable:
+    """f, turning torch's "no kernel for this call" into xt.Unsupported with
     the reasons torch gives. The reasons come as warnings, collected by a
     second call only after the first failed, so a timed call pays nothing."""
     def guarded(q, k, v):
@@ -124,12 +135,12 @@ def _refusals(f: Callable, cfg: xc.Attention, variant: str) -> Callable:
                 except RuntimeError:
                     pass
             why = "; ".join(dict.fromkeys(" ".join(str(w.message).split()) for w in caught)) or " ".join(str(e).split())
-            raise xc.Unsupported(f"torch {torch.__version__} sdpa has no {FORCED.get(variant) or variant or 'default'} kernel for "
+            raise xt.Unsupported(f"torch {torch.__version__} sdpa has no {FORCED.get(variant) or variant or 'default'} kernel for "
                                  f"{cfg.dtype} head_dim {cfg.head_dim} gqa {cfg.group > 1} on {q.device.type}: {why}") from None
     return guarded
 
 
-def _tensors(cfg: xc.Attention, device: str, make: Callable[[str, tuple], torch.Tensor]) -> dict:
+def _tensors(cfg: xw.Attention, device: str, make: Callable[[str, tuple], torch.Tensor]) -> dict:
     """q, k, v (and dout when backward) in the dtype on the device; q, k, v
     require grad for the backward phases."""
     dt = DTYPES[cfg.dtype]
@@ -142,7 +153,7 @@ def _tensors(cfg: xc.Attention, device: str, make: Callable[[str, tuple], torch.
     return out
 
 
-def _step(cfg: xc.Attention, f: Callable, t: dict) -> Callable[[], Any]:
+def _step(cfg: xw.Attention, f: Callable, t: dict) -> Callable[[], Any]:
     q, k, v = t["q"], t["k"], t["v"]
     if cfg.phase == "forward":
         @torch.inference_mode()
@@ -163,7 +174,7 @@ def _step(cfg: xc.Attention, f: Callable, t: dict) -> Callable[[], Any]:
     return both
 
 
-def prepare(cfg: xc.Attention, variant: str, device: str, seed: int, f: Callable | None = None) -> Callable[[], Any]:
+def prepare(cfg: xw.Attention, variant: str, device: str, seed: int, f: Callable | None = None) -> Callable[[], Any]:
     """Seeded normal inputs on the device; returns the phase's step. f, when
     given, is out = f(q, k, v) in place of the variant's (the triton backend
     passes its kernels; autograd gives the backward phases)."""
@@ -173,7 +184,7 @@ def prepare(cfg: xc.Attention, variant: str, device: str, seed: int, f: Callable
     return _step(cfg, f or function(cfg, variant), t)
 
 
-def export(cfg: xc.Attention, variant: str, device: str, inputs: dict, f: Callable | None = None) -> dict:
+def export(cfg: xw.Attention, variant: str, device: str, inputs: dict, f: Callable | None = None) -> dict:
     """One call of the phase on the given float32 inputs; out (and dq, dk, dv
     for the backward phases) as float32 numpy arrays. f as in prepare."""
     cfg.check()

@@ -1,4 +1,4 @@
-"""The pytorch backend's adapter to xbench_contract: capabilities, devices,
+"""The pytorch backend's adapter to xbench_py: capabilities, devices,
 precision flags, building a timed step, export, per workload. The TTT model
 is in model.py, the GEMM in gemm.py (the contract's base class drives it),
 attention in attention.py, the scan in scan.py."""
@@ -10,54 +10,56 @@ import gc
 import torch
 
 import model as m
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
 
-GEMM = xc.load_module("gemm")  # gemm.py: the GEMM workload (absent: no gemm)
+GEMM = xt.load_module("gemm")  # gemm.py: the GEMM workload (absent: no gemm)
 DEVICES = ("cpu", "cuda", "rocm")
 
-TTT_CAPS = xc.WorkloadCaps(
+TTT_CAPS = xt.WorkloadCaps(
     "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
     values={"dtype": ("float32", "tf32", "bfloat16", "float16", "float64"), "ttt_type": ("linear", "mlp"),
-            "backbone": xc.BACKBONES},
+            "backbone": xt.BACKBONES},
 )
 # The problem workload (problem.py): eager here, float64 only for the verify reference.
-PROBLEM_CAPS = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32", "float64")})
-PROBLEM_COMPILED = xc.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32",)})
+PROBLEM_CAPS = xt.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32", "float64")})
+PROBLEM_COMPILED = xt.WorkloadCaps("problem", phases=("forward",), devices=DEVICES, values={"dtype": ("float32",)})
 # The attention workload (attention.py): every phase and dtype on every
 # device, the same for the variants that run everywhere; sdpa-efficient has
 # no CPU kernel in torch. A shape or dtype a forced kernel refuses on a GPU is
 # answered unsupported at the call, with torch's reasons.
-ATTENTION_CAPS = xc.attention_caps(DEVICES)
+ATTENTION_CAPS = xt.attention_caps(DEVICES)
 # The scan workload (scan.py): our streaming scan, every semiring, phase and dtype.
-SCAN_CAPS = xc.scan_caps(DEVICES)
-ALL = xc.Capabilities(TTT_CAPS, xc.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS, ATTENTION_CAPS, SCAN_CAPS)
+SCAN_CAPS = xt.scan_caps(DEVICES)
+ALL = xt.Capabilities(TTT_CAPS, xt.gemm_caps(GEMM, DEVICES), PROBLEM_CAPS, ATTENTION_CAPS, SCAN_CAPS)
 # The compile variant: model.py with torch.compile'd inner steps (compiled.py)
 # for TTT; torch.compile of the problem's Model (inductor, mode default); of
 # the sdpa call for attention.
-COMPILE = xc.Variant(
+COMPILE = xt.Variant(
     "compile", "ttt: torch.compile of the per-mini-batch inner step, on a GPU the timed call is one CUDA graph; "
                "problem: torch.compile(Model), inductor, mode default; attention: torch.compile of the sdpa call; "
                "scan: torch.compile of the per-position step (one graph for every position)",
-    xc.Capabilities(xc.WorkloadCaps(
+    xt.Capabilities(xt.WorkloadCaps(
         "ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
         values={"dtype": ("float32", "tf32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                "backbone": xc.BACKBONES}), PROBLEM_COMPILED, ATTENTION_CAPS, SCAN_CAPS),
+                "backbone": xt.BACKBONES}), PROBLEM_COMPILED, ATTENTION_CAPS, SCAN_CAPS),
 )
-COMPILE_MAX_AUTOTUNE = xc.Variant(
+COMPILE_MAX_AUTOTUNE = xt.Variant(
     "compile-max-autotune", "problem: torch.compile(Model), inductor, mode max-autotune-no-cudagraphs",
-    xc.Capabilities(PROBLEM_COMPILED))
+    xt.Capabilities(PROBLEM_COMPILED))
 
 ATTENTION_VARIANTS = (
-    xc.Variant("sdpa-flash", "attention: scaled_dot_product_attention forced to its flash kernel (sdpa_kernel)",
-               xc.Capabilities(ATTENTION_CAPS)),
-    xc.Variant("sdpa-efficient", "attention: scaled_dot_product_attention forced to its memory-efficient kernel "
-               "(no CPU kernel)", xc.Capabilities(xc.attention_caps(("cuda", "rocm")))),
-    xc.Variant("sdpa-cudnn", "attention: scaled_dot_product_attention forced to its cuDNN kernel (NVIDIA only)",
-               xc.Capabilities(xc.attention_caps(("cuda",)))),
-    xc.Variant("sdpa-math", "attention: scaled_dot_product_attention forced to its math (composite) kernel",
-               xc.Capabilities(ATTENTION_CAPS)),
-    xc.Variant("naive", "attention: matmul, float32 softmax, matmul as a user writes it (repeat_interleave for GQA)",
-               xc.Capabilities(ATTENTION_CAPS)),
+    xt.Variant("sdpa-flash", "attention: scaled_dot_product_attention forced to its flash kernel (sdpa_kernel)",
+               xt.Capabilities(ATTENTION_CAPS)),
+    xt.Variant("sdpa-efficient", "attention: scaled_dot_product_attention forced to its memory-efficient kernel "
+               "(no CPU kernel)", xt.Capabilities(xt.attention_caps(("cuda", "rocm")))),
+    xt.Variant("sdpa-cudnn", "attention: scaled_dot_product_attention forced to its cuDNN kernel (NVIDIA only)",
+               xt.Capabilities(xt.attention_caps(("cuda",)))),
+    xt.Variant("sdpa-math", "attention: scaled_dot_product_attention forced to its math (composite) kernel",
+               xt.Capabilities(ATTENTION_CAPS)),
+    xt.Variant("naive", "attention: matmul, float32 softmax, matmul as a user writes it (repeat_interleave for GQA)",
+               xt.Capabilities(ATTENTION_CAPS)),
 )
 
 
@@ -84,7 +86,7 @@ def _nvidia_driver() -> str:
         return ""
 
 
-class Backend(xc.Framework):
+class Backend(xt.Framework):
     framework = "torch"
     capabilities = ALL
     variants = (COMPILE, COMPILE_MAX_AUTOTUNE, *ATTENTION_VARIANTS)
@@ -102,27 +104,27 @@ class Backend(xc.Framework):
             v["cudnn"] = str(torch.backends.cudnn.version())
         return v
 
-    def resolve_device(self, requested: str) -> xc.Device:
+    def resolve_device(self, requested: str) -> xt.Device:
         gpu = "rocm" if torch.version.hip else "cuda"  # ROCm torch also says "cuda"
         if requested == "cpu" or (requested == "auto" and not torch.cuda.is_available()):
-            return xc.Device("cpu", xc.cpu_name(), count=1)
+            return xt.Device("cpu", xt.cpu_name(), count=1)
         if requested != "auto" and requested != gpu:
-            raise xc.Unsupported(f"device {requested} is not available: this torch {torch.__version__} is built for {gpu}")
+            raise xt.Unsupported(f"device {requested} is not available: this torch {torch.__version__} is built for {gpu}")
         if not torch.cuda.is_available():
-            raise xc.Unsupported(f"device {requested} is not available: torch.cuda.is_available() is False "
+            raise xt.Unsupported(f"device {requested} is not available: torch.cuda.is_available() is False "
                                  f"(torch {torch.__version__})")
         driver = _nvidia_driver() if gpu == "cuda" else ""
-        return xc.Device(gpu, torch.cuda.get_device_name(0), driver=driver, count=1)
+        return xt.Device(gpu, torch.cuda.get_device_name(0), driver=driver, count=1)
 
-    def timer(self, device: xc.Device) -> xc.Timer:
+    def timer(self, device: xt.Device) -> xt.Timer:
         return m.CpuTimer() if device.kind == "cpu" else m.CudaEventTimer()
 
-    def reset_peak_memory(self, device: xc.Device) -> None:
+    def reset_peak_memory(self, device: xt.Device) -> None:
         if device.kind != "cpu":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
 
-    def peak_memory_bytes(self, device: xc.Device) -> int:
+    def peak_memory_bytes(self, device: xt.Device) -> int:
         return 0 if device.kind == "cpu" else torch.cuda.max_memory_allocated()
 
     def release(self) -> None:
@@ -130,24 +132,24 @@ class Backend(xc.Framework):
         if torch.cuda.is_available() and torch.cuda.is_initialized():
             torch.cuda.empty_cache()
 
-    def calibrate(self, device: xc.Device, dtypes: list) -> dict:
+    def calibrate(self, device: xt.Device, dtypes: list) -> dict:
         """Ceilings for `xbench calibrate` (calibrate.py)."""
         import calibrate
 
         return calibrate.measure(device.kind, dtypes, set_precision)
 
-    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+    def profile(self, device: xt.Device, body, trace_path: str) -> dict:
         """`xbench profile` under torch.profiler (torch_profile.py); the
         compile variant and the triton backend inherit it."""
         import torch_profile
 
         return torch_profile.profile(device.kind, body, trace_path)
 
-    def _setup(self, cfg: xc.TTT, device: xc.Device):
+    def _setup(self, cfg: xw.TTT, device: xt.Device):
         set_precision(cfg.dtype)
         return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
 
-    def _inner(self, cfg: xc.TTT, variant: str, inner):
+    def _inner(self, cfg: xw.TTT, variant: str, inner):
         """The inner loop for this request: the caller's (the triton backend
         passes its kernel), the compile variant's, or model.ttt_inner."""
         if inner is None and variant == "compile":
@@ -156,7 +158,7 @@ class Backend(xc.Framework):
             return compiled.inner(cfg.ttt_type)
         return inner or m.ttt_inner
 
-    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int, inner=None) -> xc.Prepared:
+    def prepare_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, seed: int, inner=None) -> xt.Prepared:
         dtype, dev = self._setup(cfg, device)
         inner = self._inner(cfg, variant, inner)
         size, warnings = cfg.size, []
@@ -164,7 +166,7 @@ class Backend(xc.Framework):
             warnings.append("tf32 has no effect on cpu: its float32 matmuls are IEEE either way")
         gen = torch.Generator(device=dev).manual_seed(seed)
         if cfg.inner_only:
-            specs = xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
+            specs = xs.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch, 0)
             p = m.inner_params(_init(specs, dtype, dev, gen), 0)
             shape = (cfg.batch, size.heads, cfg.seq_len, size.head_dim)
             xq, xk, xv = (0.5 * torch.randn(shape, generator=gen, device=dev) for _ in range(3))
@@ -176,8 +178,8 @@ class Backend(xc.Framework):
                 return inner(xq, xk, xv, gate, p, cfg.ttt_type, cfg.mini_batch)
         else:
             if cfg.backward and cfg.seq_len < 2:
-                raise xc.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
-            specs = xc.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
+                raise xt.Unsupported("backward needs seq_len >= 2: the loss has no labels otherwise")
+            specs = xs.param_specs(size, cfg.ttt_type, cfg.mini_batch, cfg.backbone)
             params = _init(specs, dtype, dev, gen)
             tokens = torch.randint(0, size.vocab, (cfg.batch, cfg.seq_len), generator=gen, device=dev)
             if cfg.backward:
@@ -194,42 +196,42 @@ class Backend(xc.Framework):
             import compiled
 
             step = compiled.timed_step(step, device.kind, warnings)
-        return xc.Prepared(step=step, num_params=xc.count_params(specs), warnings=warnings)
+        return xt.Prepared(step=step, num_params=xs.count_params(specs), warnings=warnings)
 
-    def prepare_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_problem(self, cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import problem
 
         return problem.prepare(cfg, variant, device, seed)  # under the config's precision convention
 
-    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int, f=None) -> xc.Prepared:
+    def prepare_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, seed: int, f=None) -> xt.Prepared:
         import attention
 
         set_precision(cfg.dtype)  # float32 is IEEE: no TF32 in the products
-        return xc.Prepared(step=attention.prepare(cfg, variant, _torch_device(device), seed, f=f))
+        return xt.Prepared(step=attention.prepare(cfg, variant, _torch_device(device), seed, f=f))
 
-    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict,
+    def export_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, weights: dict, inputs: dict,
                          f=None) -> dict:
         import attention
 
         set_precision(cfg.dtype)
         return attention.export(cfg, variant, _torch_device(device), inputs, f=f)
 
-    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import scan
 
         return scan.prepare(cfg, _torch_device(device), seed, scan.forward_fn(variant), cfg.streaming_state_rows())
 
-    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import scan
 
         return scan.export(cfg, _torch_device(device), inputs, scan.forward_fn(variant))
 
-    def export_problem(self, cfg: xc.Problem, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_problem(self, cfg: xw.Problem, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import problem
 
         return problem.export(cfg, variant, device, int(inputs["seed"].reshape(-1)[0]))
 
-    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict,
+    def export_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, weights: dict, inputs: dict,
                inner=None) -> dict:
         dtype, dev = self._setup(cfg, device)
         inner = self._inner(cfg, variant, inner)
@@ -244,7 +246,7 @@ class Backend(xc.Framework):
             logits, _, grads = m.logits_loss_grads(params, tokens, size, cfg.ttt_type, cfg.mini_batch, inner,
                                                    cfg.backbone)
             out = {"logits": logits.detach().to(out_dtype).cpu().numpy()}
-            out.update({xc.GRAD_PREFIX + k: g.to(out_dtype).cpu().numpy() for k, g in grads.items()})
+            out.update({xs.GRAD_PREFIX + k: g.to(out_dtype).cpu().numpy() for k, g in grads.items()})
             return out
         with torch.inference_mode():
             if cfg.inner_only:
@@ -257,7 +259,7 @@ class Backend(xc.Framework):
             return {"logits": logits.to(out_dtype).cpu().numpy()}
 
 
-def _torch_device(device: xc.Device) -> str:
+def _torch_device(device: xt.Device) -> str:
     return "cpu" if device.kind == "cpu" else "cuda"  # a ROCm torch calls its GPU "cuda" too
 
 
@@ -267,7 +269,7 @@ def _init(specs, dtype, dev, gen) -> dict:
     out = {}
     for s in specs:
         if s.init == "normal":
-            t = torch.randn(s.shape, generator=gen, device=dev) * xc.INIT_STD
+            t = torch.randn(s.shape, generator=gen, device=dev) * xs.INIT_STD
         elif s.init == "ones":
             t = torch.ones(s.shape, device=dev)
         else:

@@ -41,7 +41,7 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from xbench_workloads import gemm_stored_shapes as stored_shapes, parse_gemm
+from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
     "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),

@@ -3,7 +3,7 @@
 The model is written as plain functions over a dict of parameter tensors named
 as in the spec, so weight files map one to one and autograd can take the
 gradient with respect to exactly those tensors. backend.py adapts it to
-xbench_contract.
+xbench_py.
 
 Precision (spec "Precision"): parameters and activations are in the run's
 dtype; norm statistics, RoPE, the learning-rate gate, the whole inner loop (its
@@ -19,7 +19,8 @@ import time
 import torch
 import torch.nn.functional as F
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import spec as xs
 
 DTYPES = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
           "float16": torch.float16, "float64": torch.float64}
@@ -30,12 +31,12 @@ def acc_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
-def rms_norm(x, w, eps=xc.EPS):
+def rms_norm(x, w, eps=xs.EPS):
     a = acc_dtype(x.dtype)
     return F.rms_norm(x.to(a), (x.shape[-1],), w.to(a), eps).to(x.dtype)
 
 
-def _standardize(x, eps=xc.EPS):
+def _standardize(x, eps=xs.EPS):
     # LayerNorm without the affine part (population variance), in x's dtype.
     return F.layer_norm(x, (x.shape[-1],), None, None, eps)
 
@@ -47,7 +48,7 @@ def gelu_tanh_prime(x):
     return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * c * (1.0 + 3 * 0.044715 * x * x)
 
 
-def ln_l2_grad(z, ln_w2, c, eps=xc.EPS):
+def ln_l2_grad(z, ln_w2, c, eps=xs.EPS):
     """Spec step 5: d/dZ of 1/2 sum((LN(Z) - target)^2), per row, in closed form.
 
     Takes ln_w2 = ln_w^2 and c = ln_w * (ln_b - target), which do not depend on
@@ -60,7 +61,7 @@ def ln_l2_grad(z, ln_w2, c, eps=xc.EPS):
     return (f * g - g.sum(-1, keepdim=True) - xh * (g * xh).sum(-1, keepdim=True)) / (f * s)
 
 
-def rope(x, mini_batch: int, theta=xc.ROPE_THETA):
+def rope(x, mini_batch: int, theta=xs.ROPE_THETA):
     """Rotate-half RoPE on [B, nh, L, f]; positions restart every mini-batch."""
     L, f = x.shape[-2], x.shape[-1]
     half = f // 2
@@ -152,7 +153,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, step=No
     tok = torch.relu(torch.arange(1, K + 1, dtype=a, device=xq.device).reciprocal() + p["tok_delta"].to(a))
     causal = torch.ones(K, K, dtype=torch.bool, device=xq.device).tril()
     # eta[n, h, i, j] = base_lr * tok[i] * gate[nK + j] / f, kept lower-triangular
-    eta = torch.where(causal, (xc.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :], 0.0)
+    eta = torch.where(causal, (xs.BASE_LR[ttt_type] / f) * tok[:, None] * g[..., None, :], 0.0)
     e_col = eta[..., -1, :, None]  # [N, H, K, 1]: the last row weights the end-of-batch update
     # tril(eta * Q Kx^T) + tril(eta) in one tensor (both are state-independent)
     m1 = torch.addcmul(eta, eta, q @ k.transpose(-1, -2))
@@ -188,7 +189,7 @@ def inner_params(params: dict, layer: int) -> dict:
     return {k[len(pre):]: v for k, v in params.items() if k.startswith(pre)}
 
 
-def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None,
+def ttt_layer(x, params: dict, layer: int, size: xs.ModelSize, ttt_type: str, mini_batch: int, inner=None,
               backbone: str = "transformer"):
     """Spec "The TTT layer" on x = RMSNorm_ttt(h) [B, L, C]; returns [B, L, C].
     inner replaces ttt_inner (same signature; the triton backend's kernel).
@@ -211,18 +212,18 @@ def ttt_layer(x, params: dict, layer: int, size: xc.ModelSize, ttt_type: str, mi
     gate = torch.sigmoid((x @ p["lr_w"].transpose(0, 1)).to(a) + p["lr_b"].to(a)).transpose(1, 2)
     out = (inner or ttt_inner)(xq, xk, xv, gate, p, ttt_type, mini_batch)
     out = out.transpose(1, 2).reshape(B, L, C)
-    out = F.layer_norm(out, (C,), p["post_norm_w"].to(a), p["post_norm_b"].to(a), xc.EPS)
+    out = F.layer_norm(out, (C,), p["post_norm_w"].to(a), p["post_norm_b"].to(a), xs.EPS)
     if backbone == "mamba":  # the gate multiplies in float32, one rounding before wo
         out = F.gelu((x @ p["wg"]).to(a), approximate="tanh") * out
     return out.to(x.dtype) @ p["wo"]
 
 
-def forward(params: dict, tokens, size: xc.ModelSize, ttt_type: str, mini_batch: int, inner=None,
+def forward(params: dict, tokens, size: xs.ModelSize, ttt_type: str, mini_batch: int, inner=None,
             backbone: str = "transformer"):
     """tokens [B, L] -> logits [B, L, V] (spec "Model"; backbone "mamba" adds
     each layer's conv block before its TTT block, and ttt_layer's changes)."""
-    if backbone not in xc.BACKBONES:
-        raise ValueError(f"forward: backbone {backbone!r}: want one of {xc.BACKBONES}")
+    if backbone not in xt.BACKBONES:
+        raise ValueError(f"forward: backbone {backbone!r}: want one of {xt.BACKBONES}")
     h = F.embedding(tokens, params["embed"])
     for l in range(size.layers):
         pre = f"layers.{l}."
@@ -258,11 +259,11 @@ def logits_loss_grads(params: dict, tokens, size, ttt_type, mini_batch, inner=No
     return logits, loss, dict(zip(names, grads))
 
 
-class CudaEventTimer(xc.Timer):
+class CudaEventTimer(xt.Timer):
     """Device time of one call between two CUDA (or HIP) events."""
 
     description = "torch.cuda.Event elapsed_time (device events)"
-    label = "cuda-events"  # the sample only where xbench_devclock has no device clock
+    label = "cuda-events"  # the sample only where xbench_py.devclock has no device clock
 
     def time(self, fn) -> float:
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -283,9 +284,9 @@ class CudaEventTimer(xc.Timer):
         cold". With it, warm and cold differ only in what L2 holds."""
         global _flush_buffer
         if _flush_buffer is None:  # once per process
-            import xbench_modes
+            from xbench_py import modes
 
-            _flush_buffer = torch.empty(xbench_modes.GPU_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+            _flush_buffer = torch.empty(modes.GPU_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
         _flush_buffer.zero_()
         torch.cuda.synchronize()
 
@@ -303,14 +304,14 @@ class CudaEventTimer(xc.Timer):
             with torch.cuda.graph(g):
                 fn()
         except Exception as e:  # noqa: BLE001 - a call that cannot be captured is a mode this backend lacks
-            raise xc.Unsupported(f"--cuda-graph: the call cannot be captured as a CUDA graph: {xc.failure_message(e)}") from e
+            raise xt.Unsupported(f"--cuda-graph: the call cannot be captured as a CUDA graph: {xt.failure_message(e)}") from e
         return g.replay
 
 
 _flush_buffer = None
 
 
-class CpuTimer(xc.Timer):
+class CpuTimer(xt.Timer):
     description = "time.perf_counter on cpu; peak memory not measured on cpu (reported as 0)"
 
     def time(self, fn) -> float:

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import torch
 
-import xbench_contract as xc
-import xbench_problems
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import problems as xproblems
 
 # Variant -> torch.compile mode (None: eager). Names of KernelBench's
 # baseline files follow from the mode (see `xbench problems baseline`).
@@ -34,7 +35,7 @@ def set_precision(name: str) -> dict:
     across the requests of a serve session, so every request sets all of
     them) and return them as read back from torch, for env.settings."""
     if name not in PRECISIONS:
-        raise xc.Unsupported(f"precision {name!r} is not one of {', '.join(PRECISIONS)}")
+        raise xt.Unsupported(f"precision {name!r} is not one of {', '.join(PRECISIONS)}")
     cudnn_tf32, matmul_tf32, reduced = PRECISIONS[name]
     # set_float32_matmul_precision also moves matmul.allow_tf32, so it goes first.
     torch.set_float32_matmul_precision("high" if matmul_tf32 else "highest")
@@ -53,15 +54,15 @@ def set_precision(name: str) -> dict:
     }
 
 
-def torch_device(device: xc.Device) -> torch.device:
+def torch_device(device: xt.Device) -> torch.device:
     return torch.device("cpu" if device.kind == "cpu" else "cuda")
 
 
-def load(cfg: xc.Problem):
+def load(cfg: xw.Problem):
     """The problem's module and path."""
     path = cfg.path()
-    mod = xbench_problems.import_file(path, "problem")
-    xbench_problems.require(mod, path, ("Model", "get_inputs", "get_init_inputs"))
+    mod = xproblems.import_file(path, "problem")
+    xproblems.require(mod, path, ("Model", "get_inputs", "get_init_inputs"))
     return mod, path
 
 
@@ -98,7 +99,7 @@ def make_inputs(mod, dev: torch.device, seed: int, on_device: bool, dtype=torch.
 def tensors(out) -> list:
     """The tensors of a model's output: itself, or those of a tuple/list of
     tensors (nested). Anything else (a string, a number, None, an empty
-    tuple) is xc.Failed naming its type: it is not a result to time, gate or
+    tuple) is xt.Failed naming its type: it is not a result to time, gate or
     write into a baseline."""
     if torch.is_tensor(out):
         return [out]
@@ -106,12 +107,12 @@ def tensors(out) -> list:
         found = []
         for o in out:
             if not (torch.is_tensor(o) or isinstance(o, (tuple, list))):
-                raise xc.Failed(f"the model returned a {type(out).__name__} holding a {type(o).__name__}, "
+                raise xt.Failed(f"the model returned a {type(out).__name__} holding a {type(o).__name__}, "
                                 f"not a tensor or a tuple or list of tensors")
             found.extend(tensors(o))
         return found
     what = f"an empty {type(out).__name__}" if isinstance(out, (tuple, list)) else f"a {type(out).__name__}"
-    raise xc.Failed(f"the model returned {what}, not a tensor or a tuple or list of tensors")
+    raise xt.Failed(f"the model returned {what}, not a tensor or a tuple or list of tensors")
 
 
 def checked(fn):
@@ -135,7 +136,7 @@ def callable_for(model, variant: str, warnings: list):
     return torch.compile(model, mode=mode)
 
 
-def prepare(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+def prepare(cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
     settings = set_precision(cfg.precision)
     mod, _ = load(cfg)
     dev = torch_device(device)
@@ -147,11 +148,11 @@ def prepare(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> xc.P
     def step():
         with torch.no_grad():
             return fn(*xs)
-    return xc.Prepared(step=step, num_params=sum(p.numel() for p in model.parameters()), warnings=warnings,
+    return xt.Prepared(step=step, num_params=sum(p.numel() for p in model.parameters()), warnings=warnings,
                        settings=settings)
 
 
-def export(cfg: xc.Problem, variant: str, device: xc.Device, seed: int) -> dict:
+def export(cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> dict:
     """One untimed call on CPU-made inputs: {"out": the first output tensor}
     as numpy, float64 when the config's dtype is (the reference)."""
     set_precision(cfg.precision)
@@ -205,7 +206,7 @@ def compare(ref, new, atol: float, rtol: float) -> tuple:
 
 def gate(mod, ref_model, new_model, dev: torch.device, seeds: list, atol: float, rtol: float) -> float:
     """Run Model and ModelNew on get_inputs() under each seed; raise
-    xc.Failed("incorrect: ...") at the first mismatch, else return the
+    xt.Failed("incorrect: ...") at the first mismatch, else return the
     largest absolute error seen.
 
     Lean: besides the two models it holds one set of inputs and the two
@@ -228,8 +229,8 @@ def gate(mod, ref_model, new_model, dev: torch.device, seeds: list, atol: float,
         ok, err, why = compare(ref, new, atol, rtol)
         del ref, new
         if why:
-            raise xc.Failed(f"incorrect: {why} (seed {s})")
+            raise xt.Failed(f"incorrect: {why} (seed {s})")
         if not ok:
-            raise xc.Failed(f"incorrect: max abs err {err:.3g} at seed {s} (atol {atol:g}, rtol {rtol:g})")
+            raise xt.Failed(f"incorrect: max abs err {err:.3g} at seed {s} (atol {atol:g}, rtol {rtol:g})")
         worst = max(worst, err)
     return worst

@@ -31,8 +31,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-import xbench_contract as xc
-import xbench_scan_ref
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import scan_ref
 
 DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _COMPILED: dict = {}
@@ -67,7 +68,7 @@ def _entropy_step(ring, ering, cum_win, cum_t, dur_rev, trans):
     return alpha, u, ea, eu
 
 
-def streaming(cum, trans, dur, lengths, cfg: xc.Scan, compiled: bool = False) -> torch.Tensor:
+def streaming(cum, trans, dur, lengths, cfg: xw.Scan, compiled: bool = False) -> torch.Tensor:
     """out [batch] of the streaming scan; differentiable for log and max."""
     B, C, K = cum.shape[0], cfg.C, cfg.K
     ent = cfg.semiring == "entropy"
@@ -123,7 +124,7 @@ def forward_fn(variant: str) -> Forward:
     return lambda cum, trans, dur, lengths, cfg: streaming(cum, trans, dur, lengths, cfg, compiled)
 
 
-def _tensors(cfg: xc.Scan, device: str, arrays: dict) -> dict:
+def _tensors(cfg: xw.Scan, device: str, arrays: dict) -> dict:
     dt = DTYPES[cfg.dtype]
     t = {n: torch.as_tensor(np.ascontiguousarray(arrays[n])).to(device=device, dtype=dt)
          for n in ("cum_scores", "transition", "duration_bias")}
@@ -134,7 +135,7 @@ def _tensors(cfg: xc.Scan, device: str, arrays: dict) -> dict:
     return t
 
 
-def _phase(cfg: xc.Scan, f: Forward, t: dict) -> Callable:
+def _phase(cfg: xw.Scan, f: Forward, t: dict) -> Callable:
     args = (t["cum_scores"], t["transition"], t["duration_bias"], t["lengths"], cfg)
     wrt = (t["cum_scores"], t["transition"], t["duration_bias"])
     if cfg.phase == "forward":
@@ -156,15 +157,15 @@ def _phase(cfg: xc.Scan, f: Forward, t: dict) -> Callable:
     return both
 
 
-def prepare(cfg: xc.Scan, device: str, seed: int, f: Forward, state_rows: int) -> xc.Prepared:
+def prepare(cfg: xw.Scan, device: str, seed: int, f: Forward, state_rows: int) -> xt.Prepared:
     """Seeded inputs of the spec's shapes and fixture lengths on the device;
-    the phase's step over f. state_rows as in xc.Scan.counted_memory()."""
+    the phase's step over f. state_rows as in xw.Scan.counted_memory()."""
     cfg.check()
-    t = _tensors(cfg, device, xbench_scan_ref.fixtures(cfg, seed))
-    return xc.Prepared(step=_phase(cfg, f, t), memory=cfg.counted_memory(state_rows))
+    t = _tensors(cfg, device, scan_ref.fixtures(cfg, seed))
+    return xt.Prepared(step=_phase(cfg, f, t), memory=cfg.counted_memory(state_rows))
 
 
-def export(cfg: xc.Scan, device: str, inputs: dict, f: Forward) -> dict:
+def export(cfg: xw.Scan, device: str, inputs: dict, f: Forward) -> dict:
     """One call of the phase on the given inputs; out (and the gradients for
     the backward phases) as numpy arrays in the config's dtype."""
     cfg.check()

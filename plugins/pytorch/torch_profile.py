@@ -1,5 +1,5 @@
 """torch.profiler glue for `xbench profile` (the contract's op is in
-plugins/_python/xbench_profile.py). Shared by pytorch, pytorch/compile and
+plugins/_python/xbench_py/profile.py). Shared by pytorch, pytorch/compile and
 triton, which reach it through the pytorch backend's Framework.profile.
 
 On a GPU the kernels are the device's (CUPTI activity: every kernel,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """triton backend entry point: everything but the kernel lives in
-plugins/_python/xbench_contract.py (and the dense model in plugins/pytorch);
+plugins/_python/xbench_py/types.py (and the dense model in plugins/pytorch);
 run with --help for the flags."""
 
 import os
@@ -11,7 +11,7 @@ PLUGINS = os.path.dirname(HERE)
 # Our own folder first: triton_*.py, then the pytorch backend it builds on.
 sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
 
-import xbench_contract  # noqa: E402
+from xbench_py import cli  # noqa: E402
 
 
 def _device_flag(argv):
@@ -36,4 +36,4 @@ def load():
 
 
 if __name__ == "__main__":
-    xbench_contract.main(HERE, load)
+    cli.main(HERE, load)

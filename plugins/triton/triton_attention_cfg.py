@@ -3,7 +3,7 @@ triton_attention_bwd.py): (BLOCK_M, BLOCK_N, num_warps, num_stages) per kernel,
 head-dim bucket (64 holds D <= 64) and operand width, for @triton.autotune.
 
 How they were chosen (no GPU run yet): every entry was compiled for sm_90
-(an H100) without a GPU (attention_compile_check.py: triton.compile with a
+(an H100) without a GPU (scripts/dev/triton/attention_compile_check.py: triton.compile with a
 GPUTarget("cuda", 90, 32) and 16-byte-aligned pointers as at run time; Triton
 3.9, 2026-11; causal, and non-causal/fp16 at D128 alike), and kept only
 if its shared memory is under SMEM_LIMIT and ptxas reported no stack frame

@@ -1,4 +1,4 @@
-"""The triton backend's adapter to xbench_contract.
+"""The triton backend's adapter to xbench_py.
 
 It is the pytorch backend (devices, precision flags, timers, peak memory,
 initialisation, the dense layers) with the inner loop swapped for the fused
@@ -18,25 +18,26 @@ from __future__ import annotations
 import os
 
 import backend as torch_backend  # the pytorch backend's backend.py
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
 DEVICES = ("cpu", "cuda", "rocm")
 # triton_gemm.py: the GEMM workload as a Triton kernel (absent: no gemm). It
 # defines its kernels on import, after benchmark.py has settled TRITON_INTERPRET.
-GEMM = xc.load_module("triton_gemm")
-CAPS = xc.Capabilities(
+GEMM = xt.load_module("triton_gemm")
+CAPS = xt.Capabilities(
     # backward: the inner loop's hand-written kernels (triton_inner_fn.py), the
     # rest pytorch autograd; the inner loop's inputs are float32 in every dtype.
-    xc.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
+    xt.WorkloadCaps("ttt", phases=("forward", "backward", "inner_only"), devices=DEVICES,
                     values={"dtype": ("float32", "bfloat16", "float16"), "ttt_type": ("linear", "mlp"),
-                            "backbone": xc.BACKBONES}),
-    xc.gemm_caps(GEMM, DEVICES),
+                            "backbone": xt.BACKBONES}),
+    xt.gemm_caps(GEMM, DEVICES),
     # triton_attention.py: flash-attention forward and backward (tl.arange
     # tiles over the head dim, so powers of two from 16 to 256).
-    xc.attention_caps(("cpu", "cuda"), head_dims=(16, 32, 64, 128, 256)),
+    xt.attention_caps(("cpu", "cuda"), head_dims=(16, 32, 64, 128, 256)),
     # triton_scan.py: the semi-CRF scan, forward for every semiring, the
     # backward of log and max.
-    xc.scan_caps(DEVICES),
+    xt.scan_caps(DEVICES),
 )
 
 
@@ -62,18 +63,18 @@ class Backend(torch_backend.Backend):
             v["triton_interpreter"] = "TRITON_INTERPRET=1"
         return v
 
-    def resolve_device(self, requested: str) -> xc.Device:
+    def resolve_device(self, requested: str) -> xt.Device:
         dev = super().resolve_device(requested)
         # Triton was imported for one mode: the interpreter (cpu) or compiled (gpu).
         if dev.kind == "cpu" and not interpreting():
-            raise xc.Unsupported("triton on cpu needs its interpreter, but this process imported triton with "
+            raise xt.Unsupported("triton on cpu needs its interpreter, but this process imported triton with "
                                  "TRITON_INTERPRET unset; start it with --device cpu or TRITON_INTERPRET=1")
         if dev.kind != "cpu" and interpreting():
-            raise xc.Unsupported(f"this process runs triton in its interpreter (TRITON_INTERPRET=1), so it "
+            raise xt.Unsupported(f"this process runs triton in its interpreter (TRITON_INTERPRET=1), so it "
                                  f"cannot use {dev.kind}; start it without TRITON_INTERPRET")
         return dev
 
-    def timer(self, device: xc.Device) -> xc.Timer:
+    def timer(self, device: xt.Device) -> xt.Timer:
         t = super().timer(device)
         if device.kind == "cpu":
             t.description = "time.perf_counter on cpu, kernel in the Triton interpreter (not a performance number)"
@@ -81,7 +82,7 @@ class Backend(torch_backend.Backend):
 
     _label_kernel = False  # set only while profiling on cpu (profile below)
 
-    def profile(self, device: xc.Device, body, trace_path: str) -> dict:
+    def profile(self, device: xt.Device, body, trace_path: str) -> dict:
         # In the interpreter the kernel runs as plain Python, which
         # torch.profiler sees as no op at all: label it, so its host time is
         # a row of its own rather than missing. On a GPU the kernels have
@@ -105,7 +106,7 @@ class Backend(torch_backend.Backend):
                 return kernel(*args, **kwargs)
         return inner
 
-    def _check(self, cfg: xc.TTT) -> None:
+    def _check(self, cfg: xw.TTT) -> None:
         import triton_inner_fn
         import triton_model
 
@@ -113,9 +114,9 @@ class Backend(torch_backend.Backend):
         if not why and cfg.backward:
             why = triton_inner_fn.check_shapes(cfg.size.head_dim, cfg.mini_batch)
         if why:
-            raise xc.Unsupported(why)
+            raise xt.Unsupported(why)
 
-    def prepare_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         self._check(cfg)
         prepared = super().prepare_ttt(cfg, variant, device, seed, inner=self._kernel_inner())
         if device.kind == "cpu":
@@ -124,13 +125,13 @@ class Backend(torch_backend.Backend):
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
 
-    def prepare_gemm(self, cfg: xc.Gemm, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_gemm(self, cfg: xw.Gemm, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         prepared = super().prepare_gemm(cfg, variant, device, seed)
         if device.kind == "cpu":
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
 
-    def _attention(self, cfg: xc.Attention, device: xc.Device):
+    def _attention(self, cfg: xw.Attention, device: xt.Device):
         """out = f(q, k, v) through this backend's kernels (autograd runs
         their backward), or Unsupported with the kernels' reason."""
         import triton_attention  # imports triton, after TRITON_INTERPRET is settled
@@ -138,21 +139,21 @@ class Backend(torch_backend.Backend):
         why = triton_attention.check_shapes(cfg.batch, cfg.heads, cfg.kvh, cfg.seq_len, cfg.kv, cfg.head_dim,
                                             cfg.dtype, "cpu" if device.kind == "cpu" else "cuda")
         if why:
-            raise xc.Unsupported(why)
+            raise xt.Unsupported(why)
         causal = cfg.causal
         return lambda q, k, v: triton_attention.attention(q, k, v, causal)
 
-    def prepare_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, seed: int, f=None) -> xc.Prepared:
+    def prepare_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, seed: int, f=None) -> xt.Prepared:
         prepared = super().prepare_attention(cfg, variant, device, seed, f=self._attention(cfg, device))
         if device.kind == "cpu":
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
 
-    def export_attention(self, cfg: xc.Attention, variant: str, device: xc.Device, weights: dict, inputs: dict,
+    def export_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, weights: dict, inputs: dict,
                          f=None) -> dict:
         return super().export_attention(cfg, variant, device, weights, inputs, f=self._attention(cfg, device))
 
-    def prepare_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, seed: int) -> xc.Prepared:
+    def prepare_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         import scan  # the pytorch backend's phases, with our kernels as the forward
         import triton_scan
 
@@ -165,12 +166,12 @@ class Backend(torch_backend.Backend):
             prepared.warnings.append(INTERPRETER_WARNING)
         return prepared
 
-    def export_scan(self, cfg: xc.Scan, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_scan(self, cfg: xw.Scan, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         import scan
         import triton_scan
 
         return scan.export(cfg, "cpu" if device.kind == "cpu" else "cuda", inputs, triton_scan.scan)
 
-    def export_ttt(self, cfg: xc.TTT, variant: str, device: xc.Device, weights: dict, inputs: dict) -> dict:
+    def export_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
         self._check(cfg)
         return super().export_ttt(cfg, variant, device, weights, inputs, inner=self._kernel_inner())

@@ -62,8 +62,8 @@ import triton
 import triton.language as tl
 
 import triton_gemm_tma as _tma
-from xbench_contract import GEMM_LAYOUTS as LAYOUTS
-from xbench_workloads import gemm_stored_shapes as stored_shapes, parse_gemm
+from xbench_py.types import GEMM_LAYOUTS as LAYOUTS
+from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 DTYPES: dict[str, tuple[str, ...]] = {
     # The interpreter has no tf32 and no float8 products.

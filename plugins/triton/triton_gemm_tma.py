@@ -49,7 +49,7 @@ def _cfg(bm: int, bn: int, bk: int, warps: int, stages: int, ws: bool, group: in
 
 # 16-bit operands: (bm + bn) * bk * 2 B a stage; 128x256x64 is 48 KB, so 3
 # stages (208 KB with the epilogue's C tile) fit the H100's 227 KB and 4 do
-# not (gemm_compile_check.py prints each config's shared memory).
+# not (scripts/dev/triton/gemm_compile_check.py prints each config's shared memory).
 CONFIGS = [
     _cfg(128, 256, 64, 8, 3, False),
     _cfg(256, 128, 64, 8, 3, False),

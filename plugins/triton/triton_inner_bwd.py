@@ -32,7 +32,7 @@ more than BC (or K) entries, for the forward's reason: an IEEE float32 tl.dot
 is FMA-based and holds each thread's rows of A and columns of B over the whole
 contraction, so products over f take BC-column chunks of their operands from
 global memory (L1/L2); kernel 1 parks dZb in dQ's place to read it back so.
-ptxas reports no spills for sm_90 at f=64 (inner_bwd_compile_check.py; before
+ptxas reports no spills for sm_90 at f=64 (scripts/dev/triton/inner_bwd_compile_check.py; before
 the chunking kernel 1 spilled 2.8 KB).
 """
 

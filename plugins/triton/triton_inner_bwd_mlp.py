@@ -28,7 +28,7 @@ columns at a time (triton_inner_ops.mm_rows; dZ2b and dZ2 are parked there
 for it). The chunks a later loop of the same program needs again (Z1,
 G2 W2^T, Z1b) go through global buffers (L2) rather than being recomputed.
 With 8 warps, ptxas reports no spills for sm_90 at f=64
-(inner_bwd_compile_check.py).
+(scripts/dev/triton/inner_bwd_compile_check.py).
 """
 
 from __future__ import annotations
@@ -240,7 +240,7 @@ def ttt_mlp_bwd_post_kernel(GATE, TOK, ST1, D1, Z1S, HHS, DZ1S, DXV, DXK, L, N, 
 def launch(f: int) -> tuple:
     """(num_warps, HC hidden columns per chunk, BC contraction entries per
     product); not yet timed on a GPU. 8 warps: from ptxas's report for sm_90
-    at f=64 (inner_bwd_compile_check.py), the pre and chain kernels spilled
+    at f=64 (scripts/dev/triton/inner_bwd_compile_check.py), the pre and chain kernels spilled
     680 and 76 B with 4 warps (HC 16: 480 and 0; BC 16: 620 and 140) and
     nothing with 8. XBENCH_TRITON_BWD_WARPS/_HC/_BC override."""
     _, bc = lin_launch(f)

@@ -19,7 +19,8 @@ import torch
 import triton_inner_bwd as lin_bwd
 import triton_inner_bwd_mlp as mlp_bwd
 import triton_model
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import spec as xs
 
 PARAMS = {"linear": ("W1", "b1", "ln_w", "ln_b", "tok_delta"),
           "mlp": ("W1", "b1", "W2", "b2", "ln_w", "ln_b", "tok_delta")}
@@ -42,7 +43,7 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int):
     if torch.is_grad_enabled() and any(t.requires_grad for t in (xq, xk, xv, gate, *params)):
         why = check_shapes(xq.shape[-1], mini_batch)
         if why:
-            raise xc.Unsupported(why)
+            raise xt.Unsupported(why)
         return InnerLoop.apply(ttt_type, mini_batch, xq, xk, xv, gate, *params)
     return triton_model.ttt_inner(xq, xk, xv, gate, p, ttt_type, mini_batch)
 
@@ -58,7 +59,7 @@ def state_buffers(ttt_type: str, B: int, nh: int, N: int, f: int, hidden: int, d
 def scaled_tok(tok_delta, K: int, ttt_type: str, f: int):
     """base_lr/f · max(0, 1/(i+1) + tok_delta[i]), as triton_model.ttt_inner forms it."""
     i = torch.arange(1, K + 1, device=tok_delta.device, dtype=torch.float32)
-    return (xc.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + tok_delta.float())
+    return (xs.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + tok_delta.float())
 
 
 class InnerLoop(torch.autograd.Function):
@@ -113,6 +114,6 @@ class InnerLoop(torch.autograd.Function):
             grads[w], grads[b] = wb[:, :-1], wb[:, -1]
         i = torch.arange(1, K + 1, device=xq.device, dtype=torch.float32)
         live = (1.0 / i + p["tok_delta"].float()) > 0  # max(0, .) passes no gradient on its flat side
-        grads["tok_delta"] = g["tok"] * (xc.BASE_LR[ttt_type] / f) * live
+        grads["tok_delta"] = g["tok"] * (xs.BASE_LR[ttt_type] / f) * live
         out = [None, None] + [g[k].to(t.dtype) for k, t in zip(("xq", "xk", "xv", "gate"), (xq, xk, xv, gate))]
         return (*out, *(grads[n].to(t.dtype) for n, t in zip(PARAMS[ttt_type], params)))

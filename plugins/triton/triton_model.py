@@ -38,7 +38,8 @@ import torch
 import triton
 import triton.language as tl
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import spec as xs
 # The shared kernel pieces, importable from here as before they moved.
 from triton_ttt_math import (EMULATE, GELU_C, _gelu, _gelu_and_prime, _ln, _ln_grad, _load, _mm,  # noqa: F401
                              _mma, _store, _tanh)
@@ -201,11 +202,11 @@ def ttt_inner(xq, xk, xv, gate, p: dict, ttt_type: str, mini_batch: int, states=
     K = mini_batch
     why = check_shapes(f, K)
     if why:
-        raise xc.Unsupported(why)
+        raise xt.Unsupported(why)
     xq, xk, xv, gate = (t.contiguous() for t in (xq, xk, xv, gate))
     f32 = {k: v.float().contiguous() for k, v in p.items()}
     i = torch.arange(1, K + 1, device=xq.device, dtype=torch.float32)
-    tok = (xc.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + f32["tok_delta"])
+    tok = (xs.BASE_LR[ttt_type] / f) * torch.relu(1.0 / i + f32["tok_delta"])
     out = torch.empty(xq.shape, device=xq.device, dtype=torch.float32)
     dt = DOT_DTYPES[xq.dtype]
     if ttt_type == "linear":

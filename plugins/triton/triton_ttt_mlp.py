@@ -13,7 +13,7 @@ Here the state lives in this program's slice of a scratch (W1S [FP, HP], B1S
 it takes one tile: HB hidden units (columns of W1, rows of W2) at a time,
 and of W1 BF rows at a time, so no tl.dot operand is larger than [BF, HB],
 [HB, FP] or [K, FP] and registers stay bounded whatever f is
-(ttt_compile_check.py reports registers and spills for sm_90).
+(scripts/dev/triton/ttt_compile_check.py reports registers and spills for sm_90).
 
 One mini-batch step, K=16 rows, f=64, H=4f=256 (MAC = multiply-adds):
   pass 1, per hidden tile (the W1 tile feeds two products):
@@ -227,7 +227,7 @@ def ttt_mlp_out_kernel(XQ, GATE, TOK, LNW, LNB, Z1S, XBS, G2S, ZW, OUT, NH, L,
 # Launch settings per dtype of the products: (num_warps, HB hidden units a
 # tile, BF rows of W1 a tile, num_stages). Not timed yet: chosen as the
 # largest tiles with no spills for sm_90 at both f=64 and f=96 in float32
-# and bfloat16 (ttt_compile_check.py --sweep; ptxas of Triton 3.9): 8 warps
+# and bfloat16 (scripts/dev/triton/ttt_compile_check.py --sweep; ptxas of Triton 3.9): 8 warps
 # (one program per SM, so 255 registers a thread cost no occupancy), HB=BF=32
 # (255/255/174/233 registers at f64 fp32, f96 fp32, f64 bf16, f96 bf16). HB=64
 # spills at f=96 (a [HB, FP] FMA operand), 4 warps spill in float32; 16
@@ -235,7 +235,7 @@ def ttt_mlp_out_kernel(XQ, GATE, TOK, LNW, LNB, Z1S, XBS, G2S, ZW, OUT, NH, L,
 # reads and writes in one scratch, which a software pipeliner must not reorder.
 MLP_LAUNCH = {torch.float32: (8, 32, 32, 1), torch.bfloat16: (8, 32, 32, 1), torch.float16: (8, 32, 32, 1)}
 # float32 at f <= 64 (125m, 350m, 1b) takes (4, 64, 32, 1): the fastest of
-# mlp_launch_sweep.py on the H100 (one layer at 125m, L=2048, median of 10:
+# scripts/dev/triton/mlp_launch_sweep.py on the H100 (one layer at 125m, L=2048, median of 10:
 # 6.17 ms against 8.73 for (8, 32, 32, 1) and 7.84 for (8, 32, 64, 1), the
 # fastest that ptxas compiles for sm_90 without a spill). It spills about
 # 0.7 KiB a thread, which costs less than half as many hidden tiles saves;

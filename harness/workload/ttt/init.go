@@ -62,7 +62,7 @@ func initParam(p Param, seed int64, perturbed bool) tensorfile.Tensor {
 	mean, std := 0.0, 0.0
 	switch p.Init {
 	case InitNormal:
-		std = 0.02
+		std = InitStd
 	case InitOnes:
 		mean = 1
 		if perturbed {

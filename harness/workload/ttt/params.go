@@ -29,7 +29,7 @@ const (
 // innerHidden is the inner model's hidden width: f for linear, 4f for mlp.
 func innerHidden(s Size, tttType string) int {
 	if tttType == "mlp" {
-		return 4 * s.HeadDim
+		return InnerMLPExpansion * s.HeadDim
 	}
 	return s.HeadDim
 }

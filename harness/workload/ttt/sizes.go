@@ -47,8 +47,8 @@ func SizeNames() []string {
 // LookupSize finds a size by name; "1.3b" is an alias of "1b".
 func LookupSize(name string) (Size, error) {
 	key := strings.ToLower(name)
-	if key == "1.3b" {
-		key = "1b"
+	if canon, ok := SizeAliases[key]; ok {
+		key = canon
 	}
 	for _, s := range sizes {
 		if s.Name == key {

@@ -31,7 +31,7 @@ func (Workload) Description() string {
 func (Workload) Params() []workload.Param {
 	return []workload.Param{
 		{Name: KeyModelSize, Kind: workload.Enum, Default: "125m", Allowed: SizeNames(),
-			Aliases: map[string]string{"1.3b": "1b"}, Help: "model size", SizeAxis: true, Scale: true},
+			Aliases: SizeAliases, Help: "model size", SizeAxis: true, Scale: true},
 		{Name: KeyTTTType, Kind: workload.Enum, Default: "linear", Allowed: []string{"linear", "mlp"}, Help: "inner model", SizeAxis: true},
 		{Name: KeyBatch, Kind: workload.Int, Default: "1", Min: 1, Max: 1 << 16, Help: "sequences per call", SizeAxis: true, Scale: true},
 		{Name: KeySeqLen, Kind: workload.Int, Default: "2048", Min: 1, Max: 1 << 24, Help: "tokens per sequence (a multiple of --mini-batch)", SizeAxis: true, Scale: true, Length: true},

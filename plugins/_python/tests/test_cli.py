@@ -50,32 +50,33 @@ def test_help_says_the_harness_validates():
 DUMMY = textwrap.dedent('''
     import os, sys, time
     sys.path.insert(0, {pydir!r})
-    import xbench_contract as xc
+    from xbench_py import types as xt
+    from xbench_py import cli
 
-    class Dummy(xc.Framework):
+    class Dummy(xt.Framework):
         framework = "none"
-        capabilities = xc.Capabilities(
-            xc.WorkloadCaps("ttt", phases=("forward", "backward"), devices=("cpu",),
+        capabilities = xt.Capabilities(
+            xt.WorkloadCaps("ttt", phases=("forward", "backward"), devices=("cpu",),
                             values={{"backbone": ("transformer",)}}),
-            xc.WorkloadCaps("gemm", phases=("forward",), devices=("cpu",), values={{"dtype": ("float32",)}}),
+            xt.WorkloadCaps("gemm", phases=("forward",), devices=("cpu",), values={{"dtype": ("float32",)}}),
         )
-        variants = (xc.Variant("fast", "", xc.Capabilities(xc.WorkloadCaps(
+        variants = (xt.Variant("fast", "", xt.Capabilities(xt.WorkloadCaps(
             "ttt", phases=("forward",), devices=("cpu",), values={{"dtype": ("float32",)}}))),)
 
         def prepare_ttt(self, cfg, variant, device, seed):
             print("stray print from a framework")  # must not reach the protocol stream
             os.write(1, b"stray native write\\n")
-            return xc.Prepared(step=lambda: time.sleep(0.001), num_params=7)
+            return xt.Prepared(step=lambda: time.sleep(0.001), num_params=7)
 
         def prepare_gemm(self, cfg, variant, device, seed):
             if cfg.m == 13:
                 raise RuntimeError("first line\\nCUDA out of memory. Tried to allocate 2 GiB")
             if cfg.m == 14:
                 raise ValueError("bad\\n  shape")
-            return xc.Prepared(step=lambda: cfg.m * cfg.n * cfg.k)
+            return xt.Prepared(step=lambda: cfg.m * cfg.n * cfg.k)
 
     if __name__ == "__main__":
-        xc.main({plugdir!r}, Dummy)
+        cli.main({plugdir!r}, Dummy)
 ''')
 
 
@@ -185,6 +186,8 @@ def test_serve_info_capabilities(dummy):
         {"workload": "gemm", "phases": ["forward"], "devices": ["cpu"], "values": {"dtype": ["float32"]}},
     ]}
     assert rep["info"]["variants"][0]["name"] == "fast"
+    # the protocol version rides on the info reply (docs/protocol.md#changes)
+    assert rep["protocol"] == 2
 
 
 def test_serve_run_batch_and_failures(dummy, validate):

@@ -8,25 +8,28 @@ import types
 
 import pytest
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
+from xbench_py import tensors
 
 
 def caps():
-    return xc.Capabilities(
-        xc.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=("cpu", "cuda"),
+    return xt.Capabilities(
+        xt.WorkloadCaps("ttt", phases=("forward", "inner_only"), devices=("cpu", "cuda"),
                         values={"dtype": ("float32", "bfloat16"), "ttt_type": ("linear",)}, max={"seq_len": 8192}),
-        xc.WorkloadCaps("gemm", phases=("forward",), devices=("cpu",)),
+        xt.WorkloadCaps("gemm", phases=("forward",), devices=("cpu",)),
     )
 
 
 @pytest.mark.parametrize("cfg,device,words", [
-    (xc.Config("conv", "forward", {}), "cpu", ["workload conv", "supported: ttt, gemm"]),
-    (xc.Config("ttt", "backward", {}), "cpu", ["phase backward", "supported: forward, inner_only"]),
-    (xc.Config("ttt", "forward", {}), "rocm", ["device rocm", "supported: cpu, cuda"]),
-    (xc.Config("ttt", "forward", {"dtype": "float16"}), "cpu", ["dtype float16", "supported: float32, bfloat16"]),
-    (xc.Config("ttt", "forward", {"ttt_type": "mlp"}), "auto", ["ttt_type mlp", "supported: linear"]),
-    (xc.Config("ttt", "forward", {"seq_len": "8193"}), "cpu", ["seq_len 8193", "at most 8192"]),
-    (xc.Config("gemm", "forward", {"dtype": "float8_e4m3", "layout": "tt"}), "cuda", ["device cuda"]),
+    (xt.Config("conv", "forward", {}), "cpu", ["workload conv", "supported: ttt, gemm"]),
+    (xt.Config("ttt", "backward", {}), "cpu", ["phase backward", "supported: forward, inner_only"]),
+    (xt.Config("ttt", "forward", {}), "rocm", ["device rocm", "supported: cpu, cuda"]),
+    (xt.Config("ttt", "forward", {"dtype": "float16"}), "cpu", ["dtype float16", "supported: float32, bfloat16"]),
+    (xt.Config("ttt", "forward", {"ttt_type": "mlp"}), "auto", ["ttt_type mlp", "supported: linear"]),
+    (xt.Config("ttt", "forward", {"seq_len": "8193"}), "cpu", ["seq_len 8193", "at most 8192"]),
+    (xt.Config("gemm", "forward", {"dtype": "float8_e4m3", "layout": "tt"}), "cuda", ["device cuda"]),
 ])
 def test_refusals_name_what_and_what_is_supported(cfg, device, words):
     why = caps().refusal(cfg, device, "b")
@@ -34,9 +37,9 @@ def test_refusals_name_what_and_what_is_supported(cfg, device, words):
 
 
 @pytest.mark.parametrize("cfg,device", [
-    (xc.Config("ttt", "forward", {"dtype": "bfloat16", "seq_len": "8192", "mini_batch": "99999"}), "auto"),
-    (xc.Config("ttt", "inner_only", {}), "cuda"),
-    (xc.Config("gemm", "forward", {"dtype": "anything", "m": str(1 << 40)}), "cpu"),  # no values: every value
+    (xt.Config("ttt", "forward", {"dtype": "bfloat16", "seq_len": "8192", "mini_batch": "99999"}), "auto"),
+    (xt.Config("ttt", "inner_only", {}), "cuda"),
+    (xt.Config("gemm", "forward", {"dtype": "anything", "m": str(1 << 40)}), "cpu"),  # no values: every value
 ])
 def test_inside_capabilities(cfg, device):
     assert caps().refusal(cfg, device, "b") is None
@@ -52,30 +55,30 @@ def test_capabilities_json():
 def test_config_type_checks_only():
     d = {"workload": "ttt", "phase": "forward", "params": {"seq_len": "30", "mini_batch": "16", "batch": "0"},
          "warmup": 0, "repeats": 1}
-    cfg = xc.Config.from_json(d)  # no range or cross checks: the harness did them
-    assert cfg.to_json() == d and xc.TTT.from_config(cfg).seq_len == 30
+    cfg = xt.Config.from_json(d)  # no range or cross checks: the harness did them
+    assert cfg.to_json() == d and xw.TTT.from_config(cfg).seq_len == 30
     for bad, word in ((None, "object"), ({"colour": 1}, "unknown"), ({"params": {"batch": 1}}, "strings"),
                       ({"warmup": True}, "integer"), ({"params": []}, "object"), ({"phase": 2}, "string")):
-        with pytest.raises(xc.ConfigError, match=word):
-            xc.Config.from_json(bad)
-    with pytest.raises(xc.ConfigError, match="decimal"):
-        xc.TTT.from_config(xc.Config("ttt", params={"batch": "2.5"}))
+        with pytest.raises(xt.ConfigError, match=word):
+            xt.Config.from_json(bad)
+    with pytest.raises(xt.ConfigError, match="decimal"):
+        xw.TTT.from_config(xt.Config("ttt", params={"batch": "2.5"}))
 
 
 def test_big_integers_are_not_truncated():
-    g = xc.Gemm.from_config(xc.Config("gemm", params={"m": str(1 << 40), "n": "1", "k": "1", "batch": "1"}))
+    g = xw.Gemm.from_config(xt.Config("gemm", params={"m": str(1 << 40), "n": "1", "k": "1", "batch": "1"}))
     assert g.m == 1 << 40 and g.to_params()["m"] == "1099511627776"
 
 
 def test_views_round_trip():
-    t = xc.TTT(model_size="tiny", phase="inner_only", seq_len=64)
+    t = xw.TTT(model_size="tiny", phase="inner_only", seq_len=64)
     cfg = t.config()
     assert cfg.params["seq_len"] == "64" and cfg.phase == "inner_only"
-    back = xc.TTT.from_config(cfg)
+    back = xw.TTT.from_config(cfg)
     assert back == t and back.inner_only and not back.backward and back.size.hidden == 64
-    g = xc.Gemm(m=2, n=3, k=4, batch=5, layout="tn")
+    g = xw.Gemm(m=2, n=3, k=4, batch=5, layout="tn")
     assert g.stored_shapes() == ((5, 4, 2), (5, 4, 3))
-    assert xc.Gemm(m=2, n=3, k=4, batch=5, layout="nt").stored_shapes() == ((5, 2, 4), (5, 3, 4))
+    assert xw.Gemm(m=2, n=3, k=4, batch=5, layout="nt").stored_shapes() == ((5, 2, 4), (5, 3, 4))
 
 
 class FakeOOM(Exception):
@@ -97,7 +100,7 @@ FakeOOM.__name__ = "OutOfMemoryError"
     (OSError(12, "Cannot allocate memory"), True),
 ])
 def test_one_oom_classifier(exc, oom):
-    assert xc.is_oom(exc) is oom
+    assert xt.is_oom(exc) is oom
 
 
 def test_numpy_and_torch_cpu_allocation_failures_are_oom():
@@ -108,7 +111,7 @@ def test_numpy_and_torch_cpu_allocation_failures_are_oom():
     for make in (lambda: np.empty(1 << 62, dtype=np.uint8), lambda: torch.empty(1 << 50, dtype=torch.uint8)):
         with pytest.raises(BaseException) as info:
             make()
-        assert xc.is_oom(info.value), f"{type(info.value).__name__}: {info.value}"
+        assert xt.is_oom(info.value), f"{type(info.value).__name__}: {info.value}"
 
 
 def test_oom_markers_are_the_harness_list():
@@ -119,14 +122,14 @@ def test_oom_markers_are_the_harness_list():
     go = open(os.path.join(os.path.dirname(__file__), "..", "..", "..", "harness", "bench", "classify.go")).read()
     body = go[go.index("var oomMarkers = []string{"):]
     body = body[:body.index("\n}")]
-    assert tuple(re.findall(r'^\s*"([^"]*)",', body, re.M)) == xc.OOM_MARKERS
+    assert tuple(re.findall(r'^\s*"([^"]*)",', body, re.M)) == xt.OOM_MARKERS
 
 
 def test_failure_message_ends_with_the_exception_line():
-    assert xc.failure_message(ValueError("bad shape")) == "ValueError: bad shape"
-    msg = xc.failure_message(RuntimeError("line one\n\n  line two  \n"))
+    assert xt.failure_message(ValueError("bad shape")) == "ValueError: bad shape"
+    msg = xt.failure_message(RuntimeError("line one\n\n  line two  \n"))
     assert msg.splitlines()[-1] == "RuntimeError: line one line two"
-    assert xc.failure_message(KeyError()) == "KeyError"
+    assert xt.failure_message(KeyError()) == "KeyError"
 
 
 def gemm_module():
@@ -142,20 +145,20 @@ def gemm_module():
     return mod
 
 
-class GemmOnly(xc.Framework):
+class GemmOnly(xt.Framework):
     name = "g"
     gemm = gemm_module()
-    capabilities = xc.Capabilities(xc.gemm_caps(gemm, ("cpu", "rocm")))
+    capabilities = xt.Capabilities(xt.gemm_caps(gemm, ("cpu", "rocm")))
 
 
 def test_gemm_caps_and_run_batch():
     fw = GemmOnly()
     w = fw.capabilities.to_json()["workloads"][0]
     assert w["values"]["dtype"] == ["float32", "float8_e4m3"] and w["values"]["layout"] == ["nn", "nt", "tn", "tt"]
-    assert xc.gemm_caps(None, ("cpu",)) is None and xc.Capabilities(None).workloads == ()
-    cfgs = [xc.Gemm(m=4, n=4, k=4, repeats=2, warmup=0, dtype=dt).config() for dt in ("float32", "float8_e4m3")]
-    cfgs.append(xc.TTT(model_size="tiny").config())
-    recs = xc.run_batch(fw, [(c, "", "cpu", 3) for c in cfgs])
+    assert xt.gemm_caps(None, ("cpu",)) is None and xt.Capabilities(None).workloads == ()
+    cfgs = [xw.Gemm(m=4, n=4, k=4, repeats=2, warmup=0, dtype=dt).config() for dt in ("float32", "float8_e4m3")]
+    cfgs.append(xw.TTT(model_size="tiny").config())
+    recs = xr.run_batch(fw, [(c, "", "cpu", 3) for c in cfgs])
     assert [r["status"] for r in recs] == ["ok", "unsupported", "unsupported"]
     assert "float8_e4m3" in recs[1]["message"] and "on cpu" in recs[1]["message"]
     assert "workload ttt" in recs[2]["message"]
@@ -168,25 +171,25 @@ def test_gemm_export(tmp_path):
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((1, 3, 5), dtype=np.float32), rng.standard_normal((1, 5, 2), dtype=np.float32)
-    xc.write_safetensors(str(tmp_path / "in.st"), {"a": a, "b": b})
-    g = xc.Gemm(m=3, n=2, k=5)
-    rep = xc.export(GemmOnly(), g, "", "cpu", "", str(tmp_path / "in.st"), str(tmp_path / "out.st"))
+    tensors.write_safetensors(str(tmp_path / "in.st"), {"a": a, "b": b})
+    g = xw.Gemm(m=3, n=2, k=5)
+    rep = xr.export(GemmOnly(), g, "", "cpu", "", str(tmp_path / "in.st"), str(tmp_path / "out.st"))
     assert rep["status"] == "ok", rep
-    np.testing.assert_allclose(xc.read_safetensors(str(tmp_path / "out.st"))["c"], a @ b, rtol=1e-6)
+    np.testing.assert_allclose(tensors.read_safetensors(str(tmp_path / "out.st"))["c"], a @ b, rtol=1e-6)
     # the harness's empty weights file, or a 0-byte one, is no weights either
-    xc.write_safetensors(str(tmp_path / "w.st"), {})
+    tensors.write_safetensors(str(tmp_path / "w.st"), {})
     (tmp_path / "w0.st").write_bytes(b"")
     for w in ("w.st", "w0.st"):
-        rep = xc.export(GemmOnly(), g, "", "cpu", str(tmp_path / w), str(tmp_path / "in.st"), str(tmp_path / "out.st"))
+        rep = xr.export(GemmOnly(), g, "", "cpu", str(tmp_path / w), str(tmp_path / "in.st"), str(tmp_path / "out.st"))
         assert rep["status"] == "ok", rep
-    bad = xc.export(GemmOnly(), xc.Gemm(m=3, n=2, k=5, layout="tn"), "", "cpu", "", str(tmp_path / "in.st"),
+    bad = xr.export(GemmOnly(), xw.Gemm(m=3, n=2, k=5, layout="tn"), "", "cpu", "", str(tmp_path / "in.st"),
                     str(tmp_path / "out.st"))
     assert bad["status"] == "failed" and "'a'" in bad["message"] and "[1, 5, 3]" in bad["message"]
 
 
 def test_device_outside_protocol_is_a_config_error():
-    with pytest.raises(xc.ConfigError, match="tpu"):
-        xc.run(GemmOnly(), xc.Gemm(), "", "tpu")
+    with pytest.raises(xt.ConfigError, match="tpu"):
+        xr.run(GemmOnly(), xw.Gemm(), "", "tpu")
 
 
 def test_no_stats_module():

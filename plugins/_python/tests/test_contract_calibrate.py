@@ -14,9 +14,10 @@ PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FRAMEWORK = textwrap.dedent('''
     import sys
     sys.path.insert(0, {pydir!r})
-    import xbench_contract as xc
+    from xbench_py import types as xt
+    from xbench_py import cli
 
-    class Plain(xc.Framework):
+    class Plain(xt.Framework):
         framework = "none"
 
     class Measuring(Plain):
@@ -24,7 +25,7 @@ FRAMEWORK = textwrap.dedent('''
             return {{"matmul_tflops": {{d: 1.5 for d in dtypes if d != "float64"}}, "copy_gbps": 12, "method": "m"}}
 
     if __name__ == "__main__":
-        xc.main({plugdir!r}, {cls})
+        cli.main({plugdir!r}, {cls})
 ''')
 
 

@@ -5,17 +5,17 @@ import json
 
 import pytest
 
-import xbench_contract as xc
-import xbench_profile
-import xbench_runner
+from xbench_py import types as xt
+from xbench_py import profile as xprofile
+from xbench_py import serve
 
 
-class Toy(xc.Framework):
+class Toy(xt.Framework):
     """A workload "toy" whose step counts calls; profile() records how many
     calls had run before the profiler started and how many ran inside."""
 
     name = "toy"
-    capabilities = xc.Capabilities(xc.WorkloadCaps("toy", phases=("forward",), devices=("cpu",)))
+    capabilities = xt.Capabilities(xt.WorkloadCaps("toy", phases=("forward",), devices=("cpu",)))
 
     def __init__(self):
         self.calls = 0
@@ -24,7 +24,7 @@ class Toy(xc.Framework):
     def prepare_toy(self, cfg, variant, device, seed):
         def step():
             self.calls += 1
-        return xc.Prepared(step=step)
+        return xt.Prepared(step=step)
 
     def profile(self, device, body, trace_path):
         self.before = self.calls
@@ -35,7 +35,7 @@ class Toy(xc.Framework):
         return {"profiler": "toy profiler", "time_kind": "host", "kernels": [{"name": "k", "self_ms": 0.005, "count": 2}]}
 
 
-class Plain(xc.Framework):
+class Plain(xt.Framework):
     name = "plain"
     capabilities = Toy.capabilities
 
@@ -49,7 +49,7 @@ def request(tmp_path, **over):
 
 def test_profile_warms_up_outside_and_profiles_inside(tmp_path):
     fw = Toy()
-    rep = xbench_runner._handle(fw, "profile", {"request": request(tmp_path)})["profile"]
+    rep = serve._handle(fw, "profile", {"request": request(tmp_path)})["profile"]
     assert fw.before == 1 + 3, "the first call and the warm-up calls run before the profiler"
     assert fw.inside == 2, "exactly `calls` calls run under the profiler"
     assert rep["status"] == "ok" and rep["calls"] == 2 and rep["profiler"] == "toy profiler"
@@ -59,20 +59,20 @@ def test_profile_warms_up_outside_and_profiles_inside(tmp_path):
 
 
 def test_profile_unsupported_and_refused(tmp_path):
-    rep = xbench_runner._handle(Toy(), "profile", {"request": request(tmp_path, device="cuda")})["profile"]
+    rep = serve._handle(Toy(), "profile", {"request": request(tmp_path, device="cuda")})["profile"]
     assert rep["status"] == "unsupported" and "device cuda" in rep["message"]
-    with pytest.raises(xc.ConfigError, match="cannot profile"):
-        xbench_runner._handle(Plain(), "profile", {"request": request(tmp_path)})
+    with pytest.raises(xt.ConfigError, match="cannot profile"):
+        serve._handle(Plain(), "profile", {"request": request(tmp_path)})
     for bad in ({"calls": 0}, {"calls": "3"}, {"trace_path": "relative.json"}, {"trace_path": None}):
-        with pytest.raises(xc.ConfigError, match="calls|trace_path"):
-            xbench_runner._handle(Toy(), "profile", {"request": request(tmp_path, **bad)})
+        with pytest.raises(xt.ConfigError, match="calls|trace_path"):
+            serve._handle(Toy(), "profile", {"request": request(tmp_path, **bad)})
 
 
 def test_profile_failure_is_a_status(tmp_path):
     class Broken(Toy):
         def profile(self, device, body, trace_path):
             raise RuntimeError("no profiler today")
-    rep = xbench_runner._handle(Broken(), "profile", {"request": request(tmp_path)})["profile"]
+    rep = serve._handle(Broken(), "profile", {"request": request(tmp_path)})["profile"]
     assert rep["status"] == "failed" and rep["message"] == "RuntimeError: no profiler today"
 
 
@@ -81,5 +81,5 @@ def test_self_times_subtract_nested_events():
           {"name": "dot", "ts": 10, "dur": 30, "pid": 1, "tid": 1},
           {"name": "dot", "ts": 50, "dur": 20, "pid": 1, "tid": 1},
           {"name": "dot", "ts": 0, "dur": 40, "pid": 1, "tid": 2}]  # another thread: not nested
-    got = xbench_profile.self_times(ev)
+    got = xprofile.self_times(ev)
     assert got["while"] == pytest.approx([0.05, 1]) and got["dot"] == pytest.approx([0.09, 3])

@@ -1,4 +1,4 @@
-"""The device clock (xbench_devclock): the span arithmetic on synthetic
+"""The device clock (xbench_py.devclock): the span arithmetic on synthetic
 activity records, the CUPTI source's handling of records and callbacks
 (through a stand-in for cupti-python: the code around CUPTI, not CUPTI), the
 timer's order of drains and calls, and the labels env.timing gets where
@@ -9,9 +9,11 @@ import enum
 
 import pytest
 
-import xbench_contract as xc
-import xbench_devclock as dc
-from xbench_devclock import Activity
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
+from xbench_py import devclock as dc
+from xbench_py.devclock import Activity
 
 
 def A(start, end, kind="kernel"):
@@ -117,7 +119,7 @@ class ScriptedSource:
         self.log.append("stop")
 
 
-class HostTimer(xc.Timer):
+class HostTimer(xt.Timer):
     description = "a host clock"
     label = "host-clock-block"
 
@@ -144,7 +146,7 @@ def test_span_timer_samples_only_the_calls_records():
     # compile_ms is the host time of the first call (compilation is host work)
     assert t.first(lambda: None) == 99.0
     t.flush()
-    assert src.log[-1] == "flush" and xc.has_device_flush(t)
+    assert src.log[-1] == "flush" and xt.has_device_flush(t)
     t.close()
     assert src.log[-1] == "stop"
 
@@ -171,7 +173,7 @@ def test_without_cupti_the_framework_clock_stays_and_says_why(no_cupti):
 
 def test_rocm_and_cpu_labels(no_cupti):
     assert dc.device_timer(HostTimer([]), "rocm").description.startswith("host-clock-block: a host clock (ROCm: no CUPTI")
-    assert dc.device_timer(xc.Timer(), "cpu").description == "host-clock: time.perf_counter"
+    assert dc.device_timer(xt.Timer(), "cpu").description == "host-clock: time.perf_counter"
 
 
 def test_xbench_clock_host_turns_the_device_clock_off(monkeypatch):
@@ -197,18 +199,18 @@ def test_runner_samples_are_spans_on_a_gpu_and_compile_is_host(monkeypatch):
         return step
     mod.prepare = prepare
 
-    class F(xc.Framework):
+    class F(xt.Framework):
         name = "f"
         gemm = mod
-        capabilities = xc.Capabilities(xc.gemm_caps(mod, ("cuda",)))
+        capabilities = xt.Capabilities(xt.gemm_caps(mod, ("cuda",)))
 
         def timer(self, device):
             return HostTimer(src.log)
 
         def resolve_device(self, requested):
-            return xc.Device("cuda", "gpu", count=1)
+            return xt.Device("cuda", "gpu", count=1)
 
-    rec = xc.run(F(), xc.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
+    rec = xr.run(F(), xw.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
     assert rec["status"] == "ok", rec
     assert rec["compile_ms"] == 99.0  # the first call: host time
     # calls 10..12: 1 is the compile call, 2 the warmup, then calibration after it: 3..5 untraced,
@@ -297,20 +299,20 @@ def test_compile_done_in_prepare_is_added_to_compile_ms(monkeypatch):
     src = ScriptedSource()
     monkeypatch.setattr(dc, "cupti_source", lambda: (src, ""))
 
-    class F(xc.Framework):
+    class F(xt.Framework):
         name = "f"
-        capabilities = xc.Capabilities(xc.WorkloadCaps("gemm", phases=("forward",), devices=("cuda",),
+        capabilities = xt.Capabilities(xt.WorkloadCaps("gemm", phases=("forward",), devices=("cuda",),
                                                        values={"dtype": ("float32",)}))
 
         def prepare_gemm(self, cfg, variant, device, seed):
-            return xc.Prepared(step=lambda: src.pending.append(A(1000, 3000)), compile_ms=5.0)
+            return xt.Prepared(step=lambda: src.pending.append(A(1000, 3000)), compile_ms=5.0)
 
         def timer(self, device):
             return HostTimer(src.log)
 
         def resolve_device(self, requested):
-            return xc.Device("cuda", "gpu", count=1)
+            return xt.Device("cuda", "gpu", count=1)
 
-    rec = xc.run(F(), xc.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
+    rec = xr.run(F(), xw.Gemm(m=2, n=2, k=2, warmup=1, repeats=3), "", "cuda")
     assert rec["status"] == "ok", rec
     assert rec["compile_ms"] == 104.0  # prepare's 5 ms + the first call's 99 ms (host)

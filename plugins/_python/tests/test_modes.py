@@ -9,10 +9,12 @@ import sys
 
 import pytest
 
-import xbench_contract as xc
-import xbench_modes
-import xbench_runner
-from xbench_modes import Mode
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
+from xbench_py import modes
+from xbench_py import serve
+from xbench_py.types import Mode
 
 
 class Log:
@@ -20,7 +22,7 @@ class Log:
         self.events = []
 
 
-class LoggingTimer(xc.Timer):
+class LoggingTimer(xt.Timer):
     """Records the order of flushes, timed calls and graph captures."""
 
     def __init__(self, log, kind="cpu", graphs=True):
@@ -50,25 +52,25 @@ def framework(timer_factory, devices=("cpu",)):
     mod = type("M", (), {"DTYPES": {"cpu": ("float32",), "cuda": ("float32",)}})()
     mod.prepare = lambda params, device, seed: (lambda: None)
 
-    class F(xc.Framework):
+    class F(xt.Framework):
         name = "f"
         gemm = mod
-        capabilities = xc.Capabilities(xc.gemm_caps(mod, devices))
+        capabilities = xt.Capabilities(xt.gemm_caps(mod, devices))
 
         def timer(self, device):
             return timer_factory(device)
 
         def resolve_device(self, requested):
-            return xc.Device("cpu" if requested in ("auto", "cpu") else requested, "x", count=1)
+            return xt.Device("cpu" if requested in ("auto", "cpu") else requested, "x", count=1)
     return F()
 
 
-CFG = xc.Gemm(m=4, n=4, k=4, warmup=1, repeats=3)
+CFG = xw.Gemm(m=4, n=4, k=4, warmup=1, repeats=3)
 
 
 def test_cold_cache_flushes_before_every_timed_call_and_is_recorded():
     log = Log()
-    rec = xc.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu", 0, Mode(cold_cache=True))
+    rec = xr.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu", 0, Mode(cold_cache=True))
     assert rec["status"] == "ok", rec
     assert rec["mode"] == {"cold_cache": True}
     ev = log.events
@@ -80,33 +82,33 @@ def test_cold_cache_flushes_before_every_timed_call_and_is_recorded():
 
 def test_warm_records_no_mode_and_never_flushes():
     log = Log()
-    rec = xc.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu")
+    rec = xr.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu")
     assert rec["status"] == "ok" and "mode" not in rec and "flush" not in log.events
 
 
 def test_cuda_graph_replays_after_the_compile_call():
     log = Log()
-    rec = xc.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu", 0, Mode(cuda_graph=True))
+    rec = xr.run(framework(lambda d: LoggingTimer(log)), CFG, "", "cpu", 0, Mode(cuda_graph=True))
     assert rec["status"] == "ok" and rec["mode"] == {"cuda_graph": True}
     assert log.events[:3] == ["start", "end", "capture"]
     assert log.events.count("replay") == 1 + 3  # warmup and samples replay the graph; the compile call does not
 
 
 def test_unhonoured_modes_are_unsupported_with_the_reason():
-    rec = xc.run(framework(lambda d: LoggingTimer(Log(), graphs=False)), CFG, "", "cpu", 0, Mode(cuda_graph=True))
+    rec = xr.run(framework(lambda d: LoggingTimer(Log(), graphs=False)), CFG, "", "cpu", 0, Mode(cuda_graph=True))
     assert rec["status"] == "unsupported" and "CUDA graphs are not available" in rec["message"]
     # A GPU timer that inherits the host flush cannot flush a GPU's L2.
-    fw = framework(lambda d: xc.Timer(), devices=("cpu", "cuda"))
-    rec = xc.run(fw, CFG, "", "cuda", 0, Mode(cold_cache=True))
+    fw = framework(lambda d: xt.Timer(), devices=("cpu", "cuda"))
+    rec = xr.run(fw, CFG, "", "cuda", 0, Mode(cold_cache=True))
     assert rec["status"] == "unsupported" and "no device cache flush" in rec["message"], rec
 
 
 def test_cpu_flush_writes_more_than_the_llc():
-    n = xbench_modes.cpu_flush()
-    assert n >= max(2 * xbench_modes.llc_bytes(), xbench_modes.MIN_CPU_FLUSH_BYTES)
-    before = int(xbench_modes._cpu_buffer[12345])
-    xbench_modes.cpu_flush()
-    assert int(xbench_modes._cpu_buffer[12345]) == (before + 1) % 256
+    n = modes.cpu_flush()
+    assert n >= max(2 * modes.llc_bytes(), modes.MIN_CPU_FLUSH_BYTES)
+    before = int(modes._cpu_buffer[12345])
+    modes.cpu_flush()
+    assert int(modes._cpu_buffer[12345]) == (before + 1) % 256
 
 
 def test_serve_passes_the_mode_and_refuses_a_bad_one(monkeypatch):
@@ -124,7 +126,7 @@ def test_serve_passes_the_mode_and_refuses_a_bad_one(monkeypatch):
     ]
     monkeypatch.setattr(sys, "stdin", io.StringIO("\n".join(json.dumps(x) for x in lines) + "\n"))
     out = io.StringIO()
-    assert xbench_runner.serve(fw, out) == 0
+    assert serve.serve(fw, out) == 0
     replies = [json.loads(x) for x in out.getvalue().splitlines()]
     assert replies[0]["result"]["mode"] == {"cold_cache": True} and "flush" in log.events
     assert replies[1]["results"][0]["mode"] == {"cuda_graph": True}

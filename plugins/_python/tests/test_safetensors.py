@@ -4,7 +4,7 @@ import struct
 import numpy as np
 import pytest
 
-from xbench_safetensors import read_safetensors, write_safetensors
+from xbench_py.tensors import read_safetensors, write_safetensors
 
 
 def test_round_trip(tmp_path):

@@ -6,7 +6,8 @@ import os
 import pytest
 
 import candidates_backend as cb
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "problems"))
 SHIPPED = [(1, 1), (1, 6), (2, 1)]
@@ -23,7 +24,7 @@ def run(fw, monkeypatch, folder, level, pid, **env):
     monkeypatch.setenv("XBENCH_CANDIDATES", folder)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    return xc.run(fw, xc.Problem(problems=ROOT, level=level, problem=pid, warmup=0, repeats=2), "", "cpu")
+    return xr.run(fw, xw.Problem(problems=ROOT, level=level, problem=pid, warmup=0, repeats=2), "", "cpu")
 
 
 @pytest.mark.parametrize("level,pid", SHIPPED)
@@ -106,6 +107,6 @@ def test_kernelbench_activation_candidates_pass_the_gate(fw, monkeypatch, tmp_pa
     (tmp_path / "level1" / name).write_text(ACTIVATION.format(op=op))
     monkeypatch.setenv("XBENCH_CANDIDATES", os.path.join(ROOT, "candidates", "kernelbench"))
     pid = int(name.split("_")[0])
-    r = xc.run(fw, xc.Problem(problems=str(tmp_path), level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
+    r = xr.run(fw, xw.Problem(problems=str(tmp_path), level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
     assert r["status"] == "ok", r.get("message")
     assert "max abs err 0" in r["warnings"][0]

@@ -10,7 +10,8 @@ import weakref
 import pytest
 
 import candidates_backend as cb
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
 
 PROBLEM = """import torch, weakref
 import xbench_gate_probe as probe
@@ -70,7 +71,7 @@ def run(monkeypatch, problems, cands, pid):
     fw = cb.Backend()
     fw.name = "candidates"
     monkeypatch.setenv("XBENCH_CANDIDATES", cands)
-    return xc.run(fw, xc.Problem(problems=problems, level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
+    return xr.run(fw, xw.Problem(problems=problems, level=1, problem=pid, warmup=0, repeats=2), "", "cpu")
 
 
 def test_gate_holds_one_set_of_inputs_and_two_outputs(probe, monkeypatch, tmp_path):

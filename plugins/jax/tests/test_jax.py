@@ -10,14 +10,17 @@ import sys
 import numpy as np
 import pytest
 
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import runner as xr
+from xbench_py import tensors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 ENTRY = os.path.join(os.path.dirname(HERE), "benchmark.py")
 
 
-perturbed = xc.perturbed_params
+perturbed = xs.perturbed_params
 
 
 @pytest.fixture(scope="module")
@@ -34,26 +37,26 @@ def rel(a, b):
 
 def export_both(backends, tmp_path, cfg):
     size = cfg.size
-    specs = (xc.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch) if cfg.inner_only
-             else xc.param_specs(size, cfg.ttt_type, cfg.mini_batch))
-    inputs = (xc.random_inner_inputs(cfg.batch, size, cfg.seq_len, seed=3) if cfg.inner_only
-              else {"tokens": xc.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed=3)})
+    specs = (xs.inner_param_specs(size, cfg.ttt_type, cfg.mini_batch) if cfg.inner_only
+             else xs.param_specs(size, cfg.ttt_type, cfg.mini_batch))
+    inputs = (xs.random_inner_inputs(cfg.batch, size, cfg.seq_len, seed=3) if cfg.inner_only
+              else {"tokens": xs.random_tokens(cfg.batch, cfg.seq_len, size.vocab, seed=3)})
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
-    xc.write_safetensors(wp, perturbed(specs))
-    xc.write_safetensors(ip, inputs)
+    tensors.write_safetensors(wp, perturbed(specs))
+    tensors.write_safetensors(ip, inputs)
     outs = []
     for fw, name in zip(backends, ("jax", "pytorch")):
         op = str(tmp_path / f"{name}.safetensors")
-        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        rep = xr.export(fw, cfg, "", "cpu", wp, ip, op)
         assert rep["status"] == "ok", rep
-        outs.append(next(iter(xc.read_safetensors(op).values())))
+        outs.append(next(iter(tensors.read_safetensors(op).values())))
     return outs
 
 
 @pytest.mark.parametrize("inner_only", [False, True], ids=["forward", "inner_only"])
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
 def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2,
+    cfg = xw.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2,
                  phase="inner_only" if inner_only else "forward")
     got, want = export_both(backends, tmp_path, cfg)
     assert got.shape == want.shape and np.isfinite(got).all()
@@ -62,7 +65,7 @@ def test_export_matches_pytorch(backends, tmp_path, ttt_type, inner_only):
 
 def test_bfloat16_close_to_pytorch(backends, tmp_path):
     # Not the same rounding as torch's, only the same model at bf16 accuracy.
-    cfg = xc.TTT(model_size="tiny", ttt_type="mlp", seq_len=64, dtype="bfloat16")
+    cfg = xw.TTT(model_size="tiny", ttt_type="mlp", seq_len=64, dtype="bfloat16")
     got, want = export_both(backends, tmp_path, cfg)
     assert rel(got, want) < 5e-2
 
@@ -75,9 +78,9 @@ def test_backward_matches_torch(ttt_type):
     import model as torch_model
     import torch
 
-    size, K = xc.model_size("tiny"), 16
-    w = perturbed(xc.param_specs(size, ttt_type, K), seed=11)
-    tokens = xc.random_tokens(2, 32, size.vocab, seed=5)
+    size, K = xs.model_size("tiny"), 16
+    w = perturbed(xs.param_specs(size, ttt_type, K), seed=11)
+    tokens = xs.random_tokens(2, 32, size.vocab, seed=5)
     with jax.default_matmul_precision("highest"):
         loss, grads = jax.jit(lambda p, t: jax_model.forward_backward(p, t, size, ttt_type, K))(
             {k: jnp.asarray(v) for k, v in w.items()}, jnp.asarray(tokens))
@@ -105,13 +108,13 @@ def test_cli_json_validates(tmp_path):
     jsonschema.validate(rec, schema)
     assert rec["backend"] == "jax" and rec["status"] == "ok" and len(rec["samples_ms"]) == 3
     assert "block_until_ready" in rec["env"]["timing"]
-    assert rec["num_params"] == xc.count_params(xc.param_specs(xc.model_size("tiny"), "linear", 16))
+    assert rec["num_params"] == xs.count_params(xs.param_specs(xs.model_size("tiny"), "linear", 16))
 
 
 @pytest.mark.parametrize("change", [{"dtype": "float64"}])
 def test_unsupported(backends, change):
-    cfg = xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32, warmup=0, repeats=1, **change)
-    rec = xc.run(backends[0], cfg, "", "cpu")
+    cfg = xw.TTT(model_size="tiny", ttt_type="linear", seq_len=32, warmup=0, repeats=1, **change)
+    rec = xr.run(backends[0], cfg, "", "cpu")
     assert rec["status"] == "unsupported", rec
     assert next(iter(change.values())) in rec["message"]
 
@@ -121,31 +124,13 @@ def test_unavailable_device_is_unsupported(backends):
 
     if any(d.platform != "cpu" for d in jax.devices()):
         pytest.skip("a GPU is present")
-    rec = xc.run(backends[0], xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32), "", "cuda")
+    rec = xr.run(backends[0], xw.TTT(model_size="tiny", ttt_type="linear", seq_len=32), "", "cuda")
     assert rec["status"] == "unsupported" and "cuda" in rec["message"]
-
-
-@pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
-def test_gemm_through_the_contract(backends, tmp_path, layout):
-    pytest.importorskip("jax_gemm")
-    g = xc.Gemm(m=12, n=20, k=36, batch=2, layout=layout, warmup=0, repeats=2)
-    rng = np.random.default_rng(1)
-    sa, sb = g.stored_shapes()
-    a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
-    xc.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
-    rep = xc.export(backends[0], g, "", "cpu", "", str(tmp_path / "ab.st"), str(tmp_path / "c.st"))
-    assert rep["status"] == "ok", rep
-    opa = a if layout[0] == "n" else np.swapaxes(a, 1, 2)
-    opb = b if layout[1] == "n" else np.swapaxes(b, 1, 2)
-    np.testing.assert_allclose(xc.read_safetensors(str(tmp_path / "c.st"))["c"], opa @ opb, rtol=1e-4, atol=1e-4)
-    rec = xc.run(backends[0], g, "", "cpu")
-    assert rec["status"] == "ok" and len(rec["samples_ms"]) == 2 and rec["num_params"] == 0, rec
-    assert rec["config"]["params"]["layout"] == layout
 
 
 def test_gemm_refusals(backends):
     pytest.importorskip("jax_gemm")
-    rec = xc.run(backends[0], xc.Gemm(m=8, n=8, k=8, dtype="tf32", repeats=1), "", "cpu")
+    rec = xr.run(backends[0], xw.Gemm(m=8, n=8, k=8, dtype="tf32", repeats=1), "", "cpu")
     assert rec["status"] == "unsupported" and "tf32" in rec["message"] and "cpu" in rec["message"]
-    rec = xc.run(backends[0], xc.Gemm(m=8, n=8, k=8, phase="backward", repeats=1), "", "cpu")
+    rec = xr.run(backends[0], xw.Gemm(m=8, n=8, k=8, phase="backward", repeats=1), "", "cpu")
     assert rec["status"] == "unsupported" and "phase backward" in rec["message"]

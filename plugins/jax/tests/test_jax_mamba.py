@@ -6,9 +6,12 @@ every gradient of the training step against torch's float64 autograd."""
 import numpy as np
 import pytest
 
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import runner as xr
+from xbench_py import tensors
 
-SIZE = xc.model_size("tiny")
+SIZE = xs.model_size("tiny")
 K = 16
 
 
@@ -41,16 +44,16 @@ def test_conv_matches_definition():
 @pytest.mark.parametrize("ttt_type,dtype,tol", [("linear", "float32", 1e-5), ("mlp", "float32", 1e-5),
                                                 ("mlp", "bfloat16", 5e-2)])
 def test_export_matches_pytorch(backends, tmp_path, ttt_type, dtype, tol):
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, dtype=dtype, backbone="mamba")
+    cfg = xw.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, dtype=dtype, backbone="mamba")
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
-    xc.write_safetensors(wp, xc.perturbed_params(xc.param_specs(SIZE, ttt_type, K, "mamba")))
-    xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 64, SIZE.vocab, seed=3)})
+    tensors.write_safetensors(wp, xs.perturbed_params(xs.param_specs(SIZE, ttt_type, K, "mamba")))
+    tensors.write_safetensors(ip, {"tokens": xs.random_tokens(2, 64, SIZE.vocab, seed=3)})
     out = {}
     for name, fw in backends.items():
         op = str(tmp_path / f"{name}.safetensors")
-        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        rep = xr.export(fw, cfg, "", "cpu", wp, ip, op)
         assert rep["status"] == "ok", rep
-        out[name] = xc.read_safetensors(op)["logits"]
+        out[name] = tensors.read_safetensors(op)["logits"]
     assert out["jax"].shape == (2, 64, SIZE.vocab) and np.isfinite(out["jax"]).all()
     assert rel(out["jax"], out["pytorch"].astype(np.float64)) < tol
 
@@ -63,8 +66,8 @@ def test_backward_matches_torch(ttt_type):
     import model as torch_model
     import torch
 
-    w = xc.perturbed_params(xc.param_specs(SIZE, ttt_type, K, "mamba"), seed=11)
-    tokens = xc.random_tokens(2, 32, SIZE.vocab, seed=5)
+    w = xs.perturbed_params(xs.param_specs(SIZE, ttt_type, K, "mamba"), seed=11)
+    tokens = xs.random_tokens(2, 32, SIZE.vocab, seed=5)
     with jax.default_matmul_precision("highest"):
         loss, grads = jax.jit(lambda p, t: jax_model.forward_backward(p, t, SIZE, ttt_type, K, backbone="mamba"))(
             {k: jnp.asarray(v) for k, v in w.items()}, jnp.asarray(tokens))

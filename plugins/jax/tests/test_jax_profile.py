@@ -2,8 +2,8 @@
 XLA ops on the CPU), and a real CPU profile through the contract."""
 import json
 
-import xbench_contract as xc
-import xbench_profile
+from xbench_py import workloads as xw
+from xbench_py import profile as xprofile
 import jax_backend
 import jax_profile
 
@@ -28,10 +28,10 @@ def test_kernels_pick_the_device_streams_or_the_cpu_ops():
 def test_profile_on_cpu(tmp_path):
     fw = jax_backend.Backend()
     fw.name = "jax"
-    cfg = xc.TTT(model_size="tiny", ttt_type="linear", batch=1, seq_len=32, mini_batch=16, dtype="float32",
+    cfg = xw.TTT(model_size="tiny", ttt_type="linear", batch=1, seq_len=32, mini_batch=16, dtype="float32",
                  backbone="transformer", phase="forward", warmup=1, repeats=1).config()
     path = str(tmp_path / "jax.json")
-    rep = xbench_profile.profile(fw, cfg, "", "cpu", 2, path)
+    rep = xprofile.profile(fw, cfg, "", "cpu", 2, path)
     assert rep["status"] == "ok", rep.get("message")
     assert rep["time_kind"] == "host" and rep["profiler"].startswith("jax.profiler") and rep["kernels"]
     assert all(k["count"] % 2 == 0 for k in rep["kernels"]), "every op runs once per call, twice in all"

@@ -14,7 +14,7 @@ import pytest
 import jax_attention
 import jax_gemm
 import jax_scan
-import xbench_contract as xc
+from xbench_py import workloads as xw
 
 CPU = jax.devices("cpu")[0]
 
@@ -54,7 +54,7 @@ def test_gemm_step_is_one_dot(layout, dtype):
     assert all(a.dtype == jnp.dtype(dtype) for a in step.args)  # operands stored in the dtype already
 
 
-ATT = xc.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=True, dtype="float32")
+ATT = xw.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=True, dtype="float32")
 
 
 def bare(cfg, impl):
@@ -100,7 +100,7 @@ def test_the_attention_check_sees_a_layout_conversion():
 
 @pytest.mark.parametrize("phase", ["forward", "backward", "both"])
 def test_scan_step_has_no_transpose_or_cast(phase):
-    cfg = xc.Scan(T=16, K=4, C=4, batch=2, phase=phase)
+    cfg = xw.Scan(T=16, K=4, C=4, batch=2, phase=phase)
     step = jax_scan.prepare(cfg, CPU, 0).step
     jaxpr = jax.make_jaxpr(step.fn)(*step.args).jaxpr
     names = collections.Counter(e.primitive.name for e in eqns(jaxpr))

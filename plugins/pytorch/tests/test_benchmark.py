@@ -11,7 +11,9 @@ import pytest
 import torch
 
 import model as m
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import tensors
 
 PLUGIN = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(os.path.dirname(PLUGIN))
@@ -37,7 +39,7 @@ def test_cli_json_is_valid(validate):
     validate(rec)
     assert rec["status"] == "ok" and rec["backend"] == "pytorch" and len(rec["samples_ms"]) == 10
     assert rec["device"]["kind"] in ("cpu", "cuda", "rocm") and rec["env"]["framework"] == "torch"
-    assert rec["num_params"] == xc.count_params(xc.param_specs(xc.model_size("tiny"), "mlp", 16))
+    assert rec["num_params"] == xs.count_params(xs.param_specs(xs.model_size("tiny"), "mlp", 16))
     # The harness computes statistics and throughput from the samples.
     assert rec["schema_version"] == 2 and rec["throughput"] == 0 and "stats" not in rec and "tokens_per_s" not in rec
     assert rec["config"]["params"]["seq_len"] == "64" and rec["config"]["phase"] == "forward"
@@ -66,7 +68,7 @@ class Session:
 
 
 def cfg(phase="forward", **params):
-    return xc.TTT(**{"model_size": "tiny", "ttt_type": "linear", "seq_len": 32, "phase": phase, "warmup": 0,
+    return xw.TTT(**{"model_size": "tiny", "ttt_type": "linear", "seq_len": 32, "phase": phase, "warmup": 0,
                      "repeats": 2, **params}).config().to_json()
 
 
@@ -88,17 +90,17 @@ def test_serve_round_trip(tmp_path, validate):
         assert uns["status"] == "unsupported" and "seq_len >= 2" in uns["message"]
 
         # forward export against the model run in this process
-        size = xc.model_size("tiny")
-        w = xc.init_params(xc.param_specs(size, "linear", 16), seed=5)
+        size = xs.model_size("tiny")
+        w = xs.init_params(xs.param_specs(size, "linear", 16), seed=5)
         w = {k: v + np.float32(0.01) for k, v in w.items()}  # off the initial values
-        tokens = xc.random_tokens(2, 32, size.vocab, seed=5)
-        xc.write_safetensors(str(tmp_path / "w.st"), w)
-        xc.write_safetensors(str(tmp_path / "t.st"), {"tokens": tokens})
+        tokens = xs.random_tokens(2, 32, size.vocab, seed=5)
+        tensors.write_safetensors(str(tmp_path / "w.st"), w)
+        tensors.write_safetensors(str(tmp_path / "t.st"), {"tokens": tokens})
         req = {"workload": "ttt", "device": "cpu", "config": cfg(batch=2), "weights_path": str(tmp_path / "w.st"),
                "inputs_path": str(tmp_path / "t.st"), "output_path": str(tmp_path / "out.st")}
         exp = s.call("export", req)["export"]
         assert exp["status"] == "ok" and exp["device"]["kind"] == "cpu", exp
-        logits = xc.read_safetensors(str(tmp_path / "out.st"))["logits"]
+        logits = tensors.read_safetensors(str(tmp_path / "out.st"))["logits"]
         assert logits.shape == (2, 32, size.vocab) and logits.dtype == np.float32
         with torch.no_grad():
             want = m.forward({k: torch.from_numpy(v) for k, v in w.items()}, torch.from_numpy(tokens).long(),
@@ -106,12 +108,12 @@ def test_serve_round_trip(tmp_path, validate):
         np.testing.assert_allclose(logits, want.numpy(), rtol=1e-5, atol=1e-5)
 
         # inner-only export in float64 writes F64 "out"
-        xc.write_safetensors(str(tmp_path / "x.st"), xc.random_inner_inputs(1, size, 32, seed=6))
+        tensors.write_safetensors(str(tmp_path / "x.st"), xs.random_inner_inputs(1, size, 32, seed=6))
         req.update(config=cfg("inner_only", dtype="float64", ttt_type="mlp"), inputs_path=str(tmp_path / "x.st"))
-        w_inner = xc.init_params(xc.inner_param_specs(size, "mlp", 16), seed=6)
-        xc.write_safetensors(str(tmp_path / "w.st"), w_inner)
+        w_inner = xs.init_params(xs.inner_param_specs(size, "mlp", 16), seed=6)
+        tensors.write_safetensors(str(tmp_path / "w.st"), w_inner)
         assert s.call("export", req)["export"]["status"] == "ok"
-        out = xc.read_safetensors(str(tmp_path / "out.st"))["out"]
+        out = tensors.read_safetensors(str(tmp_path / "out.st"))["out"]
         assert out.shape == (1, size.heads, 32, size.head_dim) and out.dtype == np.float64
 
         # a weights file that lacks a tensor: a failed export that names it
@@ -138,7 +140,7 @@ def test_serve_round_trip(tmp_path, validate):
 
 
 def gemm_cfg(**params):
-    return xc.Gemm(**{"m": 16, "n": 8, "k": 32, "warmup": 0, "repeats": 2, **params}).config().to_json()
+    return xw.Gemm(**{"m": 16, "n": 8, "k": 32, "warmup": 0, "repeats": 2, **params}).config().to_json()
 
 
 def test_cli_gemm(validate):
@@ -176,12 +178,12 @@ def test_serve_gemm_batch_and_export(tmp_path, validate):
         rng = np.random.default_rng(0)
         a = rng.standard_normal((2, 32, 16), dtype=np.float32)  # tn: A stored [batch, k, m]
         b = rng.standard_normal((2, 8, 32), dtype=np.float32)  # B stored [batch, n, k]
-        xc.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
+        tensors.write_safetensors(str(tmp_path / "ab.st"), {"a": a, "b": b})
         req = {"workload": "gemm", "device": "cpu", "config": gemm_cfg(layout="tt", batch=2), "weights_path": "",
                "inputs_path": str(tmp_path / "ab.st"), "output_path": str(tmp_path / "c.st")}
         exp = s.call("export", req)["export"]
         assert exp["status"] == "ok", exp
-        c = xc.read_safetensors(str(tmp_path / "c.st"))["c"]
+        c = tensors.read_safetensors(str(tmp_path / "c.st"))["c"]
         assert c.shape == (2, 16, 8) and c.dtype == np.float32
         np.testing.assert_allclose(c, np.swapaxes(a, 1, 2) @ np.swapaxes(b, 1, 2), rtol=1e-4, atol=1e-4)
         bad = s.call("export", dict(req, config=gemm_cfg(layout="nn", batch=2)))["export"]

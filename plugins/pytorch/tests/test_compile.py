@@ -7,13 +7,16 @@ import shutil
 import numpy as np
 import pytest
 
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import runner as xr
+from xbench_py import tensors
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None and shutil.which("c++") is None,
                                 reason="torch.compile on cpu needs a C++ compiler")
 
 
-perturbed = xc.perturbed_params
+perturbed = xs.perturbed_params
 
 
 @pytest.fixture(scope="module")
@@ -42,27 +45,27 @@ def test_info_declares_compile(fw):
 # mamba reuses linear's compiled step (same shapes): only its dense layers differ.
 @pytest.mark.parametrize("ttt_type,backbone", [("linear", "transformer"), ("mlp", "transformer"), ("linear", "mamba")])
 def test_export_matches_eager(fw, tmp_path, ttt_type, backbone):
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, backbone=backbone)
+    cfg = xw.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=64, batch=2, backbone=backbone)
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
-    xc.write_safetensors(wp, perturbed(xc.param_specs(cfg.size, ttt_type, 16, backbone)))
-    xc.write_safetensors(ip, {"tokens": xc.random_tokens(2, 64, cfg.size.vocab, seed=3)})
+    tensors.write_safetensors(wp, perturbed(xs.param_specs(cfg.size, ttt_type, 16, backbone)))
+    tensors.write_safetensors(ip, {"tokens": xs.random_tokens(2, 64, cfg.size.vocab, seed=3)})
     outs = []
     for variant in ("compile", ""):
         op = str(tmp_path / f"{variant or 'eager'}.safetensors")
-        rep = xc.export(fw, cfg, variant, "cpu", wp, ip, op)
+        rep = xr.export(fw, cfg, variant, "cpu", wp, ip, op)
         assert rep["status"] == "ok", rep
-        outs.append(xc.read_safetensors(op)["logits"].astype(np.float64))
+        outs.append(tensors.read_safetensors(op)["logits"].astype(np.float64))
     assert np.linalg.norm(outs[0] - outs[1]) / np.linalg.norm(outs[1]) < 1e-5
 
 
 def test_run_is_its_own_row(fw):
     # Same shapes as the export above for linear: the compiled step is reused.
-    cfg = xc.TTT(model_size="tiny", ttt_type="linear", seq_len=64, batch=2, phase="inner_only", warmup=0, repeats=2)
-    rec = xc.run(fw, cfg, "compile", "cpu")
+    cfg = xw.TTT(model_size="tiny", ttt_type="linear", seq_len=64, batch=2, phase="inner_only", warmup=0, repeats=2)
+    rec = xr.run(fw, cfg, "compile", "cpu")
     assert rec["status"] == "ok", rec
     assert rec["backend"] == "pytorch/compile" and len(rec["samples_ms"]) == 2
 
 
 def test_float64_is_unsupported(fw):
-    rec = xc.run(fw, xc.TTT(model_size="tiny", ttt_type="linear", seq_len=32, dtype="float64"), "compile", "cpu")
+    rec = xr.run(fw, xw.TTT(model_size="tiny", ttt_type="linear", seq_len=32, dtype="float64"), "compile", "cpu")
     assert rec["status"] == "unsupported" and "float64" in rec["message"]

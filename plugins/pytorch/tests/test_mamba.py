@@ -8,9 +8,10 @@ import pytest
 import torch
 
 import model as m
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import spec as xs
 
-SIZE = xc.model_size("tiny")
+SIZE = xs.model_size("tiny")
 K = 16
 
 
@@ -52,7 +53,7 @@ def test_conv_does_not_reach_across_sequences():
 
 def params(ttt_type, backbone, dtype=torch.float64):
     return {k: torch.from_numpy(v).to(dtype) for k, v in
-            xc.perturbed_params(xc.param_specs(SIZE, ttt_type, K, backbone), seed=3).items()}
+            xs.perturbed_params(xs.param_specs(SIZE, ttt_type, K, backbone), seed=3).items()}
 
 
 def tokens(L=48, seed=2):
@@ -69,9 +70,9 @@ def test_backbone_flag_changes_the_model(ttt_type):
         t.requires_grad_(True)
     tok = tokens()
     logits = {}
-    for backbone in xc.BACKBONES:
+    for backbone in xt.BACKBONES:
         out = m.forward(p, tok, SIZE, ttt_type, K, backbone=backbone)
-        used = {s.name for s in xc.param_specs(SIZE, ttt_type, K, backbone)}
+        used = {s.name for s in xs.param_specs(SIZE, ttt_type, K, backbone)}
         grads = torch.autograd.grad(out.square().sum(), list(p.values()), allow_unused=True)
         for name, g in zip(p, grads):
             reached = g is not None and bool(g.abs().max() > 0)

@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import model as m
-import xbench_contract as xc
+from xbench_py import spec as xs
 
 
 
@@ -23,7 +23,7 @@ def float64_default():
     torch.set_default_dtype(old)
 
 
-def layer_norm(z, w, b, eps=xc.EPS):
+def layer_norm(z, w, b, eps=xs.EPS):
     mu = z.mean(-1, keepdim=True)
     var = ((z - mu) ** 2).mean(-1, keepdim=True)
     return (z - mu) / torch.sqrt(var + eps) * w + b
@@ -46,7 +46,7 @@ def naive_inner(xq, xk, xv, gate, p, ttt_type, K):
     mini-batch's starting weights."""
     B, nh, L, f = xq.shape
     out = torch.empty_like(xq)
-    lr = xc.BASE_LR[ttt_type]
+    lr = xs.BASE_LR[ttt_type]
     for b in range(B):
         for h in range(nh):
             lw, lb = p["ln_w"][h], p["ln_b"][h]
@@ -105,7 +105,7 @@ def test_rope_matches_spec_formula():
     for t in range(12):
         pos = t % K
         for i in range(f // 2):
-            w = xc.ROPE_THETA ** (-2 * i / f)
+            w = xs.ROPE_THETA ** (-2 * i / f)
             c, s = math.cos(pos * w), math.sin(pos * w)
             want[0, 0, t, i] = x[0, 0, t, i] * c - x[0, 0, t, i + 3] * s
             want[0, 0, t, i + 3] = x[0, 0, t, i + 3] * c + x[0, 0, t, i] * s
@@ -113,9 +113,9 @@ def test_rope_matches_spec_formula():
 
 
 def full_params(ttt_type, seed=0):
-    size = xc.model_size("tiny")
-    specs = xc.param_specs(size, ttt_type, 16)
-    w = xc.init_params(specs, seed)
+    size = xs.model_size("tiny")
+    specs = xs.param_specs(size, ttt_type, 16)
+    w = xs.init_params(specs, seed)
     gen = torch.Generator().manual_seed(seed)
     out = {}
     for s in specs:  # move every tensor off its initial value, as a verification run must

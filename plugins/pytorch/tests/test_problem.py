@@ -8,8 +8,10 @@ import numpy as np
 import pytest
 
 import backend
-import xbench_contract as xc
-import xbench_problems
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
+from xbench_py import tensors
+from xbench_py import problems as xproblems
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "problems"))
 
@@ -17,7 +19,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..",
 def shipped():
     out = []
     for level in (1, 2):
-        for name in sorted(os.listdir(xbench_problems.level_dir(ROOT, level))):
+        for name in sorted(os.listdir(xproblems.level_dir(ROOT, level))):
             out.append((level, int(name.split("_")[0])))
     return out
 
@@ -35,7 +37,7 @@ def test_the_set_covers_the_kinds():
 
 @pytest.mark.parametrize("level,pid", shipped())
 def test_every_problem_runs_eager(fw, level, pid):
-    r = xc.run(fw, xc.Problem(problems=ROOT, level=level, problem=pid, warmup=0, repeats=2), "", "cpu")
+    r = xr.run(fw, xw.Problem(problems=ROOT, level=level, problem=pid, warmup=0, repeats=2), "", "cpu")
     assert r["status"] == "ok", r.get("message")
     assert len(r["samples_ms"]) == 2 and all(s > 0 for s in r["samples_ms"])
 
@@ -43,13 +45,13 @@ def test_every_problem_runs_eager(fw, level, pid):
 @pytest.mark.parametrize("level,pid", [(1, 3), (2, 4)])
 def test_export_float32_matches_float64(fw, tmp_path, level, pid):
     inputs = str(tmp_path / "inputs.safetensors")
-    xc.write_safetensors(inputs, {"seed": np.array([5], dtype=np.int32)})
+    tensors.write_safetensors(inputs, {"seed": np.array([5], dtype=np.int32)})
     outs = {}
     for dtype in ("float32", "float64"):
         out = str(tmp_path / f"{dtype}.safetensors")
-        rep = xc.export(fw, xc.Problem(problems=ROOT, level=level, problem=pid, dtype=dtype), "", "cpu", "", inputs, out)
+        rep = xr.export(fw, xw.Problem(problems=ROOT, level=level, problem=pid, dtype=dtype), "", "cpu", "", inputs, out)
         assert rep["status"] == "ok", rep.get("message")
-        outs[dtype] = xc.read_safetensors(out)["out"].astype(np.float64)
+        outs[dtype] = tensors.read_safetensors(out)["out"].astype(np.float64)
     a, b = outs["float32"], outs["float64"]
     rel = np.linalg.norm(a - b) / np.linalg.norm(b)
     assert 0 < rel < 1e-5  # float32 differs from float64, far below the 1e-3 tolerance
@@ -58,18 +60,18 @@ def test_export_float32_matches_float64(fw, tmp_path, level, pid):
 def test_same_seed_same_output_other_seed_not(fw, tmp_path):
     def export(seed):
         ip, op = str(tmp_path / f"i{seed}.safetensors"), str(tmp_path / f"o{seed}.safetensors")
-        xc.write_safetensors(ip, {"seed": np.array([seed], dtype=np.int32)})
-        assert xc.export(fw, xc.Problem(problems=ROOT, level=2, problem=1), "", "cpu", "", ip, op)["status"] == "ok"
-        return xc.read_safetensors(op)["out"]
+        tensors.write_safetensors(ip, {"seed": np.array([seed], dtype=np.int32)})
+        assert xr.export(fw, xw.Problem(problems=ROOT, level=2, problem=1), "", "cpu", "", ip, op)["status"] == "ok"
+        return tensors.read_safetensors(op)["out"]
     assert np.array_equal(export(1), export(1)) and not np.array_equal(export(1), export(2))
 
 
 def test_missing_problem_fails_naming_the_folder(fw):
-    r = xc.run(fw, xc.Problem(problems=ROOT, level=1, problem=999, repeats=1), "", "cpu")
+    r = xr.run(fw, xw.Problem(problems=ROOT, level=1, problem=999, repeats=1), "", "cpu")
     assert r["status"] == "failed" and "no file 999_*.py" in r["message"]
 
 
 def test_compile_variant_runs_one_problem(fw):
-    r = xc.run(fw, xc.Problem(problems=ROOT, level=1, problem=4, warmup=0, repeats=2), "compile", "cpu")
+    r = xr.run(fw, xw.Problem(problems=ROOT, level=1, problem=4, warmup=0, repeats=2), "compile", "cpu")
     assert r["status"] == "ok", r.get("message")
     assert any("mode='default'" in w for w in r["warnings"])

@@ -13,7 +13,8 @@ import torch
 
 import backend
 import problem
-import xbench_contract as xc
+from xbench_py import workloads as xw
+from xbench_py import runner as xr
 
 MODEL = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return {ret}\n" \
         "def get_inputs():\n    return [torch.rand(4, 8)]\n" \
@@ -36,7 +37,7 @@ def write(tmp_path, files: dict) -> str:
 
 
 def run(fw, folder, pid, **params):
-    return xc.run(fw, xc.Problem(problems=folder, level=1, problem=pid, warmup=0, repeats=2, **params), "", "cpu")
+    return xr.run(fw, xw.Problem(problems=folder, level=1, problem=pid, warmup=0, repeats=2, **params), "", "cpu")
 
 
 @pytest.mark.parametrize("precision,cudnn", [("kernelbench", "true"), ("strict-ieee", "false")])

@@ -10,9 +10,10 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import backend
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
-CPU = xc.Device("cpu", "cpu", count=1)
+CPU = xt.Device("cpu", "cpu", count=1)
 # What a conversion before or after the op would show as, at the top level.
 CONVERSIONS = {"aten::_to_copy", "aten::copy_", "aten::clone", "aten::contiguous", "aten::transpose",
                "aten::permute", "aten::t", "aten::numpy_T", "aten::mT", "aten::swapaxes"}
@@ -28,13 +29,13 @@ def top_level_ops(step) -> collections.Counter:
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
 def test_gemm_step_is_one_matmul(layout, dtype):
-    step = backend.Backend().prepare_gemm(xc.Gemm(m=8, n=16, k=32, batch=2, layout=layout, dtype=dtype), "", CPU, 0).step
+    step = backend.Backend().prepare_gemm(xw.Gemm(m=8, n=16, k=32, batch=2, layout=layout, dtype=dtype), "", CPU, 0).step
     # 't' operands are transposed views made in prepare: the op reads the strides.
     assert top_level_ops(step) == collections.Counter({"aten::matmul": 1})
 
 
 def test_attention_step_is_one_sdpa():
-    cfg = xc.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=True, dtype="float32")
+    cfg = xw.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=True, dtype="float32")
     step = backend.Backend().prepare_attention(cfg, "", CPU, 0).step
     # sdpa's layout is the spec's BHSD: nothing to convert.
     assert top_level_ops(step) == collections.Counter({"aten::scaled_dot_product_attention": 1})
@@ -42,7 +43,7 @@ def test_attention_step_is_one_sdpa():
 
 @pytest.mark.parametrize("phase", ["forward", "backward", "both"])
 def test_scan_step_converts_nothing(phase):
-    step = backend.Backend().prepare_scan(xc.Scan(T=8, K=4, C=4, batch=2, phase=phase), "", CPU, 0).step
+    step = backend.Backend().prepare_scan(xw.Scan(T=8, K=4, C=4, batch=2, phase=phase), "", CPU, 0).step
     ops = top_level_ops(step)
     assert not CONVERSIONS & set(ops), ops
 

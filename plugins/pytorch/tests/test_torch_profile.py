@@ -3,17 +3,17 @@ time, summed over the calls, and a Chrome trace."""
 import json
 
 import backend
-import xbench_contract as xc
-import xbench_profile
+from xbench_py import workloads as xw
+from xbench_py import profile as xprofile
 
 
 def test_profile_on_cpu(tmp_path):
     fw = backend.Backend()
     fw.name = "pytorch"
-    cfg = xc.TTT(model_size="tiny", ttt_type="linear", batch=1, seq_len=32, mini_batch=16, dtype="float32",
+    cfg = xw.TTT(model_size="tiny", ttt_type="linear", batch=1, seq_len=32, mini_batch=16, dtype="float32",
                  backbone="transformer", phase="forward", warmup=1, repeats=1).config()
     path = str(tmp_path / "pytorch.json")
-    rep = xbench_profile.profile(fw, cfg, "", "cpu", 2, path)
+    rep = xprofile.profile(fw, cfg, "", "cpu", 2, path)
     assert rep["status"] == "ok", rep.get("message")
     assert rep["time_kind"] == "host" and rep["profiler"].startswith("torch.profiler (CPU ops)")
     mm = [k for k in rep["kernels"] if k["name"] == "aten::mm"]

@@ -6,7 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import spec as xs
+from xbench_py import runner as xr
+from xbench_py import tensors
 
 K = 16
 
@@ -15,9 +19,9 @@ def setup(ttt_type, f, nh=2, B=2, L=3 * K):
     """Perturbed inner parameters (ln_w, ln_b, tok_delta away from their
     initial values, one tok entry on the relu's flat side), three mini-batches
     (the state and its gradient carry twice), a gate that is not constant."""
-    size = xc.ModelSize("t", nh * f, 1, nh, f, 4, 8)
-    specs = xc.inner_param_specs(size, ttt_type, K)
-    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v) for k, v in xc.perturbed_params(specs).items()}
+    size = xs.ModelSize("t", nh * f, 1, nh, f, 4, 8)
+    specs = xs.inner_param_specs(size, ttt_type, K)
+    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v) for k, v in xs.perturbed_params(specs).items()}
     p["tok_delta"][3] = -1.0  # 1/4 - 1 < 0: tok[3] = 0, and no gradient reaches tok_delta[3]
     gen = torch.Generator().manual_seed(0)
     x = [0.5 * torch.randn(B, nh, L, f, generator=gen) for _ in range(3)]
@@ -132,19 +136,19 @@ def test_model_gradients_match_pytorch(tmp_path, ttt_type, dtype, tol):
     import backend as torch_backend
     import triton_backend
 
-    cfg = xc.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=2 * K, batch=1, phase="backward", dtype=dtype)
+    cfg = xw.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=2 * K, batch=1, phase="backward", dtype=dtype)
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
-    xc.write_safetensors(wp, xc.perturbed_params(xc.param_specs(cfg.size, ttt_type, K)))
-    xc.write_safetensors(ip, {"tokens": xc.random_tokens(1, 2 * K, cfg.size.vocab, seed=3)})
+    tensors.write_safetensors(wp, xs.perturbed_params(xs.param_specs(cfg.size, ttt_type, K)))
+    tensors.write_safetensors(ip, {"tokens": xs.random_tokens(1, 2 * K, cfg.size.vocab, seed=3)})
     outs = []
     for fw, name in ((triton_backend.Backend(), "triton"), (torch_backend.Backend(), "pytorch")):
         op = str(tmp_path / f"{name}.safetensors")
-        rep = xc.export(fw, cfg, "", "cpu", wp, ip, op)
+        rep = xr.export(fw, cfg, "", "cpu", wp, ip, op)
         assert rep["status"] == "ok", rep
-        outs.append(xc.read_safetensors(op))
+        outs.append(tensors.read_safetensors(op))
     got, want = outs
     assert set(got) == set(want)
-    assert sum(k.startswith(xc.GRAD_PREFIX) for k in want) == len(xc.param_specs(cfg.size, ttt_type, K))
+    assert sum(k.startswith(xs.GRAD_PREFIX) for k in want) == len(xs.param_specs(cfg.size, ttt_type, K))
     for name in want:
         w = want[name].astype(np.float64)
         assert float(np.linalg.norm(got[name] - w) / np.linalg.norm(w)) < tol, name
@@ -178,6 +182,6 @@ def test_backward_refuses_what_its_kernels_cannot_tile(f, K, word):
     x = torch.zeros(1, 1, K, f, requires_grad=True)
     p = {"W1": torch.zeros(1, f, f), "b1": torch.zeros(1, f), "ln_w": torch.ones(1, f), "ln_b": torch.zeros(1, f),
          "tok_delta": torch.zeros(K)}
-    with pytest.raises(xc.Unsupported, match=word):
+    with pytest.raises(xt.Unsupported, match=word):
         triton_inner_fn.ttt_inner(x, x, x, torch.zeros(1, 1, K), p, "linear", K)
     assert triton_inner_fn.check_shapes(64, 16) is None

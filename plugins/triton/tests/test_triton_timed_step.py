@@ -14,9 +14,10 @@ import triton_attention
 import triton_backend
 import triton_gemm
 import triton_scan
-import xbench_contract as xc
+from xbench_py import types as xt
+from xbench_py import workloads as xw
 
-CPU = xc.Device("cpu", "cpu", count=1)
+CPU = xt.Device("cpu", "cpu", count=1)
 ALLOCATIONS = {"aten::empty", "aten::empty_like", "aten::empty_strided", "aten::zeros", "aten::zeros_like",
                "aten::zero_", "aten::fill_"}
 
@@ -42,7 +43,7 @@ def wrapper_ops(monkeypatch, module, kernel: str, step) -> tuple:
 
 @pytest.mark.parametrize("layout", ["nn", "tt"])
 def test_gemm_launch_alone(monkeypatch, layout):
-    step = triton_backend.Backend().prepare_gemm(xc.Gemm(m=16, n=16, k=16, layout=layout), "", CPU, 0).step
+    step = triton_backend.Backend().prepare_gemm(xw.Gemm(m=16, n=16, k=16, layout=layout), "", CPU, 0).step
     ops, launches = wrapper_ops(monkeypatch, triton_gemm, "_gemm_plain", step)
     assert not ops, ops  # the output was allocated in prepare; the 't' operand is a view made there
     assert len(launches) == 1
@@ -51,7 +52,7 @@ def test_gemm_launch_alone(monkeypatch, layout):
 
 
 def test_attention_forward_launch_alone(monkeypatch):
-    cfg = xc.Attention(batch=1, heads=2, kv_heads=2, seq_len=16, head_dim=16, causal=True, dtype="float32")
+    cfg = xw.Attention(batch=1, heads=2, kv_heads=2, seq_len=16, head_dim=16, causal=True, dtype="float32")
     step = triton_backend.Backend().prepare_attention(cfg, "", CPU, 0).step
     ops, launches = wrapper_ops(monkeypatch, triton_attention, "_fwd_kernel", step)
     assert set(ops) <= ALLOCATIONS, ops  # out and lse
@@ -59,7 +60,7 @@ def test_attention_forward_launch_alone(monkeypatch):
 
 
 def test_scan_forward_launch_alone(monkeypatch):
-    step = triton_backend.Backend().prepare_scan(xc.Scan(T=8, K=4, C=4, batch=2), "", CPU, 0).step
+    step = triton_backend.Backend().prepare_scan(xw.Scan(T=8, K=4, C=4, batch=2), "", CPU, 0).step
     ops, launches = wrapper_ops(monkeypatch, triton_scan, "_scan_fwd", step)
     assert set(ops) <= ALLOCATIONS, ops
     assert len(launches) == 1 and launches[0][0].dtype == torch.float32

@@ -128,7 +128,7 @@ def main():
         if op == "shutdown":
             return
         if op == "info":
-            out = {"info": INFO}
+            out = {"protocol": 2, "info": INFO}
         elif op == "run":
             out = run(req["request"], reply)
             if out is None:

@@ -17,15 +17,20 @@ skipped, so one bad shape cannot hide the rest.
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE, os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import triton_scan  # noqa: E402
-import xbench_contract as xc  # noqa: E402
-import xbench_scan_ref as ref  # noqa: E402
+from xbench_py import workloads as xw  # noqa: E402
+from xbench_py import scan_ref as ref  # noqa: E402
 from flash_semicrf.streaming import semi_crf_streaming_forward as fsc  # noqa: E402
 
 
@@ -43,7 +48,7 @@ def rel(a, b):
 def check(T, K, C):
     bad = 0
     for sr in ("log", "max"):
-        cfg = xc.Scan(T=T, K=K, C=C, batch=4, semiring=sr)
+        cfg = xw.Scan(T=T, K=K, C=C, batch=4, semiring=sr)
         (c64, t64, d64), lens = tensors(cfg, torch.float64, grad=sr == "log")
         want = fsc(c64, t64, d64, lens, K, semiring=sr, use_triton=False)
         (c32, t32, d32), _ = tensors(cfg, torch.float32, grad=True)
@@ -86,7 +91,7 @@ def median_ms(fn, warmup=3, reps=20):
 
 
 def timing(T, K, C):
-    cfg = xc.Scan(T=T, K=K, C=C, batch=4)
+    cfg = xw.Scan(T=T, K=K, C=C, batch=4)
     (c, t, d), lens = tensors(cfg, torch.float32, grad=True)
     with torch.no_grad():
         ours_f = median_ms(lambda: triton_scan.scan(c, t, d, lens, cfg))

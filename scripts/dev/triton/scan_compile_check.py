@@ -3,7 +3,7 @@ machine without a GPU: the interpreter the CPU tests use accepts code the
 compiler refuses (a plain Python global read inside a kernel is one), so
 this is the CPU's check that the kernels compile at all.
 
-    python plugins/triton/scan_compile_check.py   (TRITON_INTERPRET unset)
+    python scripts/dev/triton/scan_compile_check.py   (TRITON_INTERPRET unset)
 
 Prints one line per kernel; exits 1 if any fails. tests/test_triton_scan.py runs it.
 """
@@ -13,8 +13,13 @@ from __future__ import annotations
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402

@@ -8,7 +8,7 @@ torch.matmul (warm L2, CUDA events, median of REPEATS) so the H100's
 power-capped clock falls on all alike (results/h100-vendor-paths). Prints one
 JSON line a shape: ms, TFLOP/s and the fraction of cuBLAS for each kernel.
 
-    cd plugins/triton && python3 gemm_kernel_check.py [m,n,k,layout ...]
+    python3 scripts/dev/triton/gemm_kernel_check.py [m,n,k,layout ...]
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ import statistics
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "_python"))
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import torch  # noqa: E402
 

@@ -4,8 +4,8 @@ registers a thread and the spill bytes as ptxas reports them for that very
 compile. The interpreter the CPU tests use accepts code the compiler refuses,
 and says nothing about registers: this is the CPU's check of both.
 
-    python plugins/triton/ttt_compile_check.py            (TRITON_INTERPRET unset)
-    python plugins/triton/ttt_compile_check.py --sweep    mlp chain launch settings
+    python scripts/dev/triton/ttt_compile_check.py            (TRITON_INTERPRET unset)
+    python scripts/dev/triton/ttt_compile_check.py --sweep    mlp chain launch settings
 
 By default it compiles every kernel with the launch settings ttt_inner
 would use (the XBENCH_TRITON_* overrides apply), float32 and bfloat16, at
@@ -24,8 +24,13 @@ import re
 import sys
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import torch  # noqa: E402
 import triton  # noqa: E402

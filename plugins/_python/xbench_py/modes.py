@@ -1,5 +1,7 @@
-"""Timing modes of the protocol (docs/protocol.md, "Timing modes"): the Mode a
-run request carries, and the host-side cache flush every Timer inherits.
+"""The cache flush of the timing modes (docs/protocol.md, "Timing modes"):
+the host-side flush every Timer inherits and the sizes a flush writes. The
+Mode a run request carries is a protocol type (xbench_py.types.Mode). This
+module imports nothing of xbench_py, so types can build on it.
 
 A Timer's flush() runs before each timed call under --cold-cache, outside the
 sample; the default here writes over a host buffer larger than the CPU's
@@ -11,9 +13,6 @@ CUDA graph, or raises Unsupported; the default raises.
 from __future__ import annotations
 
 import glob
-from dataclasses import dataclass
-
-from xbench_contract import ConfigError
 
 # At least this much is written on a CPU even when the LLC reads smaller
 # (or cannot be read): a buffer several times any L3 of today.
@@ -21,38 +20,6 @@ MIN_CPU_FLUSH_BYTES = 64 << 20
 # What a GPU timer writes: above the L2 of every current GPU (H100 50 MiB,
 # H200 50 MiB, MI300X 256 MiB of Infinity Cache counts as the LLC there).
 GPU_FLUSH_BYTES = 256 << 20
-
-_FIELDS = ("cold_cache", "cuda_graph")
-
-
-@dataclass(frozen=True)
-class Mode:
-    cold_cache: bool = False
-    cuda_graph: bool = False
-
-    @classmethod
-    def from_json(cls, d) -> "Mode":
-        """The request's "mode" (absent or None: warm and eager); ConfigError
-        naming the field for a non-object, an unknown key or a non-boolean."""
-        if d is None:
-            return cls()
-        if not isinstance(d, dict):
-            raise ConfigError(f"request mode must be an object with {', '.join(_FIELDS)}, got {type(d).__name__}")
-        unknown = sorted(set(d) - set(_FIELDS))
-        if unknown:
-            raise ConfigError(f"request mode has unknown field(s) {', '.join(unknown)}; fields: {', '.join(_FIELDS)}")
-        for k, v in d.items():
-            if not isinstance(v, bool):
-                raise ConfigError(f"request mode.{k} must be true or false, got {v!r}")
-        return cls(**d)
-
-    def to_json(self) -> dict:
-        """Only the fields that are on, as result.Mode omits the rest."""
-        return {k: True for k in _FIELDS if getattr(self, k)}
-
-    def __str__(self) -> str:
-        on = [k.replace("_", "-") for k in _FIELDS if getattr(self, k)]
-        return "+".join(on) or "warm"
 
 
 def llc_bytes() -> int:

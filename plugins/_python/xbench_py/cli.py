@@ -1,4 +1,5 @@
-"""The command line of every Python backend (reach it as xbench_contract.main).
+"""The command line of every Python backend: benchmark.py calls
+xbench_py.cli.main(HERE, load).
 
 A debugging aid: it times one configuration of one workload with light type
 checks only (integers are integers, enum flags take known spellings). The
@@ -15,8 +16,12 @@ import json
 import os
 import sys
 
-import xbench_contract as xc
-from xbench_runner import protocol_stdout, run, serve
+from xbench_py import facts
+from xbench_py import types as xc
+from xbench_py.runner import run
+from xbench_py.serve import protocol_stdout, serve
+from xbench_py.spec import SIZE_ALIASES, SIZES
+from xbench_py.workloads import TTT, VIEWS, Gemm
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,23 +47,25 @@ def _parser(prog: str) -> _Parser:
         "Time one configuration of one workload (see docs/protocol.md). A debugging aid: it checks "
         "types only; `xbench run` validates ranges and defaults and is the way to benchmark."))
     a = p.add_argument
-    a("--workload", choices=tuple(xc.VIEWS), default="ttt")
+    # defaults are the harness's declarations (xbench_py.facts)
+    ttt, gemm = facts.defaults("ttt"), facts.defaults("gemm")
+    a("--workload", choices=tuple(VIEWS), default="ttt")
     a("--phase", choices=xc.PHASES, help="default: forward (or as --backward/--inner-only say)")
     g = p.add_argument_group("ttt")
-    g.add_argument("--model-size", choices=[*xc.SIZES, *xc.SIZE_ALIASES], help="required for ttt")
+    g.add_argument("--model-size", choices=[*SIZES, *SIZE_ALIASES], help="required for ttt")
     g.add_argument("--ttt-type", choices=xc.TTT_TYPES, help="required for ttt")
     g.add_argument("--backward", action="store_true", help="phase backward: forward + gradient of the loss")
     g.add_argument("--inner-only", action="store_true", help="phase inner_only: one layer's inner loop alone")
-    g.add_argument("--seq-len", type=_int_at_least(1), default=2048)
-    g.add_argument("--mini-batch", type=_int_at_least(1), default=16)
-    g.add_argument("--backbone", choices=("transformer", "mamba"), default="transformer")
+    g.add_argument("--seq-len", type=_int_at_least(1), default=ttt["seq_len"])
+    g.add_argument("--mini-batch", type=_int_at_least(1), default=ttt["mini_batch"])
+    g.add_argument("--backbone", choices=xc.BACKBONES, default=ttt["backbone"])
     g = p.add_argument_group("gemm: C[batch, m, n] = op(A) @ op(B)")
-    g.add_argument("--m", type=_int_at_least(1), default=1024)
-    g.add_argument("--n", type=_int_at_least(1), default=1024)
-    g.add_argument("--k", type=_int_at_least(1), default=1024)
-    g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default="nn", help="A's letter, then B's; t = stored transposed")
-    a("--batch", type=_int_at_least(1), default=1)
-    a("--dtype", choices=xc.DTYPES, default="float32")
+    g.add_argument("--m", type=_int_at_least(1), default=gemm["m"])
+    g.add_argument("--n", type=_int_at_least(1), default=gemm["n"])
+    g.add_argument("--k", type=_int_at_least(1), default=gemm["k"])
+    g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default=gemm["layout"], help="A's letter, then B's; t = stored transposed")
+    a("--batch", type=_int_at_least(1), default=ttt["batch"], help="default: ttt's and gemm's (both 1)")
+    a("--dtype", choices=xc.DTYPES, default=ttt["dtype"])
     a("--warmup", type=_int_at_least(0), default=3)
     a("--repeats", type=_int_at_least(1), default=10)
     a("--device", choices=xc.DEVICES, default="auto")
@@ -89,14 +96,14 @@ def _load(prog: str, manifest: dict, load):
 
 def _config(prog: str, args) -> xc.Config:
     if args.workload == "gemm":
-        return xc.Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
+        return Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
                        phase=args.phase or "forward", warmup=args.warmup, repeats=args.repeats).config()
     for flag in ("model_size", "ttt_type"):
         if getattr(args, flag) is None:
-            choices = [*xc.SIZES, *xc.SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
+            choices = [*SIZES, *SIZE_ALIASES] if flag == "model_size" else xc.TTT_TYPES
             _fail(prog, f"--{flag.replace('_', '-')} is required; choose from {', '.join(choices)}")
     phase = args.phase or ("inner_only" if args.inner_only else "backward" if args.backward else "forward")
-    return xc.TTT(model_size=xc.SIZE_ALIASES.get(args.model_size, args.model_size), ttt_type=args.ttt_type,
+    return TTT(model_size=SIZE_ALIASES.get(args.model_size, args.model_size), ttt_type=args.ttt_type,
                   batch=args.batch, seq_len=args.seq_len, mini_batch=args.mini_batch, dtype=args.dtype,
                   backbone=args.backbone, phase=phase, warmup=args.warmup, repeats=args.repeats).config()
 

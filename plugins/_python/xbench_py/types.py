@@ -1,16 +1,17 @@
-"""xbench_contract: the Python side of the xbench backend protocol (docs/protocol.md,
-schema version 2).
-
-Every Python backend shares this module, so the CLI, the JSON-lines serve loop,
-the timing rules, the out-of-memory classifier and the result record are
-written once. Statistics and throughput are the harness's: a result carries
-raw samples_ms only.
+"""xbench_py.types: the types of the xbench backend protocol (docs/protocol.md,
+protocol 2) that every Python backend shares: errors, capabilities, config,
+device, timing mode, Prepared, Timer, the Framework base class, the enums
+(read from xbench_py.facts) and the out-of-memory classifier. It imports no
+other xbench_py module but facts and modes; the runner (xbench_py.runner),
+the serve loop (xbench_py.serve) and the command line (xbench_py.cli) build
+on it. Statistics and throughput are the harness's: a result carries raw
+samples_ms only.
 
 A backend is a folder plugins/<name>/ with
   plugin.json   {"name", "description", "runtime": "python", "entry": "benchmark.py",
                  "requires": [importable module names], "workloads": [...], "shell": nix dev shell}
   benchmark.py  thin: put plugins/_python and its own folder on sys.path, then
-                    xbench_contract.main(HERE, load)
+                    xbench_py.cli.main(HERE, load)
                 where load() imports the framework file and returns an instance
                 of its Framework subclass; main calls it only after checking
                 `requires`, so a missing package gives one clear line (exit 2).
@@ -29,7 +30,7 @@ contract dispatches by workload name to two methods of the Framework:
       already checked against the workload's names and shapes (weights is {}
       for gemm); the contract writes the outputs as F32 (F64 for ttt float64)
 
-cfg is the contract's typed view of the params (xbench_workloads: TTT with
+cfg is the contract's typed view of the params (xbench_py.workloads: TTT with
 .size/.backward/.inner_only, Gemm with m/n/k/batch/layout/dtype, Attention
 with its shapes, .kvh/.kv (the 0 defaults resolved) and .outputs(); a view's
 .to_params() gives the string params back), or the plain Config for a
@@ -61,7 +62,7 @@ What else the Framework subclass defines (name/description come from plugin.json
   timer(device)  -> Timer: .description (env.timing) and .time(fn) -> ms; it
                  must wait for the device (events, sync, block_until_ready).
                  On an NVIDIA GPU the contract wraps it in the device clock
-                 (xbench_devclock.SpanTimer: the CUPTI span of the call's
+                 (xbench_py.devclock.SpanTimer: the CUPTI span of the call's
                  kernels), which uses it to make and wait for each call;
                  docs/protocol.md, "What one sample is".
   optional: reset_peak_memory(device), peak_memory_bytes(device) -> int,
@@ -73,7 +74,7 @@ What else the Framework subclass defines (name/description come from plugin.json
               "kernels": [{"name", "self_ms", "count"}]}: run body() (it makes the
               profiled calls) under the framework's profiler, write a Chrome trace
               to trace_path, and return each kernel's self time summed over the
-              calls; for `xbench profile` (op "profile", xbench_profile.py).
+              calls; for `xbench profile` (op "profile", xbench_py.profile).
   Raise Unsupported anywhere for a combination it cannot run, Failed for a
   classified failure whose message stands as it is; any other
   exception becomes status failed, or oom when is_oom(exc) (one classifier
@@ -86,17 +87,15 @@ status unsupported), the timing rules (first call -> compile_ms, warmup,
 repeats), the result record, export file I/O, and the serve loop (stdout
 reserved for replies; ops info, run, run_batch, export, calibrate, profile, shutdown).
 
-Entry points (in xbench_cli.py / xbench_runner.py, reached through this module):
-  main(plugin_dir, load)  the CLI; --serve runs the JSON-lines loop.
+Where the rest lives (import each from its module; there is no facade):
+  xbench_py.cli.main(plugin_dir, load)   the CLI; --serve runs the JSON-lines loop.
                           Exit: 0 ok, 1 status not ok, 2 bad input/missing package
-  run(fw, cfg, variant, device, seed) -> result dict (cfg: a Config or a view)
-  export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
-  serve(fw) -> exit code
-
-Re-exported helpers: xbench_workloads (TTT, Gemm, Problem, Attention, VIEWS), xbench_spec (SIZES,
-model_size, BASE_LR, EPS, ROPE_THETA, INIT_STD, param_specs, inner_param_specs,
-count_params, init_params, perturbed_params, random_tokens, random_inner_inputs) and, loaded on
-first use because they need numpy, read_safetensors / write_safetensors.
+  xbench_py.runner.run(fw, cfg, variant, device, seed) -> result dict (cfg: a Config or a view)
+  xbench_py.runner.export(fw, cfg, variant, device, weights_path, inputs_path, output_path) -> dict
+  xbench_py.serve.serve(fw) -> exit code
+  xbench_py.workloads   the typed views (TTT, Gemm, Problem, Attention, Scan, VIEWS)
+  xbench_py.spec        TTT's sizes, constants, parameter specs, init and inputs
+  xbench_py.tensors     read_safetensors / write_safetensors (numpy)
 """
 
 from __future__ import annotations
@@ -107,62 +106,30 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from xbench_spec import (  # noqa: F401  (re-exported for framework files)
-    BASE_LR, EPS, GRAD_PREFIX, INIT_STD, ROPE_THETA, SIZES, SIZE_ALIASES, ModelSize, ParamSpec,
-    count_params, init_params, inner_param_specs, perturbed_params, model_size, param_specs,
-    random_inner_inputs, random_tokens,
-)
+from xbench_py import facts as _facts
+from xbench_py import modes as _modes
 
-__all__ = [
-    # types and errors
-    "Capabilities", "WorkloadCaps", "Variant", "Device", "Config", "Prepared", "Timer", "Framework",
-    "ConfigError", "Unsupported", "Failed", "cpu_name", "has_device_flush", "is_oom", "failure_message", "gemm_caps", "load_module",
-    # workload views
-    "TTT", "Gemm", "Problem", "Attention", "Scan", "VIEWS", "attention_caps", "scan_caps",
-    # entry points (lazy)
-    "main", "run", "run_batch", "export", "serve",
-    # spec facts
-    "SIZES", "SIZE_ALIASES", "ModelSize", "ParamSpec", "model_size", "BASE_LR", "EPS", "GRAD_PREFIX", "INIT_STD", "ROPE_THETA",
-    "param_specs", "inner_param_specs", "count_params", "init_params", "perturbed_params", "random_tokens", "random_inner_inputs",
-    # tensors
-    "read_safetensors", "write_safetensors",
-    "SCHEMA_VERSION", "PHASES", "DEVICES", "DTYPES", "TTT_DTYPES", "TTT_TYPES", "BACKBONES", "GEMM_DTYPES", "GEMM_LAYOUTS",
-    "ATTENTION_DTYPES", "ATTENTION_PHASES", "SCAN_DTYPES", "SCAN_SEMIRINGS", "SCAN_PHASES",
-]
 
-SCHEMA_VERSION = 2
-PHASES = ("forward", "backward", "both", "inner_only")
-DEVICES = ("auto", "cpu", "cuda", "rocm")
-TTT_TYPES = ("linear", "mlp")
-TTT_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float64")
-BACKBONES = ("transformer", "mamba")
-GEMM_DTYPES = ("float32", "tf32", "bfloat16", "float16", "float8_e4m3")
-GEMM_LAYOUTS = ("nn", "nt", "tn", "tt")
-ATTENTION_DTYPES = ("float32", "bfloat16", "float16")
-ATTENTION_PHASES = ("forward", "backward", "both")
-SCAN_DTYPES = ("float32", "float64")
-SCAN_SEMIRINGS = ("log", "max", "entropy")
-SCAN_PHASES = ("forward", "backward", "both")
-# Every dtype any workload names (calibrate's check).
+# Versions and enums are the Go harness's declarations (xbench_py.facts,
+# generated from Go): none is written here.
+SCHEMA_VERSION = _facts.SCHEMA_VERSION
+# The backend protocol's version (backend.ProtocolVersion in Go), sent in the
+# info reply; docs/protocol.md#changes says what each version changed.
+PROTOCOL_VERSION = _facts.PROTOCOL_VERSION
+PHASES = _facts.PHASES
+DEVICES = _facts.DEVICES
+TTT_TYPES = _facts.allowed("ttt", "ttt_type")
+TTT_DTYPES = _facts.allowed("ttt", "dtype")
+BACKBONES = _facts.allowed("ttt", "backbone")
+GEMM_DTYPES = _facts.allowed("gemm", "dtype")
+GEMM_LAYOUTS = _facts.allowed("gemm", "layout")
+ATTENTION_DTYPES = _facts.allowed("attention", "dtype")
+ATTENTION_PHASES = _facts.phases("attention")
+SCAN_DTYPES = _facts.allowed("scan", "dtype")
+SCAN_SEMIRINGS = _facts.allowed("scan", "semiring")
+SCAN_PHASES = _facts.phases("scan")
+# Every dtype a model or kernel workload names (calibrate's check).
 DTYPES = tuple(dict.fromkeys(TTT_DTYPES + GEMM_DTYPES))
-
-
-_LAZY = {
-    "read_safetensors": "xbench_safetensors", "write_safetensors": "xbench_safetensors",
-    "main": "xbench_cli", "run": "xbench_runner", "run_batch": "xbench_runner", "export": "xbench_runner",
-    "serve": "xbench_runner", "TTT": "xbench_workloads", "Gemm": "xbench_workloads", "Problem": "xbench_workloads", "VIEWS": "xbench_workloads",
-    "Attention": "xbench_workloads", "Scan": "xbench_workloads",
-}
-
-
-def __getattr__(name: str):
-    # Lazy re-exports. The safetensors helpers import numpy, which must not be
-    # needed before main() has checked the backend's requirements; the runner
-    # and the views import this module, so importing them here eagerly would
-    # be circular.
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'xbench_contract' has no attribute {name!r}")
 
 
 class ConfigError(ValueError):
@@ -179,6 +146,40 @@ class Failed(Exception):
 class Unsupported(Exception):
     """Raised by a framework for a combination it cannot run: the result gets
     status "unsupported" with this message."""
+
+
+# The timing mode of a run request (docs/protocol.md, "Timing modes").
+_MODE_FIELDS = ("cold_cache", "cuda_graph")
+
+
+@dataclass(frozen=True)
+class Mode:
+    cold_cache: bool = False
+    cuda_graph: bool = False
+
+    @classmethod
+    def from_json(cls, d) -> "Mode":
+        """The request's "mode" (absent or None: warm and eager); ConfigError
+        naming the field for a non-object, an unknown key or a non-boolean."""
+        if d is None:
+            return cls()
+        if not isinstance(d, dict):
+            raise ConfigError(f"request mode must be an object with {', '.join(_MODE_FIELDS)}, got {type(d).__name__}")
+        unknown = sorted(set(d) - set(_MODE_FIELDS))
+        if unknown:
+            raise ConfigError(f"request mode has unknown field(s) {', '.join(unknown)}; fields: {', '.join(_MODE_FIELDS)}")
+        for k, v in d.items():
+            if not isinstance(v, bool):
+                raise ConfigError(f"request mode.{k} must be true or false, got {v!r}")
+        return cls(**d)
+
+    def to_json(self) -> dict:
+        """Only the fields that are on, as result.Mode omits the rest."""
+        return {k: True for k in _MODE_FIELDS if getattr(self, k)}
+
+    def __str__(self) -> str:
+        on = [k.replace("_", "-") for k in _MODE_FIELDS if getattr(self, k)]
+        return "+".join(on) or "warm"
 
 
 def _join(values) -> str:
@@ -347,9 +348,9 @@ class Prepared:
 class Timer:
     """Times one call. The default uses the host clock; a framework on an
     asynchronous device overrides time() (device events, or a sync), and
-    xbench_devclock.device_timer wraps it in the protocol's device clock where
+    xbench_py.devclock.device_timer wraps it in the protocol's device clock where
     the device has one (docs/protocol.md, "What one sample is").
-    label is the first word of env.timing for this clock (xbench_devclock)."""
+    label is the first word of env.timing for this clock (xbench_py.devclock)."""
 
     description = "time.perf_counter"
     label = "host-clock"
@@ -367,7 +368,7 @@ class Timer:
 
     def calibrate(self, fn: Callable[[], Any]) -> None:
         """After the warmup, before the samples: a clock that must learn
-        something about the call first (xbench_devclock: whether tracing
+        something about the call first (xbench_py.devclock: whether tracing
         would enter its samples) makes its own untimed calls here."""
 
     def close(self) -> None:
@@ -376,11 +377,9 @@ class Timer:
     def flush(self) -> None:
         """--cold-cache: evict the caches before a timed call, outside it.
         This default writes a host buffer larger than the CPU's LLC
-        (xbench_modes.cpu_flush); a GPU timer overrides it with a device
-        write, and the contract refuses cold-cache on a GPU timer that does not."""
-        import xbench_modes
-
-        xbench_modes.cpu_flush()
+        (xbench_py.modes.cpu_flush); a GPU timer overrides it with a device
+        write, and the runner refuses cold-cache on a GPU timer that does not."""
+        _modes.cpu_flush()
 
     def graph(self, fn: Callable[[], Any]) -> Callable[[], Any]:
         """--cuda-graph: return a callable that replays fn captured as a CUDA
@@ -535,7 +534,7 @@ class Framework:
         raise Unsupported(f"backend {self.name} cannot calibrate")
 
     def profile(self, device: Device, body: Callable[[], None], trace_path: str) -> dict:
-        # Never called: xbench_profile answers "cannot profile" when a
+        # Never called: xbench_py.profile answers "cannot profile" when a
         # framework does not override this.
         raise Unsupported(f"backend {self.name} cannot profile")
 

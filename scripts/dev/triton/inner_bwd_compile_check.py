@@ -4,7 +4,7 @@ backward starts from) for sm_90 (an H100) on a machine without a GPU, at 125m's
 shapes (f=64, K=16, 4f=256) and their launch settings, and report each
 kernel's registers and spills as ptxas reports them.
 
-    python plugins/triton/inner_bwd_compile_check.py   (TRITON_INTERPRET unset)
+    python scripts/dev/triton/inner_bwd_compile_check.py   (TRITON_INTERPRET unset)
 
 env KERNELS: names (prefixes) to compile, default all; DTS: product dtypes,
 default fp32 (in the model the inner loop's inputs are float32 in every run, so
@@ -26,8 +26,13 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import torch  # noqa: E402
 import triton  # noqa: E402

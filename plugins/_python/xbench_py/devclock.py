@@ -57,7 +57,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
-import xbench_contract as xc
+from xbench_py import types as xc
 
 # The first word of env.timing, one per clock (docs/protocol.md).
 CUPTI_SPAN = "cupti-kernel-span"

@@ -10,15 +10,19 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass
 
-EPS = 1e-6  # RMSNorm and LayerNorm
-ROPE_THETA = 10000.0
-CONV_WIDTH = 4  # mamba backbone only
-INIT_STD = 0.02
-BASE_LR = {"linear": 1.0, "mlp": 0.1}
-MLP_EXPANSION = 4  # inner MLP width is 4f
+from xbench_py.facts import TTT as _TTT
+
+# The spec's constants and size table are the Go harness's declarations
+# (harness/workload/ttt, reaching here through xbench_py.facts).
+EPS = float(_TTT["norm_eps"])  # RMSNorm and LayerNorm
+ROPE_THETA = float(_TTT["rope_theta"])
+CONV_WIDTH = _TTT["conv_width"]  # mamba backbone only
+INIT_STD = float(_TTT["init_std"])
+BASE_LR = {k: float(v) for k, v in _TTT["base_lr"].items()}
+MLP_EXPANSION = _TTT["inner_mlp_expansion"]  # inner MLP width is 4f
 # A parameter's gradient in a backward-phase export ("grad." + its name),
 # as the Go harness's workload/ttt.GradPrefix (docs/ttt-backward.md).
-GRAD_PREFIX = "grad."
+GRAD_PREFIX = _TTT["grad_prefix"]
 
 
 @dataclass(frozen=True)
@@ -33,17 +37,11 @@ class ModelSize:
 
 
 SIZES = {
-    s.name: s
-    for s in (
-        ModelSize("tiny", 64, 2, 4, 16, 128, 256),
-        ModelSize("125m", 768, 12, 12, 64, 2048, 32000),
-        ModelSize("350m", 1024, 24, 16, 64, 2736, 32000),
-        ModelSize("760m", 1536, 24, 16, 96, 4096, 32000),
-        ModelSize("1b", 2048, 24, 32, 64, 5504, 32000),
-    )
+    s["name"]: ModelSize(s["name"], s["hidden"], s["layers"], s["heads"], s["head_dim"], s["mlp"], s["vocab"])
+    for s in _TTT["sizes"]
 }
 # Accepted on input; results always carry the canonical name (the schema's enum).
-SIZE_ALIASES = {"1.3b": "1b"}
+SIZE_ALIASES = dict(_TTT["size_aliases"])
 
 
 def model_size(name: str) -> ModelSize:

@@ -3,7 +3,7 @@ on a machine without a GPU, and print per config the shared memory, the
 registers and the stack frame (a non-zero stack means register spills), as
 ptxas reports them. This is how triton_attention_cfg.py's tables were checked.
 
-    cd plugins/triton && TRITON_DEFAULT_FP_FUSION=1 python attention_compile_check.py [fwd|dkdv|dq ...]
+    TRITON_DEFAULT_FP_FUSION=1 python scripts/dev/triton/attention_compile_check.py [fwd|dkdv|dq ...]
 
 env DS (head dims, default 64,128,256), DTS (bf16,fp32), CAUSAL (1).
 Pointers are declared 16-byte aligned, as Triton specialises them at run time
@@ -20,6 +20,13 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
 
 import triton
 import triton.language as tl

@@ -6,7 +6,7 @@ shared memory (a config over it is pruned by the autotuner on the GPU, so
 it is reported here, not failed). The CPU tests run the kernel only in the
 interpreter, which compiles nothing.
 
-    python plugins/triton/gemm_compile_check.py   (TRITON_INTERPRET unset)
+    python scripts/dev/triton/gemm_compile_check.py   (TRITON_INTERPRET unset)
 
 Prints one line per config and layout; exits 1 if any fails.
 tests/test_triton_gemm.py runs it.
@@ -17,8 +17,13 @@ from __future__ import annotations
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402

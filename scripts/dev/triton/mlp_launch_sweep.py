@@ -4,7 +4,7 @@ process: mlp_launch() reads XBENCH_TRITON_WARPS/_HB/_BF/_STAGES/_OUT_WARPS
 at every call, so each setting is set in os.environ, compiled on its first
 call and timed by CUDA events (median of 10 after a warm-up call).
 
-    cd plugins/triton && python mlp_launch_sweep.py [dtype]
+    python scripts/dev/triton/mlp_launch_sweep.py [dtype]
 
 Prints one line per setting; the fastest is what MLP_LAUNCH should hold.
 """
@@ -16,22 +16,28 @@ import os
 import statistics
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 
 import torch  # noqa: E402
 
 import triton_model  # noqa: E402
-import xbench_contract as xc  # noqa: E402
+from xbench_py import types as xt  # noqa: E402
+from xbench_py import spec as xs  # noqa: E402
 
 GRID = {"XBENCH_TRITON_WARPS": (4, 8), "XBENCH_TRITON_HB": (16, 32, 64), "XBENCH_TRITON_BF": (16, 32, 64)}
 
 
 def main() -> int:
     dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[sys.argv[1] if len(sys.argv) > 1 else "float32"]
-    size = xc.model_size("125m")
-    specs = xc.inner_param_specs(size, "mlp", 16)
-    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).cuda() for k, v in xc.perturbed_params(specs).items()}
+    size = xs.model_size("125m")
+    specs = xs.inner_param_specs(size, "mlp", 16)
+    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).cuda() for k, v in xs.perturbed_params(specs).items()}
     g = torch.Generator(device="cuda").manual_seed(0)
     shape = (1, size.heads, 2048, size.head_dim)
     xq, xk, xv = (0.5 * torch.randn(shape, generator=g, device="cuda").to(dtype) for _ in range(3))
@@ -55,7 +61,7 @@ def main() -> int:
                 times.append(a.elapsed_time(b))
             print(f"{label}: median {statistics.median(times):8.3f} ms  (rel. diff to the first setting {err:.1e})", flush=True)
         except Exception as e:  # noqa: BLE001 - a setting that does not compile is a row, not the end
-            print(f"{label}: ERROR {xc.failure_message(e)}", flush=True)
+            print(f"{label}: ERROR {xt.failure_message(e)}", flush=True)
     return 0
 
 

@@ -1,7 +1,7 @@
 """The attention kernels on a GPU, in one command (none has run there yet):
 
-    cd plugins/triton && python attention_gpu_check.py            # cuda
-    cd plugins/triton && python attention_gpu_check.py --cpu      # tiny sizes, Triton's interpreter
+    python scripts/dev/triton/attention_gpu_check.py            # cuda
+    python scripts/dev/triton/attention_gpu_check.py --cpu      # tiny sizes, Triton's interpreter
 
 env DS picks the head dims (default 64,128,256; each dim, dtype and causal flag
 compiles and autotunes 3 kernels of 1-5 configs on first use: minutes in all).
@@ -19,6 +19,13 @@ from __future__ import annotations
 import math
 import os
 import sys
+
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
 
 if "--cpu" in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported

@@ -1,20 +1,28 @@
-"""One-off H100 probe (not committed): verify at 125m against pytorch float64, then first timings."""
+"""One-off H100 probe: verify at 125m against pytorch float64, then first timings."""
 import json
 import os
 import sys
 import time
 import traceback
 
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch"),
+                os.path.join(PLUGINS, "jax")]
+
 T0 = time.time()
 SIZE, DEV, TL = os.environ.get("PSIZE", "125m"), os.environ.get("PDEV", "cuda"), int(os.environ.get("PL", "2048"))
 DEADLINE = float(os.environ.get("DEADLINE", "220"))
 OUT = os.environ.get("OUT", "/tmp/out")
 os.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"
-R = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [f"{R}/plugins/_python", f"{R}/plugins/jax", f"{R}/plugins/triton", f"{R}/plugins/pytorch"]
 import numpy as np  # noqa: E402
 
-import xbench_contract as xc  # noqa: E402
+from xbench_py import workloads as xw  # noqa: E402
+from xbench_py import spec as xs  # noqa: E402
+from xbench_py import runner as xr  # noqa: E402
 
 log = open(f"{OUT}/log.txt", "a")
 recs = open(f"{OUT}/records.jsonl", "a")
@@ -61,11 +69,11 @@ def export(fw, cfg, variant, w, x):
 
 
 def verify(ttt_type, inner_only, L=128, dtypes=("float32", "bfloat16"), who=(("jax", J, ""), ("triton", T, ""), ("pytorch/compile", P, "compile"), ("pytorch", P, ""))):
-    size = xc.model_size(SIZE)
-    specs = xc.inner_param_specs(size, ttt_type, 16) if inner_only else xc.param_specs(size, ttt_type, 16)
+    size = xs.model_size(SIZE)
+    specs = xs.inner_param_specs(size, ttt_type, 16) if inner_only else xs.param_specs(size, ttt_type, 16)
     w = perturbed(specs)
-    x = xc.random_inner_inputs(1, size, L, 3) if inner_only else {"tokens": xc.random_tokens(1, L, size.vocab, 3)}
-    ref = export(P, xc.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype="float64"), "", w, x).astype(np.float64)
+    x = xs.random_inner_inputs(1, size, L, 3) if inner_only else {"tokens": xs.random_tokens(1, L, size.vocab, 3)}
+    ref = export(P, xw.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype="float64"), "", w, x).astype(np.float64)
     for dt in dtypes:
         for name, fw, var in who:
             if left() < 20:
@@ -73,7 +81,7 @@ def verify(ttt_type, inner_only, L=128, dtypes=("float32", "bfloat16"), who=(("j
                 continue
             t = time.time()
             try:
-                got = export(fw, xc.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype=dt), var, w, x)
+                got = export(fw, xw.TTT(model_size=SIZE, ttt_type=ttt_type, seq_len=L, phase=PH[inner_only], dtype=dt), var, w, x)
                 r = np.linalg.norm(got - ref) / np.linalg.norm(ref)
                 tol = 1e-4 if dt == "float32" else 5e-2
                 say(f"VERIFY {SIZE} {ttt_type} {'inner' if inner_only else 'fwd'} L={L} {dt} {name}: rel {r:.3e} {'pass' if r <= tol else 'FAIL'} ({time.time() - t:.1f}s)")
@@ -87,9 +95,9 @@ def timing(label, fw, variant="", **kw):
     if left() < 15:
         say("skip (deadline)", label)
         return
-    cfg = xc.TTT(model_size=SIZE, seq_len=TL, batch=1, mini_batch=16, warmup=2, repeats=5, **kw)
+    cfg = xw.TTT(model_size=SIZE, seq_len=TL, batch=1, mini_batch=16, warmup=2, repeats=5, **kw)
     t = time.time()
-    rec = xc.run(fw, cfg, variant, DEV)
+    rec = xr.run(fw, cfg, variant, DEV)
     recs.write(json.dumps({"label": label, **rec}) + "\n")
     recs.flush()
     if rec["status"] == "ok":

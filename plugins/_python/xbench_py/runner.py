@@ -1,6 +1,8 @@
-"""The request side of xbench_contract: the timing loop, result records, export
-and the JSON-lines serve loop. Reach it through xbench_contract (run,
-run_batch, export, serve); see that module's docstring.
+"""xbench_py.runner: one request of the protocol, done by the rules: the
+capability checks, the timing loop, the result record, export and calibrate
+(run, run_batch, export, calibrate), and the parsing of a request's JSON.
+It builds on xbench_py.types, workloads, devclock and tensors; the serve loop
+(xbench_py.serve) and the CLI (xbench_py.cli) build on it.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ import sys
 import traceback
 import uuid
 
-import xbench_contract as xc
-import xbench_devclock
-from xbench_modes import Mode
-from xbench_workloads import VIEWS
+from xbench_py import devclock
+from xbench_py import types as xc
+from xbench_py.types import Mode
+from xbench_py.workloads import VIEWS
 
 # One per process: a CLI invocation, or a whole serve session (the harness
 # overwrites it with its own anyway).
@@ -109,7 +111,7 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
         step = timer.graph(step)  # captured once; warmup and samples replay it
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
         timer.time(step)
-    # Untimed calls the clock needs (xbench_devclock), after the warmup: on
+    # Untimed calls the clock needs (xbench_py.devclock), after the warmup: on
     # the H100 a 1024^3 jax GEMM calibrated before it read a traced span of
     # 0.92 ms against 0.008 ms warm, and was taken for launch-bound.
     timer.calibrate(step)
@@ -144,9 +146,9 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
     try:
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
-        # Every backend's clock on a GPU is the device span (xbench_devclock);
+        # Every backend's clock on a GPU is the device span (xbench_py.devclock);
         # the framework's own timer makes and waits for the call.
-        timer = xbench_devclock.device_timer(fw.timer(dev), dev.kind)
+        timer = devclock.device_timer(fw.timer(dev), dev.kind)
         timing = timer.description
         _check_mode(timer, dev, mode)
         try:
@@ -210,13 +212,16 @@ def _versions(fw: xc.Framework) -> dict:
 
 
 def _export_once(fw, cfg: xc.Config, v, variant, dev, weights_path, inputs_path, output_path) -> None:
-    # Own frame for the same reason as _measure.
+    # Own frame for the same reason as _measure. numpy (and tensors, which
+    # needs it) only here: the CLI checks a backend's requirements first.
     import numpy as np
+
+    from xbench_py.tensors import read_safetensors, write_safetensors
 
     weights = {}
     if weights_path and os.path.getsize(weights_path) > 0:  # gemm: "" or an empty file
-        weights = {k: t.astype(np.float32, copy=False) for k, t in xc.read_safetensors(weights_path).items()}
-    inputs = xc.read_safetensors(inputs_path)
+        weights = {k: t.astype(np.float32, copy=False) for k, t in read_safetensors(weights_path).items()}
+    inputs = read_safetensors(inputs_path)
     check = getattr(v, "check_tensors", None)
     if check:
         check(weights, inputs)
@@ -227,7 +232,7 @@ def _export_once(fw, cfg: xc.Config, v, variant, dev, weights_path, inputs_path,
         inputs = {k: t.astype(np.int32 if k == "tokens" else np.float32, copy=False) for k, t in inputs.items()}
     out = _method(fw, "export", cfg.workload)(v, variant, dev, weights, inputs)
     ft = np.float64 if getattr(v, "output_float64", lambda: False)() else np.float32
-    xc.write_safetensors(output_path, {k: np.asarray(t).astype(ft, copy=False) for k, t in out.items()})
+    write_safetensors(output_path, {k: np.asarray(t).astype(ft, copy=False) for k, t in out.items()})
 
 
 def export(fw: xc.Framework, cfg, variant: str, device: str,
@@ -276,7 +281,7 @@ def calibrate(fw: xc.Framework, req) -> dict:
             "copy_gbps": float(out.get("copy_gbps", 0.0)), "method": str(out.get("method", ""))}
 
 
-# ---------------------------------------------------------------- serve loop
+# ---------------------------------------------------------------- requests
 
 def _parse_request(req, op: str) -> tuple:
     """(config, variant, device) of a run/export request; ConfigError if malformed."""
@@ -296,73 +301,3 @@ def _parse_request(req, op: str) -> tuple:
 def _parse_mode(req: dict) -> Mode:
     """The run request's timing mode; ConfigError if malformed."""
     return Mode.from_json(req.get("mode"))
-
-
-def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
-    req = msg.get("request")
-    if op == "info":
-        return {"info": fw.info()}
-    if op == "calibrate":
-        return {"calibration": calibrate(fw, req)}
-    if op == "profile":
-        import xbench_profile
-
-        return {"profile": xbench_profile.profile(fw, *xbench_profile.parse(req))}
-    if op == "run":
-        return {"result": run(fw, *_parse_request(req, op), 0, _parse_mode(req))}
-    if op == "run_batch":
-        reqs = msg.get("requests")
-        if not isinstance(reqs, list):
-            raise xc.ConfigError("op run_batch needs a 'requests' list")
-        parsed = []
-        for i, r in enumerate(reqs):  # all checked before any runs: a broken batch runs nothing
-            try:
-                parsed.append((*_parse_request(r, "run_batch"), 0, _parse_mode(r)))
-            except xc.ConfigError as e:
-                raise xc.ConfigError(f"requests[{i}]: {e}") from e
-        return {"results": run_batch(fw, parsed)}
-    if op == "export":
-        cfg, variant, device = _parse_request(req, op)
-        paths = []
-        for k in ("weights_path", "inputs_path", "output_path"):
-            if not isinstance(req.get(k, ""), str) or (k != "weights_path" and not req.get(k)):
-                raise xc.ConfigError(f"export request needs {k} (a path{'; may be empty' if k == 'weights_path' else ''})")
-            paths.append(req.get(k, ""))
-        return {"export": export(fw, cfg, variant, device, *paths)}
-    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, export, calibrate, profile, shutdown")
-
-
-def protocol_stdout():
-    """Keep the real stdout for replies only and point fd 1 (and sys.stdout)
-    at stderr, so prints from Python or native libraries (also while the
-    framework is imported) cannot corrupt the protocol. Returns the reply stream."""
-    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    return replies
-
-
-def serve(fw: xc.Framework, replies=None) -> int:
-    """Answer JSON-lines requests on stdin until "shutdown" or EOF."""
-    if replies is None:
-        replies = protocol_stdout()
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        rid = None
-        try:
-            msg = json.loads(line)
-            if not isinstance(msg, dict):
-                raise xc.ConfigError("a request must be a JSON object")
-            rid = msg.get("id")
-            if msg.get("op") == "shutdown":
-                return 0
-            reply = {"id": rid, **_handle(fw, msg.get("op"), msg)}
-        except (xc.ConfigError, json.JSONDecodeError) as e:
-            reply = {"id": rid, "error": str(e)}
-        except Exception as e:  # noqa: BLE001 - one bad request must not end the session
-            traceback.print_exc(file=sys.stderr)
-            reply = {"id": rid, "error": xc.failure_message(e)}
-        replies.write(json.dumps(reply, allow_nan=False) + "\n")
-        replies.flush()
-    return 0

@@ -1,4 +1,4 @@
-"""The "profile" op of xbench_contract (docs/protocol.md): one configuration
+"""The "profile" op of the protocol (docs/protocol.md): one configuration
 under the framework's own profiler. Reach it through the serve loop; the
 Framework supplies only the glue (Framework.profile), this module the rest,
 once for every Python backend:
@@ -20,8 +20,8 @@ import math
 import os
 import time
 
-import xbench_contract as xc
-import xbench_runner as xr
+from xbench_py import runner as xr
+from xbench_py import types as xc
 
 
 def supported(fw: xc.Framework) -> bool:

@@ -2,8 +2,8 @@
 H100 before the forward's kernels were reworked, h-tritonfwd: gradients within
 9.1e-7 of float64):
 
-    cd plugins/triton && python inner_bwd_gpu_check.py            # cuda, 125m shapes
-    cd plugins/triton && python inner_bwd_gpu_check.py --cpu      # tiny shapes, Triton's interpreter
+    python scripts/dev/triton/inner_bwd_gpu_check.py            # cuda, 125m shapes
+    python scripts/dev/triton/inner_bwd_gpu_check.py --cpu      # tiny shapes, Triton's interpreter
 
 Per inner model (linear, mlp), at 125m's shapes (B=1, nh=12, f=64, K=16,
 L=2048; env L, B override), float32 as the model runs it (its inner-loop
@@ -30,18 +30,23 @@ from __future__ import annotations
 import os
 import sys
 
+# A development script of the triton backend (not part of it): the backend's
+# folder, the shared contract and the pytorch backend it builds on come first
+# on the path, as benchmark.py puts them.
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+PLUGINS = os.path.join(ROOT, "plugins")
+sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+
 if "--cpu" in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(os.path.dirname(HERE), "_python"), os.path.join(os.path.dirname(HERE), "pytorch")]
 
 import torch  # noqa: E402
 
 import model as torch_model  # noqa: E402
 import triton_inner_fn  # noqa: E402
 import triton_model  # noqa: E402
-import xbench_contract as xc  # noqa: E402
+from xbench_py import spec as xs  # noqa: E402
 
 CPU = "--cpu" in sys.argv
 DEV = "cpu" if CPU else "cuda"
@@ -49,10 +54,10 @@ TOL = 1e-4
 
 
 def problem(ttt_type: str):
-    size = xc.model_size("tiny" if CPU else "125m")
+    size = xs.model_size("tiny" if CPU else "125m")
     B, L = int(os.environ.get("B", "1")), int(os.environ.get("L", "48" if CPU else "2048"))
-    specs = xc.inner_param_specs(size, ttt_type, 16)
-    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).to(DEV) for k, v in xc.perturbed_params(specs).items()}
+    specs = xs.inner_param_specs(size, ttt_type, 16)
+    p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).to(DEV) for k, v in xs.perturbed_params(specs).items()}
     g = torch.Generator(device=DEV).manual_seed(0)
     shape = (B, size.heads, L, size.head_dim)
     x = [0.5 * torch.randn(shape, generator=g, device=DEV) for _ in range(3)]

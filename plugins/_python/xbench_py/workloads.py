@@ -1,6 +1,6 @@
 """What the contract knows of each workload: a typed view of the config's
-string params, and the tensors of an export. Reach it through xbench_contract
-(TTT, Gemm, VIEWS).
+string params, and the tensors of an export (TTT, Gemm, Problem, Attention,
+Scan, VIEWS). It builds on xbench_py.types and xbench_py.spec.
 
 The harness has already validated every config (defaults filled, ranges and
 cross-checks such as seq_len % mini_batch done): a view only converts the
@@ -14,12 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-from xbench_spec import inner_param_specs, model_size, param_specs
+from xbench_py import facts
+from xbench_py import problems as xproblems
+from xbench_py import types as xt
+from xbench_py.spec import inner_param_specs, model_size, param_specs
+
+
+# Each view's fields are the workload's params, in the Go declaration's
+# order, with its defaults (tests/test_facts.py keeps the names equal).
+_TTT, _GEMM, _PROBLEM, _ATTENTION, _SCAN = (facts.defaults(w) for w in ("ttt", "gemm", "problem", "attention", "scan"))
 
 
 def _convert(cls, params: dict) -> dict:
-    import xbench_contract as xc
-
     out = {}
     for f in fields(cls):
         if f.name in ("phase", "warmup", "repeats") or f.name not in params:
@@ -29,10 +35,10 @@ def _convert(cls, params: dict) -> dict:
             try:
                 out[f.name] = int(value, 10)
             except (TypeError, ValueError):
-                raise xc.ConfigError(f"param {f.name} = {value!r} must be a decimal integer string") from None
+                raise xt.ConfigError(f"param {f.name} = {value!r} must be a decimal integer string") from None
         elif f.type in (bool, "bool"):
             if value not in ("true", "false"):
-                raise xc.ConfigError(f"param {f.name} = {value!r} must be \"true\" or \"false\"")
+                raise xt.ConfigError(f"param {f.name} = {value!r} must be \"true\" or \"false\"")
             out[f.name] = value == "true"
         else:
             out[f.name] = value
@@ -46,7 +52,7 @@ def _canonical(value) -> str:
 class _View:
     """Shared by the views: from_config(Config) and config() (back to a
     protocol Config with string params), so tests and the CLI can write
-    xc.TTT(model_size="tiny", phase="inner_only") and pass it to run/export."""
+    TTT(model_size="tiny", phase="inner_only") and pass it to run/export."""
 
     workload = ""
 
@@ -60,9 +66,7 @@ class _View:
                 if f.name not in ("phase", "warmup", "repeats")}
 
     def config(self):
-        import xbench_contract as xc
-
-        return xc.Config(workload=self.workload, phase=self.phase, params=self.to_params(),
+        return xt.Config(workload=self.workload, phase=self.phase, params=self.to_params(),
                          warmup=self.warmup, repeats=self.repeats)
 
 
@@ -72,14 +76,14 @@ class TTT(_View):
     forward plus the gradient of the loss) or inner_only."""
 
     workload = "ttt"
-    model_size: str = "125m"
-    ttt_type: str = "linear"
-    batch: int = 1
-    seq_len: int = 2048
-    mini_batch: int = 16
-    dtype: str = "float32"
-    backbone: str = "transformer"
-    phase: str = "forward"
+    model_size: str = _TTT["model_size"]
+    ttt_type: str = _TTT["ttt_type"]
+    batch: int = _TTT["batch"]
+    seq_len: int = _TTT["seq_len"]
+    mini_batch: int = _TTT["mini_batch"]
+    dtype: str = _TTT["dtype"]
+    backbone: str = _TTT["backbone"]
+    phase: str = facts.phases("ttt")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -122,13 +126,13 @@ class Gemm(_View):
     A stored [batch, m, k] or [batch, k, m], B stored [batch, k, n] or [batch, n, k]."""
 
     workload = "gemm"
-    m: int = 1024
-    n: int = 1024
-    k: int = 1024
-    batch: int = 1
-    layout: str = "nn"
-    dtype: str = "float32"
-    phase: str = "forward"
+    m: int = _GEMM["m"]
+    n: int = _GEMM["n"]
+    k: int = _GEMM["k"]
+    batch: int = _GEMM["batch"]
+    layout: str = _GEMM["layout"]
+    dtype: str = _GEMM["dtype"]
+    phase: str = facts.phases("gemm")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -155,8 +159,6 @@ def parse_gemm(params: dict[str, str], dtypes) -> tuple[int, int, int, int, str,
     """(m, n, k, batch, layout, dtype) of a GEMM's string params, checked
     (ValueError) for a framework module called outside the harness; dtypes
     are the dtypes that module has a storage type for."""
-    import xbench_contract as xc
-
     try:
         m, n, k, batch = (int(params[x]) for x in ("m", "n", "k", "batch"))
     except (KeyError, ValueError) as e:
@@ -164,8 +166,8 @@ def parse_gemm(params: dict[str, str], dtypes) -> tuple[int, int, int, int, str,
     if min(m, n, k, batch) < 1:
         raise ValueError(f"gemm sizes must be >= 1: {params}")
     layout, dtype = params.get("layout", "nn"), params.get("dtype", "float32")
-    if layout not in xc.GEMM_LAYOUTS:
-        raise ValueError(f"gemm layout {layout!r} is not one of {xc.GEMM_LAYOUTS}")
+    if layout not in xt.GEMM_LAYOUTS:
+        raise ValueError(f"gemm layout {layout!r} is not one of {xt.GEMM_LAYOUTS}")
     if dtype not in dtypes:
         raise ValueError(f"gemm dtype {dtype!r} is not one of {tuple(dtypes)}")
     return m, n, k, batch, layout, dtype
@@ -178,20 +180,18 @@ class Problem(_View):
     input is "seed": the model and get_inputs() are made under it on the CPU."""
 
     workload = "problem"
-    problems: str = "problems"
-    level: int = 1
-    problem: int = 1
-    dtype: str = "float32"
+    problems: str = _PROBLEM["problems"]
+    level: int = _PROBLEM["level"]
+    problem: int = _PROBLEM["problem"]
+    dtype: str = _PROBLEM["dtype"]
     # kernelbench (PyTorch's defaults: cuDNN TF32 on, matmul TF32 off) or strict-ieee (both off)
-    precision: str = "kernelbench"
-    phase: str = "forward"
+    precision: str = _PROBLEM["precision"]
+    phase: str = facts.phases("problem")[0]
     warmup: int = 3
     repeats: int = 10
 
     def path(self) -> str:
-        import xbench_problems
-
-        return xbench_problems.find(self.problems, self.level, self.problem)
+        return xproblems.find(self.problems, self.level, self.problem)
 
     def check_tensors(self, weights: dict, inputs: dict) -> None:
         _check_shapes((("inputs", inputs, {"seed": (1,)}),))
@@ -210,15 +210,15 @@ class Attention(_View):
     (the backward alone, after a forward made before timing) or both."""
 
     workload = "attention"
-    batch: int = 4
-    heads: int = 32
-    kv_heads: int = 0
-    seq_len: int = 4096
-    kv_len: int = 0
-    head_dim: int = 128
-    causal: bool = False
-    dtype: str = "bfloat16"
-    phase: str = "forward"
+    batch: int = _ATTENTION["batch"]
+    heads: int = _ATTENTION["heads"]
+    kv_heads: int = _ATTENTION["kv_heads"]
+    seq_len: int = _ATTENTION["seq_len"]
+    kv_len: int = _ATTENTION["kv_len"]
+    head_dim: int = _ATTENTION["head_dim"]
+    causal: bool = _ATTENTION["causal"]
+    dtype: str = _ATTENTION["dtype"]
+    phase: str = facts.phases("attention")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -261,10 +261,8 @@ class Attention(_View):
             raise ValueError(f"attention kv_heads {self.kv_heads} does not divide heads {self.heads}")
         if self.causal and self.kv != self.seq_len:
             raise ValueError(f"attention causal needs kv_len = seq_len, got seq_len {self.seq_len}, kv_len {self.kv_len}")
-        import xbench_contract as xc
-
-        if self.dtype not in xc.ATTENTION_DTYPES:
-            raise ValueError(f"attention dtype {self.dtype!r} is not one of {xc.ATTENTION_DTYPES}")
+        if self.dtype not in xt.ATTENTION_DTYPES:
+            raise ValueError(f"attention dtype {self.dtype!r} is not one of {xt.ATTENTION_DTYPES}")
 
     def check_tensors(self, weights: dict, inputs: dict) -> None:
         want = {"q": self.q_shape(), "k": self.k_shape(), "v": self.k_shape()}
@@ -288,13 +286,13 @@ class Scan(_View):
     float64), and so is the arithmetic."""
 
     workload = "scan"
-    T: int = 1024
-    K: int = 8
-    C: int = 8
-    batch: int = 4
-    semiring: str = "log"
-    dtype: str = "float32"
-    phase: str = "forward"
+    T: int = _SCAN["T"]
+    K: int = _SCAN["K"]
+    C: int = _SCAN["C"]
+    batch: int = _SCAN["batch"]
+    semiring: str = _SCAN["semiring"]
+    dtype: str = _SCAN["dtype"]
+    phase: str = facts.phases("scan")[0]
     warmup: int = 3
     repeats: int = 10
 
@@ -344,14 +342,12 @@ class Scan(_View):
     def check(self) -> None:
         """The spec's rules, for a framework module called outside the
         harness (which has already enforced them): ValueError."""
-        import xbench_contract as xc
-
         if min(self.T, self.K, self.C, self.batch) < 1 or self.K > self.T:
             raise ValueError(f"scan needs T, K, C, batch >= 1 and K <= T: {self.to_params()}")
-        if self.semiring not in xc.SCAN_SEMIRINGS:
-            raise ValueError(f"scan semiring {self.semiring!r} is not one of {xc.SCAN_SEMIRINGS}")
-        if self.dtype not in xc.SCAN_DTYPES:
-            raise ValueError(f"scan dtype {self.dtype!r} is not one of {xc.SCAN_DTYPES}")
+        if self.semiring not in xt.SCAN_SEMIRINGS:
+            raise ValueError(f"scan semiring {self.semiring!r} is not one of {xt.SCAN_SEMIRINGS}")
+        if self.dtype not in xt.SCAN_DTYPES:
+            raise ValueError(f"scan dtype {self.dtype!r} is not one of {xt.SCAN_DTYPES}")
         if self.semiring == "entropy" and self.backward:
             raise ValueError("scan semiring entropy has the forward phase only")
 
