@@ -144,6 +144,10 @@ func TestBadInputsExit2(t *testing.T) {
 		{"unknown variant", []string{"run", "--backends", "burnstyle-hip/novariant", "--model-size", "tiny", "--results", "results/local"}, []string{"--backends", "novariant", "burnstyle-hip"}},
 		{"gpus not ids", []string{"sweep", "--gpus", "a,b", "--results", "results/local/sweep-bad"}, []string{"--gpus", `"a"`, "GPU-"}},
 		{"max reply", []string{"run", "--max-reply", "10"}, []string{"--max-reply", "10", "1024"}},
+		{"plan missing", []string{"verify", "--plan", "harness/cmd/xbench/testdata/no_such.plan"}, []string{"--plan", "no_such.plan", "cannot be read"}},
+		{"plan session flag in a line", []string{"verify", "--plan", "harness/cmd/xbench/testdata/plan_session_flag.plan"}, []string{"line 2", "--results", "command line"}},
+		{"plan bad value", []string{"verify", "--plan", "harness/cmd/xbench/testdata/plan_bad_value.plan", "--device", "cpu"}, []string{"line 2", "--dtype", `"float3"`, "float32"}},
+		{"plan empty", []string{"verify", "--plan", "harness/cmd/xbench/testdata/plan_empty.plan"}, []string{"--plan", "no configuration"}},
 	}
 	var golden strings.Builder
 	for _, tt := range tests {

@@ -109,20 +109,58 @@ func TestEnvNixRunsThroughDevelop(t *testing.T) {
 	}
 }
 
+// TestVerifyNativeAndPyTorch verifies both TTT types in one invocation of a
+// --plan: each configuration gets its own table, record and --dump folder,
+// while each backend process starts once and serves both. A plain verify
+// of one line prints what the plan printed for it.
 func TestVerifyNativeAndPyTorch(t *testing.T) {
-	for _, tt := range []string{"linear", "mlp"} {
-		t.Run(tt, func(t *testing.T) {
-			dump := t.TempDir()
-			o := xb(t, nil, "verify", "--backends", "burnstyle-hip,pytorch", "--device", "cpu", "--model-size", "tiny", "--ttt-type", tt, "--dump", dump, "--results", t.TempDir())
-			if o.code != 0 || strings.Count(o.stdout, " pass") != 2 {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	types := []string{"linear", "mlp"}
+	dumps := map[string]string{}
+	var plan strings.Builder
+	plan.WriteString("# two TTT types\n\n")
+	for _, tt := range types {
+		dumps[tt] = t.TempDir()
+		plan.WriteString("--ttt-type " + tt + " --dump " + dumps[tt] + "  # the " + tt + " inner model\n")
+	}
+	planFile := filepath.Join(t.TempDir(), "tiny.plan")
+	if err := os.WriteFile(planFile, []byte(plan.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	o := xb(t, nil, "verify", "--plan", planFile, "--backends", "burnstyle-hip,pytorch", "--device", "cpu", "--model-size", "tiny", "--results", results)
+	tables := strings.Split(o.stdout, "\n\n")
+	if o.code != 0 || len(tables) != 2 {
+		t.Fatalf("exit %d, %d tables, want 0 and 2\nstdout:\n%s\nstderr:\n%s", o.code, len(tables), o.stdout, o.stderr)
+	}
+	for i, tt := range types {
+		if !strings.Contains(tables[i], "verify ttt tiny "+tt+" ") || strings.Count(tables[i], " pass") != 2 {
+			t.Errorf("table %d is not %s with two passes:\n%s", i, tt, tables[i])
+		}
+		for _, f := range []string{"weights.safetensors", "inputs.safetensors", "reference-float64.safetensors", "pytorch.safetensors", "burnstyle-hip.safetensors"} {
+			if _, err := os.Stat(filepath.Join(dumps[tt], f)); err != nil {
+				t.Errorf("%s: --dump lacks %s", tt, f)
 			}
-			for _, f := range []string{"weights.safetensors", "inputs.safetensors", "reference-float64.safetensors", "pytorch.safetensors", "burnstyle-hip.safetensors"} {
-				if _, err := os.Stat(filepath.Join(dump, f)); err != nil {
-					t.Errorf("--dump lacks %s", f)
-				}
-			}
-		})
+		}
+	}
+	for _, name := range []string{"pytorch", "burnstyle-hip"} {
+		if n := strings.Count(o.stderr, "started "+name+" in "); n != 1 {
+			t.Errorf("%s started %d times, want once for the whole plan:\n%s", name, n, o.stderr)
+		}
+	}
+	if recs, _ := filepath.Glob(filepath.Join(results, "*", "_verify_*.json")); len(recs) != 2 {
+		t.Errorf("%d verify records, want one per configuration: %v", len(recs), recs)
+	}
+	// The plain command on the plan's first line: the same table (the
+	// native backend is deterministic on the CPU, so its numbers are too).
+	one := xb(t, nil, "verify", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny", "--ttt-type", "linear", "--results", results)
+	var want []string
+	for _, l := range strings.Split(tables[0], "\n") {
+		if !strings.HasPrefix(l, "pytorch ") {
+			want = append(want, l)
+		}
+	}
+	if one.code != 0 || strings.TrimSpace(one.stdout) != strings.TrimSpace(strings.Join(want, "\n")) {
+		t.Errorf("plain verify: exit %d, printed\n%s\nwant the plan's table\n%s\nstderr:\n%s", one.code, one.stdout, strings.Join(want, "\n"), one.stderr)
 	}
 }
 
