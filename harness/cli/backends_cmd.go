@@ -44,7 +44,7 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
 			continue
 		}
-		info, err := startBounded(ctx, sess, name, c.timeout)
+		info, err := startBounded(ctx, sess, name, c.startBound())
 		if err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(backend.ErrorText(err)))
 			continue

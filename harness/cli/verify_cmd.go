@@ -110,7 +110,7 @@ func runVerification(ctx context.Context, a *App, reg *registry.Registry, sess *
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create --dump folder %s: %w", dir, err)
 	}
-	names, err := selectBackends(ctx, a, reg, sess, v.c.backends, v.c.timeout, v.wl.Name())
+	names, err := selectBackends(ctx, a, reg, sess, v.c.backends, v.c.startBound(), v.wl.Name())
 	if err != nil {
 		return nil, err
 	}
