@@ -190,7 +190,8 @@ func TestHangAtStartIsATimeout(t *testing.T) {
 }
 
 // Listing backends starts each one to ask what it supports; a backend that
-// hangs while starting is bounded by --timeout there too, and named.
+// hangs while starting is bounded by --timeout there too, and named. Only
+// the backend --backends names is listed (and started).
 func TestBackendsListingBoundsAHangingStart(t *testing.T) {
 	dir := throwaway(t, nil)
 	script := filepath.Join(dir, "example", "backend.py")
@@ -199,11 +200,13 @@ func TestBackendsListingBoundsAHangingStart(t *testing.T) {
 	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := xb(t, nil, "backends", "--plugin-path", dir, "--timeout", "3s")
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example", "--timeout", "3s")
 	var line string
-	for _, l := range strings.Split(o.stdout, "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(o.stdout), "\n")[1:] {
 		if strings.HasPrefix(l, "example") {
 			line = l
+		} else {
+			t.Errorf("a backend --backends did not name is listed: %q", l)
 		}
 	}
 	if !strings.Contains(line, "did not start within --timeout 3s") {
