@@ -69,11 +69,17 @@ func TestRunWinnerTable(t *testing.T) {
 	}
 }
 
+// TestThrowawayBackend: the documented example backend, copied anywhere, is
+// listed beside a built-in one (a go-plugin with variants: one row each)
+// and runs. The listing names only those two, so no framework is imported
+// for it; every real backend's Info is asked by verify in CI.
 func TestThrowawayBackend(t *testing.T) {
 	dir := throwaway(t, nil)
-	o := xb(t, nil, "backends", "--plugin-path", dir)
-	if o.code != 0 || !strings.Contains(o.stdout, "example") {
-		t.Fatalf("backends: exit %d, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example,burnstyle-hip")
+	for _, w := range []string{"\nexample ", "\nburnstyle-hip ", "\nburnstyle-hip/cublaslt "} {
+		if o.code != 0 || !strings.Contains(o.stdout, w) || strings.Contains(o.stdout, "\npytorch ") {
+			t.Fatalf("backends: exit %d, want rows of example and burnstyle-hip (and its variant) alone, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+		}
 	}
 	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, tinyRun...)...)
 	rs := jsonResults(t, o.stdout)
@@ -165,27 +171,33 @@ func TestVerifyNativeAndPyTorch(t *testing.T) {
 }
 
 // A backend that hangs before it can answer (a framework import that never
-// returns) is bounded by --timeout like any cell, and killed.
+// returns) is bounded by --timeout like any cell, or by --start-timeout
+// when that is given (then --timeout is the configuration's alone), and
+// killed; the result names the bound it exceeded.
 func TestHangAtStartIsATimeout(t *testing.T) {
-	dir := throwaway(t, nil)
-	script := filepath.Join(dir, "example", "backend.py")
-	raw, _ := os.ReadFile(script)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	hang := "import os, time\nopen(" + strconvQuote(pidFile) + ", 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
-	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--timeout", "3s", "--results", t.TempDir()}, tinyRun...)...)
-	rs := jsonResults(t, o.stdout)
-	if len(rs) != 1 || rs[0].Status != result.StatusTimeout {
-		t.Fatalf("want one timeout result, got exit %d %+v\n%s", o.code, rs, o.stderr)
-	}
-	pid, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the hanging backend never started: %v", err)
-	}
-	if alive(strings.TrimSpace(string(pid))) {
-		t.Errorf("hung backend %s survived its timeout", pid)
+	for _, bound := range [][]string{{"--timeout", "3s"}, {"--timeout", "1h", "--start-timeout", "3s"}} {
+		dir := throwaway(t, nil)
+		script := filepath.Join(dir, "example", "backend.py")
+		raw, _ := os.ReadFile(script)
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		hang := "import os, time\nopen(" + strconvQuote(pidFile) + ", 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+		if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, bound...)
+		o := xb(t, nil, append(args, tinyRun...)...)
+		rs := jsonResults(t, o.stdout)
+		named := bound[len(bound)-2] + " 3s"
+		if len(rs) != 1 || rs[0].Status != result.StatusTimeout || !strings.Contains(rs[0].Message, named) {
+			t.Fatalf("%v: want one timeout result naming %s, got exit %d %+v\n%s", bound, named, o.code, rs, o.stderr)
+		}
+		pid, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatalf("%v: the hanging backend never started: %v", bound, err)
+		}
+		if alive(strings.TrimSpace(string(pid))) {
+			t.Errorf("%v: hung backend %s survived its timeout", bound, pid)
+		}
 	}
 }
 
