@@ -116,10 +116,24 @@ _lane_cpu() {
   sed -n 3p "$LANE_DIR/$1.end" 2>/dev/null | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } printf "%.0f", s }'
 }
 
+# _lanes_ticker: every LANE_TICK seconds (60), which lanes still run, so a
+# long quiet stretch of CI's log says what it is waiting for.
+_lanes_ticker() {
+  local name left
+  while sleep "${LANE_TICK:-60}" </dev/null >/dev/null 2>&1; do
+    left=""
+    for name in "${LANE_NAMES[@]}"; do
+      [ -f "$LANE_DIR/$name.end" ] || left+=" $name"
+    done
+    [ -n "$left" ] && say "$(( $(date +%s) - LANE_T0 ))s: still running:$left"
+  done
+}
+
 lanes_wait() {
-  local name i rc first_failed="" done_pid
+  local name i rc first_failed="" done_pid ticker
   local -A running=()
   for i in "${!LANE_PIDS[@]}"; do running[${LANE_PIDS[$i]}]=${LANE_NAMES[$i]}; done
+  _lanes_ticker & ticker=$!
   while [ ${#running[@]} -gt 0 ]; do
     rc=0 done_pid=""
     wait -n -p done_pid "${!running[@]}" || rc=$?
@@ -136,6 +150,7 @@ lanes_wait() {
     cat "$LANE_DIR/$name.log"
     echo "$rc" > "$LANE_DIR/$name.rc"
   done
+  kill "$ticker" 2>/dev/null || true
   say "lanes (wall ${_lane_wall:=$(( $(date +%s) - LANE_T0 ))}s in all; logs in $LANE_DIR):"
   printf '  %-10s %-10s %8s %8s\n' lane status elapsed cpu >&2
   for name in "${LANE_NAMES[@]}"; do
