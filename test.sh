@@ -31,46 +31,45 @@ export XBENCH_LIBCUBLASLT="$PWD/$(dirname "$nvrtc")/libcublasLt.so.13"
 hiprtc=/usr/lib/$(uname -m)-linux-gnu/libamdhip64.so.5
 [ -f "$hiprtc" ] || die "no $hiprtc (Debian's libamdhip64-dev): the hipRTC compile tests need it"
 export XBENCH_LIBHIPRTC="$hiprtc" XBENCH_HIPRTC_CACHE="${XBENCH_CACHE:-$HOME/.cache/xbench}/hiprtc"
-say "go vet"
-go vet ./...
-say "go test (Go core, native backend CPU path, plugins over real gRPC)"
-go test -count=1 -timeout 30m ./...
-say "nix files"
-bash scripts/check-nix.sh
-say "pytest (Python contract, pytorch, jax, triton via the interpreter, iree on the CPU and compiled for AMD)"
-.venv/bin/python -m pytest -q plugins
-say "xbench verify: every backend against the float64 reference (CPU, tiny)"
-for t in linear mlp; do
-  bin/xbench verify --device cpu --model-size tiny --ttt-type "$t"
-  # the training step: the logits and every parameter's gradient
-  bin/xbench verify --device cpu --model-size tiny --ttt-type "$t" --phase backward
-done
-# the harness reference's hand-written backward against pytorch's
-# autograd, both in float64: the independent check of its derivation
-bin/xbench verify --device cpu --model-size tiny --phase backward --dtype float64 --backends pytorch
-# the mamba backbone, forward and training step (a backend without it
-# answers unsupported), and its backward in float64 against autograd
-bin/xbench verify --device cpu --model-size tiny --backbone mamba
-bin/xbench verify --device cpu --model-size tiny --backbone mamba --ttt-type mlp --phase backward
-bin/xbench verify --device cpu --model-size tiny --backbone mamba --phase backward --dtype float64 --backends pytorch
-for d in float32 bfloat16; do
-  bin/xbench verify --workload gemm --device cpu --dtype "$d" --layout nt
-done
-# attention at its verify defaults (GQA, 37 positions, head_dim 40): out in
-# float32, then out and the three gradients in bfloat16 with the causal mask
-bin/xbench verify --workload attention --device cpu --dtype float32
-bin/xbench verify --workload attention --device cpu --phase backward --dtype bfloat16 --causal true
-# iree (plugins/iree) runs in the lines above on the CPU (llvm-cpu); its
-# attention is forward only, so here also causal in bfloat16 beside pytorch
-bin/xbench verify --workload attention --device cpu --dtype bfloat16 --causal true --backends iree,pytorch
-# triton's kernels tile the head dim in powers of two (head_dim 40 is
-# answered unsupported above), so they are verified at head_dim 32 too
-bin/xbench verify --workload attention --device cpu --head-dim 32 --phase both --dtype float32 --causal true \
-  --backends triton,pytorch
-# scan at its verify defaults (T 20, K 4, C 3, three lengths): every
-# backend (flash-semicrf too: the real package) on each semiring, and the
-# gradients of log and max
-bin/xbench verify --workload scan --device cpu
-bin/xbench verify --workload scan --device cpu --phase backward
-bin/xbench verify --workload scan --device cpu --phase both --semiring max
-bin/xbench verify --workload scan --device cpu --semiring entropy
+# The tests run in lanes: independent groups started at once, each with
+# its own log (kept in results/local/test-lanes/, printed as each lane
+# ends, a failed lane's again at the very end), so that one lane's waits
+# (backend processes importing their frameworks, timeouts that must pass,
+# I/O) are another's CPU time: run one after the other on 2 cores they
+# left ~40% of the CPU idle. The table at the end gives each lane's
+# elapsed and CPU seconds.
+go_lane() {
+  say "go vet"
+  go vet ./...
+  say "go test (Go core, native backend CPU path, plugins over real gRPC)"
+  # every package (./... again: go test runs each once), the plugins'
+  # first: go test starts packages in the order named, and the native
+  # backend's GPU package (emulator and compiler tests) is the longest, so
+  # it runs beside the harness's packages rather than after them.
+  go test -count=1 -timeout 30m ./plugins/... ./...
+}
+nix_lane() {
+  say "nix files"
+  bash scripts/check-nix.sh
+}
+pytest_lane() {
+  say "pytest (Python contract, pytorch, jax, triton via the interpreter, iree on the CPU and compiled for AMD)"
+  .venv/bin/python -m pytest -q plugins
+}
+verify_lane() {
+  # Every backend against the float64 reference (CPU, tiny): the
+  # configurations, and why each is there, are in the plan file. One
+  # invocation: each backend process starts once and serves every line.
+  # The frameworks' persistent compile caches (XLA, inductor, IREE) are
+  # kept beside the venv, as hipRTC's are: keyed by program, compiler and
+  # version, they recompile only what changed (JAX's JIT alone took ~60%
+  # of the TTT lines' time) and the outputs graded are the same.
+  say "xbench verify: every backend against the float64 reference (CPU, tiny), suites/verify-ci.plan"
+  bin/xbench verify --plan suites/verify-ci.plan --device cpu --compile-cache "${XBENCH_CACHE:-$HOME/.cache/xbench}/compile"
+}
+lanes_init results/local/test-lanes
+lane go go_lane
+lane pytest pytest_lane
+lane verify verify_lane
+lane nix nix_lane
+lanes_wait

@@ -64,3 +64,106 @@ build_xbench() {
   # shellcheck disable=SC2046
   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench $(plugin_cmds)
 }
+
+# Lanes: test.sh runs independent groups of tests ("lanes") at once, each
+# in the background with its output in its own log, so one lane's waits
+# (process starts, timeouts, I/O) are another's CPU time.
+#   lanes_init DIR        logs go to DIR/<lane>.log (DIR is emptied)
+#   lane NAME CMD...      start CMD (a function or command) as lane NAME;
+#                         it runs under set -e, its stdout and stderr logged
+#   lanes_wait            print each lane's log as it ends, then a table of
+#                         lanes with their status, elapsed and CPU seconds;
+#                         a failure's log is printed again last. Returns 1
+#                         when any lane failed.
+lanes_init() {
+  LANE_DIR=$1 LANE_NAMES=() LANE_PIDS=() LANE_T0=$(date +%s)
+  rm -rf "$LANE_DIR" && mkdir -p "$LANE_DIR"
+  # Each lane is a process group of its own (set -m below), which an
+  # interrupt of test.sh does not reach: it ends them here.
+  trap 'lanes_kill; exit 130' INT TERM
+}
+
+lanes_kill() {
+  local pid
+  for pid in "${LANE_PIDS[@]}"; do kill -- "-$pid" 2>/dev/null || true; done
+}
+
+lane() {
+  local name=$1; shift
+  date +%s > "$LANE_DIR/$name.start"
+  set -m
+  (
+    # the status, end time and CPU seconds of the lane's processes
+    trap 'rc=$?; { echo "$rc $(date +%s)"; times; } > "$LANE_DIR/$name.end"' EXIT
+    set -e
+    "$@"
+  ) > "$LANE_DIR/$name.log" 2>&1 < /dev/null &
+  LANE_PIDS+=("$!") LANE_NAMES+=("$name")
+  set +m
+  say "lane $name started: $*"
+}
+
+# _lane_end LANE: when the lane ended (now if it left no record: killed)
+_lane_end() {
+  local t
+  t=$(sed -n 1p "$LANE_DIR/$1.end" 2>/dev/null | cut -d' ' -f2)
+  echo "${t:-$(date +%s)}"
+}
+
+# _lane_cpu LANE: user+sys seconds of the lane's processes, from the
+# children's line of times ("XmY.YYYs XmY.YYYs")
+_lane_cpu() {
+  sed -n 3p "$LANE_DIR/$1.end" 2>/dev/null | awk '{ s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] } printf "%.0f", s }'
+}
+
+# _lanes_ticker: every LANE_TICK seconds (60), which lanes still run, so a
+# long quiet stretch of CI's log says what it is waiting for.
+_lanes_ticker() {
+  local name left
+  while sleep "${LANE_TICK:-60}" </dev/null >/dev/null 2>&1; do
+    left=""
+    for name in "${LANE_NAMES[@]}"; do
+      [ -f "$LANE_DIR/$name.end" ] || left+=" $name"
+    done
+    [ -n "$left" ] && say "$(( $(date +%s) - LANE_T0 ))s: still running:$left"
+  done
+}
+
+lanes_wait() {
+  local name i rc first_failed="" done_pid ticker
+  local -A running=()
+  for i in "${!LANE_PIDS[@]}"; do running[${LANE_PIDS[$i]}]=${LANE_NAMES[$i]}; done
+  _lanes_ticker & ticker=$!
+  while [ ${#running[@]} -gt 0 ]; do
+    rc=0 done_pid=""
+    wait -n -p done_pid "${!running[@]}" || rc=$?
+    [ -n "$done_pid" ] || break
+    name=${running[$done_pid]}
+    unset "running[$done_pid]"
+    local took=$(( $(_lane_end "$name") - $(cat "$LANE_DIR/$name.start") ))
+    if [ "$rc" -eq 0 ]; then
+      say "lane $name: ok after ${took}s; its output:"
+    else
+      say "lane $name: FAILED (exit $rc) after ${took}s; its output:"
+      [ -n "$first_failed" ] || first_failed=$name
+    fi
+    cat "$LANE_DIR/$name.log"
+    echo "$rc" > "$LANE_DIR/$name.rc"
+  done
+  kill "$ticker" 2>/dev/null || true
+  say "lanes (wall ${_lane_wall:=$(( $(date +%s) - LANE_T0 ))}s in all; logs in $LANE_DIR):"
+  printf '  %-10s %-10s %8s %8s\n' lane status elapsed cpu >&2
+  for name in "${LANE_NAMES[@]}"; do
+    local end st
+    end=$(_lane_end "$name")
+    st=ok; [ "$(cat "$LANE_DIR/$name.rc")" = 0 ] || st="FAILED($(cat "$LANE_DIR/$name.rc"))"
+    printf '  %-10s %-10s %7ss %7ss\n' "$name" "$st" $(( end - $(cat "$LANE_DIR/$name.start") )) "$(_lane_cpu "$name")" >&2
+  done
+  unset _lane_wall
+  if [ -n "$first_failed" ]; then
+    printf '\n\033[1;31m==> FAILED: lane %s (the first to fail); its log (%s) again:\033[0m\n' "$first_failed" "$LANE_DIR/$first_failed.log" >&2
+    cat "$LANE_DIR/$first_failed.log" >&2
+    printf '\033[1;31m==> FAILED: lane %s; see above\033[0m\n' "$first_failed" >&2
+    return 1
+  fi
+}

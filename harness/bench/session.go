@@ -30,6 +30,10 @@ type Session struct {
 	// Mode is how every configuration of the session is timed (cold
 	// cache, CUDA graph); the zero Mode is warm and eager.
 	Mode result.Mode
+	// StartTimeout, when positive, bounds a backend's start (its process,
+	// imports and Info) on its own, and a cell's timeout covers only its
+	// run; zero keeps one deadline per cell, starting the backend included.
+	StartTimeout time.Duration
 	// OnStart, when set, hears how long each backend process took to start
 	// and answer Info: the fixed cost a long-lived process pays only once.
 	OnStart func(name string, took time.Duration)
@@ -130,7 +134,22 @@ func (s *Session) Close() {
 func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
 	name, variant := backend.SplitName(fullName)
 	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}, Mode: s.Mode}
-	// One deadline for the whole cell, starting the backend included.
+	if s.StartTimeout > 0 {
+		// A framework import is not part of the configuration's time: it
+		// gets its own bound, and the cell's deadline starts after it.
+		sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
+		_, _, err := s.Backend(sctx, name)
+		cancel()
+		if err != nil {
+			base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
+			if timedOut(sctx, err) {
+				base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --start-timeout %s: %v", s.StartTimeout, err)
+			}
+			return s.Finalize(base)
+		}
+	}
+	// One deadline for the whole cell, starting the backend included
+	// unless StartTimeout bounded that above.
 	runCtx, cancel := ctx, context.CancelFunc(func() {})
 	if timeout > 0 {
 		runCtx, cancel = context.WithTimeout(ctx, timeout)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/bench"
+	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/schema"
 )
 
@@ -31,6 +32,10 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 	if err != nil {
 		return err
 	}
+	names, err := listedBackends(reg.Names(), c.backends)
+	if err != nil {
+		return err
+	}
 	for _, e := range reg.Skipped {
 		fmt.Fprintf(a.Stderr, "warning: skipped a backend: %v\n", e)
 	}
@@ -38,13 +43,13 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 	defer sess.Close()
 	tw := tabwriter.NewWriter(a.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "backend\truntime\tshell\tworkload\tphases\tdtypes\tdevices\tother values\tstatus")
-	for _, name := range reg.Names() {
+	for _, name := range names {
 		m, _ := reg.Manifest(name)
 		if err := requireInstalled(reg, name); err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tnot installed: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(err.Error()))
 			continue
 		}
-		info, err := startBounded(ctx, sess, name, c.timeout)
+		info, err := startBounded(ctx, sess, name, c.startBound())
 		if err != nil {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t-\t-\t-\tfailed to start: %s\n", name, m.Runtime, m.Shell, orDash(m.Workloads), firstLine(backend.ErrorText(err)))
 			continue
@@ -85,4 +90,25 @@ func orDash(list []string) string {
 		return "-"
 	}
 	return strings.Join(list, ",")
+}
+
+// listedBackends is the backends to list: all of them, or those --backends
+// names (each started to ask what it supports, so naming one spares
+// starting the others).
+func listedBackends(all []string, flag string) ([]string, error) {
+	if flag == "" {
+		return all, nil
+	}
+	var out []string
+	for _, name := range strings.Split(flag, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(all, name) {
+			return nil, usagef("--backends %q: %q is not a backend (allowed: a comma list of %s; variants are listed under their backend)",
+				workload.Cut(flag, 80), workload.Cut(name, 80), strings.Join(all, ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }

@@ -107,9 +107,9 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	}
 	meta, extraEnv = withRocm(meta, extraEnv, kinds...)
 	sess := bench.NewSession(reg, newRunID(), meta, extraEnv)
-	sess.Mode = f.m.mode()
+	sess.Mode, sess.StartTimeout = f.m.mode(), f.c.startTimeout
 	defer sess.Close()
-	names, err := selectBackends(ctx, a, reg, sess, f.c.backends, f.c.timeout, problem.Name)
+	names, err := selectBackends(ctx, a, reg, sess, f.c.backends, f.c.startBound(), problem.Name)
 	if err != nil {
 		return nil, err
 	}

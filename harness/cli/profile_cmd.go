@@ -64,7 +64,7 @@ func profileCmd(ctx context.Context, a *App, args []string) error {
 	}
 	sess := a.newSession(reg, root, pinEnv(w.gpu), job.Device)
 	defer sess.Close()
-	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
+	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.startBound(), wl.Name())
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,7 @@ type commonFlags struct {
 	backends, env, logLevel, resultsDir string
 	compileCache                        string
 	pluginPath                          []string
-	timeout                             time.Duration
+	timeout, startTimeout               time.Duration
 	maxReply                            int
 	fs                                  *pflag.FlagSet
 }
@@ -42,8 +42,25 @@ func (c *commonFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.resultsDir, "results", defaultResults, "folder the results are written to (the default is git-ignored)")
 	fs.StringSliceVar(&c.pluginPath, "plugin-path", nil, "more folders holding <name>/plugin.json backends")
 	fs.DurationVar(&c.timeout, "timeout", 300*time.Second, "longest one backend may take to start, or for one configuration")
+	fs.DurationVar(&c.startTimeout, "start-timeout", 0, "longest one backend may take to start (its framework imports), bounded on its own so --timeout covers only the configuration (default 0: the start counts against --timeout)")
 	fs.IntVar(&c.maxReply, "max-reply", subprocess.DefaultMaxReplyBytes, "largest reply (bytes) a backend may send; a larger one is a failed result")
 	fs.StringVar(&c.compileCache, "compile-cache", "", "folder of the backends' persistent compile caches (XLA, inductor, Triton), reused across runs and SLURM tasks (default: none)")
+}
+
+// startBound is what bounds one backend's start: --start-timeout when
+// given, else --timeout.
+func (c *commonFlags) startBound() bound {
+	if c.startTimeout > 0 {
+		return bound{c.startTimeout, "--start-timeout"}
+	}
+	return bound{c.timeout, "--timeout"}
+}
+
+// bound is a time limit and the flag that set it, for the message that
+// names it when it is exceeded.
+type bound struct {
+	d    time.Duration
+	flag string
 }
 
 var logLevels = []string{"trace", "debug", "info", "warn", "error"}
@@ -52,6 +69,9 @@ var logLevels = []string{"trace", "debug", "info", "warn", "error"}
 func (c *commonFlags) check() error {
 	if c.timeout <= 0 {
 		return usagef("--timeout %s is not allowed (allowed: a positive duration, e.g. 300s or 10m)", c.timeout)
+	}
+	if c.startTimeout < 0 {
+		return usagef("--start-timeout %s is not allowed (allowed: a positive duration, e.g. 120s, or 0 for the start to count against --timeout)", c.startTimeout)
 	}
 	if err := oneOf("--log-level", c.logLevel, logLevels); err != nil {
 		return err
@@ -164,9 +184,9 @@ func runCmd(ctx context.Context, a *App, args []string) error {
 		return err
 	}
 	sess := a.newSession(reg, root, pinEnv(w.gpu), w.deviceKinds()...)
-	sess.Mode = m.mode()
+	sess.Mode, sess.StartTimeout = m.mode(), c.startTimeout
 	defer sess.Close()
-	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.timeout, wl.Name())
+	names, err := selectBackends(ctx, a, reg, sess, c.backends, c.startBound(), wl.Name())
 	if err != nil {
 		return err
 	}

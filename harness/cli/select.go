@@ -24,8 +24,8 @@ import (
 // variants) must exist and have their Python packages; by default every
 // backend whose packages are present and that implements the workload runs,
 // with all its variants. Starting a backend to list its variants is bounded
-// by timeout, so a backend that hangs while starting cannot hang xbench.
-func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *bench.Session, flag string, timeout time.Duration, wl string) ([]string, error) {
+// by --timeout (or --start-timeout), so a backend that hangs while starting cannot hang xbench.
+func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *bench.Session, flag string, limit bound, wl string) ([]string, error) {
 	if flag != "" {
 		var out []string
 		for _, full := range strings.Split(flag, ",") {
@@ -41,7 +41,7 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 				return nil, err
 			}
 			if variant != "" {
-				info, err := startBounded(ctx, sess, name, timeout)
+				info, err := startBounded(ctx, sess, name, limit)
 				if err != nil {
 					return nil, err
 				}
@@ -62,7 +62,7 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 			fmt.Fprintf(a.Stderr, "skipping %s: %s\n", name, backend.ErrorText(err))
 			continue
 		}
-		info, err := startBounded(ctx, sess, name, timeout)
+		info, err := startBounded(ctx, sess, name, limit)
 		if err != nil {
 			fmt.Fprintf(a.Stderr, "skipping %s: %s\n", name, backend.ErrorText(err))
 			continue
@@ -82,9 +82,9 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 	return out, nil
 }
 
-// startBounded starts a backend (or finds it started) within timeout.
-func startBounded(ctx context.Context, sess *bench.Session, name string, timeout time.Duration) (backend.Info, error) {
-	sctx, cancel := context.WithTimeout(ctx, timeout)
+// startBounded starts a backend (or finds it started) within limit.
+func startBounded(ctx context.Context, sess *bench.Session, name string, limit bound) (backend.Info, error) {
+	sctx, cancel := context.WithTimeout(ctx, limit.d)
 	defer cancel()
 	type started struct {
 		info backend.Info
@@ -101,7 +101,7 @@ func startBounded(ctx context.Context, sess *bench.Session, name string, timeout
 	case <-sctx.Done():
 		// The start goes on in its goroutine; the plugin's process group is
 		// killed when xbench exits (Pdeathsig), so nothing outlives us.
-		return backend.Info{}, fmt.Errorf("backend %s did not start within --timeout %s", name, timeout)
+		return backend.Info{}, fmt.Errorf("backend %s did not start within %s %s", name, limit.flag, limit.d)
 	}
 }
 

@@ -217,14 +217,14 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		}
 		m, env := withRocm(meta, env, f.w.deviceKinds()...)
 		sess := bench.NewSession(reg, runID, m, env)
-		sess.Mode = f.m.mode()
+		sess.Mode, sess.StartTimeout = f.m.mode(), f.c.startTimeout
 		workers = append(workers, sweep.Worker{Name: name, Exec: sess, Tails: tails})
 	}
 	plan, err := f.cells(fs, nil)
 	if err != nil {
 		return err
 	}
-	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.timeout, f.w.w.Name())
+	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.startBound(), f.w.w.Name())
 	if err != nil {
 		return err
 	}

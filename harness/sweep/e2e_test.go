@@ -185,12 +185,16 @@ func pluginsOf(bin string) []int {
 	return out
 }
 
+// Each fault is one cell. The backend's restarts after a crash are bounded
+// on their own (--start-timeout), so on a loaded machine a slow Python
+// start cannot turn the next cell into a timeout; --timeout bounds only
+// each cell's run, which the hang alone exceeds.
 func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	o := runXbench(t, []string{"XBENCH_FAULT_PIDS=" + pidFile}, "sweep", "--env", "venv", "--plugin-path", faultDir,
 		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "16,32,48,64,80,96,112,128",
-		"--dtype", "float32,bfloat16,float16", "--warmup", "0", "--repeats", "3", "--timeout", "3s", "--results", dir)
+		"--dtype", "float32,bfloat16,float16", "--warmup", "0", "--repeats", "3", "--timeout", "3s", "--start-timeout", "2m", "--results", dir)
 	if o.code != 0 {
 		t.Fatalf("the sweep must finish despite the faults: exit %d\n%s", o.code, o.stderr)
 	}
@@ -247,7 +251,7 @@ func TestKilledSweepFinishesOnRerun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := []string{"sweep", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny",
 		"--seq-len", "512,1024,2048", "--ttt-type", "linear,mlp", "--dtype", "float32,float64",
-		"--warmup", "1", "--repeats", "10", "--results", dir}
+		"--warmup", "0", "--repeats", "3", "--results", dir}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = repoRoot
 	var log bytes.Buffer

@@ -17,7 +17,7 @@ func TestProfileEveryBackendOnCPU(t *testing.T) {
 	traces := filepath.Join(t.TempDir(), "traces")
 	example := throwaway(t, nil)
 	o := xb(t, nil, "profile", "--plugin-path", example, "--backends", strings.Join(append(backends, "example"), ","),
-		"--device", "cpu", "--model-size", "tiny", "--seq-len", "64", "--warmup", "1", "--calls", "2", "--top", "5",
+		"--device", "cpu", "--model-size", "tiny", "--seq-len", "16", "--warmup", "1", "--calls", "2", "--top", "5",
 		"--trace-dir", traces)
 	if o.code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)

@@ -69,11 +69,17 @@ func TestRunWinnerTable(t *testing.T) {
 	}
 }
 
+// TestThrowawayBackend: the documented example backend, copied anywhere, is
+// listed beside a built-in one (a go-plugin with variants: one row each)
+// and runs. The listing names only those two, so no framework is imported
+// for it; every real backend's Info is asked by verify in CI.
 func TestThrowawayBackend(t *testing.T) {
 	dir := throwaway(t, nil)
-	o := xb(t, nil, "backends", "--plugin-path", dir)
-	if o.code != 0 || !strings.Contains(o.stdout, "example") {
-		t.Fatalf("backends: exit %d, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example,burnstyle-hip")
+	for _, w := range []string{"\nexample ", "\nburnstyle-hip ", "\nburnstyle-hip/cublaslt "} {
+		if o.code != 0 || !strings.Contains(o.stdout, w) || strings.Contains(o.stdout, "\npytorch ") {
+			t.Fatalf("backends: exit %d, want rows of example and burnstyle-hip (and its variant) alone, stdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+		}
 	}
 	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, tinyRun...)...)
 	rs := jsonResults(t, o.stdout)
@@ -109,50 +115,95 @@ func TestEnvNixRunsThroughDevelop(t *testing.T) {
 	}
 }
 
+// TestVerifyNativeAndPyTorch verifies both TTT types in one invocation of a
+// --plan: each configuration gets its own table, record and --dump folder,
+// while each backend process starts once and serves both. A plain verify
+// of one line prints what the plan printed for it.
 func TestVerifyNativeAndPyTorch(t *testing.T) {
-	for _, tt := range []string{"linear", "mlp"} {
-		t.Run(tt, func(t *testing.T) {
-			dump := t.TempDir()
-			o := xb(t, nil, "verify", "--backends", "burnstyle-hip,pytorch", "--device", "cpu", "--model-size", "tiny", "--ttt-type", tt, "--dump", dump, "--results", t.TempDir())
-			if o.code != 0 || strings.Count(o.stdout, " pass") != 2 {
-				t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", o.code, o.stdout, o.stderr)
+	types := []string{"linear", "mlp"}
+	dumps := map[string]string{}
+	var plan strings.Builder
+	plan.WriteString("# two TTT types\n\n")
+	for _, tt := range types {
+		dumps[tt] = t.TempDir()
+		plan.WriteString("--ttt-type " + tt + " --dump " + dumps[tt] + "  # the " + tt + " inner model\n")
+	}
+	planFile := filepath.Join(t.TempDir(), "tiny.plan")
+	if err := os.WriteFile(planFile, []byte(plan.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	results := t.TempDir()
+	o := xb(t, nil, "verify", "--plan", planFile, "--backends", "burnstyle-hip,pytorch", "--device", "cpu", "--model-size", "tiny", "--results", results)
+	tables := strings.Split(o.stdout, "\n\n")
+	if o.code != 0 || len(tables) != 2 {
+		t.Fatalf("exit %d, %d tables, want 0 and 2\nstdout:\n%s\nstderr:\n%s", o.code, len(tables), o.stdout, o.stderr)
+	}
+	for i, tt := range types {
+		if !strings.Contains(tables[i], "verify ttt tiny "+tt+" ") || strings.Count(tables[i], " pass") != 2 {
+			t.Errorf("table %d is not %s with two passes:\n%s", i, tt, tables[i])
+		}
+		for _, f := range []string{"weights.safetensors", "inputs.safetensors", "reference-float64.safetensors", "pytorch.safetensors", "burnstyle-hip.safetensors"} {
+			if _, err := os.Stat(filepath.Join(dumps[tt], f)); err != nil {
+				t.Errorf("%s: --dump lacks %s", tt, f)
 			}
-			for _, f := range []string{"weights.safetensors", "inputs.safetensors", "reference-float64.safetensors", "pytorch.safetensors", "burnstyle-hip.safetensors"} {
-				if _, err := os.Stat(filepath.Join(dump, f)); err != nil {
-					t.Errorf("--dump lacks %s", f)
-				}
-			}
-		})
+		}
+	}
+	for _, name := range []string{"pytorch", "burnstyle-hip"} {
+		if n := strings.Count(o.stderr, "started "+name+" in "); n != 1 {
+			t.Errorf("%s started %d times, want once for the whole plan:\n%s", name, n, o.stderr)
+		}
+	}
+	if recs, _ := filepath.Glob(filepath.Join(results, "*", "_verify_*.json")); len(recs) != 2 {
+		t.Errorf("%d verify records, want one per configuration: %v", len(recs), recs)
+	}
+	// The plain command on the plan's first line: the same table (the
+	// native backend is deterministic on the CPU, so its numbers are too).
+	one := xb(t, nil, "verify", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny", "--ttt-type", "linear", "--results", results)
+	var want []string
+	for _, l := range strings.Split(tables[0], "\n") {
+		if !strings.HasPrefix(l, "pytorch ") {
+			want = append(want, l)
+		}
+	}
+	if one.code != 0 || strings.TrimSpace(one.stdout) != strings.TrimSpace(strings.Join(want, "\n")) {
+		t.Errorf("plain verify: exit %d, printed\n%s\nwant the plan's table\n%s\nstderr:\n%s", one.code, one.stdout, strings.Join(want, "\n"), one.stderr)
 	}
 }
 
 // A backend that hangs before it can answer (a framework import that never
-// returns) is bounded by --timeout like any cell, and killed.
+// returns) is bounded by --timeout like any cell, or by --start-timeout
+// when that is given (then --timeout is the configuration's alone), and
+// killed; the result names the bound it exceeded.
 func TestHangAtStartIsATimeout(t *testing.T) {
-	dir := throwaway(t, nil)
-	script := filepath.Join(dir, "example", "backend.py")
-	raw, _ := os.ReadFile(script)
-	pidFile := filepath.Join(t.TempDir(), "pid")
-	hang := "import os, time\nopen(" + strconvQuote(pidFile) + ", 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
-	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	o := xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--timeout", "3s", "--results", t.TempDir()}, tinyRun...)...)
-	rs := jsonResults(t, o.stdout)
-	if len(rs) != 1 || rs[0].Status != result.StatusTimeout {
-		t.Fatalf("want one timeout result, got exit %d %+v\n%s", o.code, rs, o.stderr)
-	}
-	pid, err := os.ReadFile(pidFile)
-	if err != nil {
-		t.Fatalf("the hanging backend never started: %v", err)
-	}
-	if alive(strings.TrimSpace(string(pid))) {
-		t.Errorf("hung backend %s survived its timeout", pid)
+	for _, bound := range [][]string{{"--timeout", "3s"}, {"--timeout", "1h", "--start-timeout", "3s"}} {
+		dir := throwaway(t, nil)
+		script := filepath.Join(dir, "example", "backend.py")
+		raw, _ := os.ReadFile(script)
+		pidFile := filepath.Join(t.TempDir(), "pid")
+		hang := "import os, time\nopen(" + strconvQuote(pidFile) + ", 'w').write(str(os.getpid()))\ntime.sleep(600)\n"
+		if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir()}, bound...)
+		o := xb(t, nil, append(args, tinyRun...)...)
+		rs := jsonResults(t, o.stdout)
+		named := bound[len(bound)-2] + " 3s"
+		if len(rs) != 1 || rs[0].Status != result.StatusTimeout || !strings.Contains(rs[0].Message, named) {
+			t.Fatalf("%v: want one timeout result naming %s, got exit %d %+v\n%s", bound, named, o.code, rs, o.stderr)
+		}
+		pid, err := os.ReadFile(pidFile)
+		if err != nil {
+			t.Fatalf("%v: the hanging backend never started: %v", bound, err)
+		}
+		if alive(strings.TrimSpace(string(pid))) {
+			t.Errorf("%v: hung backend %s survived its timeout", bound, pid)
+		}
 	}
 }
 
 // Listing backends starts each one to ask what it supports; a backend that
-// hangs while starting is bounded by --timeout there too, and named.
+// hangs while starting is bounded by --timeout there too, and named. Only
+// the backend --backends names is listed (and started).
 func TestBackendsListingBoundsAHangingStart(t *testing.T) {
 	dir := throwaway(t, nil)
 	script := filepath.Join(dir, "example", "backend.py")
@@ -161,11 +212,13 @@ func TestBackendsListingBoundsAHangingStart(t *testing.T) {
 	if err := os.WriteFile(script, append([]byte(hang), raw...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	o := xb(t, nil, "backends", "--plugin-path", dir, "--timeout", "3s")
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example", "--timeout", "3s")
 	var line string
-	for _, l := range strings.Split(o.stdout, "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(o.stdout), "\n")[1:] {
 		if strings.HasPrefix(l, "example") {
 			line = l
+		} else {
+			t.Errorf("a backend --backends did not name is listed: %q", l)
 		}
 	}
 	if !strings.Contains(line, "did not start within --timeout 3s") {
