@@ -10,9 +10,10 @@ import (
 // backend that catches its own OOM reports status oom; one that lets the
 // error escape (an error reply, a crash with a traceback) is caught here, so
 // every framework's OOM lands in the same status and stops the larger
-// cells. The Python contract's OOM_MARKERS (plugins/_python/
-// xbench_py/types.py) is this list, entry for entry, so a Python backend
-// and the harness give one error one status; its test reads this file.
+// cells. The Python contract's OOM_MARKERS (plugins/_python/xbench_py/
+// types.py) reads this list from the generated facts (OOMMarkers,
+// harness/facts), so a Python backend and the harness give one error one
+// status.
 var oomMarkers = []string{
 	"out of memory",             // CUDA/HIP runtime, PyTorch, JAX ("RESOURCE_EXHAUSTED: Out of memory"), Linux
 	"outofmemoryerror",          // torch.cuda.OutOfMemoryError, torch.OutOfMemoryError
@@ -29,6 +30,9 @@ var oomMarkers = []string{
 	"cannot allocate memory", // ENOMEM in the C library's words
 	"unable to allocate",     // NumPy ("Unable to allocate 8.00 EiB for an array with shape ...")
 }
+
+// OOMMarkers is a copy of the list, for the generated facts.
+func OOMMarkers() []string { return append([]string(nil), oomMarkers...) }
 
 // IsOOM reports whether text reads like an out-of-memory error.
 func IsOOM(text string) bool {

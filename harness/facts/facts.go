@@ -1,6 +1,6 @@
 // Package facts is the one description of what backends must agree on:
 // the protocol and schema versions, the devices a request may name, the
-// phases, and every workload's parameters (defaults, enums, bounds) and spec
+// phases, the words of an out-of-memory error, and every workload's parameters (defaults, enums, bounds) and spec
 // facts (TTT's sizes and constants), all read from their Go declarations.
 // `xbench workloads --json` prints it; the Python backends read the copy
 // generated into plugins/_python/xbench_py/facts.json, so nothing of it is
@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 
 	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload"
 	_ "github.com/xbench/xbench/harness/workload/all" // registers every workload
@@ -30,6 +31,7 @@ type Facts struct {
 	SchemaVersion   int              `json:"schema_version"`
 	Devices         []string         `json:"devices"`
 	Phases          []string         `json:"phases"`
+	OOMMarkers      []string         `json:"oom_markers"` // harness/bench: how frameworks word running out of memory
 	Workloads       []workload.Facts `json:"workloads"`
 }
 
@@ -41,6 +43,7 @@ func Get() Facts {
 		SchemaVersion:   result.SchemaVersion,
 		Devices:         backend.Devices,
 		Phases:          workload.AllPhases,
+		OOMMarkers:      bench.OOMMarkers(),
 		Workloads:       workload.Catalog(),
 	}
 }

@@ -26,6 +26,7 @@ PROTOCOL_VERSION: int = DOC["protocol_version"]
 SCHEMA_VERSION: int = DOC["schema_version"]
 DEVICES: tuple = tuple(DOC["devices"])
 PHASES: tuple = tuple(DOC["phases"])
+OOM_MARKERS: tuple = tuple(DOC["oom_markers"])  # harness/bench/classify.go
 _WORKLOADS = {w["name"]: w for w in DOC["workloads"]}
 NAMES: tuple = tuple(_WORKLOADS)
 

@@ -395,25 +395,9 @@ def has_device_flush(timer: Timer) -> bool:
 
 
 # How frameworks word running out of memory, lower case: the harness's list
-# (harness/bench/classify.go oomMarkers) entry for entry, so a backend and
-# the harness give one error one status; tests/test_contract.py reads the Go
-# file and keeps the two equal.
-OOM_MARKERS = (
-    "out of memory",
-    "outofmemoryerror",
-    "resource_exhausted",
-    "cuda_error_out_of_memory",
-    "cudaerrormemoryallocation",
-    "hiperroroutofmemory",
-    "cublas_status_alloc_failed",
-    "miopenstatusallocfailed",
-    "failed to allocate memory",
-    "std::bad_alloc",
-    "memoryerror",
-    "can't allocate memory",
-    "cannot allocate memory",
-    "unable to allocate",
-)
+# (harness/bench/classify.go oomMarkers), read from the generated facts, so
+# a backend and the harness give one error one status.
+OOM_MARKERS = _facts.OOM_MARKERS
 
 
 def is_oom(exc: BaseException) -> bool:
