@@ -19,8 +19,6 @@ package cupti
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -94,19 +92,16 @@ var (
 	openErr    error
 )
 
-// Open loads libcupti (path, or the usual places when path is "") and
-// registers the buffer callbacks; the first call decides for the process.
-// Start enables the records.
-func Open(path string) (*Tracer, error) {
-	openOnce.Do(func() { openTracer, openErr = open(path) })
+// Open binds the libcupti the caller loaded (lib, from path; the native
+// backend finds it as it finds every vendor library: gpu/libs.go, specCUPTI)
+// and registers the buffer callbacks; the first call decides for the
+// process. Start enables the records.
+func Open(lib uintptr, path string) (*Tracer, error) {
+	openOnce.Do(func() { openTracer, openErr = open(lib, path) })
 	return openTracer, openErr
 }
 
-func open(path string) (*Tracer, error) {
-	lib, where, err := dlopen(path)
-	if err != nil {
-		return nil, err
-	}
+func open(lib uintptr, where string) (*Tracer, error) {
 	t := &Tracer{path: where, lent: map[uintptr][]byte{}}
 	for name, fp := range map[string]any{
 		"cuptiActivityRegisterCallbacks": &t.lib.registerCallbacks,
@@ -276,40 +271,4 @@ func goString(p *byte) string {
 		n++
 	}
 	return string(unsafe.Slice(p, n))
-}
-
-// dlopen finds libcupti: path when given, else XBENCH_LIBCUPTI, then the
-// names bare (the loader's own search), then CUDA toolkit folders and the
-// nvidia-cuda-cupti wheel that PyTorch installs.
-func dlopen(path string) (uintptr, string, error) {
-	var cands []string
-	if path != "" {
-		cands = []string{path}
-	} else {
-		if p := os.Getenv("XBENCH_LIBCUPTI"); p != "" {
-			cands = append(cands, p)
-		}
-		names := []string{"libcupti.so.13", "libcupti.so.12", "libcupti.so"}
-		cands = append(cands, names...)
-		for _, dir := range []string{
-			"/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda-*/extras/CUPTI/lib64",
-			"/usr/local/cuda/lib64", "/usr/local/cuda-*/targets/x86_64-linux/lib",
-			"/usr/local/lib/python3*/dist-packages/nvidia/cu*/lib", "/usr/local/lib/python3*/dist-packages/nvidia/cuda_cupti/lib",
-			"/usr/lib/python3*/dist-packages/nvidia/cu*/lib", "/usr/lib/python3/dist-packages/nvidia/cuda_cupti/lib",
-		} {
-			for _, n := range names {
-				m, _ := filepath.Glob(filepath.Join(dir, n))
-				cands = append(cands, m...)
-			}
-		}
-	}
-	var errs []error
-	for _, c := range cands {
-		h, err := purego.Dlopen(c, purego.RTLD_NOW|purego.RTLD_GLOBAL)
-		if err == nil && h != 0 {
-			return h, c, nil
-		}
-		errs = append(errs, fmt.Errorf("%s: %v", c, err))
-	}
-	return 0, "", fmt.Errorf("cupti: no libcupti could be loaded (set XBENCH_LIBCUPTI to its path): %w", errors.Join(errs...))
 }

@@ -73,6 +73,14 @@ var (
 		[]string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"}, cudaToolkitDirs()}
 	specHIP = libSpec{"HIP runtime", "XBENCH_LIBHIP",
 		[]string{"libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}, rocmDirs()}
+	// CUPTI: the CUDA toolkit's extras/CUPTI, or the nvidia-cuda-cupti
+	// wheel PyTorch installs (the H100 machine's system loader finds it)
+	specCUPTI = libSpec{"CUPTI", "XBENCH_LIBCUPTI",
+		[]string{"libcupti.so.13", "libcupti.so.12", "libcupti.so"}, append([]string{
+			"/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda-*/extras/CUPTI/lib64",
+			"/usr/local/lib/python3*/dist-packages/nvidia/cu*/lib", "/usr/local/lib/python3*/dist-packages/nvidia/cuda_cupti/lib",
+			"/usr/lib/python3*/dist-packages/nvidia/cu*/lib", "/usr/lib/python3/dist-packages/nvidia/cuda_cupti/lib",
+		}, cudaToolkitDirs()...)}
 	// ROCm 5.x (Debian 12's 5.2 included) has no libhiprtc: hipRTC's
 	// symbols are in libamdhip64 itself, the last names tried.
 	specHIPRTC = libSpec{"hipRTC", "XBENCH_LIBHIPRTC",

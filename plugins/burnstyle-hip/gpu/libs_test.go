@@ -57,7 +57,10 @@ func TestCandidatesOrder(t *testing.T) {
 			t.Errorf("%s: the versioned toolkit folder (where the H100 machine has it) is not searched", spec.what)
 		}
 	}
-	if specNVRTC.names[0] != "libnvrtc.so.13" || specCUDA.names[0] != "libcuda.so.1" {
+	if !strings.Contains(strings.Join(specCUPTI.dirs, " "), "/usr/local/cuda/extras/CUPTI/lib64") || specCUPTI.env != "XBENCH_LIBCUPTI" {
+		t.Error("CUPTI: the toolkit's extras/CUPTI or the XBENCH_LIBCUPTI override is not searched")
+	}
+	if specNVRTC.names[0] != "libnvrtc.so.13" || specCUDA.names[0] != "libcuda.so.1" || specCUPTI.names[0] != "libcupti.so.13" {
 		t.Error("preferred library names changed")
 	}
 }

@@ -28,7 +28,11 @@ func openTracer() (*cupti.Tracer, string) {
 	if os.Getenv("XBENCH_LIBCUDA") != "" {
 		return nil, "XBENCH_LIBCUDA names another driver (the emulator): no CUPTI"
 	}
-	t, err := cupti.Open("")
+	lib, path, err := specCUPTI.open()
+	if err != nil {
+		return nil, err.Error()
+	}
+	t, err := cupti.Open(lib, path)
 	if err != nil {
 		return nil, err.Error()
 	}
