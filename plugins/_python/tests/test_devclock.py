@@ -41,6 +41,8 @@ def test_no_complete_record_is_an_error_not_a_zero():
 def test_busy_time_leaves_the_gaps_out():
     recs = [A(1000, 3000), A(2000, 4000), A(6000, 7000)]
     assert dc.busy_ms(recs) == pytest.approx(0.004)
+    with pytest.raises(dc.NoActivity):
+        dc.busy_ms([A(0, 5)])  # start 0: not complete, as span_ms
     assert dc.span_ms(recs) == pytest.approx(0.006)
 
 

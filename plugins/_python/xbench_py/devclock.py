@@ -108,20 +108,20 @@ def span_ms(records: Iterable[Activity]) -> float:
 
 
 def busy_ms(records: Iterable[Activity]) -> float:
-    """The union of the records' intervals in ms: the time some work of the
-    call was running (span_ms less the idle gaps), for diagnostics."""
+    """The union of the complete records' intervals in ms: the time some
+    work of the call was running (span_ms less the idle gaps); NoActivity
+    when no record is complete, as span_ms."""
     ivs = sorted((r.start_ns, r.end_ns) for r in records if r.start_ns > 0 and r.end_ns >= r.start_ns)
-    total, cur_s, cur_e = 0, None, None
-    for s, e in ivs:
-        if cur_e is None or s > cur_e:
-            if cur_e is not None:
-                total += cur_e - cur_s
+    if not ivs:
+        raise NoActivity("CUPTI recorded no complete kernel, memcpy or memset for the call")
+    total, (cur_s, cur_e) = 0, ivs[0]
+    for s, e in ivs[1:]:
+        if s > cur_e:
+            total += cur_e - cur_s
             cur_s, cur_e = s, e
         else:
             cur_e = max(cur_e, e)
-    if cur_e is not None:
-        total += cur_e - cur_s
-    return total / 1e6
+    return (total + cur_e - cur_s) / 1e6
 
 
 class CuptiSource:
@@ -274,7 +274,6 @@ class SpanTimer(xc.Timer):
         self.inner.time(fn)
         self.last = self.source.drain()
         if self.busy:
-            span_ms(self.last)  # NoActivity when the call left nothing complete
             return busy_ms(self.last)
         return span_ms(self.last)
 
