@@ -69,6 +69,11 @@ class _View:
         return xt.Config(workload=self.workload, phase=self.phase, params=self.to_params(),
                          warmup=self.warmup, repeats=self.repeats)
 
+    @property
+    def backward(self) -> bool:
+        """Whether the phase takes gradients (backward, or both)."""
+        return self.phase in ("backward", "both")
+
 
 @dataclass
 class TTT(_View):
@@ -86,10 +91,6 @@ class TTT(_View):
     phase: str = facts.phases("ttt")[0]
     warmup: int = 3
     repeats: int = 10
-
-    @property
-    def backward(self) -> bool:
-        return self.phase in ("backward", "both")
 
     @property
     def inner_only(self) -> bool:
@@ -235,10 +236,6 @@ class Attention(_View):
         return self.heads // self.kvh
 
     @property
-    def backward(self) -> bool:
-        return self.phase in ("backward", "both")
-
-    @property
     def scale(self) -> float:
         return self.head_dim ** -0.5
 
@@ -295,10 +292,6 @@ class Scan(_View):
     phase: str = facts.phases("scan")[0]
     warmup: int = 3
     repeats: int = 10
-
-    @property
-    def backward(self) -> bool:
-        return self.phase in ("backward", "both")
 
     def shapes(self) -> dict:
         """The input tensors' shapes by name."""
