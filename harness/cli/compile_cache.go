@@ -15,9 +15,13 @@ const CompileCacheEnv = "XBENCH_COMPILE_CACHE"
 // compileCacheVars are the frameworks' own persistent-cache settings,
 // pointed at sub-folders of the one --compile-cache folder: XLA's compiled
 // executables (every one, however quick to compile: the minimums are 0),
-// inductor's generated code and Triton's compiled kernels. A JIT backend
-// then compiles a shape once across runs, machines sharing the folder and
-// SLURM tasks; its compile_ms says when it did not have to.
+// inductor's generated code, Triton's compiled kernels and Triton's
+// autotuning choices (kept per exact autotuning key: a kernel's shape,
+// layout and precision, never a bucket of shapes). A JIT backend then
+// compiles and tunes a shape once across runs, machines sharing the folder,
+// SLURM tasks and sweep --compile-ahead's helper processes; its compile_ms
+// says when it did not have to, and triton's results name the config its
+// autotuner chose (env.settings).
 func compileCacheVars(dir string) map[string]string {
 	return map[string]string{
 		CompileCacheEnv:                              dir,
@@ -27,6 +31,7 @@ func compileCacheVars(dir string) map[string]string {
 		"TORCHINDUCTOR_CACHE_DIR":                    filepath.Join(dir, "inductor"),
 		"TORCHINDUCTOR_FX_GRAPH_CACHE":               "1",
 		"TRITON_CACHE_DIR":                           filepath.Join(dir, "triton"),
+		"TRITON_CACHE_AUTOTUNING":                    "1",
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/pflag"
 
+	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/registry"
@@ -51,6 +52,7 @@ type sweepFlags struct {
 	budget                           string
 	force, status, csv, clear, slurm bool
 	slurmTasks, perBucket            int
+	compileAhead                     int
 	budgetDur                        time.Duration // --budget, parsed
 }
 
@@ -69,6 +71,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs.StringVar(&f.config, "config", "", "sweep file (JSON, keys are these flag names)")
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
 	fs.StringVar(&f.budget, "budget", "", "minutes (or a duration such as 90s, 1h30m) this invocation may begin cells in; cheapest first, the rest stay for a rerun")
+	fs.IntVar(&f.compileAhead, "compile-ahead", 0, "helper processes per backend that compile cells (XLA, Triton autotuning) into --compile-cache before they are timed; 0: each cell compiles where it is timed")
 	if _, ok := wl.(workload.Bucketer); ok {
 		fs.IntVar(&f.perBucket, "per-bucket", 0, "time this many configurations of each canonical shape bucket (the largest, then evenly spaced), not every one (0: all)")
 	}
@@ -116,6 +119,9 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 		return usagef("--budget and --slurm were combined (a job array's time is sbatch's --time: --slurm-args)")
 	}
 	f.budgetDur = budget
+	if err := f.checkAhead(); err != nil {
+		return err
+	}
 	return f.runOrSubmit(ctx, a, fs, folder)
 }
 
@@ -201,6 +207,8 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	var meta bench.Meta
 	var root string
 	var reg0 *registry.Registry
+	var helperMeta bench.Meta
+	var helperEnv []string
 	for i, gpu := range gpus {
 		tails := sweep.NewTails()
 		reg, r, err := a.sweepRegistry(&f.c, progress, tails)
@@ -216,6 +224,9 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 			meta, root, reg0 = sessionMeta(r, reg), r, reg
 		}
 		m, env := withRocm(meta, env, f.w.deviceKinds()...)
+		if i == 0 {
+			helperMeta, helperEnv = m, env
+		}
 		sess := bench.NewSession(reg, runID, m, env)
 		sess.Mode, sess.StartTimeout = f.m.mode(), f.c.startTimeout
 		workers = append(workers, sweep.Worker{Name: name, Exec: sess, Tails: tails})
@@ -238,8 +249,23 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 	if f.slurm {
 		return f.submit(a, fs, folder, plan, root)
 	}
-	sum, err := sweep.Run(ctx, folder, plan, workers, sweep.Options{Timeout: f.c.timeout, Force: f.force,
-		Shard: shard, Shards: shards, Progress: progress, Budget: f.budgetDur})
+	opts := sweep.Options{Timeout: f.c.timeout, Force: f.force,
+		Shard: shard, Shards: shards, Progress: progress, Budget: f.budgetDur}
+	if f.compileAhead > 0 {
+		helperTails := sweep.NewTails() // helpers' output stays out of the timed cells' tails
+		hreg, _, err := a.sweepRegistry(&f.c, progress, helperTails)
+		if err != nil {
+			return err
+		}
+		hmeta, henv := helperMeta, helperEnv // the one worker's: same GPU, same ROCm settings
+		opts.Ahead = &sweep.Ahead{Helpers: f.compileAhead, Class: aheadClasses(hreg, names), Mode: f.m.mode(),
+			NewHelper: func() sweep.Compiler {
+				s := bench.NewSession(hreg, runID, hmeta, henv)
+				s.Mode, s.StartTimeout = f.m.mode(), f.c.startTimeout
+				return s
+			}}
+	}
+	sum, err := sweep.Run(ctx, folder, plan, workers, opts)
 	if err == nil || errors.Is(err, context.Canceled) {
 		// Interrupted or not, the cells that have files get their table.
 		if werr := writeSweepWinners(a, folder); werr != nil {
@@ -264,6 +290,43 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		folder.Dir, sum.Existing, writtenText(sum.Written), folder.Dir)
 	return nil
 }
+
+// checkAhead refuses --compile-ahead where it cannot work: helpers compile
+// into the persistent compile cache, which the timing process must share,
+// and one timing worker keeps "nothing timed while a GPU compile runs" a
+// property of one schedule.
+func (f *sweepFlags) checkAhead() error {
+	const allowed = "allowed: 0 to 16 helper processes per backend"
+	switch {
+	case f.compileAhead < 0 || f.compileAhead > 16:
+		return usagef("--compile-ahead %d is out of range (%s)", f.compileAhead, allowed)
+	case f.compileAhead == 0:
+		return nil
+	case f.c.compileCache == "":
+		return usagef("--compile-ahead %d needs --compile-cache DIR: the helpers compile into it and the timing process reads it", f.compileAhead)
+	case f.slurm || f.shard != "":
+		return usagef("--compile-ahead was combined with --slurm or --shard (allowed: a sweep of one process)")
+	case strings.Contains(f.gpus, ","):
+		return usagef("--compile-ahead was combined with --gpus %s (allowed: one GPU)", f.gpus)
+	}
+	return nil
+}
+
+// aheadClasses is how each selected backend compiles ahead, from its
+// manifest (compile_ahead); backends that do not declare it compile where
+// they are timed.
+func aheadClasses(reg *registry.Registry, names []string) map[string]string {
+	out := map[string]string{}
+	for _, full := range names {
+		name, _ := backend.SplitName(full)
+		if m, ok := reg.Manifest(name); ok && m.CompileAhead != "" {
+			out[name] = m.CompileAhead
+		}
+	}
+	return out
+}
+
+var _ sweep.Compiler = (*bench.Session)(nil)
 
 // parseBudget reads --budget: minutes as a number, or a Go duration; "" is none.
 func parseBudget(v string) (time.Duration, error) {

@@ -35,8 +35,23 @@ type Manifest struct {
 	// can show them without starting it; Info's capabilities are the truth.
 	Workloads []string `json:"workloads,omitempty"`
 	Shell     string   `json:"shell,omitempty"` // nix dev shell that reproduces it
-	Dir       string   `json:"-"`               // absolute folder of the manifest
+	// CompileAhead declares that the backend answers the compile op and
+	// what its compiling uses (CompileAheadGPU, CompileAheadHost), for
+	// `xbench sweep --compile-ahead`; empty: it compiles where it is timed.
+	CompileAhead string `json:"compile_ahead,omitempty"`
+	Dir          string `json:"-"` // absolute folder of the manifest
 }
+
+// What a backend's ahead-of-time compile uses besides the host.
+const (
+	// CompileAheadGPU: compiling runs work on the GPU too (XLA's and
+	// Triton's autotuning time candidate kernels there), so an ahead
+	// compile never runs while a cell is timed.
+	CompileAheadGPU = "gpu"
+	// CompileAheadHost: compiling uses the host only and may run while
+	// another cell is timed.
+	CompileAheadHost = "host"
+)
 
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 
@@ -77,6 +92,11 @@ func (m Manifest) check() error {
 		}
 	default:
 		return fmt.Errorf("runtime %q is not one of plugin, python, exec, builtin", m.Runtime)
+	}
+	switch m.CompileAhead {
+	case "", CompileAheadGPU, CompileAheadHost:
+	default:
+		return fmt.Errorf("compile_ahead %q is not one of %s, %s (or absent)", m.CompileAhead, CompileAheadGPU, CompileAheadHost)
 	}
 	return nil
 }

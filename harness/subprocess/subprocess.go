@@ -79,6 +79,8 @@ type reply struct {
 	Calibration *backend.Calibration `json:"calibration,omitempty"`
 	// Profile answers the optional "profile" op (profile.go).
 	Profile *backend.ProfileReport `json:"profile,omitempty"`
+	// Compiled answers the optional "compile" op (compile.go).
+	Compiled *backend.Compiled `json:"compiled,omitempty"`
 }
 
 func (b *Backend) start() error {

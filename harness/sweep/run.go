@@ -41,7 +41,10 @@ type Options struct {
 	// limit). Once it is spent no cell is begun; cells running finish and
 	// are recorded, and the rest keep no file, so a rerun runs them.
 	Budget time.Duration
-	now    func() time.Time // the clock the budget is read on (tests); time.Now
+	// Ahead, when set, compiles cells in helper processes before they are
+	// timed (ahead.go); one worker only.
+	Ahead *Ahead
+	now   func() time.Time // the clock the budget is read on (tests); time.Now
 }
 
 // Summary is what one invocation did.
@@ -70,6 +73,9 @@ func (s Summary) LeftCount() int {
 func Run(ctx context.Context, f *Folder, plan []Cell, workers []Worker, opts Options) (Summary, error) {
 	if len(workers) == 0 {
 		return Summary{}, errors.New("sweep: no workers")
+	}
+	if opts.Ahead != nil && (len(workers) > 1 || opts.Ahead.Helpers < 1 || opts.Ahead.NewHelper == nil) {
+		return Summary{}, fmt.Errorf("sweep: compiling ahead needs one worker and at least one helper (workers %d, helpers %d)", len(workers), opts.Ahead.Helpers)
 	}
 	lock, err := LockFolder(f.Dir, opts.Shard, opts.Shards)
 	if err != nil {
@@ -282,27 +288,59 @@ func (s *state) report(w Worker, c Cell, r result.Result, took time.Duration, ex
 
 // work runs cells on one worker until none is left.
 func (s *state) work(ctx context.Context, w Worker) error {
+	if s.opts.Ahead != nil {
+		return s.workAhead(ctx, w)
+	}
 	for {
 		c, ok, err := s.next(w)
 		if err != nil || !ok {
 			return err
 		}
-		name, _ := backend.SplitName(c.Backend)
-		if w.Tails != nil {
-			w.Tails.Reset(name)
+		if err := s.execute(ctx, w, c, nil); err != nil || ctx.Err() != nil {
+			return err
 		}
-		if s.opts.Progress != nil {
-			s.opts.Progress.Begin(w.Name, c)
-		}
-		start := time.Now()
-		r := s.runCell(ctx, w, c)
+	}
+}
+
+// execute times one cell handed out by next and records it; compiled, when
+// set, is its compile ahead (ahead.go). A cell that a smaller one's failure
+// blocked since it was handed out is recorded as skipped instead.
+func (s *state) execute(ctx context.Context, w Worker, c Cell, compiled *backend.Compiled) error {
+	s.mu.Lock()
+	if cause, blocked := s.blocker(c); blocked {
+		r := w.Exec.Finalize(skipped(c, cause, s.known[cause.Key()].Result.Status))
+		err := s.record(w, c, r, 0)
+		s.mu.Unlock()
+		return err
+	}
+	s.mu.Unlock()
+	name, _ := backend.SplitName(c.Backend)
+	if w.Tails != nil {
+		w.Tails.Reset(name)
+	}
+	if s.opts.Progress != nil {
+		s.opts.Progress.Begin(w.Name, c)
+	}
+	start := time.Now()
+	var r result.Result
+	if compiled != nil && compiled.Status != result.StatusOK {
+		// The compile's own failure stands as the cell's: timing it would
+		// compile (and fail) again in the timing process.
+		r = w.Exec.Finalize(compileFailure(c, *compiled, s.opts.Ahead.Mode))
+	} else {
+		r = s.runCell(ctx, w, c)
 		if ctx.Err() != nil {
 			return nil // interrupted: the cell stays pending for the rerun
 		}
 		if r.Status != result.StatusOK && r.Tail == "" && w.Tails != nil {
 			r.Tail = w.Tails.Last(name)
 		}
-		r = bench.Classify(r) // again, now that the tail is known
+		if compiled != nil {
+			r = withCompiled(r, *compiled)
+		}
+	}
+	r = bench.Classify(r) // again, now that the tail is known
+	if compiled == nil || compiled.Status == result.StatusOK {
 		if r.Status == result.StatusFailed || r.Status == result.StatusOOM {
 			// A backend that failed may be in any state (a half-initialised
 			// device, a wedged process), and one that ran out of memory may
@@ -311,13 +349,10 @@ func (s *state) work(ctx context.Context, w Worker) error {
 			// for the memory of the one before.
 			w.Exec.Restart(name)
 		}
-		s.mu.Lock()
-		err = s.record(w, c, r, time.Since(start))
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.record(w, c, r, time.Since(start))
 }
 
 // runCell runs one cell under the sweep's own context. No per-cell context

@@ -129,6 +129,8 @@ class Backend(torch_backend.Backend):
         prepared = super().prepare_gemm(cfg, variant, device, seed)
         if device.kind == "cpu":
             prepared.warnings.append(INTERPRETER_WARNING)
+        if getattr(self.gemm, "LAST_CHOICE", ""):  # which config ran, chosen for this exact shape
+            prepared.settings["autotune_config"] = self.gemm.LAST_CHOICE
         return prepared
 
     def _attention(self, cfg: xw.Attention, device: xt.Device):

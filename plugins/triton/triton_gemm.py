@@ -54,6 +54,7 @@ is the same product since bf16/fp16 products are exact in float32.
 from __future__ import annotations
 
 import os
+import time
 from typing import Any, Callable
 
 import numpy as np
@@ -229,7 +230,19 @@ def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str,
     def step() -> torch.Tensor:
         _gemm_tuned[grid](*args, LAYOUT=lay, PREC=prec, EMULATE=False)
         return c
+    step.tuner = _gemm_tuned
     return step
+
+
+def chosen_config(step: Callable[[], Any]) -> str:
+    """The config the autotuner chose for step's shape after its first call
+    ("" where nothing was tuned: the interpreter): autotuning is keyed on the
+    exact shape, layout and precision, so this is the shape's own choice,
+    whether benchmarked now or read from Triton's autotuning cache
+    (TRITON_CACHE_AUTOTUNING, which --compile-cache turns on)."""
+    tuner = getattr(step, "tuner", None)
+    best = getattr(tuner, "best_config", None)
+    return "" if best is None else f"{getattr(step, 'kernel_name', 'gemm')}: {best}"
 
 
 def _normal(shape: tuple, device: str, gen: torch.Generator, dtype: str) -> torch.Tensor:
@@ -249,8 +262,19 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     a = _normal(sa, device, gen, dtype)
     b = _normal(sb, device, gen, dtype)
     step = _launcher(a, b, layout, dtype)
-    step()
+    t0 = time.perf_counter()
+    step()  # compiles and, on a GPU, autotunes this shape
+    if device != "cpu":
+        torch.cuda.synchronize(device)
+    step.compile_ms = (time.perf_counter() - t0) * 1e3  # the result's compile_ms (Prepared.compile_ms)
+    global LAST_CHOICE
+    LAST_CHOICE = chosen_config(step)
     return step
+
+
+# The autotuner's choice for the configuration prepare() last made (a
+# setting of its result), "" when nothing was tuned.
+LAST_CHOICE = ""
 
 
 def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

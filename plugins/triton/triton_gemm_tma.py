@@ -154,4 +154,5 @@ def launcher(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, 
     def step() -> torch.Tensor:
         kernel[grid](a2, b2, c2, m, n, k, A_T=a_t, B_T=b_t, EMULATE=False)
         return c
+    step.tuner, step.kernel_name = kernel, "tma-ws" if ws else "tma"
     return step

@@ -1302,6 +1302,80 @@ func (x *ProfileReply) GetTracePath() string {
 	return ""
 }
 
+// Compile is optional (harness/backend.Compiler): the configuration is
+// prepared and called once, untimed, so that its compilation lands in the
+// persistent compile cache ahead of its timing (sweep --compile-ahead). A
+// backend without it answers UNIMPLEMENTED.
+type CompileReply struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// The configuration's compile cost measured here: prepare's compile and
+	// the first call, as a run's compile_ms.
+	CompileMs     float64           `protobuf:"fixed64,3,opt,name=compile_ms,json=compileMs,proto3" json:"compile_ms,omitempty"`
+	Settings      map[string]string `protobuf:"bytes,4,rep,name=settings,proto3" json:"settings,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompileReply) Reset() {
+	*x = CompileReply{}
+	mi := &file_xbench_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompileReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompileReply) ProtoMessage() {}
+
+func (x *CompileReply) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompileReply.ProtoReflect.Descriptor instead.
+func (*CompileReply) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *CompileReply) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *CompileReply) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *CompileReply) GetCompileMs() float64 {
+	if x != nil {
+		return x.CompileMs
+	}
+	return 0
+}
+
+func (x *CompileReply) GetSettings() map[string]string {
+	if x != nil {
+		return x.Settings
+	}
+	return nil
+}
+
 var File_xbench_proto protoreflect.FileDescriptor
 
 const file_xbench_proto_rawDesc = "" +
@@ -1415,14 +1489,24 @@ const file_xbench_proto_rawDesc = "" +
 	"\awall_ms\x18\a \x01(\x01R\x06wallMs\x12\x14\n" +
 	"\x05calls\x18\b \x01(\x03R\x05calls\x12\x1d\n" +
 	"\n" +
-	"trace_path\x18\t \x01(\tR\ttracePath2\xc8\x03\n" +
+	"trace_path\x18\t \x01(\tR\ttracePath\"\xe6\x01\n" +
+	"\fCompileReply\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x1d\n" +
+	"\n" +
+	"compile_ms\x18\x03 \x01(\x01R\tcompileMs\x12H\n" +
+	"\bsettings\x18\x04 \x03(\v2,.xbench.plugin.v1.CompileReply.SettingsEntryR\bsettings\x1a;\n" +
+	"\rSettingsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x91\x04\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
 	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12N\n" +
 	"\bRunBatch\x12!.xbench.plugin.v1.RunBatchRequest\x1a\x1f.xbench.plugin.v1.RunBatchReply\x12H\n" +
 	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReply\x12Q\n" +
 	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReply\x12K\n" +
-	"\aProfile\x12 .xbench.plugin.v1.ProfileRequest\x1a\x1e.xbench.plugin.v1.ProfileReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
+	"\aProfile\x12 .xbench.plugin.v1.ProfileRequest\x1a\x1e.xbench.plugin.v1.ProfileReply\x12G\n" +
+	"\aCompile\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1e.xbench.plugin.v1.CompileReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
 
 var (
 	file_xbench_proto_rawDescOnce sync.Once
@@ -1436,7 +1520,7 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_xbench_proto_goTypes = []any{
 	(*WorkloadCaps)(nil),     // 0: xbench.plugin.v1.WorkloadCaps
 	(*Values)(nil),           // 1: xbench.plugin.v1.Values
@@ -1458,47 +1542,52 @@ var file_xbench_proto_goTypes = []any{
 	(*ProfileRequest)(nil),   // 17: xbench.plugin.v1.ProfileRequest
 	(*KernelTime)(nil),       // 18: xbench.plugin.v1.KernelTime
 	(*ProfileReply)(nil),     // 19: xbench.plugin.v1.ProfileReply
-	nil,                      // 20: xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	nil,                      // 21: xbench.plugin.v1.WorkloadCaps.MaxEntry
-	nil,                      // 22: xbench.plugin.v1.Config.ParamsEntry
-	nil,                      // 23: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	(*CompileReply)(nil),     // 20: xbench.plugin.v1.CompileReply
+	nil,                      // 21: xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	nil,                      // 22: xbench.plugin.v1.WorkloadCaps.MaxEntry
+	nil,                      // 23: xbench.plugin.v1.Config.ParamsEntry
+	nil,                      // 24: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	nil,                      // 25: xbench.plugin.v1.CompileReply.SettingsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	20, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	21, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
+	21, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	22, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
 	0,  // 2: xbench.plugin.v1.Capabilities.workloads:type_name -> xbench.plugin.v1.WorkloadCaps
 	2,  // 3: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	2,  // 4: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	3,  // 5: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	22, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
+	23, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
 	6,  // 7: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
 	7,  // 8: xbench.plugin.v1.RunRequest.mode:type_name -> xbench.plugin.v1.Mode
 	8,  // 9: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
 	6,  // 10: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
 	13, // 11: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
 	13, // 12: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
-	23, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	24, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 	6,  // 14: xbench.plugin.v1.ProfileRequest.config:type_name -> xbench.plugin.v1.Config
 	13, // 15: xbench.plugin.v1.ProfileReply.device:type_name -> xbench.plugin.v1.Device
 	18, // 16: xbench.plugin.v1.ProfileReply.kernels:type_name -> xbench.plugin.v1.KernelTime
-	1,  // 17: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
-	4,  // 18: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	8,  // 19: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	10, // 20: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
-	12, // 21: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	15, // 22: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
-	17, // 23: xbench.plugin.v1.Backend.Profile:input_type -> xbench.plugin.v1.ProfileRequest
-	5,  // 24: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	9,  // 25: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	11, // 26: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
-	14, // 27: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	16, // 28: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
-	19, // 29: xbench.plugin.v1.Backend.Profile:output_type -> xbench.plugin.v1.ProfileReply
-	24, // [24:30] is the sub-list for method output_type
-	18, // [18:24] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	25, // 17: xbench.plugin.v1.CompileReply.settings:type_name -> xbench.plugin.v1.CompileReply.SettingsEntry
+	1,  // 18: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
+	4,  // 19: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	8,  // 20: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	10, // 21: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
+	12, // 22: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	15, // 23: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	17, // 24: xbench.plugin.v1.Backend.Profile:input_type -> xbench.plugin.v1.ProfileRequest
+	8,  // 25: xbench.plugin.v1.Backend.Compile:input_type -> xbench.plugin.v1.RunRequest
+	5,  // 26: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	9,  // 27: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	11, // 28: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
+	14, // 29: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	16, // 30: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	19, // 31: xbench.plugin.v1.Backend.Profile:output_type -> xbench.plugin.v1.ProfileReply
+	20, // 32: xbench.plugin.v1.Backend.Compile:output_type -> xbench.plugin.v1.CompileReply
+	26, // [26:33] is the sub-list for method output_type
+	19, // [19:26] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -1512,7 +1601,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   24,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -30,6 +30,7 @@ const (
 	Backend_Export_FullMethodName    = "/xbench.plugin.v1.Backend/Export"
 	Backend_Calibrate_FullMethodName = "/xbench.plugin.v1.Backend/Calibrate"
 	Backend_Profile_FullMethodName   = "/xbench.plugin.v1.Backend/Profile"
+	Backend_Compile_FullMethodName   = "/xbench.plugin.v1.Backend/Compile"
 )
 
 // BackendClient is the client API for Backend service.
@@ -42,6 +43,7 @@ type BackendClient interface {
 	Export(ctx context.Context, in *ExportRequest, opts ...grpc.CallOption) (*ExportReply, error)
 	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error)
 	Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error)
+	Compile(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*CompileReply, error)
 }
 
 type backendClient struct {
@@ -112,6 +114,16 @@ func (c *backendClient) Profile(ctx context.Context, in *ProfileRequest, opts ..
 	return out, nil
 }
 
+func (c *backendClient) Compile(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*CompileReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompileReply)
+	err := c.cc.Invoke(ctx, Backend_Compile_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BackendServer is the server API for Backend service.
 // All implementations must embed UnimplementedBackendServer
 // for forward compatibility.
@@ -122,6 +134,7 @@ type BackendServer interface {
 	Export(context.Context, *ExportRequest) (*ExportReply, error)
 	Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error)
 	Profile(context.Context, *ProfileRequest) (*ProfileReply, error)
+	Compile(context.Context, *RunRequest) (*CompileReply, error)
 	mustEmbedUnimplementedBackendServer()
 }
 
@@ -149,6 +162,9 @@ func (UnimplementedBackendServer) Calibrate(context.Context, *CalibrateRequest) 
 }
 func (UnimplementedBackendServer) Profile(context.Context, *ProfileRequest) (*ProfileReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Profile not implemented")
+}
+func (UnimplementedBackendServer) Compile(context.Context, *RunRequest) (*CompileReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Compile not implemented")
 }
 func (UnimplementedBackendServer) mustEmbedUnimplementedBackendServer() {}
 func (UnimplementedBackendServer) testEmbeddedByValue()                 {}
@@ -279,6 +295,24 @@ func _Backend_Profile_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_Compile_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RunRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).Compile(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_Compile_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).Compile(ctx, req.(*RunRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Backend_ServiceDesc is the grpc.ServiceDesc for Backend service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -309,6 +343,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Profile",
 			Handler:    _Backend_Profile_Handler,
+		},
+		{
+			MethodName: "Compile",
+			Handler:    _Backend_Compile_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

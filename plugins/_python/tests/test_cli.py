@@ -224,3 +224,18 @@ def test_serve_run_batch_and_failures(dummy, validate):
     assert replies[6]["result"]["status"] == "unsupported" and "workload conv" in replies[6]["result"]["message"]
     assert "differs" in replies[7]["error"]
     assert "repeats" in replies[8]["error"]
+
+
+def test_serve_compile(dummy):
+    """op compile (sweep --compile-ahead): prepare and the first call, no
+    samples; the configuration's failure is its status, as a run's is."""
+    reqs = [{"id": i, "op": "compile", "request": {"workload": "gemm", "device": "cpu", "config": gemm_cfg(**kw)}}
+            for i, kw in enumerate(({}, {"m": "13"}, {"m": "14"}, {"dtype": "bfloat16"}), 1)]
+    reqs.append({"id": 5, "op": "compile", "request": {"device": "cpu", "config": gemm_cfg(m="x")}})
+    replies, _ = serve(dummy(), reqs)
+    got = [r.get("compiled") for r in replies[:4]]
+    assert got[0]["status"] == "ok" and got[0]["compile_ms"] > 0 and "message" not in got[0], got[0]
+    assert [g["status"] for g in got] == ["ok", "oom", "failed", "unsupported"]
+    assert got[1]["message"].endswith("CUDA out of memory. Tried to allocate 2 GiB") and got[1]["compile_ms"] == 0
+    assert "bfloat16" in got[3]["message"]
+    assert "decimal" in replies[4]["error"]  # a bad request is an error reply, as for run

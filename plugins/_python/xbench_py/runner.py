@@ -198,6 +198,44 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
     return rec
 
 
+def compile_ahead(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0,
+                  mode: Mode = Mode()) -> dict:
+    """op compile: prepare the configuration and make its first call,
+    untimed, so that what a JIT compiles (into the persistent compile cache
+    the harness points it at) is there when the cell is timed, possibly by
+    another process (sweep --compile-ahead). No sample is taken and no
+    device clock is started. Returns {status, message, compile_ms, settings};
+    compile_ms is what run() would have recorded as this cell's compile_ms."""
+    cfg = _config(cfg)
+    _check_device(device)
+    v = view(cfg)
+    status, message, compile_ms, settings = "ok", "", 0.0, {}
+    try:
+        caps, who = _caps_for(fw, cfg, variant, device)
+        dev = _resolve(fw, caps, who, device)
+        compile_ms, settings = _compile_once(fw, fw.timer(dev), v, variant, dev, seed, cfg.workload)
+    except xc.Unsupported as e:
+        status, message = "unsupported", str(e)
+    except Exception as e:  # noqa: BLE001 - every failure becomes a record
+        status, message = _failure(e)
+        compile_ms = 0.0
+    finally:
+        fw.release()
+    rec = {"status": status, "message": message, "compile_ms": compile_ms, "settings": settings}
+    return {k: val for k, val in rec.items() if val or k in ("status", "compile_ms")}
+
+
+def _compile_once(fw: xc.Framework, timer: xc.Timer, v, variant: str, dev: xc.Device, seed: int, workload: str):
+    # Its own frame, as _measure's: the model and inputs die on return, so
+    # release() frees them before the next configuration compiles.
+    prepared = _method(fw, "prepare", workload)(v, variant, dev, seed)
+    try:
+        compile_ms = prepared.compile_ms + timer.first(prepared.step)
+    finally:
+        timer.close()
+    return compile_ms, {str(k): str(val) for k, val in prepared.settings.items()}
+
+
 def run_batch(fw: xc.Framework, requests: list) -> list:
     """op run_batch: one result per (config, variant, device, seed[, mode])
     tuple, in order, each exactly as run() makes it."""

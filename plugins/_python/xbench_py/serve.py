@@ -1,6 +1,6 @@
 """xbench_py.serve: the JSON-lines serve loop of docs/protocol.md. Stdout
 carries replies only (protocol_stdout); each request line is answered by
-the runner (run, run_batch, export, calibrate) or the profiler (profile).
+the runner (run, run_batch, compile, export, calibrate) or the profiler (profile).
 It builds on xbench_py.types, runner and profile; the CLI builds on it.
 """
 
@@ -13,7 +13,7 @@ import traceback
 
 from xbench_py import profile as xprofile
 from xbench_py import types as xc
-from xbench_py.runner import _parse_mode, _parse_request, calibrate, export, run, run_batch
+from xbench_py.runner import _parse_mode, _parse_request, calibrate, compile_ahead, export, run, run_batch
 
 
 def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
@@ -28,6 +28,8 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
         return {"profile": xprofile.profile(fw, *xprofile.parse(req))}
     if op == "run":
         return {"result": run(fw, *_parse_request(req, op), 0, _parse_mode(req))}
+    if op == "compile":
+        return {"compiled": compile_ahead(fw, *_parse_request(req, op), 0, _parse_mode(req))}
     if op == "run_batch":
         reqs = msg.get("requests")
         if not isinstance(reqs, list):
@@ -47,7 +49,7 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
                 raise xc.ConfigError(f"export request needs {k} (a path{'; may be empty' if k == 'weights_path' else ''})")
             paths.append(req.get(k, ""))
         return {"export": export(fw, cfg, variant, device, *paths)}
-    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, export, calibrate, profile, shutdown")
+    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, compile, export, calibrate, profile, shutdown")
 
 
 def protocol_stdout():

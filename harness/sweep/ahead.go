@@ -1,0 +1,242 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/manifest"
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Compiler is a helper executor: backend processes of its own that compile
+// cells ahead of their timing (*bench.Session is the real one). Compile
+// reports the configuration's own failure in the Compiled status and
+// returns an error only when the backend has no compile op
+// (backend.ErrCannotCompile).
+type Compiler interface {
+	Compile(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) (backend.Compiled, error)
+	Close()
+}
+
+// Ahead compiles the cells of some backends before they are timed, in
+// helper processes, into the persistent compile cache the timing process
+// reads (sweep --compile-ahead, docs/sweeps.md). Cells are handed out in
+// windows; a window's cells whose backend compiles on the GPU as well
+// (manifest.CompileAheadGPU: XLA's and Triton's autotuning) are compiled
+// while nothing is timed, all helpers at once, and the window is then timed
+// with no such compile running. A backend whose compile uses only the host
+// (manifest.CompileAheadHost) compiles the next window while this one is
+// timed.
+type Ahead struct {
+	Helpers int               // helper processes per backend (>= 1)
+	Window  int               // cells handed out per window (0: 8 per helper)
+	Class   map[string]string // backend name -> manifest.CompileAhead*; others are not compiled ahead
+	// NewHelper makes one helper executor; Helpers of them are made, each
+	// starting its own process of every backend it compiles for.
+	NewHelper func() Compiler
+	// Mode is the sweep's timing mode, recorded on a cell whose compile
+	// failed (and so was not timed).
+	Mode result.Mode
+}
+
+func (a *Ahead) window() int {
+	if a.Window > 0 {
+		return a.Window
+	}
+	return 8 * a.Helpers
+}
+
+// pool is the helpers of one sweep invocation.
+type pool struct {
+	ahead   *Ahead
+	timeout time.Duration
+	helpers []Compiler
+	mu      sync.Mutex
+	cannot  map[string]bool // backends that answered ErrCannotCompile
+}
+
+func newPool(a *Ahead, timeout time.Duration) *pool {
+	p := &pool{ahead: a, timeout: timeout, cannot: map[string]bool{}}
+	for range a.Helpers {
+		p.helpers = append(p.helpers, a.NewHelper())
+	}
+	return p
+}
+
+func (p *pool) Close() {
+	for _, h := range p.helpers {
+		h.Close()
+	}
+}
+
+// class is how c's backend compiles ahead, or "" when it does not.
+func (p *pool) class(c Cell) string {
+	name, _ := backend.SplitName(c.Backend)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cannot[name] {
+		return ""
+	}
+	return p.ahead.Class[name]
+}
+
+// compiles is one window's compiles of one class, running or done.
+type compiles struct {
+	wg  sync.WaitGroup
+	mu  sync.Mutex
+	out map[string]backend.Compiled // by cell key
+}
+
+func (cs *compiles) wait() map[string]backend.Compiled {
+	if cs == nil {
+		return nil
+	}
+	cs.wg.Wait()
+	return cs.out
+}
+
+// start compiles the cells of the given class: each backend's cells spread
+// over the helpers, every helper working on every backend at once.
+func (p *pool) start(ctx context.Context, cells []Cell, class string) *compiles {
+	cs := &compiles{out: map[string]backend.Compiled{}}
+	byBackend := map[string][]Cell{}
+	for _, c := range cells {
+		if p.class(c) == class {
+			name, _ := backend.SplitName(c.Backend)
+			byBackend[name] = append(byBackend[name], c)
+		}
+	}
+	for name, list := range byBackend {
+		queue := make(chan Cell, len(list))
+		for _, c := range list {
+			queue <- c
+		}
+		close(queue)
+		for _, h := range p.helpers {
+			cs.wg.Add(1)
+			go func() {
+				defer cs.wg.Done()
+				for c := range queue {
+					if ctx.Err() != nil {
+						return
+					}
+					got, err := h.Compile(ctx, c.Backend, c.Device, c.Config, p.timeout)
+					if errors.Is(err, backend.ErrCannotCompile) {
+						p.mu.Lock()
+						p.cannot[name] = true // timed as before, compiled where it is timed
+						p.mu.Unlock()
+						continue
+					}
+					if err != nil {
+						got = backend.Compiled{Status: result.StatusFailed, Message: "compile ahead: " + err.Error()}
+					}
+					cs.mu.Lock()
+					cs.out[c.Key()] = got
+					cs.mu.Unlock()
+				}
+			}()
+		}
+	}
+	return cs
+}
+
+// workAhead is work with compiles ahead: window by window, the GPU-class
+// compiles first (nothing timed meanwhile), then the timing, during which
+// the next window's host-class compiles run.
+func (s *state) workAhead(ctx context.Context, w Worker) error {
+	p := newPool(s.opts.Ahead, s.opts.Timeout)
+	defer p.Close()
+	window, err := s.nextWindow(w)
+	var host *compiles
+	if err == nil && len(window) > 0 {
+		host = p.start(ctx, window, manifest.CompileAheadHost)
+	}
+	for err == nil && len(window) > 0 {
+		s.note(fmt.Sprintf("sweep: compiling ahead for the next %d cells", len(window)))
+		done := p.start(ctx, window, manifest.CompileAheadGPU).wait()
+		maps.Copy(done, host.wait())
+		if ctx.Err() != nil {
+			return nil
+		}
+		var next []Cell
+		next, err = s.nextWindow(w)
+		host = p.start(ctx, next, manifest.CompileAheadHost)
+		for _, c := range window {
+			compiled, ok := done[c.Key()]
+			var cp *backend.Compiled
+			if ok {
+				cp = &compiled
+			}
+			if xerr := s.execute(ctx, w, c, cp); xerr != nil || ctx.Err() != nil {
+				host.wait()
+				return xerr
+			}
+		}
+		window = next
+	}
+	host.wait()
+	return err
+}
+
+// nextWindow hands out up to the window's size of cells.
+func (s *state) nextWindow(w Worker) ([]Cell, error) {
+	var out []Cell
+	for len(out) < s.opts.Ahead.window() {
+		c, ok, err := s.next(w)
+		if err != nil {
+			return out, err
+		}
+		if !ok {
+			break
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (s *state) note(line string) {
+	if s.opts.Progress != nil {
+		s.opts.Progress.Write([]byte(line))
+	}
+}
+
+// withCompiled is the timed result of a cell compiled ahead: its
+// compile_ms is what compiling cost in the helper (where it happened); the
+// timing process's own prepare and first call (a compile-cache load) is
+// recorded beside it in env.settings.
+func withCompiled(r result.Result, c backend.Compiled) result.Result {
+	if r.Status != result.StatusOK {
+		return r
+	}
+	settings := maps.Clone(r.Env.Settings)
+	if settings == nil {
+		settings = map[string]string{}
+	}
+	settings["compile_ahead"] = fmt.Sprintf("compiled in a helper process in %.1f ms (compile_ms); this process's prepare and first call then took %.1f ms",
+		c.CompileMs, r.CompileMs)
+	r.Env.Settings = settings
+	r.CompileMs = c.CompileMs
+	return r
+}
+
+// compileFailure is the result of a cell whose compile ahead failed: it
+// stands as the cell's result, and the cell is not timed.
+func compileFailure(c Cell, got backend.Compiled, mode result.Mode) result.Result {
+	// Message carries the helper's words; Tail is left for the timing
+	// process's output, which did not run this cell.
+	return result.Result{Backend: c.Backend, Status: got.Status, Config: c.Config, Mode: mode,
+		Device: result.Device{Kind: deviceKind(c.Device)}, Message: "compile ahead: " + trimAhead(got.Message)}
+}
+
+func trimAhead(msg string) string {
+	const p = "compile ahead: "
+	for len(msg) >= len(p) && msg[:len(p)] == p {
+		msg = msg[len(p):]
+	}
+	return msg
+}
