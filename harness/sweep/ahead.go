@@ -34,7 +34,7 @@ type Compiler interface {
 // timed.
 type Ahead struct {
 	Helpers int               // helper processes per backend (>= 1)
-	Window  int               // cells handed out per window (0: 8 per helper)
+	Window  int               // cells handed out per window (0: 24 per helper)
 	Class   map[string]string // backend name -> manifest.CompileAhead*; others are not compiled ahead
 	// NewHelper makes one helper executor; Helpers of them are made, each
 	// starting its own process of every backend it compiles for.
@@ -48,7 +48,11 @@ func (a *Ahead) window() int {
 	if a.Window > 0 {
 		return a.Window
 	}
-	return 8 * a.Helpers
+	// Large enough that one slow compile (Triton's first IEEE float32
+	// configs: up to a minute on the H100) holds up the window's other
+	// helpers only briefly: on the H100, windows of 8 per helper spent most
+	// of a 7-minute sweep waiting for the slowest compile of each window.
+	return 24 * a.Helpers
 }
 
 // pool is the helpers of one sweep invocation.
