@@ -78,6 +78,19 @@ def test_autotune_configs():
                    for c in cfgs)) == len(cfgs)
 
 
+def test_ieee_float32_tunes_over_small_tiles_only():
+    """IEEE float32 (PREC 0) drops the 8-warp and larger-than-128x128 tiles
+    (they spill and never won on the H100); every other precision keeps all."""
+    cfgs = g.autotune_configs()
+    kept = g._prune(cfgs, {}, PREC=0)
+    tiles = {(c.kwargs["BLOCK_M"], c.kwargs["BLOCK_N"], c.kwargs["BLOCK_K"]) for c in kept}
+    assert (64, 64, 32) in tiles and (64, 128, 64) in tiles  # the H100's winners
+    assert all(c.num_warps == 4 and c.kwargs["BLOCK_M"] * c.kwargs["BLOCK_N"] <= 128 * 128 for c in kept)
+    assert 0 < len(kept) < len(cfgs)
+    for prec in (1, 2):
+        assert g._prune(cfgs, {}, PREC=prec) == cfgs
+
+
 def test_cuda_refused_in_interpreter():
     with pytest.raises(ValueError):
         g.prepare(_params("nn", 1, "float32"), "cuda", 0)
