@@ -84,7 +84,7 @@ func build() {
 		return
 	}
 	prune(kernels)
-	srcs := []string{"xbemu.cpp", "xbemu_rtc.cpp", "xbemu_hip.cpp", "xbemu_lt.cpp"}
+	srcs := []string{"xbemu.cpp", "xbemu_rtc.cpp", "xbemu_hip.cpp", "xbemu_lt.cpp", "xbemu_rocblas.cpp"}
 	args := []string{"-std=c++17", "-O1", "-g", "-U_FORTIFY_SOURCE", "-shared", "-fPIC"}
 	h := sha256.New()
 	ver, _ := exec.Command("g++", "--version").Output()
@@ -172,6 +172,9 @@ func OpenHIP(t testing.TB, wave int) *gpu.Device {
 	Use(t)
 	t.Setenv("XBENCH_LIBHIP", lib) // the one emulator library has both faces
 	t.Setenv("XBENCH_LIBHIPRTC", lib)
+	// hipBLASLt and rocBLAS: the emulator's stand-ins (xbemu_rocblas.cpp)
+	t.Setenv("XBENCH_LIBHIPBLASLT", lib)
+	t.Setenv("XBENCH_LIBROCBLAS", lib)
 	t.Setenv("XBEMU_WAVE", strconv.Itoa(wave))
 	d, err := gpu.Open("rocm")
 	if err != nil {
