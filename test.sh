@@ -31,6 +31,12 @@ export XBENCH_LIBCUBLASLT="$PWD/$(dirname "$nvrtc")/libcublasLt.so.13"
 hiprtc=/usr/lib/$(uname -m)-linux-gnu/libamdhip64.so.5
 [ -f "$hiprtc" ] || die "no $hiprtc (Debian's libamdhip64-dev): the hipRTC compile tests need it"
 export XBENCH_LIBHIPRTC="$hiprtc" XBENCH_HIPRTC_CACHE="${XBENCH_CACHE:-$HOME/.cache/xbench}/hiprtc"
+# AMD's hipBLASLt and rocBLAS headers (Debian unstable's -dev packages;
+# Debian 12 has neither library): every function of the native backend's
+# hipBLASLt and rocBLAS bindings is declared there with the parameters it
+# passes, and every constant has the header's value (TestROCmBLASHeaders).
+export XBENCH_ROCM_BLAS_INCLUDE="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-blas-headers"
+rocm_blas_headers "$XBENCH_ROCM_BLAS_INCLUDE"
 # The tests run in lanes: independent groups started at once, each with
 # its own log (kept in results/local/test-lanes/, printed as each lane
 # ends, a failed lane's again at the very end), so that one lane's waits

@@ -97,6 +97,9 @@ func TestROCmBLASHeaders(t *testing.T) {
 			t.Errorf("%s: the header says %d, the binding passes %d", name, got, want)
 		}
 	}
+	if pkgs, err := os.ReadFile(filepath.Join(inc, "PACKAGES")); err == nil { // what test.sh unpacked
+		t.Logf("headers from %s", strings.Join(strings.Fields(string(pkgs)), ", "))
+	}
 }
 
 // declaredParams finds "status name(...)" in src and counts its parameters.
