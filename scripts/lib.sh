@@ -64,6 +64,28 @@ rocm_blas_headers() {
   touch "$dir/.complete"
 }
 
+# rocm_llvm DIR: ROCm 7.2.2's LLVM (librocmllvm.so, the AMDGPU back end
+# that knows gfx942) from PyPI's rocm-llvm-python wheel (62 MB), unpacked
+# into DIR once; gpu.GFX942Compile generates the kernels' gfx942 code with it.
+ROCM_LLVM_PYTHON=7.2.2.562.46
+rocm_llvm() {
+  local dir=$1 tmp
+  [ -f "$dir/librocmllvm.so" ] && return 0
+  say "fetching ROCm's LLVM (rocm-llvm-python $ROCM_LLVM_PYTHON) into $dir"
+  tmp=$(mktemp -d)
+  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "rocm-llvm-python==$ROCM_LLVM_PYTHON" ||
+    { rm -rf "$tmp"; die "could not download rocm-llvm-python==$ROCM_LLVM_PYTHON"; }
+  mkdir -p "$dir"
+  .venv/bin/python - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no librocmllvm.so in the rocm-llvm-python wheel"; }
+import glob, os, sys, zipfile
+whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
+with whl.open("rocm/llvm/librocmllvm.so") as src, open(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), "wb") as dst:
+    dst.write(src.read())
+os.rename(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), os.path.join(sys.argv[2], "librocmllvm.so"))
+PY
+  rm -rf "$tmp"
+}
+
 # setup_venv: .venv -> ~/.cache/xbench/venv-<hash of requirements.txt>.
 # The venv lives outside the clone so a fresh clone (CI) reuses it.
 setup_venv() {
