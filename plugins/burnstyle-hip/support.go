@@ -166,7 +166,7 @@ func (n *Native) candidates(device string) ([]engine, string) {
 }
 
 // rocmUnsupported is why a request cannot run on rocm, or "". Every kernel
-// compiles for gfx90a and gfx1030 (gpu.TestHIPRTC) and the AMD paths pass
+// compiles for gfx90a, gfx1030 and gfx942 (TestHIPRTC) and the AMD paths pass
 // on the emulator (gpu.TestEmuHIP); what is missing is named here. ttt is
 // the one workload declared on rocm (its devices are the engines').
 func rocmUnsupported(cfg result.Config) string {
