@@ -34,7 +34,9 @@ extern "C" {
 // ---- hipBLASLt ------------------------------------------------------------------
 int hipblasLtCreate(void** h) { *h = (void*)0x2; return 0; }
 int hipblasLtDestroy(void*) { return 0; }
-int hipblasLtGetVersion(void*, int* v) { *v = 100100; return 0; }
+// 0: the stand-in is no hipBLASLt release (the record reads "hipblaslt 0.0.0",
+// with the emulator library's path beside it).
+int hipblasLtGetVersion(void*, int* v) { *v = 0; return 0; }
 int hipblasLtMatmulDescCreate(Desc** d, int compute, int scale) {
   if (scale != 0 || (compute != 2 && compute != 6)) return kInvalid;  // HIP_R_32F scale; COMPUTE_32F or _FAST_TF32
   *d = new Desc{compute, 111, 111};
