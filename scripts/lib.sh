@@ -20,6 +20,72 @@ apt_install() { # apt_install PKG... : install Debian packages that are missing
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# debian_mirror: the Debian mirror this machine's apt already uses.
+debian_mirror() {
+  local u
+  u=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null)
+  [ -n "$u" ] || u=$(awk '$1 == "deb" && !/security/ {for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) {print $i; exit}}' /etc/apt/sources.list 2>/dev/null)
+  [ -n "$u" ] && echo "$u"
+}
+
+# sid_download DIR PKG...: download Debian unstable's .deb of each package
+# into DIR with a private apt state (this machine's sources and packages
+# are left alone): Debian 12 has no hipBLASLt or rocBLAS, unstable has both.
+sid_download() {
+  local dir=$1 uri st; shift
+  uri=$(debian_mirror) || die "no Debian mirror in /etc/apt: cannot fetch ${*}"
+  st=$(mktemp -d)
+  mkdir -p "$st/lists/partial" "$st/cache/archives/partial" "$dir"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $uri sid main" >"$st/sources.list"
+  local o=(-o Dir::Etc::sourcelist="$st/sources.list" -o Dir::Etc::sourceparts=/dev/null
+    -o Dir::State::Lists="$st/lists" -o Dir::Cache="$st/cache" -o APT::Sandbox::User=root
+    -o Acquire::IndexTargets::deb::DEP-11::DefaultEnabled=false -o Acquire::IndexTargets::deb::DEP-11-icons::DefaultEnabled=false)
+  apt-get "${o[@]}" update -qq >/dev/null && (cd "$dir" && apt-get "${o[@]}" download "$@" >/dev/null)
+  local rc=$?
+  rm -rf "$st"
+  return $rc
+}
+
+# rocm_blas_headers DIR: AMD's hipBLASLt, rocBLAS, hipBLAS-common and HIP
+# headers (Debian unstable's -dev packages, ~400 KB) unpacked into DIR
+# once, with the packages' names in DIR/PACKAGES: TestROCmBLASHeaders
+# checks the native backend's hipBLASLt and rocBLAS bindings against them.
+rocm_blas_headers() {
+  local dir=$1 tmp d
+  [ -f "$dir/.complete" ] && return 0
+  say "fetching AMD's hipBLASLt/rocBLAS headers (Debian unstable's -dev packages) into $dir"
+  tmp=$(mktemp -d)
+  sid_download "$tmp" libhipblaslt-dev librocblas-dev libhipblas-common-dev libamdhip64-dev ||
+    { rm -rf "$tmp"; die "could not download AMD's BLAS headers from Debian unstable"; }
+  rm -rf "$dir"; mkdir -p "$dir"
+  for d in "$tmp"/*.deb; do dpkg-deb -x "$d" "$tmp/x" && basename "$d" >>"$dir/PACKAGES"; done
+  cp -r "$tmp/x/usr/include/." "$dir/"
+  rm -rf "$tmp"
+  touch "$dir/.complete"
+}
+
+# rocm_llvm DIR: ROCm 7.2.2's LLVM (librocmllvm.so, the AMDGPU back end
+# that knows gfx942) from PyPI's rocm-llvm-python wheel (62 MB), unpacked
+# into DIR once; gpu.GFX942Compile generates the kernels' gfx942 code with it.
+ROCM_LLVM_PYTHON=7.2.2.562.46
+rocm_llvm() {
+  local dir=$1 tmp
+  [ -f "$dir/librocmllvm.so" ] && return 0
+  say "fetching ROCm's LLVM (rocm-llvm-python $ROCM_LLVM_PYTHON) into $dir"
+  tmp=$(mktemp -d)
+  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "rocm-llvm-python==$ROCM_LLVM_PYTHON" ||
+    { rm -rf "$tmp"; die "could not download rocm-llvm-python==$ROCM_LLVM_PYTHON"; }
+  mkdir -p "$dir"
+  .venv/bin/python - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no librocmllvm.so in the rocm-llvm-python wheel"; }
+import glob, os, sys, zipfile
+whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
+with whl.open("rocm/llvm/librocmllvm.so") as src, open(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), "wb") as dst:
+    dst.write(src.read())
+os.rename(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), os.path.join(sys.argv[2], "librocmllvm.so"))
+PY
+  rm -rf "$tmp"
+}
+
 # setup_venv: .venv -> ~/.cache/xbench/venv-<hash of requirements.txt>.
 # The venv lives outside the clone so a fresh clone (CI) reuses it.
 setup_venv() {

@@ -23,8 +23,8 @@ const minCPUFlushBytes = 64 << 20
 // modeUnsupported says why this backend cannot time req in its mode, or "".
 func modeUnsupported(req backend.RunRequest) string {
 	switch {
-	case req.Mode.CUDAGraph && (req.Config.Workload != gemm.Name || !gemmOnGPU(req.Device)):
-		return Name + ": --cuda-graph is implemented for the gemm workload on cuda only (its cuBLAS call captured once, replays timed)"
+	case req.Mode.CUDAGraph && (req.Config.Workload != gemm.Name || gemmKind(req.Device) == ""):
+		return Name + ": --cuda-graph is implemented for the gemm workload on a GPU only (its library call captured once as a CUDA or HIP graph, replays timed)"
 	case req.Mode.ColdCache && req.Config.Workload != gemm.Name && req.Config.Workload != attentionName:
 		return Name + ": --cold-cache is implemented for the gemm and attention workloads only (workload " + req.Config.Workload + ")"
 	}

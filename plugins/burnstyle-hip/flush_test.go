@@ -10,7 +10,7 @@ import (
 )
 
 // TestModes: cold-cache GEMM on the CPU runs, records its mode and says
-// what it wrote; a CUDA graph (GEMM on cuda only), or cold-cache on TTT,
+// what it wrote; a CUDA or HIP graph (GEMM on a GPU only), or cold-cache on TTT,
 // is unsupported with the reason, before anything runs.
 func TestModes(t *testing.T) {
 	gemm := result.Config{Workload: "gemm", Phase: "forward", Warmup: 0, Repeats: 2,
@@ -30,7 +30,7 @@ func TestModes(t *testing.T) {
 		req  backend.RunRequest
 		want string
 	}{
-		{"graph", backend.RunRequest{Workload: "gemm", Device: "cpu", Config: gemm, Mode: result.Mode{CUDAGraph: true}}, "gemm workload on cuda only"},
+		{"graph", backend.RunRequest{Workload: "gemm", Device: "cpu", Config: gemm, Mode: result.Mode{CUDAGraph: true}}, "gemm workload on a GPU only"},
 		{"graph ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{CUDAGraph: true}}, "--cuda-graph"},
 		{"cold ttt", backend.RunRequest{Workload: "ttt", Device: "cpu", Config: tinyConfig(), Mode: result.Mode{ColdCache: true}}, "gemm and attention workloads only"},
 	} {

@@ -1,12 +1,15 @@
 package burnstylehip
 
-// The GEMM workload (docs/workloads/gemm.md): cuBLAS through package gpu on
-// CUDA, the blocked pure-Go kernel of package cpu elsewhere.
+// The GEMM workload (docs/workloads/gemm.md): cuBLAS (or the cublaslt
+// variant's cuBLASLt) on cuda and hipBLASLt (or the rocblas variant's
+// rocBLAS) on rocm, through package gpu; the blocked pure-Go kernel of
+// package cpu elsewhere.
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
@@ -25,27 +28,55 @@ func gemmSpec(cfg result.Config) gpugemm.Spec {
 		TransA: len(layout) == 2 && layout[0] == 't', TransB: len(layout) == 2 && layout[1] == 't', Dtype: cfg.Dtype()}
 }
 
-// gemmOnGPU says whether a request runs on the GPU: cuda always, auto when
-// a CUDA GPU and cuBLAS load.
-func gemmOnGPU(device string) bool {
+// gemmKind is the GPU a request runs on ("": the CPU): the one named, and
+// under auto a CUDA GPU with cuBLAS, else a ROCm one.
+func gemmKind(device string) string {
 	switch device {
-	case "cuda":
-		return true
+	case "cuda", "rocm":
+		return device
 	case "cpu":
-		return false
+		return ""
 	}
-	return gpugemm.Available() == nil
+	for _, k := range []string{"cuda", "rocm"} {
+		if gpugemm.Available(k) == nil {
+			return k
+		}
+	}
+	return ""
+}
+
+// gemmMode is the request's library on its GPU, or why the variant asked
+// for cannot run there (a variant is its vendor's: cublaslt on cuda,
+// rocblas on rocm).
+func gemmMode(variant, kind string) (gpugemm.Mode, string) {
+	m := gpugemm.Mode{Lt: variant == cublasLtVariant.Name, RocBLAS: variant == rocblasVariant.Name}
+	switch {
+	case m.Lt && kind != "cuda":
+		return m, "the cublaslt variant needs a CUDA GPU with cuBLASLt: " + gpuReason("cuda")
+	case m.RocBLAS && kind != "rocm":
+		return m, "the rocblas variant needs a ROCm GPU with rocBLAS: " + gpuReason("rocm")
+	}
+	return m, ""
+}
+
+// libraryKey is env.versions' key for a library version string: its first
+// word ("hipblaslt 1.1.0" is hipblaslt's).
+func libraryKey(library string) string {
+	k, _, _ := strings.Cut(library, " ")
+	return k
 }
 
 func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := gemmSpec(req.Config), req.Config
-	lt := req.Variant == cublasLtVariant.Name
-	if lt && !gemmOnGPU(req.Device) {
-		res.Status, res.Message = result.StatusUnsupported, "the cublaslt variant needs a CUDA GPU with cuBLASLt: "+gpuReason()
+	kind := gemmKind(req.Device)
+	mode, why := gemmMode(req.Variant, kind)
+	if why != "" {
+		res.Status, res.Message = result.StatusUnsupported, why
 		return res, nil
 	}
-	if gemmOnGPU(req.Device) {
-		t, err := gpugemm.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, gpugemm.Mode{Cold: req.Mode.ColdCache, Graph: req.Mode.CUDAGraph, Lt: lt})
+	if kind != "" {
+		mode.Cold, mode.Graph = req.Mode.ColdCache, req.Mode.CUDAGraph
+		t, err := gpugemm.TimeShared(ctx, kind, spec, cfg.Warmup, cfg.Repeats, 1, mode)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s gemm: %w", Name, ctx.Err())
@@ -54,7 +85,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 			return res, nil
 		}
 		res.Device, res.Env.Timing = t.Device, t.Timing
-		res.Env.Versions[map[bool]string{false: "cublas", true: "cublaslt"}[lt]] = t.Library
+		res.Env.Versions[libraryKey(t.Library)] = t.Library
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}
@@ -111,7 +142,8 @@ func gemmInputs(s gpugemm.Spec) (a, b []float32) {
 
 func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := gemmSpec(req.Config)
-	if !gemmOnGPU(req.Device) {
+	kind := gemmKind(req.Device)
+	if kind == "" {
 		if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
 			resp.Status, resp.Message = st, "gemm on the CPU "+msg
 			return resp, nil
@@ -130,14 +162,14 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
 	}
 	var c []float32
-	lt := req.Variant == cublasLtVariant.Name
-	if lt && !gemmOnGPU(req.Device) {
-		resp.Status, resp.Message = result.StatusUnsupported, "the cublaslt variant needs a CUDA GPU with cuBLASLt: "+gpuReason()
+	mode, why := gemmMode(req.Variant, kind)
+	if why != "" {
+		resp.Status, resp.Message = result.StatusUnsupported, why
 		return resp, nil
 	}
-	if gemmOnGPU(req.Device) {
-		c, err = gpugemm.ExportSharedWith(ctx, spec, a, b, gpugemm.Mode{Lt: lt})
-		resp.Device = gpu.SharedInfo()
+	if kind != "" {
+		c, err = gpugemm.ExportSharedWith(ctx, kind, spec, a, b, mode)
+		resp.Device = gpu.SharedInfoOf(kind)
 	} else {
 		e, _ := newCPUEngine()
 		resp.Device = e.Device()

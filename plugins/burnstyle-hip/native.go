@@ -45,7 +45,7 @@ func (n *Native) Info(context.Context) (backend.Info, error) {
 		Name:         Name,
 		Description:  "native Go implementation of the spec: pure-Go CPU path (all cores, float32/float64; forward and training step, transformer and mamba) and a no-cgo CUDA/HIP path with fused inner-loop kernels (float32/bfloat16)",
 		Capabilities: n.capabilities(),
-		Variants:     []backend.Variant{cublasLtVariant},
+		Variants:     variants,
 	}, nil
 }
 

@@ -37,7 +37,7 @@ func TestInfo(t *testing.T) {
 	want := []backend.WorkloadCaps{
 		{Workload: "ttt", Phases: []string{"forward", "backward", "inner_only"}, Devices: []string{"cpu", "cuda", "rocm"},
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer", "mamba"}}},
-		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
+		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda", "rocm"},
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
 		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float16"}}, Max: map[string]int64{"head_dim": 256}},
@@ -46,6 +46,13 @@ func TestInfo(t *testing.T) {
 	}
 	if info.Name != "burnstyle-hip" || !reflect.DeepEqual(info.Capabilities.Workloads, want) {
 		t.Errorf("info = %+v, want capabilities %+v", info, want)
+	}
+	var names []string
+	for _, v := range info.Variants {
+		names = append(names, v.Name)
+	}
+	if !reflect.DeepEqual(names, []string{"cublaslt", "rocblas"}) {
+		t.Errorf("variants %v, want cublaslt and rocblas", names)
 	}
 }
 

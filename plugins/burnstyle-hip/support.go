@@ -48,11 +48,13 @@ func (n *Native) capabilities() backend.Capabilities {
 			},
 		},
 		{
-			// cuBLAS on CUDA, the blocked pure-Go kernel on the CPU (where
-			// tf32 is computed as float32, which its definition allows).
+			// cuBLAS on CUDA, hipBLASLt on ROCm (tf32: its xf32, which
+			// only CDNA3 has; elsewhere the library answers), the blocked
+			// pure-Go kernel on the CPU (where tf32 is computed as float32,
+			// which its definition allows).
 			Workload: gemm.Name,
 			Phases:   []string{workload.PhaseForward},
-			Devices:  []string{"cpu", "cuda"},
+			Devices:  []string{"cpu", "cuda", "rocm"},
 			Values:   map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}},
 		},
 		{
@@ -80,11 +82,15 @@ func (n *Native) capabilities() backend.Capabilities {
 // unsupported returns "" when the backend declares support for the request,
 // else a message naming the first thing it lacks and what it allows.
 func (n *Native) unsupported(variant, device string, cfg result.Config) string {
-	if variant == cublasLtVariant.Name {
-		return cublasLtVariant.Capabilities.Unsupported(device, cfg)
-	}
 	if variant != "" {
-		return fmt.Sprintf("variant %q is not supported (burnstyle-hip's variants: %s)", variant, cublasLtVariant.Name)
+		var names []string
+		for _, v := range variants {
+			if v.Name == variant {
+				return v.Capabilities.Unsupported(device, cfg)
+			}
+			names = append(names, v.Name)
+		}
+		return fmt.Sprintf("variant %q is not supported (burnstyle-hip's variants: %s)", variant, strings.Join(names, ", "))
 	}
 	if device == "rocm" {
 		if why := rocmUnsupported(cfg); why != "" {
@@ -160,19 +166,17 @@ func (n *Native) candidates(device string) ([]engine, string) {
 }
 
 // rocmUnsupported is why a request cannot run on rocm, or "". Every kernel
-// compiles for gfx90a and gfx1030 (gpu.TestHIPRTC) and the AMD paths pass
+// compiles for gfx90a, gfx1030 and gfx942 (TestHIPRTC) and the AMD paths pass
 // on the emulator (gpu.TestEmuHIP); what is missing is named here. ttt is
 // the one workload declared on rocm (its devices are the engines').
 func rocmUnsupported(cfg result.Config) string {
 	switch {
-	case cfg.Workload == gemm.Name:
-		return "gemm on rocm is not supported: burnstyle-hip binds no hipBLASLt or rocBLAS yet (cuBLAS on cuda)"
 	case cfg.Workload == attentionName, cfg.Workload == scan.Name:
 		return fmt.Sprintf("%s on rocm is not supported: its kernel compiles for gfx90a and gfx1030 and passes on the emulator, "+
 			"but burnstyle-hip runs it on the cuda device only", cfg.Workload)
 	case cfg.Workload == ttt.Name && cfg.Phase == workload.PhaseBackward:
-		return "the ttt training step on rocm is not supported: its products need a BLAS library and burnstyle-hip binds none on rocm yet " +
-			"(the forward runs on the portable GEMM kernels)"
+		return "the ttt training step on rocm is not supported: its products need a BLAS library, and the ttt engine uses none on rocm yet " +
+			"(the forward runs on the portable GEMM kernels; hipBLASLt and rocBLAS are bound for the gemm workload only)"
 	}
 	return ""
 }

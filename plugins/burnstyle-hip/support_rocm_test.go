@@ -8,9 +8,9 @@ import (
 )
 
 // On rocm, what is not wired yet is answered with its reason before any
-// device is opened: gemm (no hipBLASLt/rocBLAS binding), attention and scan
-// (cuda-only run path) and the ttt training step (no BLAS); the ttt forward
-// is declared and passes through to the device.
+// device is opened: attention and scan (cuda-only run path) and the ttt
+// training step (no BLAS in the ttt engine); gemm (hipBLASLt) and the ttt
+// forward are declared and pass through to the device.
 func TestRocmUnsupported(t *testing.T) {
 	backward := tinyConfig()
 	backward.Phase = "backward"
@@ -19,7 +19,7 @@ func TestRocmUnsupported(t *testing.T) {
 		cfg  result.Config
 		want string
 	}{
-		{"gemm", result.Config{Workload: "gemm", Phase: "forward"}, "hipBLASLt"},
+		{"gemm", result.Config{Workload: "gemm", Phase: "forward"}, ""},
 		{"attention", attnConfig(), "attention on rocm"},
 		{"scan", result.Config{Workload: "scan", Phase: "forward"}, "scan on rocm"},
 		{"ttt backward", backward, "need a BLAS"},
@@ -29,6 +29,62 @@ func TestRocmUnsupported(t *testing.T) {
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want a reason containing %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// gemm on rocm is declared (hipBLASLt), for every dtype cuda has.
+func TestRocmGEMMDeclared(t *testing.T) {
+	n := New()
+	for _, dt := range []string{"float32", "tf32", "bfloat16", "float16"} {
+		cfg := result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"dtype": dt}}
+		if got := n.unsupported("", "rocm", cfg); got != "" {
+			t.Errorf("gemm %s on rocm: %q, want declared", dt, got)
+		}
+	}
+}
+
+// Each variant is its vendor's: cublaslt gemm on cuda only, rocblas gemm on
+// rocm only (no tf32: rocBLAS's xf32 is not bound); anything else is
+// answered, and so is a variant asked for on the other vendor's GPU.
+func TestVendorVariants(t *testing.T) {
+	n := New()
+	gemmCfg := func(dt string) result.Config {
+		return result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"dtype": dt}}
+	}
+	for _, tc := range []struct {
+		variant, device string
+		cfg             result.Config
+		want            string
+	}{
+		{"rocblas", "cuda", gemmCfg("float32"), "supported: rocm"},
+		{"rocblas", "cpu", gemmCfg("float32"), "supported: rocm"},
+		{"rocblas", "rocm", gemmCfg("tf32"), "dtype tf32 is not supported"},
+		{"rocblas", "rocm", tinyConfig(), "workload"},
+		{"rocblas", "rocm", gemmCfg("bfloat16"), ""},
+		{"nope", "rocm", gemmCfg("float32"), "variants: cublaslt, rocblas"},
+	} {
+		got := n.unsupported(tc.variant, tc.device, tc.cfg)
+		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
+			t.Errorf("%s on %s %s: %q, want %q", tc.variant, tc.device, tc.cfg.Get("dtype"), got, tc.want)
+		}
+	}
+	for _, tc := range []struct{ variant, kind, want string }{
+		{"cublaslt", "rocm", "cublaslt variant needs a CUDA GPU"},
+		{"rocblas", "cuda", "rocblas variant needs a ROCm GPU"},
+		{"rocblas", "", "rocblas variant needs a ROCm GPU"},
+		{"rocblas", "rocm", ""},
+		{"", "rocm", ""},
+	} {
+		m, why := gemmMode(tc.variant, tc.kind)
+		if tc.want == "" && why != "" || !strings.Contains(why, tc.want) {
+			t.Errorf("gemmMode(%q, %q): %q, want %q", tc.variant, tc.kind, why, tc.want)
+		}
+		if m.RocBLAS != (tc.variant == "rocblas") || m.Lt != (tc.variant == "cublaslt") {
+			t.Errorf("gemmMode(%q, %q) = %+v", tc.variant, tc.kind, m)
+		}
+	}
+	if k := libraryKey("hipblaslt 1.1.0"); k != "hipblaslt" {
+		t.Errorf("libraryKey: %q", k)
 	}
 }
 

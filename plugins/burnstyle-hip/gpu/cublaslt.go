@@ -4,7 +4,7 @@ package gpu
 // the cuBLAS path (gemm.go), through cublasLtMatmul with an algorithm this
 // code picks, by timing the top results of cuBLASLt's heuristic on the
 // device, and records. Bound at run time like cuBLAS; the ROCm analogue
-// (hipBLASLt) is not bound: no registry here provides the library.
+// is hipblaslt.go.
 
 import (
 	"fmt"
@@ -84,7 +84,7 @@ func (d *Device) BLASLt() (*CublasLt, error) {
 		return d.ltLib, d.ltErr
 	}
 	if d.RT.Kind != "cuda" {
-		d.ltErr = fmt.Errorf("the cublaslt variant needs cuda (on %s no hipBLASLt is bound)", d.RT.Kind)
+		d.ltErr = fmt.Errorf("the cublaslt variant needs cuda (on %s gemm's default path is hipBLASLt)", d.RT.Kind)
 		return nil, d.ltErr
 	}
 	b, err := bindCUBLASLt()

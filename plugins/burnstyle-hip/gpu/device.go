@@ -25,6 +25,12 @@ type Device struct {
 	// variant, opened on first use (cublaslt.go); ltErr why it is not.
 	ltLib *CublasLt
 	ltErr error
+	// hipLt and roc are hipBLASLt's and rocBLAS's handles on a rocm device
+	// (the gemm workload and its rocblas variant), opened on first use.
+	hipLt    *HipblasLt
+	hipLtErr error
+	roc      *Rocblas
+	rocErr   error
 }
 
 // Open opens the first visible GPU of kind "cuda", "rocm" (or "hip"), or
@@ -98,6 +104,12 @@ func (d *Device) Close() {
 		}
 		if d.ltLib != nil {
 			d.ltLib.destroy(d.ltLib.H)
+		}
+		if d.hipLt != nil {
+			d.hipLt.destroy(d.hipLt.H)
+		}
+		if d.roc != nil {
+			d.roc.close(d.RT)
 		}
 		if d.RT.release != nil {
 			d.RT.release()

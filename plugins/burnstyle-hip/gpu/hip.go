@@ -79,6 +79,6 @@ func openHIP() (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("rocm: kernels need the run-time compiler: %w", err)
 	}
-	r.BLASErr = fmt.Errorf("rocm: no BLAS library is bound (hipBLASLt and rocBLAS are not yet); the forward's dense work uses the portable GEMM kernels")
+	r.BLASErr = fmt.Errorf("rocm: the ttt engine binds no BLAS library (hipBLASLt and rocBLAS serve the gemm workload only); the forward's dense work uses the portable GEMM kernels")
 	return r, nil
 }

@@ -88,7 +88,11 @@ func hiprtcOffline() (*rtcAPI, string, error) {
 
 // hipCompile compiles src for arch with the options openHIP uses; the code
 // object must hold every kernel of want (what the host code fetches).
+// gfx942, which hipRTC 5.2 cannot compile for, goes to GFX942Compile.
 func HIPCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {
+	if arch == "gfx942" {
+		return GFX942Compile(program, src, defines, want...)
+	}
 	rep := HIPReport{Program: program, Arch: arch}
 	r, lib, err := hiprtcOffline()
 	if err != nil {

@@ -8,10 +8,13 @@ import (
 
 // SharedInfo describes the process-wide CUDA device (kind, name, driver), or
 // just the kind when it does not open: what an export reply names.
-func SharedInfo() result.Device {
-	d, err := Shared("cuda")
+func SharedInfo() result.Device { return SharedInfoOf("cuda") }
+
+// SharedInfoOf is SharedInfo for the device of kind.
+func SharedInfoOf(kind string) result.Device {
+	d, err := Shared(kind)
 	if err != nil {
-		return result.Device{Kind: "cuda", Count: 1}
+		return result.Device{Kind: kind, Count: 1}
 	}
 	return d.Info()
 }

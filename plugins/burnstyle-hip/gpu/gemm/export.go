@@ -17,10 +17,11 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, a, b []float32) ([]fl
 	return ExportWith(ctx, d, spec, a, b, Mode{})
 }
 
-// ExportGEMMWith is ExportGEMM through mode's library (mode.Lt: cuBLASLt
-// with the algorithm TimeGEMMWith would pick); Cold and Graph do not apply.
+// ExportWith is Export through mode's library (mode.Lt: cuBLASLt with the
+// algorithm TimeWith would pick; on rocm hipBLASLt likewise, or rocBLAS with
+// mode.RocBLAS); Cold and Graph do not apply.
 func ExportWith(ctx context.Context, d *gpu.Device, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
-	if err := Supports(d, spec); err != nil {
+	if err := supportsWith(d, spec, mode); err != nil {
 		return nil, err
 	}
 	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
@@ -50,24 +51,15 @@ func ExportWith(ctx context.Context, d *gpu.Device, spec Spec, a, b []float32, m
 		if err := r.Fill32(g.c, gpu.NaNWord(t.out), (nc+3)/4); err != nil {
 			return err
 		}
-		if err := prepareGEMM(d, g); err != nil {
+		p, err := openPath(ctx, d, g, mode)
+		if err != nil {
 			return err
 		}
-		run := func() error { return runGEMM(d, g) }
-		if mode.Lt {
-			p, err := newLtPlan(d, g)
-			if err != nil {
-				return err
-			}
-			defer p.free(r)
-			if err := p.pick(ctx, r, g); err != nil {
-				return err
-			}
-			if err := r.Fill32(g.c, gpu.NaNWord(t.out), (nc+3)/4); err != nil { // the search wrote C
-				return err
-			}
-			run = func() error { return p.run(r, g, &p.algo) }
+		defer p.free()
+		if err := r.Fill32(g.c, gpu.NaNWord(t.out), (nc+3)/4); err != nil { // an algorithm search wrote C
+			return err
 		}
+		run := p.launch
 		if err := run(); err != nil {
 			r.Sync()
 			return err

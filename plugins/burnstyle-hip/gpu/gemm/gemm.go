@@ -1,4 +1,5 @@
-// Package gemm is the standalone GEMM workload on the GPU, through cuBLAS.
+// Package gemm is the standalone GEMM workload on the GPU, through cuBLAS
+// or cuBLASLt on cuda and hipBLASLt or rocBLAS on rocm (path.go).
 //
 // The product is the workload's: C[b] = op(A[b]) @ op(B[b]), row-major, A
 // stored [batch, m, k] ([batch, k, m] when TransA), B stored [batch, k, n]
@@ -40,8 +41,11 @@
 // Batches of any size go through cublasGemmStridedBatchedEx; a library
 // without it (the CPU emulator) gets one cublasGemmEx per batch entry. The
 // cuBLAS handle and its workspace are the Device's (set up in Open), and the
-// workspace counts in PeakMemoryBytes. ROCm devices answer "gemm on rocm is
-// not implemented": this package binds no hipBLAS/rocBLAS.
+// workspace counts in PeakMemoryBytes. On rocm the same column-major
+// mapping goes to hipBLASLt (hiplt.go: descriptors, the heuristic's top
+// algorithms timed, the fastest recorded) or, with Mode.RocBLAS, to
+// rocblas_gemm_strided_batched_ex (rocblas.go); each library's workspace
+// is ours and counted too.
 package gemm
 
 import (
@@ -79,9 +83,6 @@ type Timing struct {
 	// ("" on the cuBLAS path).
 	Algo string
 }
-
-// errGEMMRocm is the answer on a ROCm device.
-var errGEMMRocm = errors.New("gemm on rocm is not implemented (no hipBLAS/rocBLAS binding in this backend)")
 
 // gemmType is how one dtype maps onto cuBLAS.
 type gemmType struct {
@@ -194,18 +195,29 @@ func (s Spec) DeviceBytes() (int64, error) {
 	return a + b + (c+3)/4*4 + gpu.CublasWorkspace, nil
 }
 
-// GEMMSupports says whether this device can run spec, and why not.
-func Supports(d *gpu.Device, spec Spec) error {
+// Supports says whether this device can run spec on its default library
+// (cuBLAS on cuda, hipBLASLt on rocm), and why not.
+func Supports(d *gpu.Device, spec Spec) error { return supportsWith(d, spec, Mode{}) }
+
+// supportsWith is Supports for mode's library. A rocm library that does not
+// load is found when the product opens it (openPath), with its reason.
+func supportsWith(d *gpu.Device, spec Spec, mode Mode) error {
 	if err := spec.check(); err != nil {
 		return err
 	}
 	if _, err := gemmTypeOf(spec.Dtype); err != nil {
 		return err
 	}
-	if d.RT.Kind != "cuda" {
-		return errGEMMRocm
-	}
-	if d.RT.BLAS == nil {
+	switch {
+	case d.RT.Kind == "rocm" && mode.Lt:
+		return errors.New("gemm through cuBLASLt needs cuda (on rocm the default path is hipBLASLt's)")
+	case d.RT.Kind == "rocm" && mode.RocBLAS && rocmTypeOf(spec.Dtype).rocIn < 0:
+		return fmt.Errorf("gemm dtype %s through rocBLAS: not supported (rocBLAS has xf32 only as a math mode of gfx942, not bound; hipBLASLt, the default path, runs it)", spec.Dtype)
+	case d.RT.Kind == "rocm":
+		return nil
+	case mode.RocBLAS:
+		return fmt.Errorf("gemm through rocBLAS needs rocm (this device is %s)", d.RT.Kind)
+	case d.RT.BLAS == nil:
 		return fmt.Errorf("gemm needs cuBLAS: %v", d.RT.BLASErr)
 	}
 	return nil

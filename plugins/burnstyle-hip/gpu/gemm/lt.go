@@ -3,7 +3,6 @@ package gemm
 import (
 	"context"
 	"fmt"
-	"slices"
 	"unsafe"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
@@ -22,8 +21,6 @@ const (
 	ltAlgoTile        = 1 // CUBLASLT_ALGO_CONFIG_TILE_ID, uint32
 	ltAlgoSplitK      = 2 // CUBLASLT_ALGO_CONFIG_SPLITK_NUM, int32
 	ltAlgoStages      = 6 // CUBLASLT_ALGO_CONFIG_STAGES_ID, uint32
-	// ltCandidates is how many of the heuristic's results are timed.
-	ltCandidates = 8
 )
 
 // ltPlan is one spec's descriptors, its workspace and the picked algorithm.
@@ -111,31 +108,18 @@ func (p *ltPlan) run(r *gpu.Runtime, g *gemmBufs, algo *gpu.LtAlgo) error {
 		uint64(p.ws), gpu.CublasWorkspace, r.Stream))
 }
 
-// pick asks the heuristic for its top ltCandidates, times each (one
-// untimed call, then five between device events, median), keeps the
-// fastest and says which it was and how it ranked.
+// pick asks the heuristic for its top ltCandidates, times each
+// (searchAlgos), keeps the fastest and says which it was and how it ranked.
 func (p *ltPlan) pick(ctx context.Context, r *gpu.Runtime, g *gemmBufs) error {
 	res := make([]gpu.LtHeuristic, ltCandidates)
 	var n int32
 	if err := p.check("heuristic", p.b.Heuristic(p.b.H, p.desc, p.la, p.lb, p.lc, p.lc, p.pf, ltCandidates, &res[0], &n)); err != nil {
 		return fmt.Errorf("%s: %w", g.spec, err)
 	}
-	best, bestMs := -1, 0.0
-	var times []string
-	for i := 0; i < int(n); i++ {
-		if res[i].State != 0 {
-			continue
-		}
-		s, err := r.TimedLaunches(ctx, "cublaslt candidate", func() error { return p.run(r, g, &res[i].Algo) }, 1, 5, 0)
-		if err != nil {
-			return err
-		}
-		slices.Sort(s)
-		ms := s[len(s)/2]
-		times = append(times, fmt.Sprintf("%.4g", ms))
-		if best < 0 || ms < bestMs {
-			best, bestMs = i, ms
-		}
+	best, times, err := searchAlgos(ctx, r, "cublaslt candidate", int(n), func(i int) bool { return res[i].State == 0 },
+		func(i int) error { return p.run(r, g, &res[i].Algo) })
+	if err != nil {
+		return err
 	}
 	if best < 0 {
 		return fmt.Errorf("%s: cuBLASLt's heuristic returned no usable algorithm (%d results)", g.spec, n)
@@ -150,4 +134,22 @@ func (p *ltPlan) pick(ctx context.Context, r *gpu.Runtime, g *gemmBufs) error {
 	p.picked = fmt.Sprintf("heuristic result %d of %d (algo id %d, tile %d, split-k %d, stages %d; candidates' median ms %v)",
 		best+1, n, attr(ltAlgoID), attr(ltAlgoTile), attr(ltAlgoSplitK), attr(ltAlgoStages), times)
 	return nil
+}
+
+// openCublasLt is the cublaslt variant's path: the plan, its search, and
+// the product with the picked algorithm.
+func openCublasLt(ctx context.Context, d *gpu.Device, g *gemmBufs) (*gemmPath, error) {
+	p, err := newLtPlan(d, g)
+	if err != nil {
+		return nil, err
+	}
+	r := d.RT
+	if err := p.pick(ctx, r, g); err != nil {
+		p.free(r)
+		return nil, err
+	}
+	// the device's cuBLAS workspace and the plan's
+	return &gemmPath{launch: func() error { return p.run(r, g, &p.algo) }, library: p.b.LtVersion(), libPath: p.b.Path,
+		call: "one cublasLtMatmul with " + p.picked, algo: p.picked, wsBytes: 2 * gpu.CublasWorkspace,
+		free: func() { p.free(r) }}, nil
 }

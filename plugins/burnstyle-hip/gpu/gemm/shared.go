@@ -7,24 +7,25 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// The product on the process-wide CUDA device (gpu.Shared), for the backend.
+// The product on a process-wide device (gpu.Shared), for the backend.
 
-// Available is nil when the process-wide CUDA device (Shared("cuda"))
-// opens and cuBLAS loaded on it; otherwise the reason.
-func Available() error {
-	d, err := gpu.Shared("cuda")
+// Available is nil when the process-wide device of kind (gpu.Shared)
+// opens and, on cuda, cuBLAS loaded on it; otherwise the reason. (On rocm
+// hipBLASLt and rocBLAS load at the first product, which says why not.)
+func Available(kind string) error {
+	d, err := gpu.Shared(kind)
 	if err != nil {
 		return err
 	}
-	if d.RT.BLAS == nil {
+	if kind == "cuda" && d.RT.BLAS == nil {
 		return fmt.Errorf("gemm needs cuBLAS: %v", d.RT.BLASErr)
 	}
 	return nil
 }
 
-// TimeShared is TimeWith on gpu.Shared("cuda").
-func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
-	d, err := gpu.Shared("cuda")
+// TimeShared is TimeWith on gpu.Shared(kind).
+func TimeShared(ctx context.Context, kind string, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
+	d, err := gpu.Shared(kind)
 	if err != nil {
 		return Timing{}, err
 	}
@@ -40,9 +41,9 @@ func ExportShared(ctx context.Context, spec Spec, a, b []float32) ([]float32, er
 	return Export(ctx, d, spec, a, b)
 }
 
-// ExportSharedWith is ExportWith on gpu.Shared("cuda").
-func ExportSharedWith(ctx context.Context, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
-	d, err := gpu.Shared("cuda")
+// ExportSharedWith is ExportWith on gpu.Shared(kind).
+func ExportSharedWith(ctx context.Context, kind string, spec Spec, a, b []float32, mode Mode) ([]float32, error) {
+	d, err := gpu.Shared(kind)
 	if err != nil {
 		return nil, err
 	}

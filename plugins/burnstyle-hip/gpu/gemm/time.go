@@ -25,8 +25,10 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 //
 // Lt (the gemm workload's cublaslt variant) runs the product through
 // cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
-// on the device before the first call (cublaslt.go); Algo records it.
-type Mode struct{ Cold, Graph, Lt bool }
+// on the device before the first call (lt.go); Algo records it. On rocm
+// the product runs through hipBLASLt the same way (hiplt.go), and RocBLAS
+// (the rocblas variant) through rocblas_gemm_strided_batched_ex instead.
+type Mode struct{ Cold, Graph, Lt, RocBLAS bool }
 
 // TimeGEMMWith is TimeGEMM in mode.
 func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
@@ -34,7 +36,7 @@ func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 	if mode.Cold {
 		flush = gpu.FlushBytes
 	}
-	return timeGEMM(ctx, d, spec, warmup, repeats, seed, flush, mode.Graph, mode.Lt)
+	return timeGEMM(ctx, d, spec, warmup, repeats, seed, flush, mode)
 }
 
 // TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
@@ -45,10 +47,10 @@ func TimeCold(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{Cold: true})
 }
 
-func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, flushBytes int64, graph, lt bool) (Timing, error) {
+func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, flushBytes int64, mode Mode) (Timing, error) {
 	var out Timing
-	var ltPath string // the cuBLASLt library, with lt
-	if err := Supports(d, spec); err != nil {
+	var call, libPath string
+	if err := supportsWith(d, spec, mode); err != nil {
 		return out, err
 	}
 	if warmup < 0 || repeats < 1 {
@@ -68,35 +70,24 @@ func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 			return err
 		}
 		defer g.free(r)
-		out.PeakMemoryBytes = g.bytes + gpu.CublasWorkspace
-		out.Library = libraryVersion(d)
 		if err := r.HtoD(g.a, ha); err != nil {
 			return err
 		}
 		if err := r.HtoD(g.b, hb); err != nil {
 			return err
 		}
-		if err := prepareGEMM(d, g); err != nil {
-			return err
-		}
 		if err := r.Sync(); err != nil {
 			return err
 		}
-		start := time.Now()
-		launch := func() error { return runGEMM(d, g) }
-		if lt { // the algorithm search is part of the first call
-			p, err := newLtPlan(d, g)
-			if err != nil {
-				return err
-			}
-			defer p.free(r)
-			out.PeakMemoryBytes += gpu.CublasWorkspace
-			if err := p.pick(ctx, r, g); err != nil {
-				return err
-			}
-			out.Algo, out.Library, ltPath = p.picked, p.b.LtVersion(), p.b.Path
-			launch = func() error { return p.run(r, g, &p.algo) }
+		start := time.Now() // an Lt library's algorithm search is part of the first call
+		p, err := openPath(ctx, d, g, mode)
+		if err != nil {
+			return err
 		}
+		defer p.free()
+		out.PeakMemoryBytes = g.bytes + p.wsBytes
+		out.Library, out.Algo, call, libPath = p.library, p.algo, p.call, p.libPath
+		launch := p.launch
 		if err := launch(); err != nil {
 			return err
 		}
@@ -104,7 +95,7 @@ func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 			return err
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
-		if graph {
+		if mode.Graph {
 			c, err := r.CaptureCall(launch)
 			if err != nil {
 				return err
@@ -121,20 +112,14 @@ func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 		return Timing{}, err
 	}
 	out.Device = d.Info()
-	call, path := "one cublasGemmStridedBatchedEx", d.RT.BLAS.Path
-	if d.RT.BLAS.GemmSB == nil {
-		call = fmt.Sprintf("%d cublasGemmEx calls", B)
-	}
-	if lt {
-		call, path = "one cublasLtMatmul with "+out.Algo, ltPath
-	}
 	out.Timing = fmt.Sprintf("%s (%s, %s from %s); the first call alone, by the host clock, is compile_ms",
-		d.RT.Clock(), call, out.Library, path)
-	if lt {
+		d.RT.Clock(), call, out.Library, libPath)
+	if out.Algo != "" {
 		out.Timing += " (with the algorithm search before it)"
 	}
-	if graph {
-		out.Timing += "; each timed call one replay of that call captured once as a CUDA graph"
+	if mode.Graph {
+		out.Timing += fmt.Sprintf("; each timed call one replay of that call captured once as a %s graph",
+			map[string]string{"cuda": "CUDA", "rocm": "HIP"}[d.RT.Kind])
 	}
 	if flushBytes > 0 {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", flushBytes>>20)

@@ -84,7 +84,7 @@ func build() {
 		return
 	}
 	prune(kernels)
-	srcs := []string{"xbemu.cpp", "xbemu_rtc.cpp", "xbemu_hip.cpp", "xbemu_lt.cpp"}
+	srcs := []string{"xbemu.cpp", "xbemu_rtc.cpp", "xbemu_hip.cpp", "xbemu_lt.cpp", "xbemu_rocblas.cpp"}
 	args := []string{"-std=c++17", "-O1", "-g", "-U_FORTIFY_SOURCE", "-shared", "-fPIC"}
 	h := sha256.New()
 	ver, _ := exec.Command("g++", "--version").Output()
@@ -172,6 +172,9 @@ func OpenHIP(t testing.TB, wave int) *gpu.Device {
 	Use(t)
 	t.Setenv("XBENCH_LIBHIP", lib) // the one emulator library has both faces
 	t.Setenv("XBENCH_LIBHIPRTC", lib)
+	// hipBLASLt and rocBLAS: the emulator's stand-ins (xbemu_rocblas.cpp)
+	t.Setenv("XBENCH_LIBHIPBLASLT", lib)
+	t.Setenv("XBENCH_LIBROCBLAS", lib)
 	t.Setenv("XBEMU_WAVE", strconv.Itoa(wave))
 	d, err := gpu.Open("rocm")
 	if err != nil {
@@ -185,14 +188,15 @@ func OpenHIP(t testing.TB, wave int) *gpu.Device {
 	return d
 }
 
-// HIPTargets are the AMD targets Debian 12's hipRTC (ROCm 5.2) compiles for
-// without a GPU: CDNA2 (MI200, wave64) and RDNA2 (RX 6800, wave32). gfx942
-// (MI300) crashes inside hipRTC 5.2, and no newer ROCm compiler for HIP
-// source is installable here (README, "AMD").
+// HIPTargets are the AMD targets the kernels compile for without a GPU:
+// CDNA2 (MI200, wave64) and RDNA2 (RX 6800, wave32) with Debian 12's hipRTC
+// (ROCm 5.2), and CDNA3 (MI300, gfx942), which crashes inside hipRTC 5.2,
+// with Debian's clang 16 front end and ROCm 7.2.2's LLVM back end
+// (gpu.GFX942Compile; XBENCH_LIBROCMLLVM names the back end).
 var HIPTargets = []struct {
 	Arch string
 	Wave int
-}{{"gfx90a", 64}, {"gfx1030", 32}}
+}{{"gfx90a", 64}, {"gfx1030", 32}, {"gfx942", 64}}
 
 // HIPProgram is one program a workload compiles at run time.
 type HIPProgram struct {
@@ -201,8 +205,9 @@ type HIPProgram struct {
 }
 
 // CheckHIPRTC compiles every program with the real hipRTC
-// (XBENCH_LIBHIPRTC; test.sh installs Debian's ROCm 5.2 and names it) for
-// each AMD target, with no GPU, and fails on a compile error, a missing
+// (XBENCH_LIBHIPRTC; test.sh installs Debian's ROCm 5.2 and names it), and
+// for gfx942 with clang 16 and ROCm's LLVM, for each AMD target, with no
+// GPU, and fails on a compile error, a missing
 // kernel, a wavefront size other than the target's or scratch memory past
 // scratch["arch/kernel"] (absent: 0). Each program compiles once per
 // target (XBENCH_HIPRTC_CACHE keeps the code objects between runs);
@@ -214,6 +219,9 @@ func CheckHIPRTC(t *testing.T, programs []HIPProgram, scratch map[string]int) {
 	for _, tg := range HIPTargets {
 		for _, p := range programs {
 			t.Run(tg.Arch+"/"+p.Name, func(t *testing.T) {
+				if tg.Arch == "gfx942" && os.Getenv("XBENCH_LIBROCMLLVM") == "" {
+					t.Skip("set XBENCH_LIBROCMLLVM to ROCm's LLVM (librocmllvm.so of PyPI's rocm-llvm-python) to compile for gfx942")
+				}
 				t.Parallel()
 				t0 := time.Now()
 				rep, err := p.Compile(tg.Arch)
