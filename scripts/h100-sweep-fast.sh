@@ -16,7 +16,7 @@ out=${1:-/tmp/h100-sweep-fast-out}
 deadline=${DEADLINE:-560}
 X=${XBENCH:-bin/xbench}
 R=results/h100-sweep-fast
-HELPERS=${HELPERS:-6}
+HELPERS=${HELPERS:-5}
 B=pytorch,jax,triton,burnstyle-hip
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
