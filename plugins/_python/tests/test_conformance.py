@@ -28,8 +28,8 @@ import runpy
 import numpy as np
 import pytest
 
-from attention_ref import reference as attention_reference
-from attention_ref import rel
+from xbench_py.attention_ref import reference as attention_reference
+from xbench_py.attention_ref import rel
 from xbench_py import runner as xr
 from xbench_py import scan_ref
 from xbench_py import tensors
