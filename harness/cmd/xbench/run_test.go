@@ -86,6 +86,14 @@ func TestThrowawayBackend(t *testing.T) {
 	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusOK || rs[0].Backend != "example" {
 		t.Fatalf("run: exit %d, results %+v\n%s", o.code, rs, o.stderr)
 	}
+	// gemm with its defaults is timed cold (a ColdCacher): the example
+	// flushes and echoes the mode, so the doc's backend passes as written.
+	o = xb(t, nil, "run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir(),
+		"--workload", "gemm", "--device", "cpu", "--m", "32", "--n", "32", "--k", "32", "--warmup", "0", "--repeats", "2")
+	rs = jsonResults(t, o.stdout)
+	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusOK || !rs[0].Mode.ColdCache {
+		t.Fatalf("gemm by default: exit %d, results %+v\n%s", o.code, rs, o.stderr)
+	}
 	// A configuration outside its capabilities is answered, not crashed on.
 	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir(), "--ttt-type", "mlp"}, tinyRun...)...)
 	rs = jsonResults(t, o.stdout)
