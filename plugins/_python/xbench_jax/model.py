@@ -255,7 +255,7 @@ def timed_step(fn, args: tuple):
     """step() = fn(*args), the timed call of a workload: fn jitted, args
     already on the device in the layout and dtype fn takes, so the call is
     the operation alone. fn and args stay on the step for the tests that
-    check that from the jaxpr (tests/test_jax_timed_step.py)."""
+    check that from the jaxpr (plugins/jax/tests/test_jax_timed_step.py)."""
     def step():
         return fn(*args)
     step.fn, step.args = fn, tuple(args)

@@ -45,7 +45,7 @@ smaller tiles: one 128x256 bf16 tile is 64 KB, and K and V tiles are
 double-buffered (an H100 allows 227 KB per block). The first call of a shape
 benchmarks its configs (seconds), so time after a warm-up call. In the
 interpreter one small config (CPU_CONFIGS), no benchmarking.
-Measured: correctness in the interpreter (tests/test_triton_attention.py,
+Measured: correctness in the interpreter (plugins/triton/tests/test_triton_attention.py,
 float64 reference); every GPU config compiled for sm_90 without a GPU (shared
 memory, spills: attention_cfg.py). Nothing has RUN on a GPU yet: GPU
 correctness, the autotuner's choices and the speed are unmeasured.

@@ -9,7 +9,7 @@ interpreter, which compiles nothing.
     python scripts/dev/triton/gemm_compile_check.py   (TRITON_INTERPRET unset)
 
 Prints one line per config and layout; exits 1 if any fails.
-tests/test_triton_gemm.py runs it.
+plugins/triton/tests/test_triton_gemm.py runs it.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ ptxas -v, run the way Triton runs it for sm_90 (its ptxas-blackwell,
 spill S B" (S = spill stores + loads); exits 1 if any fails to compile, 3 if
 any stores more spills than it is allowed (none, but the forward mlp chain at
 its measured float32 default: xbench_triton.ttt_mlp.spill_allowance).
-tests/test_triton_inner_bwd.py runs it.
+plugins/triton/tests/test_triton_inner_bwd.py runs it.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ this is the CPU's check that the kernels compile at all.
 
     python scripts/dev/triton/scan_compile_check.py   (TRITON_INTERPRET unset)
 
-Prints one line per kernel; exits 1 if any fails. tests/test_triton_scan.py runs it.
+Prints one line per kernel; exits 1 if any fails. plugins/triton/tests/test_triton_scan.py runs it.
 """
 
 from __future__ import annotations
