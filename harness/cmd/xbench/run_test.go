@@ -102,6 +102,26 @@ func TestThrowawayBackend(t *testing.T) {
 	}
 }
 
+// A backend whose capabilities hold a workload its plugin.json does not
+// list is started for it only when named: `xbench backends` says so on the
+// workload's row (the step a newcomer adding a workload misses).
+func TestBackendsFlagsAWorkloadMissingFromPluginJSON(t *testing.T) {
+	dir := throwaway(t, func(m map[string]any) { m["workloads"] = []string{"ttt"} })
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example")
+	var ttt, gemm string
+	for _, line := range strings.Split(o.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, "example ") && strings.Contains(line, " ttt "):
+			ttt = line
+		case strings.HasPrefix(line, "example ") && strings.Contains(line, " gemm "):
+			gemm = line
+		}
+	}
+	if o.code != 0 || !strings.HasSuffix(strings.TrimSpace(ttt), " ok") || !strings.Contains(gemm, `plugin.json "workloads" lacks gemm`) {
+		t.Fatalf("exit %d, want ttt ok and gemm flagged:\n%s\n%s", o.code, o.stdout, o.stderr)
+	}
+}
+
 func TestEnvNixRunsThroughDevelop(t *testing.T) {
 	dir := throwaway(t, func(m map[string]any) { m["shell"] = "bench-pytorch" })
 	log := filepath.Join(t.TempDir(), "nix.log")
