@@ -38,20 +38,20 @@ if args.framework == "jax" and not args.xla_choice:
     # GEMM fusion where its autotuner finds it faster.
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_gpu_enable_triton_gemm=false").strip()
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-sys.path[:0] = [os.path.join(ROOT, "plugins", "_python"), os.path.join(ROOT, "plugins", args.framework)]
+sys.path.insert(0, os.path.join(ROOT, "plugins", "_python"))
 
 from xbench_py import workloads as xw  # noqa: E402
 from xbench_py import runner as xr  # noqa: E402
 from xbench_py import devclock as dc  # noqa: E402
 
 if args.framework == "pytorch":
-    import backend
+    from xbench_pytorch import backend
 
     fw, variant_att = backend.Backend(), "sdpa-cudnn"
 else:
-    import jax_backend
+    from xbench_jax import backend
 
-    fw, variant_att = jax_backend.Backend(), "cudnn"
+    fw, variant_att = backend.Backend(), "cudnn"
 fw.name = args.framework
 os.makedirs(args.out, exist_ok=True)
 out = open(os.path.join(args.out, f"{label}.jsonl"), "w")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Triton's persistent TMA GEMM kernel (plugins/triton/triton_gemm_tma.py) on
+# Triton's persistent TMA GEMM kernel (plugins/_python/xbench_triton/gemm_tma.py) on
 # the H100, in one device call: verify first (16-bit shapes TMA takes, nn
 # and nt, and a ragged one that keeps the pointer kernel), the kernels
 # against torch.matmul interleaved call by call, then one xbench run of

@@ -2,7 +2,7 @@
 # Compile, on a machine with the IREE compiler (this CPU machine: the venv of
 # requirements.txt has iree-base-compiler), the modules the H100 run of IREE
 # needs, into a compile-cache folder the GPU machine gets carried (it has the
-# IREE runtime but not the compiler: plugins/iree/iree_cache.py):
+# IREE runtime but not the compiler: plugins/_python/xbench_iree/cache.py):
 #   bash scripts/iree-precompile.sh [OUT=.iree-cache] [TARGET=sm_80]
 # What: every forward configuration of the sweeps scripts/h100-iree.sh runs,
 # taken from the plans of the H100 sweeps of the same suites (gemm square nn
@@ -33,7 +33,7 @@ for dt in ("bfloat16", "float32"):
                                         "head_dim": "40", "causal": "true", "dtype": dt}}})
 json.dump({"cells": cells}, open(sys.argv[1], "w"), indent=1)
 PY
-$py plugins/iree/iree_precompile.py "$out" --target "$target" --budget-mib "${BUDGET_MIB:-6}" \
+$py scripts/iree_precompile.py "$out" --target "$target" --budget-mib "${BUDGET_MIB:-6}" \
   --plan "$verify_plan,results/h100-gemm/sweep/_plan.json,results/h100-attention/sweep/_plan.json"
 rc=$?
 echo "compile cache: $(du -sh "$out" | cut -f1) in $out (exit $rc)"

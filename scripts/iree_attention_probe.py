@@ -15,13 +15,13 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(HERE, "..", "plugins", "_python"), os.path.join(HERE, "..", "plugins", "iree")]
+sys.path.insert(0, os.path.join(HERE, "..", "plugins", "_python"))
 import numpy as np  # noqa: E402
 import iree.runtime as rt  # noqa: E402
-import iree_cache  # noqa: E402
-import iree_mlir  # noqa: E402
-import iree_targets  # noqa: E402
-import iree_backend  # noqa: E402
+from xbench_iree import cache as iree_cache  # noqa: E402
+from xbench_iree import mlir as iree_mlir  # noqa: E402
+from xbench_iree import targets as iree_targets  # noqa: E402
+from xbench_iree import backend as iree_backend  # noqa: E402
 from xbench_py import devclock  # noqa: E402
 
 CASES = [  # b, h, kv_heads, s, d

@@ -28,7 +28,7 @@ if args.preload:
     print(f"preloaded {args.preload}")
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(here, "..", "plugins", "_python"), os.path.join(here, "..", "plugins", "jax")]
+sys.path.insert(0, os.path.join(here, "..", "plugins", "_python"))
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 
@@ -133,16 +133,16 @@ print("jax mm: records per call:", kcount)
 # xbench's own jax GEMM (float32 accumulation, then a cast to bf16): is the
 # cast a kernel of its own on the GPU?
 try:
-    import jax_gemm
+    from xbench_jax import gemm
 
-    xg = jax.jit(jax_gemm.gemm_fn("nn", "bfloat16", gpu=True))
+    xg = jax.jit(gemm.gemm_fn("nn", "bfloat16", gpu=True))
     a3, b3 = a[None], b[None]
     jsync(xg(a3, b3))
     s, recs = span_of(lambda: xg(a3, b3), jsync)
-    print(f"xbench jax_gemm bf16: span {s:.4f} ms, {len(recs)} records:", [r[3][:60] for r in recs])
-    report("xbench jax_gemm bf16: CUPTI span", [span_of(lambda: xg(a3, b3), jsync)[0] for _ in range(R)], flop)
+    print(f"xbench xbench_jax.gemm bf16: span {s:.4f} ms, {len(recs)} records:", [r[3][:60] for r in recs])
+    report("xbench xbench_jax.gemm bf16: CUPTI span", [span_of(lambda: xg(a3, b3), jsync)[0] for _ in range(R)], flop)
 except Exception as e:  # noqa: BLE001
-    print("xbench jax_gemm part failed:", type(e).__name__, e)
+    print("xbench xbench_jax.gemm part failed:", type(e).__name__, e)
 
 # 1b) xbench's jax scan (T=1024 C=12 K=4 batch 4 log, forward): a while loop
 # of many small kernels, where CUPTI's per-launch host cost could widen the
@@ -150,10 +150,10 @@ except Exception as e:  # noqa: BLE001
 scan_step = None
 try:
     from xbench_py import workloads as xw
-    import jax_scan
+    from xbench_jax import scan
 
     scfg = xw.Scan(T=1024, K=4, C=12, batch=4, semiring="log", phase="forward")
-    scan_step = jax_scan.prepare(scfg, jax.devices()[0], 0).step
+    scan_step = scan.prepare(scfg, jax.devices()[0], 0).step
     jsync(scan_step())
     print("jax scan: records per call:", len(span_of(scan_step, jsync)[1]))
     report("jax scan fwd T1024: host clock + block (CUPTI on)", [host_of(scan_step, jsync) for _ in range(10)])

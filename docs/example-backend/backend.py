@@ -11,7 +11,15 @@ directly, to show what the shared Python contract
 
 The harness has validated every config before it arrives (params are
 canonical strings, defaults filled): a backend converts, it does not check.
+
+Timing modes: a run request may carry "mode" (docs/protocol.md, "Timing
+modes"). gemm is cold-cache by default (the harness asks for
+{"cold_cache": true} unless --cold-cache=false), so a backend must either
+flush the cache before every sample and echo the mode in its result, or
+answer unsupported: an ok result whose mode differs is refused as failed.
+This one flushes on the CPU (flush() below) and refuses CUDA graphs.
 """
+import ctypes
 import importlib.util
 import json
 import platform
@@ -31,6 +39,20 @@ CAPS = {"workloads": [
 ] if HAVE_NUMPY else [])}
 
 CPU = {"kind": "cpu", "name": platform.processor() or platform.machine(), "count": 1}
+
+# --cold-cache on a CPU: write over a buffer larger than the last-level cache
+# (protocol: twice the LLC, at least 64 MiB) before each timed call, outside
+# the sample. Allocated on first use, once per process.
+FLUSH_BYTES = 64 << 20
+_flush_buf = None
+
+
+def flush():
+    global _flush_buf
+    if _flush_buf is None:
+        _flush_buf = bytearray(FLUSH_BYTES)
+    view = (ctypes.c_char * FLUSH_BYTES).from_buffer(_flush_buf)
+    ctypes.memset(view, (_flush_buf[0] + 1) % 256, FLUSH_BYTES)  # every line written: old data leaves the caches
 
 
 # ------------------------------------------------------------------ the models
@@ -99,10 +121,16 @@ def run(req):
            "env": {"framework": "python" if cfg["workload"] == "ttt" else "numpy",
                    "versions": {"python": platform.python_version()},
                    "timing": "time.perf_counter around each call"}}
+    mode = {k: True for k, on in (req.get("mode") or {}).items() if on}  # only the fields that are on
     why = unsupported(cfg, req.get("device", "auto"))
+    if not why and mode.get("cuda_graph"):
+        why = "cuda_graph is not supported: this backend runs on the cpu only"
     if why:
         res.update(status="unsupported", message=why)
         return res
+    cold = mode.get("cold_cache", False)
+    if mode:
+        res["mode"] = mode  # echo the mode timed in; omitted when warm
     try:
         step = (ttt_step if cfg["workload"] == "ttt" else gemm_step)(cfg["params"])
         t0 = time.perf_counter()
@@ -111,6 +139,8 @@ def run(req):
         for _ in range(cfg["warmup"]):
             step()
         for _ in range(cfg["repeats"]):
+            if cold:
+                flush()  # before the clock starts: never in the sample
             t0 = time.perf_counter()
             step()
             res["samples_ms"].append((time.perf_counter() - t0) * 1e3)

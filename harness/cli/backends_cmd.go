@@ -65,8 +65,14 @@ func backendsCmd(ctx context.Context, a *App, args []string) error {
 				for _, k := range slices.Sorted(maps.Keys(w.Max)) {
 					other = append(other, fmt.Sprintf("%s<=%d", k, w.Max[k]))
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tok\n", full, m.Runtime, m.Shell, w.Workload,
-					strings.Join(w.Phases, ","), orDash(w.Values["dtype"]), strings.Join(w.Devices, ","), orDash(other))
+				status := "ok"
+				if len(m.Workloads) > 0 && !slices.Contains(m.Workloads, w.Workload) {
+					// run, verify and sweep start a backend for a workload only when
+					// its plugin.json lists it (or --backends names it)
+					status = fmt.Sprintf("ok, but plugin.json \"workloads\" lacks %s: it runs only when --backends names it", w.Workload)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", full, m.Runtime, m.Shell, w.Workload,
+					strings.Join(w.Phases, ","), orDash(w.Values["dtype"]), strings.Join(w.Devices, ","), orDash(other), status)
 			}
 		}
 		row(name, info.Capabilities)

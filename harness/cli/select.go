@@ -53,9 +53,10 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 		}
 		return out, nil
 	}
-	var out []string
+	var out, unlisted []string
 	for _, name := range reg.Names() {
 		if m, _ := reg.Manifest(name); len(m.Workloads) > 0 && !slices.Contains(m.Workloads, wl) {
+			unlisted = append(unlisted, name)
 			continue // the manifest says it does not implement this workload
 		}
 		if err := requireInstalled(reg, name); err != nil {
@@ -77,6 +78,12 @@ func selectBackends(ctx context.Context, a *App, reg *registry.Registry, sess *b
 		}
 	}
 	if len(out) == 0 {
+		if len(unlisted) > 0 {
+			// a backend that implements a new workload but whose plugin.json
+			// does not list it is never started: say where to look
+			return nil, fmt.Errorf("no backend available implements workload %s (not started, as their plugin.json \"workloads\" does not list %s: %s); "+
+				"run ./setup.sh to install them, or name one with --backends", wl, wl, strings.Join(unlisted, ", "))
+		}
 		return nil, fmt.Errorf("no backend available implements workload %s; run ./setup.sh to install them", wl)
 	}
 	return out, nil

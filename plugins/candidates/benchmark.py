@@ -1,21 +1,23 @@
 #!/usr/bin/env python3
-"""candidates backend entry point: the contract in plugins/_python, the
-problem code in plugins/pytorch; run with --help for the flags."""
+"""candidates backend entry point: the backend is the package
+xbench_candidates (plugins/_python/xbench_candidates; the problem code is
+xbench_pytorch's), the protocol xbench_py; run with --help for the flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGINS = os.path.dirname(HERE)
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
 
 def load():
-    import candidates_backend
+    from xbench_candidates.backend import Backend
 
-    return candidates_backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

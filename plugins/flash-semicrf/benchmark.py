@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
-"""flash-semicrf backend entry point: the package is flash-semicrf's, the
-protocol is plugins/_python/xbench_py/types.py, devices, timers and the scan's
-phases are the pytorch backend's; run with --help for the flags."""
+"""flash-semicrf backend entry point: the backend is the package
+xbench_flash_semicrf (plugins/_python/xbench_flash_semicrf; devices, timers
+and the scan's phases are xbench_pytorch's), the protocol xbench_py; run with
+--help for the flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGINS = os.path.dirname(HERE)
-# Our folder first (fsc_backend.py), then the pytorch backend it builds on.
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
 
 def load():
-    import fsc_backend
+    from xbench_flash_semicrf.backend import Backend
 
-    return fsc_backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""iree backend entry point: everything but the model lives in
-plugins/_python/xbench_py/types.py; run with --help for the flags."""
+"""iree backend entry point: the backend is the package xbench_iree
+(plugins/_python/xbench_iree), the protocol xbench_py; run with --help for the
+flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
@@ -14,10 +17,10 @@ from xbench_py import cli  # noqa: E402
 def load():
     # Imported only after the contract has checked that iree.runtime is
     # installed; the compiler (iree.compiler) is optional: without it the
-    # backend runs modules from --compile-cache only (iree_cache.py).
-    import iree_backend
+    # backend runs modules from --compile-cache only (xbench_iree/cache.py).
+    from xbench_iree.backend import Backend
 
-    return iree_backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

@@ -1,22 +1,25 @@
 #!/usr/bin/env python3
-"""jax backend entry point: everything but the model lives in
-plugins/_python/xbench_py/types.py; run with --help for the flags."""
+"""jax backend entry point: the backend is the package xbench_jax
+(plugins/_python/xbench_jax), the protocol xbench_py; run with --help for the
+flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
 
 def load():
     # Imported only after the contract has checked that jax is installed
-    # (jax_backend sets XLA_PYTHON_CLIENT_PREALLOCATE before importing jax).
-    import jax_backend
+    # (xbench_jax.backend sets XLA_PYTHON_CLIENT_PREALLOCATE before importing jax).
+    from xbench_jax.backend import Backend
 
-    return jax_backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

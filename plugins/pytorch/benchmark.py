@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""pytorch backend entry point: everything but the model lives in
-plugins/_python/xbench_py/types.py; run with --help for the flags."""
+"""pytorch backend entry point: the backend is the package xbench_pytorch
+(plugins/_python/xbench_pytorch), the protocol xbench_py; run with --help for
+the flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [os.path.join(os.path.dirname(HERE), "_python"), HERE]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
 
 def load():
     # Imported only after the contract has checked that torch is installed.
-    import backend
+    from xbench_pytorch.backend import Backend
 
-    return backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

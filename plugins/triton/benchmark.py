@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""triton backend entry point: everything but the kernel lives in
-plugins/_python/xbench_py/types.py (and the dense model in plugins/pytorch);
-run with --help for the flags."""
+"""triton backend entry point: the backend is the package xbench_triton
+(plugins/_python/xbench_triton; the dense layers are xbench_pytorch's), the
+protocol xbench_py; run with --help for the flags."""
 
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PLUGINS = os.path.dirname(HERE)
-# Our own folder first: triton_*.py, then the pytorch backend it builds on.
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), HERE, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python holds the contract (xbench_py) and every backend package
+# (xbench_<name>): one entry on the path, no backend folder on it.
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "_python"))
 
 from xbench_py import cli  # noqa: E402
 
@@ -25,14 +25,14 @@ def _device_flag(argv):
 
 def load():
     # TRITON_INTERPRET decides, when the kernels are defined, whether they are
-    # compiled or interpreted: settle it before triton_model is imported.
+    # compiled or interpreted: settle it before xbench_triton.model is imported.
     import torch
 
     if _device_flag(sys.argv[1:]) == "cpu" or not torch.cuda.is_available():
         os.environ["TRITON_INTERPRET"] = "1"
-    import triton_backend
+    from xbench_triton.backend import Backend
 
-    return triton_backend.Backend()
+    return Backend()
 
 
 if __name__ == "__main__":

@@ -86,11 +86,39 @@ func TestThrowawayBackend(t *testing.T) {
 	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusOK || rs[0].Backend != "example" {
 		t.Fatalf("run: exit %d, results %+v\n%s", o.code, rs, o.stderr)
 	}
+	// gemm with its defaults is timed cold (a ColdCacher): the example
+	// flushes and echoes the mode, so the doc's backend passes as written.
+	o = xb(t, nil, "run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir(),
+		"--workload", "gemm", "--device", "cpu", "--m", "32", "--n", "32", "--k", "32", "--warmup", "0", "--repeats", "2")
+	rs = jsonResults(t, o.stdout)
+	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusOK || !rs[0].Mode.ColdCache {
+		t.Fatalf("gemm by default: exit %d, results %+v\n%s", o.code, rs, o.stderr)
+	}
 	// A configuration outside its capabilities is answered, not crashed on.
 	o = xb(t, nil, append([]string{"run", "--plugin-path", dir, "--backends", "example", "--json", "--results", t.TempDir(), "--ttt-type", "mlp"}, tinyRun...)...)
 	rs = jsonResults(t, o.stdout)
 	if o.code != 0 || len(rs) != 1 || rs[0].Status != result.StatusUnsupported || !strings.Contains(rs[0].Message, "ttt_type mlp") {
 		t.Fatalf("unsupported: exit %d, results %+v\n%s", o.code, rs, o.stderr)
+	}
+}
+
+// A backend whose capabilities hold a workload its plugin.json does not
+// list is started for it only when named: `xbench backends` says so on the
+// workload's row (the step a newcomer adding a workload misses).
+func TestBackendsFlagsAWorkloadMissingFromPluginJSON(t *testing.T) {
+	dir := throwaway(t, func(m map[string]any) { m["workloads"] = []string{"ttt"} })
+	o := xb(t, nil, "backends", "--plugin-path", dir, "--backends", "example")
+	var ttt, gemm string
+	for _, line := range strings.Split(o.stdout, "\n") {
+		switch {
+		case strings.HasPrefix(line, "example ") && strings.Contains(line, " ttt "):
+			ttt = line
+		case strings.HasPrefix(line, "example ") && strings.Contains(line, " gemm "):
+			gemm = line
+		}
+	}
+	if o.code != 0 || !strings.HasSuffix(strings.TrimSpace(ttt), " ok") || !strings.Contains(gemm, `plugin.json "workloads" lacks gemm`) {
+		t.Fatalf("exit %d, want ttt ok and gemm flagged:\n%s\n%s", o.code, o.stdout, o.stderr)
 	}
 }
 

@@ -33,6 +33,9 @@ def run(argv, entry=ENTRY, **kw):
     (["--workload", "conv2d"], "--workload"),
     (["--workload", "gemm", "--layout", "nx"], "--layout"),
     (["--workload", "gemm", "--m", "1.5"], "--m"),
+    (["--workload", "scan", "--param", "Q=1"], "--param"),  # names the allowed: T, K, ...
+    (["--workload", "scan", "--param", "T"], "--param"),
+    (["--workload", "gemm", "--param", "m=3"], "--param"),  # gemm has its own flags
 ])
 def test_bad_input_exits_2(argv, flag):
     r = run(argv)
@@ -59,6 +62,7 @@ DUMMY = textwrap.dedent('''
             xt.WorkloadCaps("ttt", phases=("forward", "backward"), devices=("cpu",),
                             values={{"backbone": ("transformer",)}}),
             xt.WorkloadCaps("gemm", phases=("forward",), devices=("cpu",), values={{"dtype": ("float32",)}}),
+            xt.WorkloadCaps("scan", phases=("forward", "backward"), devices=("cpu",)),
         )
         variants = (xt.Variant("fast", "", xt.Capabilities(xt.WorkloadCaps(
             "ttt", phases=("forward",), devices=("cpu",), values={{"dtype": ("float32",)}}))),)
@@ -74,6 +78,9 @@ DUMMY = textwrap.dedent('''
             if cfg.m == 14:
                 raise ValueError("bad\\n  shape")
             return xt.Prepared(step=lambda: cfg.m * cfg.n * cfg.k)
+
+        def prepare_scan(self, cfg, variant, device, seed):
+            return xt.Prepared(step=lambda: cfg.T * cfg.K, warnings=[f"T={{cfg.T}} K={{cfg.K}}"])
 
     if __name__ == "__main__":
         cli.main({plugdir!r}, Dummy)
@@ -184,6 +191,7 @@ def test_serve_info_capabilities(dummy):
     assert caps == {"workloads": [
         {"workload": "ttt", "phases": ["forward", "backward"], "devices": ["cpu"], "values": {"backbone": ["transformer"]}},
         {"workload": "gemm", "phases": ["forward"], "devices": ["cpu"], "values": {"dtype": ["float32"]}},
+        {"workload": "scan", "phases": ["forward", "backward"], "devices": ["cpu"]},
     ]}
     assert rep["info"]["variants"][0]["name"] == "fast"
     # the protocol version rides on the info reply (docs/protocol.md#changes)
@@ -239,3 +247,16 @@ def test_serve_compile(dummy):
     assert got[1]["message"].endswith("CUDA out of memory. Tried to allocate 2 GiB") and got[1]["compile_ms"] == 0
     assert "bfloat16" in got[3]["message"]
     assert "decimal" in replies[4]["error"]  # a bad request is an error reply, as for run
+
+
+def test_param_runs_a_workload_without_its_own_flags(dummy, validate):
+    """--workload scan (or any workload but ttt and gemm) takes its declared
+    defaults, overridden by --param NAME=VALUE; the phase defaults to its first."""
+    r = run(["--workload", "scan", "--param", "T=9", "--param", "semiring=max", "--phase", "backward",
+             "--warmup", "0", "--repeats", "2", "--json"], entry=dummy())
+    assert r.returncode == 0, r.stderr
+    rec = json.loads(r.stdout)
+    validate(rec)
+    assert rec["status"] == "ok" and rec["config"]["phase"] == "backward"
+    assert rec["config"]["params"]["T"] == "9" and rec["config"]["params"]["semiring"] == "max"
+    assert rec["config"]["params"]["K"] == "8" and rec["warnings"] == ["T=9 K=8"]  # K: scan's default

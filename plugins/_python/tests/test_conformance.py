@@ -28,8 +28,8 @@ import runpy
 import numpy as np
 import pytest
 
-from attention_ref import reference as attention_reference
-from attention_ref import rel
+from xbench_py.attention_ref import reference as attention_reference
+from xbench_py.attention_ref import rel
 from xbench_py import runner as xr
 from xbench_py import scan_ref
 from xbench_py import tensors
@@ -194,6 +194,20 @@ def test_every_backend_with_a_suite_workload_is_in_the_suite():
     ids = {p.values[0] for p in cells()}
     want = {n for n, m in MANIFESTS.items() if set(m.get("workloads", ())) & set(SUITE)}
     assert ids == want and want >= {"pytorch", "jax", "triton", "iree", "flash-semicrf"}
+
+
+@pytest.mark.parametrize("name", sorted(MANIFESTS))
+def test_plugin_json_lists_the_workloads_it_implements(name):
+    """The harness starts a backend for a workload only when its plugin.json
+    "workloads" lists it (when --backends does not name it): a workload in
+    the capabilities but not in plugin.json would never run by default, and
+    one in plugin.json but not in the capabilities would start the backend
+    for nothing."""
+    fw = framework(name)
+    implemented = set(fw.capabilities.names()) | {w for v in fw.variants for w in v.capabilities.names()}
+    listed = set(MANIFESTS[name].get("workloads", ()))
+    assert listed == implemented, (f"plugins/{os.path.basename(MANIFESTS[name]['dir'])}/plugin.json lists "
+                                   f"{sorted(listed)}; its capabilities implement {sorted(implemented)}")
 
 
 def run_cells() -> list:

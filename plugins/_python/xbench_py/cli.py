@@ -21,7 +21,7 @@ from xbench_py import types as xc
 from xbench_py.runner import run
 from xbench_py.serve import protocol_stdout, serve
 from xbench_py.spec import SIZE_ALIASES, SIZES
-from xbench_py.workloads import TTT, VIEWS, Gemm
+from xbench_py.workloads import TTT, Gemm
 
 
 class _Parser(argparse.ArgumentParser):
@@ -49,7 +49,7 @@ def _parser(prog: str) -> _Parser:
     a = p.add_argument
     # defaults are the harness's declarations (xbench_py.facts)
     ttt, gemm = facts.defaults("ttt"), facts.defaults("gemm")
-    a("--workload", choices=tuple(VIEWS), default="ttt")
+    a("--workload", choices=facts.NAMES, default="ttt")
     a("--phase", choices=xc.PHASES, help="default: forward (or as --backward/--inner-only say)")
     g = p.add_argument_group("ttt")
     g.add_argument("--model-size", choices=[*SIZES, *SIZE_ALIASES], help="required for ttt")
@@ -65,6 +65,9 @@ def _parser(prog: str) -> _Parser:
     g.add_argument("--k", type=_int_at_least(1), default=gemm["k"])
     g.add_argument("--layout", choices=xc.GEMM_LAYOUTS, default=gemm["layout"], help="A's letter, then B's; t = stored transposed")
     a("--batch", type=_int_at_least(1), default=ttt["batch"], help="default: ttt's and gemm's (both 1)")
+    a("--param", action="append", default=[], metavar="NAME=VALUE",
+      help="every other workload (attention, scan, a new one): one of its parameters in the harness's spelling "
+           "(`xbench workloads`), repeatable; the others take their defaults")
     a("--dtype", choices=xc.DTYPES, default=ttt["dtype"])
     a("--warmup", type=_int_at_least(0), default=3)
     a("--repeats", type=_int_at_least(1), default=10)
@@ -94,7 +97,26 @@ def _load(prog: str, manifest: dict, load):
                     f"{sys.executable}; run ./setup.sh (it installs it into .venv)")
 
 
+def _generic_config(prog: str, args) -> xc.Config:
+    """A workload without dedicated flags: its declared defaults (facts),
+    overridden by --param NAME=VALUE, checked for known names only."""
+    declared = facts.params(args.workload)
+    params = {n: p["default"] for n, p in declared.items()}
+    for item in args.param:
+        name, eq, value = item.partition("=")
+        if not eq or name not in declared:
+            _fail(prog, f"--param {item!r}: want NAME=VALUE with NAME one of {', '.join(declared)} "
+                        f"(workload {args.workload})")
+        params[name] = value
+    return xc.Config(workload=args.workload, phase=args.phase or facts.phases(args.workload)[0], params=params,
+                     warmup=args.warmup, repeats=args.repeats)
+
+
 def _config(prog: str, args) -> xc.Config:
+    if args.param and args.workload in ("ttt", "gemm"):
+        _fail(prog, f"--param is for workloads without their own flags; {args.workload} has its own (--help)")
+    if args.workload not in ("ttt", "gemm"):
+        return _generic_config(prog, args)
     if args.workload == "gemm":
         return Gemm(m=args.m, n=args.n, k=args.k, batch=args.batch, layout=args.layout, dtype=args.dtype,
                        phase=args.phase or "forward", warmup=args.warmup, repeats=args.repeats).config()

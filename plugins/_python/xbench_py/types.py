@@ -10,12 +10,19 @@ samples_ms only.
 A backend is a folder plugins/<name>/ with
   plugin.json   {"name", "description", "runtime": "python", "entry": "benchmark.py",
                  "requires": [importable module names], "workloads": [...], "shell": nix dev shell}
-  benchmark.py  thin: put plugins/_python and its own folder on sys.path, then
+  benchmark.py  thin: put plugins/_python on sys.path (once), then
                     xbench_py.cli.main(HERE, load)
-                where load() imports the framework file and returns an instance
-                of its Framework subclass; main calls it only after checking
-                `requires`, so a missing package gives one clear line (exit 2).
-  the framework file(s): the models, the timer, and a Framework subclass.
+                where load() imports the backend package's adapter
+                (from xbench_<name>.backend import Backend) and returns an
+                instance of its Framework subclass; main calls it only after
+                checking `requires`, so a missing package gives one clear line
+                (exit 2).
+  tests/        the backend's own tests (the conformance suite is shared)
+and a package plugins/_python/xbench_<name>/ (imported by that name only, never
+by bare module names): the framework file(s) with the models and the timer,
+and backend.py with the Framework subclass. A backend built on another
+imports it by package (xbench_triton.backend: from xbench_pytorch import
+backend).
 
 Workloads. A request names a workload ("ttt", "gemm", "attention", "scan"); its config carries the
 workload's params as canonical strings, already validated by the harness. The
@@ -43,8 +50,8 @@ GEMM needs no code in the Framework: set `gemm` to the framework's GEMM module
 export(params, device, a, b) -> C float32 [batch, m, n]); the base class's
 prepare_gemm/export_gemm call it, refusing a dtype that module lacks on the
 resolved device (rocm uses the "cuda" entry), and gemm_caps(module, devices)
-builds its capability entry. load_module(name) imports such a module, or
-returns None when it is absent (the backend then declares no gemm).
+builds its capability entry. load_module(name) imports such a module by its full name
+("xbench_jax.gemm"), or returns None when it is absent (the backend then declares no gemm).
 
 What else the Framework subclass defines (name/description come from plugin.json):
   framework      str, env.framework ("torch", "jax", ...)

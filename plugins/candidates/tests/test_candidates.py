@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-import candidates_backend as cb
+from xbench_candidates import backend as cb
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
 

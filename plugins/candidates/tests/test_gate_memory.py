@@ -9,7 +9,7 @@ import weakref
 
 import pytest
 
-import candidates_backend as cb
+from xbench_candidates import backend as cb
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
 
@@ -95,7 +95,7 @@ def test_compare_never_holds_a_float64_copy_of_a_whole_output(monkeypatch):
     # compares a chunk at a time, with torch.allclose's verdict.
     import torch
 
-    import problem
+    from xbench_pytorch import problem
 
     monkeypatch.setattr(problem, "CHUNK", 100)
     sizes = []

@@ -4,4 +4,5 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.dirname(HERE)
 PLUGINS = os.path.dirname(PLUGIN)
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), PLUGIN, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python: the contract xbench_py and every backend package (xbench_<name>)
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))

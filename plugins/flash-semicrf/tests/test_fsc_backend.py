@@ -5,8 +5,8 @@ unsupported. Its forward against the spec is in the conformance suite (plugins/_
 import numpy as np
 import pytest
 
-import fsc_backend
-import scan
+from xbench_flash_semicrf import backend
+from xbench_pytorch import scan
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
@@ -15,7 +15,7 @@ from xbench_py import scan_ref as ref
 
 @pytest.fixture(scope="module")
 def fw():
-    b = fsc_backend.Backend()
+    b = backend.Backend()
     b.name = "flash-semicrf"
     return b
 

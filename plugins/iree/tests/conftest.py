@@ -3,4 +3,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.dirname(HERE)
-sys.path[:0] = [os.path.join(os.path.dirname(PLUGIN), "_python"), PLUGIN]
+PLUGINS = os.path.dirname(PLUGIN)
+# plugins/_python: the contract xbench_py and every backend package (xbench_<name>)
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))

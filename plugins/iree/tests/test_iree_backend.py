@@ -7,8 +7,8 @@ Small shapes: each configuration is one iree-compile of a second or two."""
 import numpy as np
 import pytest
 
-import iree_backend
-import iree_cache
+from xbench_iree import backend as iree_backend
+from xbench_iree import cache as iree_cache
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import runner as xr

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 import iree.compiler as ic
-import iree_mlir
-import iree_targets
+from xbench_iree import mlir as iree_mlir
+from xbench_iree import targets as iree_targets
 
 AMD = ("gfx942", "gfx90a", "gfx1030")
 GEMM = ("gemm", iree_mlir.gemm(128, 192, 256, 1, "nt", "bfloat16"))
@@ -71,7 +71,7 @@ def test_gfx1030_has_no_matrix_cores(built):
 
 def test_sm80_ptx_is_ampere_mma_not_wgmma(built):
     # What the H100 runs: IREE 3.13 knows no Hopper target and emits Ampere's
-    # mma.sync, never Hopper's wgmma (iree_targets.py).
+    # mma.sync, never Hopper's wgmma (xbench_iree/targets.py).
     vmfb, d = built[("sm_80", "gemm")]
     ptx = _read(d, "*.ptx").decode()
     assert ".target sm_80" in ptx

@@ -4,6 +4,6 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.dirname(HERE)
 PLUGINS = os.path.dirname(PLUGIN)
-# jax_*.py, then the pytorch backend (model.py, backend.py): the reference.
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), PLUGIN, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python: the contract xbench_py and every backend package (xbench_<name>)
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")

@@ -1,4 +1,4 @@
-"""The jax attention (jax_attention.py) on cpu beyond the conformance suite
+"""The jax attention (xbench_jax/attention.py) on cpu beyond the conformance suite
 (plugins/_python/tests/test_conformance.py, which checks every phase and
 variant against the float64 reference): refusals (cuDNN without a GPU,
 float16 on XLA:CPU) become xt.Unsupported, and the prepared step."""
@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-import jax_attention as ja
+from xbench_jax import attention as ja
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 

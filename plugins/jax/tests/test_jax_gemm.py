@@ -1,4 +1,4 @@
-"""The JAX GEMM module (jax_gemm.py) on cpu beyond the conformance suite (plugins/_python/tests/test_conformance.py),
+"""The JAX GEMM module (xbench_jax/gemm.py) on cpu beyond the conformance suite (plugins/_python/tests/test_conformance.py),
 which checks every layout and dtype against a float64 product: its dtypes,
 the prepared step, the jaxpr without a transpose, and bad params."""
 
@@ -7,7 +7,7 @@ import pytest
 
 import jax
 import jax.numpy as jnp
-import jax_gemm as g
+from xbench_jax import gemm as g
 
 M, N, K = 17, 33, 40
 TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}

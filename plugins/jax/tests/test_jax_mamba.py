@@ -21,22 +21,22 @@ def rel(a, b):
 
 @pytest.fixture(scope="module")
 def backends():
-    import backend as torch_backend
-    import jax_backend
+    from xbench_pytorch import backend as torch_backend
+    from xbench_jax import backend
 
-    return {"jax": jax_backend.Backend(), "pytorch": torch_backend.Backend()}
+    return {"jax": backend.Backend(), "pytorch": torch_backend.Backend()}
 
 
 def test_conv_matches_definition():
     import jax.numpy as jnp
-    import jax_model
+    from xbench_jax import model
 
     rng = np.random.default_rng(0)
     x, w, b = rng.standard_normal((2, 9, 5)), rng.standard_normal((5, 4)), rng.standard_normal(5)
     want = np.empty_like(x)  # y[n, t, c] = b[c] + sum_k w[c, k] x[n, t-3+k, c], zeros before each sequence
     for n, t, c in np.ndindex(*x.shape):
         want[n, t, c] = b[c] + sum(w[c, k] * x[n, t - 3 + k, c] for k in range(4) if t - 3 + k >= 0)
-    got = jax_model.causal_conv(*(jnp.asarray(a, jnp.float32) for a in (x, w, b)))
+    got = model.causal_conv(*(jnp.asarray(a, jnp.float32) for a in (x, w, b)))
     assert got.dtype == jnp.float32
     assert np.abs(np.asarray(got, np.float64) - want).max() < 1e-5 * np.abs(want).max()
 
@@ -62,14 +62,14 @@ def test_export_matches_pytorch(backends, tmp_path, ttt_type, dtype, tol):
 def test_backward_matches_torch(ttt_type):
     import jax
     import jax.numpy as jnp
-    import jax_model
-    import model as torch_model
+    from xbench_jax import model
+    from xbench_pytorch import model as torch_model
     import torch
 
     w = xs.perturbed_params(xs.param_specs(SIZE, ttt_type, K, "mamba"), seed=11)
     tokens = xs.random_tokens(2, 32, SIZE.vocab, seed=5)
     with jax.default_matmul_precision("highest"):
-        loss, grads = jax.jit(lambda p, t: jax_model.forward_backward(p, t, SIZE, ttt_type, K, backbone="mamba"))(
+        loss, grads = jax.jit(lambda p, t: model.forward_backward(p, t, SIZE, ttt_type, K, backbone="mamba"))(
             {k: jnp.asarray(v) for k, v in w.items()}, jnp.asarray(tokens))
     tp = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in w.items()}
     tloss, tgrads = torch_model.forward_backward(tp, torch.tensor(tokens, dtype=torch.long), SIZE, ttt_type, K,

@@ -4,8 +4,8 @@ import json
 
 from xbench_py import workloads as xw
 from xbench_py import profile as xprofile
-import jax_backend
-import jax_profile
+from xbench_jax import backend
+from xbench_jax import profile
 
 
 def meta(pid, name, tid=None):
@@ -20,13 +20,13 @@ def test_kernels_pick_the_device_streams_or_the_cpu_ops():
           {"ph": "X", "pid": 1, "tid": 7, "ts": 0, "dur": 50, "name": "sm90_xmma_gemm"},
           {"ph": "X", "pid": 1, "tid": 8, "ts": 0, "dur": 50, "name": "dot.1"},  # the same work again: not counted
           {"ph": "X", "pid": 2, "tid": 1, "ts": 0, "dur": 80, "name": "dot.1", "args": {"hlo_op": "dot.1"}}]
-    assert jax_profile.kernels(ev) == ("device", [{"name": "sm90_xmma_gemm", "self_ms": 0.05, "count": 1}])
+    assert profile.kernels(ev) == ("device", [{"name": "sm90_xmma_gemm", "self_ms": 0.05, "count": 1}])
     cpu_only = [e for e in ev if e.get("pid") == 2]
-    assert jax_profile.kernels(cpu_only) == ("host", [{"name": "dot.1", "self_ms": 0.08, "count": 1}])
+    assert profile.kernels(cpu_only) == ("host", [{"name": "dot.1", "self_ms": 0.08, "count": 1}])
 
 
 def test_profile_on_cpu(tmp_path):
-    fw = jax_backend.Backend()
+    fw = backend.Backend()
     fw.name = "jax"
     cfg = xw.TTT(model_size="tiny", ttt_type="linear", batch=1, seq_len=32, mini_batch=16, dtype="float32",
                  backbone="transformer", phase="forward", warmup=1, repeats=1).config()

@@ -1,21 +1,15 @@
-"""The jax scan (jax_scan.py) on cpu against the pytorch scan's autograd
+"""The jax scan (xbench_jax.scan) on cpu against the pytorch scan's autograd
 (gradients of log and max), K from 1 to 5, odd C, variable lengths; the
 forward against the spec is in the conformance suite (plugins/_python/tests/test_conformance.py)."""
 
-import os
-import sys
-
+import jax
 import numpy as np
 import pytest
 
-sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "pytorch"))
-
-import jax  # noqa: E402
-
-import jax_scan  # noqa: E402
-import scan  # noqa: E402  (the pytorch backend's scan: the gradient reference)
-from xbench_py import workloads as xw  # noqa: E402
-from xbench_py import scan_ref as ref  # noqa: E402
+from xbench_jax import scan
+from xbench_pytorch import scan as torch_scan  # the pytorch backend's scan: the gradient reference
+from xbench_py import workloads as xw
+from xbench_py import scan_ref as ref
 
 SHAPES = [(9, 1, 2, 3), (12, 2, 3, 2), (17, 4, 3, 3), (20, 5, 5, 2)]  # T, K, C, batch
 CPU = jax.devices("cpu")[0]
@@ -32,9 +26,9 @@ def test_gradients_match_autograd(shape, semiring, phase):
     T, K, C, B = shape
     cfg = xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, phase=phase)
     x = _inputs(cfg)
-    got = jax_scan.export(cfg, CPU, x)
-    want = scan.export(xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, phase=phase, dtype="float64"), "cpu",
-                       {k: (v if k == "lengths" else v.astype(np.float64)) for k, v in x.items()}, scan.forward_fn(""))
+    got = scan.export(cfg, CPU, x)
+    want = torch_scan.export(xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, phase=phase, dtype="float64"), "cpu",
+                       {k: (v if k == "lengths" else v.astype(np.float64)) for k, v in x.items()}, torch_scan.forward_fn(""))
     assert tuple(got) == cfg.outputs()
     for name in cfg.outputs():
         assert not np.isnan(got[name]).any(), name
@@ -43,7 +37,7 @@ def test_gradients_match_autograd(shape, semiring, phase):
 
 def test_prepare_counts_memory():
     cfg = xw.Scan(T=10, K=3, C=2, batch=2, phase="both")
-    p = jax_scan.prepare(cfg, CPU, 0)
+    p = scan.prepare(cfg, CPU, 0)
     out = p.step()
     assert len(out) == 4 and out[1].shape == (2, 11, 2)
     assert p.memory["state"] == 3 * 2 * 2 * 4 * 10 and p.memory["workspace"] > 0

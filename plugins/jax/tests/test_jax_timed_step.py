@@ -11,9 +11,9 @@ import jax
 import jax.numpy as jnp
 import pytest
 
-import jax_attention
-import jax_gemm
-import jax_scan
+from xbench_jax import attention
+from xbench_jax import gemm
+from xbench_jax import scan
 from xbench_py import workloads as xw
 
 CPU = jax.devices("cpu")[0]
@@ -45,7 +45,7 @@ def ops(fn, args) -> collections.Counter:
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
 @pytest.mark.parametrize("dtype", ["float32", "bfloat16", "float16"])
 def test_gemm_step_is_one_dot(layout, dtype):
-    step = jax_gemm.prepare({"m": "8", "n": "16", "k": "32", "batch": "2", "layout": layout, "dtype": dtype}, "cpu", 0)
+    step = gemm.prepare({"m": "8", "n": "16", "k": "32", "batch": "2", "layout": layout, "dtype": dtype}, "cpu", 0)
     want = collections.Counter({"dot_general": 1})
     if dtype != "float32":
         # The spec's own cast: float32 accumulation, C in the dtype.
@@ -60,7 +60,7 @@ ATT = xw.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=
 def bare(cfg, impl):
     """jax.nn.dot_product_attention itself in its own layout: the reference
     of what a timed call may contain."""
-    prec = jax_attention.PRECISION.get(cfg.dtype)
+    prec = attention.PRECISION.get(cfg.dtype)
 
     def f(q, k, v):
         with jax.default_matmul_precision(prec) if prec else contextlib.nullcontext():
@@ -72,9 +72,9 @@ def bare(cfg, impl):
 @pytest.mark.parametrize("phase", ["forward", "backward", "both"])
 def test_attention_step_is_the_attention_alone(variant, phase):
     cfg = dataclasses.replace(ATT, phase=phase)
-    step = jax_attention.prepare(cfg, variant, CPU, 0)
+    step = attention.prepare(cfg, variant, CPU, 0)
     B, H, KH, S, D = cfg.batch, cfg.heads, cfg.kvh, cfg.seq_len, cfg.head_dim
-    f = bare(cfg, jax_attention.IMPLEMENTATIONS[variant])
+    f = bare(cfg, attention.IMPLEMENTATIONS[variant])
     q = jnp.zeros((B, S, H, D))
     k = jnp.zeros((B, S, KH, D))
     if phase == "forward":
@@ -101,7 +101,7 @@ def test_the_attention_check_sees_a_layout_conversion():
 @pytest.mark.parametrize("phase", ["forward", "backward", "both"])
 def test_scan_step_has_no_transpose_or_cast(phase):
     cfg = xw.Scan(T=16, K=4, C=4, batch=2, phase=phase)
-    step = jax_scan.prepare(cfg, CPU, 0).step
+    step = scan.prepare(cfg, CPU, 0).step
     jaxpr = jax.make_jaxpr(step.fn)(*step.args).jaxpr
     names = collections.Counter(e.primitive.name for e in eqns(jaxpr))
     assert names["transpose"] == 0 and names["copy"] == 0 and names["copy_p"] == 0

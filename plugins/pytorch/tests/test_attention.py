@@ -1,22 +1,16 @@
-"""The pytorch attention (attention.py) on cpu beyond the conformance suite
+"""The pytorch attention (xbench_pytorch.attention) on cpu beyond the conformance suite
 (plugins/_python/tests/test_conformance.py, which checks every variant and
 phase against the float64 reference): refusals become xt.Unsupported, the
 prepared step, and the compile variant against eager."""
-
-import os
-import sys
 
 import numpy as np
 import pytest
 import torch
 
-import attention
+from xbench_pytorch import attention
 from xbench_py import types as xt
 from xbench_py import workloads as xw
-# the framework-free numpy reference lives beside the conformance suite
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                                "_python", "tests"))
-from attention_ref import inputs, rel  # noqa: E402
+from xbench_py.attention_ref import inputs, rel
 
 
 

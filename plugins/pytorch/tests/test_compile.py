@@ -21,7 +21,7 @@ perturbed = xs.perturbed_params
 
 @pytest.fixture(scope="module")
 def fw():
-    import backend
+    from xbench_pytorch import backend
 
     b = backend.Backend()
     b.name = "pytorch"  # main() fills it from plugin.json

@@ -6,7 +6,7 @@ params."""
 import numpy as np
 import pytest
 
-import gemm
+from xbench_pytorch import gemm
 
 M, N, K = 17, 33, 40
 TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}

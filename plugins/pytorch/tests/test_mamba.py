@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-import model as m
+from xbench_pytorch import model as m
 from xbench_py import types as xt
 from xbench_py import spec as xs
 

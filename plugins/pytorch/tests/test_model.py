@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import model as m
+from xbench_pytorch import model as m
 from xbench_py import spec as xs
 
 

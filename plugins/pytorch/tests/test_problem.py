@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-import backend
+from xbench_pytorch import backend
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
 from xbench_py import tensors

@@ -11,8 +11,8 @@ import weakref
 import pytest
 import torch
 
-import backend
-import problem
+from xbench_pytorch import backend
+from xbench_pytorch import problem
 from xbench_py import workloads as xw
 from xbench_py import runner as xr
 

@@ -1,8 +1,8 @@
 """xbench calibrate through pytorch, on the CPU at small sizes: every
 requested dtype the device has gets a positive rate, tf32 is skipped on a
 CPU, and the copy bandwidth is measured."""
-import backend
-import calibrate
+from xbench_pytorch import backend
+from xbench_pytorch import calibrate
 from xbench_py import types as xt
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import backend
+from xbench_pytorch import backend
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 

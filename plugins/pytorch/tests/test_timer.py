@@ -3,7 +3,7 @@ what it asks of torch: the memset must be followed by a synchronize, or the
 memset still running at the start event hides the call's launch latency and
 a cold sample reads faster than a warm one (seen on the H100)."""
 
-import model as m
+from xbench_pytorch import model as m
 
 
 class _Buffer:

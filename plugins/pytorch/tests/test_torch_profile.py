@@ -2,7 +2,7 @@
 time, summed over the calls, and a Chrome trace."""
 import json
 
-import backend
+from xbench_pytorch import backend
 from xbench_py import workloads as xw
 from xbench_py import profile as xprofile
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-import scan
+from xbench_pytorch import scan
 from xbench_py import workloads as xw
 from xbench_py import scan_ref as ref
 

@@ -4,9 +4,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PLUGIN = os.path.dirname(HERE)
 PLUGINS = os.path.dirname(PLUGIN)
-sys.path[:0] = [os.path.join(PLUGINS, "_python"), PLUGIN, os.path.join(PLUGINS, "pytorch")]
+# plugins/_python: the contract xbench_py and every backend package (xbench_<name>)
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 # The kernels run in Triton's interpreter here (no GPU in CI); this must be set
-# before triton_model.py defines them.
+# before xbench_triton/model.py defines them.
 os.environ["TRITON_INTERPRET"] = "1"
 
 

@@ -1,4 +1,4 @@
-"""The flash-attention kernels (triton_attention.py, triton_attention_bwd.py) in
+"""The flash-attention kernels (xbench_triton/attention.py, xbench_triton/attention_bwd.py) in
 Triton's interpreter (conftest sets TRITON_INTERPRET=1): out, lse, dq, dk, dv
 against a float64 reference computed from the definition (explicit
 bottom-right causal mask, GQA by repeating kv heads, softmax, autograd for the
@@ -10,8 +10,8 @@ import math
 import pytest
 import torch
 
-import triton_attention as ta
-import triton_attention_cfg as cfg
+from xbench_triton import attention as ta
+from xbench_triton import attention_cfg as cfg
 
 # bf16 measures ~6e-3 (P, dS and the outputs rounded to 8 bits), fp16 ~3e-4.
 TOL = {torch.float32: 1e-5, torch.bfloat16: 1e-2, torch.float16: 2e-3}

@@ -1,4 +1,4 @@
-"""The Triton GEMM kernel (triton_gemm.py) in Triton's interpreter (conftest
+"""The Triton GEMM kernel (xbench_triton/gemm.py) in Triton's interpreter (conftest
 sets TRITON_INTERPRET=1): every layout, batch 1 and 3, small odd shapes
 (ragged in M, N and K for the interpreter's 32x32x32 tile), beyond
 the conformance suite (plugins/_python/tests/test_conformance.py), which checks every layout and dtype through the
@@ -8,7 +8,7 @@ the TMA kernel."""
 import numpy as np
 import pytest
 
-import triton_gemm as g
+from xbench_triton import gemm as g
 
 M, N, K = 17, 33, 40
 TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}
@@ -99,12 +99,12 @@ def test_cuda_refused_in_interpreter():
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
 @pytest.mark.parametrize("layout", ["nn", "nt", "tn", "tt"])
 def test_tma_kernel_matches_float64(layout, dtype):
-    # The GPU's persistent TMA kernel (triton_gemm_tma), run by the
+    # The GPU's persistent TMA kernel (xbench_triton.gemm_tma), run by the
     # interpreter: sizes TMA accepts (rows of 16 bytes) but ragged for its
     # 32x32x32 tile, so the descriptors' zero padding and clipped stores are
     # what keep the edges right; 4 programs walk the 6 tiles persistently.
     import torch
-    import triton_gemm_tma as tma
+    from xbench_triton import gemm_tma as tma
 
     m, n, k = 40, 72, 56
     a, b = _inputs(layout, 1, m=m, n=n, k=k)
@@ -119,7 +119,7 @@ def test_tma_kernel_matches_float64(layout, dtype):
 
 def test_tma_eligibility():
     import torch
-    import triton_gemm_tma as tma
+    from xbench_triton import gemm_tma as tma
 
     bf = torch.bfloat16
     ok = (torch.empty(1, 16, 24, dtype=bf), torch.empty(1, 24, 8, dtype=bf), torch.empty(1, 16, 8, dtype=bf))

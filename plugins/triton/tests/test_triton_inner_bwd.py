@@ -1,4 +1,4 @@
-"""The inner loop's hand-written Triton backward (triton_inner_fn.InnerLoop)
+"""The inner loop's hand-written Triton backward (xbench_triton.inner_fn.InnerLoop)
 in Triton's interpreter against torch autograd through the pytorch model's
 ttt_inner in float64, and the forward's saved states."""
 
@@ -30,10 +30,10 @@ def setup(ttt_type, f, nh=2, B=2, L=3 * K):
 
 
 def grads(inner, inputs, p, dout, ttt_type, dtype):
-    import triton_inner_fn
+    from xbench_triton import inner_fn
 
     ins = [t.detach().to(dtype).requires_grad_() for t in inputs]
-    ps = {k: p[k].detach().to(dtype).requires_grad_() for k in triton_inner_fn.PARAMS[ttt_type]}
+    ps = {k: p[k].detach().to(dtype).requires_grad_() for k in inner_fn.PARAMS[ttt_type]}
     out = inner(*ins, ps, ttt_type, K)
     out.backward(dout.to(out.dtype))
     names = ["xq", "xk", "xv", "gate", *ps]
@@ -53,14 +53,14 @@ def rel(a, b):
     ("mlp", 16, torch.bfloat16, 3e-2),
 ], ids=["linear-f16", "linear-f64", "mlp-f16", "mlp-f64", "linear-f16-bf16", "mlp-f16-bf16"])
 def test_gradients_match_float64_autograd(ttt_type, f, dtype, tol):
-    import model as torch_model
-    import triton_inner_fn
+    from xbench_pytorch import model as torch_model
+    from xbench_triton import inner_fn
 
     # at f=64 one sequence and head: the interpreter's time grows with the programs
     inputs, p, dout = setup(ttt_type, f, **({"nh": 1, "B": 1} if f == 64 else {}))
     if dtype != torch.float32:  # the reference gets the same rounded inputs
         inputs = [t.to(dtype).float() for t in inputs]
-    out, got = grads(triton_inner_fn.ttt_inner, inputs, p, dout, ttt_type, dtype)
+    out, got = grads(inner_fn.ttt_inner, inputs, p, dout, ttt_type, dtype)
     ref_out, want = grads(torch_model.ttt_inner, inputs, p, dout, ttt_type, torch.float64)
     assert rel(out, ref_out) < tol
     assert set(got) == set(want)
@@ -74,16 +74,16 @@ def test_gradients_match_float64_autograd(ttt_type, f, dtype, tol):
 
 @pytest.mark.parametrize("ttt_type", ["linear", "mlp"])
 def test_forward_saves_the_states_without_changing_its_output(ttt_type):
-    import triton_inner_fn
-    import triton_model
+    from xbench_triton import inner_fn
+    from xbench_triton import model
 
     (xq, xk, xv, gate), p, _ = setup(ttt_type, 16, B=1, L=2 * K)
     B, nh, L, f = xq.shape
-    plain = triton_model.ttt_inner(xq, xk, xv, gate, p, ttt_type, K)
-    states = triton_inner_fn.state_buffers(ttt_type, B, nh, L // K, f, p["W1"].shape[-1], "cpu")
+    plain = model.ttt_inner(xq, xk, xv, gate, p, ttt_type, K)
+    states = inner_fn.state_buffers(ttt_type, B, nh, L // K, f, p["W1"].shape[-1], "cpu")
     for s in states:
         s.fill_(float("nan"))  # every element must be written
-    out = triton_model.ttt_inner(xq, xk, xv, gate, p, ttt_type, K, states=states)
+    out = model.ttt_inner(xq, xk, xv, gate, p, ttt_type, K, states=states)
     assert torch.equal(out, plain)
     assert all(not s.isnan().any() for s in states)
     first = [torch.cat((p["W1"], p["b1"][:, None]), 1)]
@@ -100,16 +100,16 @@ def test_saved_states_match_pytorch_inner_loop(ttt_type, f):
     step hook sees the state each mini-batch starts from), at a power of two
     and at f=33, which the kernels pad to 64 (and the mlp's 132 hidden units
     to 160): the states are stored at the true f, padding left out."""
-    import model as torch_model
-    import triton_inner_fn
-    import triton_model
+    from xbench_pytorch import model as torch_model
+    from xbench_triton import inner_fn
+    from xbench_triton import model
 
     inputs, p, _ = setup(ttt_type, f, nh=2 if f == 16 else 1, B=2 if f == 16 else 1)
     B, nh, L, _ = inputs[0].shape
-    states = triton_inner_fn.state_buffers(ttt_type, B, nh, L // K, f, p["W1"].shape[-1], "cpu")
+    states = inner_fn.state_buffers(ttt_type, B, nh, L // K, f, p["W1"].shape[-1], "cpu")
     for s in states:
         s.fill_(float("nan"))  # every element must be written
-    triton_model.ttt_inner(*inputs, p, ttt_type, K, states=states)
+    model.ttt_inner(*inputs, p, ttt_type, K, states=states)
     seen = []
     step = torch_model.step_linear if ttt_type == "linear" else torch_model.step_mlp
 
@@ -133,15 +133,15 @@ def test_model_gradients_match_pytorch(tmp_path, ttt_type, dtype, tol):
     every parameter's gradient against the pytorch backend's autograd (one
     sequence of two mini-batches: the inner tests above cover the sum over
     sequences and the third mini-batch)."""
-    import backend as torch_backend
-    import triton_backend
+    from xbench_pytorch import backend as torch_backend
+    from xbench_triton import backend
 
     cfg = xw.TTT(model_size="tiny", ttt_type=ttt_type, seq_len=2 * K, batch=1, phase="backward", dtype=dtype)
     wp, ip = str(tmp_path / "w.safetensors"), str(tmp_path / "x.safetensors")
     tensors.write_safetensors(wp, xs.perturbed_params(xs.param_specs(cfg.size, ttt_type, K)))
     tensors.write_safetensors(ip, {"tokens": xs.random_tokens(1, 2 * K, cfg.size.vocab, seed=3)})
     outs = []
-    for fw, name in ((triton_backend.Backend(), "triton"), (torch_backend.Backend(), "pytorch")):
+    for fw, name in ((backend.Backend(), "triton"), (torch_backend.Backend(), "pytorch")):
         op = str(tmp_path / f"{name}.safetensors")
         rep = xr.export(fw, cfg, "", "cpu", wp, ip, op)
         assert rep["status"] == "ok", rep
@@ -166,7 +166,7 @@ def test_kernels_compile_for_sm90_without_spills():
     r = run_compile_check("inner_bwd_compile_check.py", KERNELS="ttt_linear_bwd,ttt_mlp_bwd,forward", DTS="fp32")
     assert r.returncode == 0, r.stdout + r.stderr
     # the forward mlp chain spills at its measured float32 default (allowed
-    # stores, triton_ttt_mlp.spill_allowance; exit 0 above holds it there)
+    # stores, xbench_triton.ttt_mlp.spill_allowance; exit 0 above holds it there)
     assert r.stdout.count(": ok") == 8 and r.stdout.count("spill 0 B") == 7, r.stdout
     assert "compile forward mlp chain, SAVE fp32: ok" in r.stdout, r.stdout
 
@@ -175,13 +175,13 @@ def test_kernels_compile_for_sm90_without_spills():
 def test_backward_refuses_what_its_kernels_cannot_tile(f, K, word):
     """f and K are tl.arange extents in the backward (a forward that pads f
     may accept 96): refused by name, before any kernel runs."""
-    import triton_inner_fn
+    from xbench_triton import inner_fn
 
-    why = triton_inner_fn.check_shapes(f, K)
+    why = inner_fn.check_shapes(f, K)
     assert why and word in why and str(f if word == "head_dim" else K) in why
     x = torch.zeros(1, 1, K, f, requires_grad=True)
     p = {"W1": torch.zeros(1, f, f), "b1": torch.zeros(1, f), "ln_w": torch.ones(1, f), "ln_b": torch.zeros(1, f),
          "tok_delta": torch.zeros(K)}
     with pytest.raises(xt.Unsupported, match=word):
-        triton_inner_fn.ttt_inner(x, x, x, torch.zeros(1, 1, K), p, "linear", K)
-    assert triton_inner_fn.check_shapes(64, 16) is None
+        inner_fn.ttt_inner(x, x, x, torch.zeros(1, 1, K), p, "linear", K)
+    assert inner_fn.check_shapes(64, 16) is None

@@ -1,4 +1,4 @@
-"""Our Triton scan (triton_scan.py) in Triton's interpreter against the
+"""Our Triton scan (scan.py) in Triton's interpreter against the
 pytorch scan's autograd (log and max gradients): odd C, K from 1 to 5,
 variable lengths; the forward against the spec is in
 the conformance suite (plugins/_python/tests/test_conformance.py)."""
@@ -6,8 +6,8 @@ the conformance suite (plugins/_python/tests/test_conformance.py)."""
 import numpy as np
 import pytest
 
-import scan
-import triton_scan
+from xbench_pytorch import scan as torch_scan
+from xbench_triton import scan
 from xbench_py import workloads as xw
 from xbench_py import scan_ref as ref
 
@@ -26,8 +26,8 @@ def test_gradients_match_autograd(shape, semiring):
     T, K, C, B = shape
     cfg = xw.Scan(T=T, K=K, C=C, batch=B, semiring=semiring, dtype="float64", phase="both")
     x = _inputs(cfg)
-    got = scan.export(cfg, "cpu", x, triton_scan.scan)
-    want = scan.export(cfg, "cpu", x, scan.forward_fn(""))
+    got = torch_scan.export(cfg, "cpu", x, scan.scan)
+    want = torch_scan.export(cfg, "cpu", x, torch_scan.forward_fn(""))
     for name in cfg.outputs():
         assert got[name].shape == want[name].shape
         assert np.allclose(got[name], want[name], rtol=1e-11, atol=1e-12), name

@@ -10,10 +10,10 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
-import triton_attention
-import triton_backend
-import triton_gemm
-import triton_scan
+from xbench_triton import attention
+from xbench_triton import backend
+from xbench_triton import gemm
+from xbench_triton import scan
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 
@@ -43,8 +43,8 @@ def wrapper_ops(monkeypatch, module, kernel: str, step) -> tuple:
 
 @pytest.mark.parametrize("layout", ["nn", "tt"])
 def test_gemm_launch_alone(monkeypatch, layout):
-    step = triton_backend.Backend().prepare_gemm(xw.Gemm(m=16, n=16, k=16, layout=layout), "", CPU, 0).step
-    ops, launches = wrapper_ops(monkeypatch, triton_gemm, "_gemm_plain", step)
+    step = backend.Backend().prepare_gemm(xw.Gemm(m=16, n=16, k=16, layout=layout), "", CPU, 0).step
+    ops, launches = wrapper_ops(monkeypatch, gemm, "_gemm_plain", step)
     assert not ops, ops  # the output was allocated in prepare; the 't' operand is a view made there
     assert len(launches) == 1
     a, b = launches[0][:2]
@@ -53,14 +53,14 @@ def test_gemm_launch_alone(monkeypatch, layout):
 
 def test_attention_forward_launch_alone(monkeypatch):
     cfg = xw.Attention(batch=1, heads=2, kv_heads=2, seq_len=16, head_dim=16, causal=True, dtype="float32")
-    step = triton_backend.Backend().prepare_attention(cfg, "", CPU, 0).step
-    ops, launches = wrapper_ops(monkeypatch, triton_attention, "_fwd_kernel", step)
+    step = backend.Backend().prepare_attention(cfg, "", CPU, 0).step
+    ops, launches = wrapper_ops(monkeypatch, attention, "_fwd_kernel", step)
     assert set(ops) <= ALLOCATIONS, ops  # out and lse
     assert len(launches) == 1 and launches[0][0].shape == cfg.q_shape()  # BHSD, the kernel's layout
 
 
 def test_scan_forward_launch_alone(monkeypatch):
-    step = triton_backend.Backend().prepare_scan(xw.Scan(T=8, K=4, C=4, batch=2), "", CPU, 0).step
-    ops, launches = wrapper_ops(monkeypatch, triton_scan, "_scan_fwd", step)
+    step = backend.Backend().prepare_scan(xw.Scan(T=8, K=4, C=4, batch=2), "", CPU, 0).step
+    ops, launches = wrapper_ops(monkeypatch, scan, "_scan_fwd", step)
     assert set(ops) <= ALLOCATIONS, ops
     assert len(launches) == 1 and launches[0][0].dtype == torch.float32

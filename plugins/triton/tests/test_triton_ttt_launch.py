@@ -19,9 +19,9 @@ import torch
     (64, 24, "mini-batch"),  # a tl.arange: a power of two
 ])
 def test_check_shapes(head_dim, mini_batch, word):
-    import triton_model
+    from xbench_triton import model
 
-    why = triton_model.check_shapes(head_dim, mini_batch)
+    why = model.check_shapes(head_dim, mini_batch)
     if word is None:
         assert why is None, why
     else:
@@ -40,17 +40,17 @@ def test_check_shapes(head_dim, mini_batch, word):
     ({"XBENCH_TRITON_HB": "40"}, 64, 256, torch.float32, (4, 64, 32, 1, 4)),  # rounded up to a power of two
 ])
 def test_mlp_launch_overrides(monkeypatch, env, f, hidden, dtype, want):
-    import triton_ttt_mlp
+    from xbench_triton import ttt_mlp
 
     for name in ("WARPS", "HB", "BF", "STAGES", "OUT_WARPS"):
         monkeypatch.delenv(f"XBENCH_TRITON_{name}", raising=False)
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    assert triton_ttt_mlp.mlp_launch(dtype, triton_ttt_mlp.pow2_at_least_16(f), hidden) == want
+    assert ttt_mlp.mlp_launch(dtype, ttt_mlp.pow2_at_least_16(f), hidden) == want
 
 
 def test_spill_allowance_is_the_measured_default_only(monkeypatch):
-    import triton_ttt_mlp as t
+    from xbench_triton import ttt_mlp as t
 
     for name in ("WARPS", "HB", "BF", "STAGES", "OUT_WARPS"):
         monkeypatch.delenv(f"XBENCH_TRITON_{name}", raising=False)
@@ -65,13 +65,13 @@ def test_spill_allowance_is_the_measured_default_only(monkeypatch):
 def test_linear_launch_keeps_the_h100_settings(monkeypatch):
     # (4 warps, BC 32, 2 stages) is the measured fastest at f=64; padding to
     # 128 (f=96) keeps BC, and a small f clamps it to the padded width.
-    import triton_model
+    from xbench_triton import model
 
     for name in ("WARPS", "BC", "STAGES", "OUT_WARPS"):
         monkeypatch.delenv(f"XBENCH_TRITON_{name}", raising=False)
-    assert triton_model.linear_launch(torch.float32, 64) == (4, 32, 2, 4)
-    assert triton_model.linear_launch(torch.bfloat16, 128) == (4, 32, 2, 4)
-    assert triton_model.linear_launch(torch.float32, 16) == (4, 16, 2, 4)
+    assert model.linear_launch(torch.float32, 64) == (4, 32, 2, 4)
+    assert model.linear_launch(torch.bfloat16, 128) == (4, 32, 2, 4)
+    assert model.linear_launch(torch.float32, 16) == (4, 16, 2, 4)
 
 
 def test_kernels_compile_for_sm90_without_spills():
@@ -83,11 +83,11 @@ def test_kernels_compile_for_sm90_without_spills():
     assert r.returncode == 0, r.stdout + r.stderr
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith("f")]
     # 4 kernels x float32, bfloat16 x f=64, f=96; no spill but the one measured
-    # and allowed (triton_ttt_mlp.spill_allowance): the float32 mlp chain at f=64
+    # and allowed (ttt_mlp.spill_allowance): the float32 mlp chain at f=64
     known = [ln for ln in lines if ln.startswith("f64 fp32 mlp chain")]
     assert len(lines) == 16 and len(known) == 1, r.stdout
     assert all("spill stores 0 B" in ln for ln in lines if ln not in known), r.stdout
-    import triton_ttt_mlp
+    from xbench_triton import ttt_mlp
 
     stores = int(re.search(r"spill stores (\d+) B", known[0]).group(1))
-    assert stores <= triton_ttt_mlp.KNOWN_SPILL_BYTES, known[0]
+    assert stores <= ttt_mlp.KNOWN_SPILL_BYTES, known[0]

@@ -1,7 +1,7 @@
 """Compile every GPU config of the flash-attention kernels for sm_90 (an H100)
 on a machine without a GPU, and print per config the shared memory, the
 registers and the stack frame (a non-zero stack means register spills), as
-ptxas reports them. This is how triton_attention_cfg.py's tables were checked.
+ptxas reports them. This is how xbench_triton/attention_cfg.py's tables were checked.
 
     TRITON_DEFAULT_FP_FUSION=1 python scripts/dev/triton/attention_compile_check.py [fwd|dkdv|dq ...]
 
@@ -21,21 +21,21 @@ import sys
 import tempfile
 import time
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 import triton
 import triton.language as tl
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-import triton_attention as ta
-import triton_attention_bwd as tb
-from triton_attention_cfg import SMEM_LIMIT, table
+from xbench_triton import attention as ta
+from xbench_triton import attention_bwd as tb
+from xbench_triton.attention_cfg import SMEM_LIMIT, table
 
 TARGET = GPUTarget("cuda", 90, 32)
 KERNELS = {"fwd": ta._fwd_kernel, "dkdv": tb._dkdv_kernel, "dq": tb._dq_kernel}
@@ -58,7 +58,7 @@ def source(kind: str, dt: str, d: int, causal: bool, bm: int, bn: int) -> ASTSou
         else:
             sig[n] = "constexpr"
     const = {"CAUSAL": causal, "D": d, "DT": DTYPES[dt][0], "BLOCK_M": bm, "BLOCK_N": bn,
-             "CHUNK": 32 if dt == "fp32" and d > 32 else 0}  # as triton_attention.chunk()
+             "CHUNK": 32 if dt == "fp32" and d > 32 else 0}  # as xbench_triton.attention.chunk()
     attrs = {(i,): [["tt.divisibility", 16]] for i, n in enumerate(fn.arg_names) if sig[n].startswith("*")}
     return ASTSource(fn, sig, {(fn.arg_names.index(k),): v for k, v in const.items()}, attrs)
 

@@ -20,19 +20,19 @@ import math
 import os
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 if "--cpu" in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
 
 import torch  # noqa: E402
 
-import triton_attention as ta  # noqa: E402
+from xbench_triton import attention as ta  # noqa: E402
 
 CPU = "--cpu" in sys.argv
 DEV = "cpu" if CPU else "cuda"

@@ -1,4 +1,4 @@
-"""Compile every autotune config of the TMA GEMM kernel (triton_gemm_tma.py)
+"""Compile every autotune config of the TMA GEMM kernel (xbench_triton/gemm_tma.py)
 for sm_90 (an H100) on a machine without a GPU, and check that what comes
 out is the kernel the H100 measurements describe: tensor-core wgmma
 products fed by TMA bulk-tensor copies, in at most the H100's 227 KB of
@@ -9,7 +9,7 @@ interpreter, which compiles nothing.
     python scripts/dev/triton/gemm_compile_check.py   (TRITON_INTERPRET unset)
 
 Prints one line per config and layout; exits 1 if any fails.
-tests/test_triton_gemm.py runs it.
+plugins/triton/tests/test_triton_gemm.py runs it.
 """
 
 from __future__ import annotations
@@ -17,19 +17,19 @@ from __future__ import annotations
 import os
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-import triton_gemm_tma as tma  # noqa: E402
+from xbench_triton import gemm_tma as tma  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 SMEM_LIMIT = 227 * 1024

@@ -1,7 +1,7 @@
-"""On a GPU: triton_gemm's two bfloat16 kernels against torch.matmul (cuBLAS).
+"""On a GPU: xbench_triton.gemm's two bfloat16 kernels against torch.matmul (cuBLAS).
 
-For each shape: the pointer kernel (triton_gemm's general path), the TMA
-persistent kernel (triton_gemm_tma) without and with warp specialization,
+For each shape: the pointer kernel (xbench_triton.gemm's general path), the TMA
+persistent kernel (xbench_triton.gemm_tma) without and with warp specialization,
 each autotuned on its first call, checked against torch.matmul (relative
 Frobenius error, bfloat16 output), then timed interleaved call by call with
 torch.matmul (warm L2, CUDA events, median of REPEATS) so the H100's
@@ -19,18 +19,18 @@ import statistics
 import sys
 import time
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import torch  # noqa: E402
 
-import triton_gemm as tg  # noqa: E402
-import triton_gemm_tma as tt  # noqa: E402
+from xbench_triton import gemm as tg  # noqa: E402
+from xbench_triton import gemm_tma as tt  # noqa: E402
 
 REPEATS = 20
 SHAPES = ["4096,4096,4096,nn", "8192,8192,8192,nn", "16384,16384,16384,nn", "4096,4096,4096,nt",

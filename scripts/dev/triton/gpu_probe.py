@@ -5,13 +5,12 @@ import sys
 import time
 import traceback
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch"),
-                os.path.join(PLUGINS, "jax")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 T0 = time.time()
 SIZE, DEV, TL = os.environ.get("PSIZE", "125m"), os.environ.get("PDEV", "cuda"), int(os.environ.get("PL", "2048"))
@@ -39,12 +38,12 @@ def left():
     return DEADLINE - (time.time() - T0)
 
 
-import backend as tb  # noqa: E402
-import jax_backend  # noqa: E402
-import triton_backend  # noqa: E402
-import compiled  # noqa: E402
+from xbench_pytorch import backend as tb  # noqa: E402
+from xbench_jax import backend as jb  # noqa: E402
+from xbench_triton import backend as trb  # noqa: E402
+from xbench_pytorch import compiled  # noqa: E402
 
-J, T, P = jax_backend.Backend(), triton_backend.Backend(), tb.Backend()
+J, T, P = jb.Backend(), trb.Backend(), tb.Backend()
 J.name, T.name, P.name = "jax", "triton", "pytorch"
 say("imports done", {k: v for k, v in J.versions().items()}, T.versions().get("triton"), P.versions().get("torch"))
 

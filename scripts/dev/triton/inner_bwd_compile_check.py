@@ -1,5 +1,5 @@
-"""Compile the inner loop's backward kernels (triton_inner_bwd.py,
-triton_inner_bwd_mlp.py) and the forward kernels with SAVE (the states the
+"""Compile the inner loop's backward kernels (xbench_triton/inner_bwd.py,
+xbench_triton/inner_bwd_mlp.py) and the forward kernels with SAVE (the states the
 backward starts from) for sm_90 (an H100) on a machine without a GPU, at 125m's
 shapes (f=64, K=16, 4f=256) and their launch settings, and report each
 kernel's registers and spills as ptxas reports them.
@@ -14,8 +14,8 @@ ptxas -v, run the way Triton runs it for sm_90 (its ptxas-blackwell,
 --regAllocOptLevel=2). Prints one line per kernel: "compile NAME: ok regs R
 spill S B" (S = spill stores + loads); exits 1 if any fails to compile, 3 if
 any stores more spills than it is allowed (none, but the forward mlp chain at
-its measured float32 default: triton_ttt_mlp.spill_allowance).
-tests/test_triton_inner_bwd.py runs it.
+its measured float32 default: xbench_triton.ttt_mlp.spill_allowance).
+plugins/triton/tests/test_triton_inner_bwd.py runs it.
 """
 
 from __future__ import annotations
@@ -26,12 +26,12 @@ import subprocess
 import sys
 import tempfile
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import torch  # noqa: E402
@@ -40,10 +40,10 @@ import triton.language as tl  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-import triton_inner_bwd as lin  # noqa: E402
-import triton_inner_bwd_mlp as mlp  # noqa: E402
-import triton_model as tm  # noqa: E402
-import triton_ttt_mlp as tmlp  # noqa: E402
+from xbench_triton import inner_bwd as lin  # noqa: E402
+from xbench_triton import inner_bwd_mlp as mlp  # noqa: E402
+from xbench_triton import model as tm  # noqa: E402
+from xbench_triton import ttt_mlp as tmlp  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 F, K = 64, 16

@@ -18,10 +18,10 @@ inputs are float32 in every dtype):
      saved, forward + backward, and pytorch eager's forward + backward; the
      peak memory of triton's forward + backward; and each kernel's device
      time from torch.profiler.
-Launch settings: XBENCH_TRITON_BWD_WARPS, _BC, _HC (triton_inner_bwd*.launch)
+Launch settings: XBENCH_TRITON_BWD_WARPS, _BC, _HC (xbench_triton.inner_bwd*.launch)
 for the backward; for the forward XBENCH_TRITON_WARPS, _STAGES, _OUT_WARPS,
-and _BC (linear, triton_model.linear_launch) or _HB, _BF (mlp,
-triton_ttt_mlp.mlp_launch).
+and _BC (linear, model.linear_launch) or _HB, _BF (mlp,
+xbench_triton.ttt_mlp.mlp_launch).
 Exits 1 if a triton error is above 1e-4 (float32).
 """
 
@@ -30,12 +30,12 @@ from __future__ import annotations
 import os
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 if "--cpu" in sys.argv:
     os.environ["TRITON_INTERPRET"] = "1"  # before triton is imported
@@ -43,9 +43,9 @@ if "--cpu" in sys.argv:
 
 import torch  # noqa: E402
 
-import model as torch_model  # noqa: E402
-import triton_inner_fn  # noqa: E402
-import triton_model  # noqa: E402
+from xbench_pytorch import model as torch_model  # noqa: E402
+from xbench_triton import inner_fn  # noqa: E402
+from xbench_triton import model  # noqa: E402
 from xbench_py import spec as xs  # noqa: E402
 
 CPU = "--cpu" in sys.argv
@@ -68,7 +68,7 @@ def problem(ttt_type: str):
 def fwd_bwd(inner, inputs, p, dout, ttt_type, dtype):
     """out and the gradients, named; the inputs made leaves of dtype."""
     ins = [t.detach().to(dtype).requires_grad_() for t in inputs]
-    ps = {k: p[k].detach().to(dtype).requires_grad_() for k in triton_inner_fn.PARAMS[ttt_type]}
+    ps = {k: p[k].detach().to(dtype).requires_grad_() for k in inner_fn.PARAMS[ttt_type]}
     out = inner(*ins, ps, ttt_type, 16)
     out.backward(dout.to(out.dtype))
     grads = dict(zip(["xq", "xk", "xv", "gate", *ps], [t.grad for t in ins] + [ps[k].grad for k in ps]))
@@ -96,18 +96,18 @@ def median_ms(fn, n=20):
 
 def timings(ttt_type, inputs, p, dout):
     ins = [t.detach().requires_grad_() for t in inputs]
-    ps = {k: p[k].detach().requires_grad_() for k in triton_inner_fn.PARAMS[ttt_type]}
+    ps = {k: p[k].detach().requires_grad_() for k in inner_fn.PARAMS[ttt_type]}
     B, nh, L, f = inputs[0].shape
-    states = triton_inner_fn.state_buffers(ttt_type, B, nh, L // 16, f, p["W1"].shape[-1], DEV)
+    states = inner_fn.state_buffers(ttt_type, B, nh, L // 16, f, p["W1"].shape[-1], DEV)
 
     def triton_fb():
-        triton_inner_fn.ttt_inner(*ins, ps, ttt_type, 16).backward(dout)
+        inner_fn.ttt_inner(*ins, ps, ttt_type, 16).backward(dout)
 
     def torch_fb():
         torch_model.ttt_inner(*ins, ps, ttt_type, 16).backward(dout)
 
-    fwd = median_ms(lambda: triton_model.ttt_inner(*inputs, p, ttt_type, 16))
-    fwd_save = median_ms(lambda: triton_model.ttt_inner(*inputs, p, ttt_type, 16, states=states))
+    fwd = median_ms(lambda: model.ttt_inner(*inputs, p, ttt_type, 16))
+    fwd_save = median_ms(lambda: model.ttt_inner(*inputs, p, ttt_type, 16, states=states))
     fb = median_ms(triton_fb)
     torch.cuda.reset_peak_memory_stats()
     base = torch.cuda.memory_allocated()
@@ -130,7 +130,7 @@ def main() -> int:
     for ttt_type in ("linear", "mlp"):
         inputs, p, dout = problem(ttt_type)
         ref_out, ref = fwd_bwd(torch_model.ttt_inner, inputs, p, dout, ttt_type, torch.float64)
-        out, got = fwd_bwd(triton_inner_fn.ttt_inner, inputs, p, dout, ttt_type, torch.float32)
+        out, got = fwd_bwd(inner_fn.ttt_inner, inputs, p, dout, ttt_type, torch.float32)
         _, eager = fwd_bwd(torch_model.ttt_inner, inputs, p, dout, ttt_type, torch.float32)
         errs = {"out": rel(out, ref_out), **{k: rel(got[k], ref[k]) for k in ref}}
         worst = max(errs.values())

@@ -16,17 +16,17 @@ import os
 import statistics
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import torch  # noqa: E402
 
-import triton_model  # noqa: E402
+from xbench_triton import model  # noqa: E402
 from xbench_py import types as xt  # noqa: E402
 from xbench_py import spec as xs  # noqa: E402
 
@@ -48,14 +48,14 @@ def main() -> int:
         os.environ.update({k: str(v) for k, v in setting.items()})
         label = " ".join(f"{k.rsplit('_', 1)[1]}={v}" for k, v in setting.items())
         try:
-            out = triton_model.ttt_inner(xq, xk, xv, gate, p, "mlp", 16)  # compiles
+            out = model.ttt_inner(xq, xk, xv, gate, p, "mlp", 16)  # compiles
             err = 0.0 if ref is None else float((out - ref).norm() / ref.norm())
             ref = out if ref is None else ref
             times = []
             for _ in range(10):
                 a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 a.record()
-                triton_model.ttt_inner(xq, xk, xv, gate, p, "mlp", 16)
+                model.ttt_inner(xq, xk, xv, gate, p, "mlp", 16)
                 b.record()
                 b.synchronize()
                 times.append(a.elapsed_time(b))

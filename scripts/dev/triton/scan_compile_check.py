@@ -1,11 +1,11 @@
-"""Compile every scan kernel of triton_scan.py for sm_90 (an H100) on a
+"""Compile every scan kernel of xbench_triton/scan.py for sm_90 (an H100) on a
 machine without a GPU: the interpreter the CPU tests use accepts code the
 compiler refuses (a plain Python global read inside a kernel is one), so
 this is the CPU's check that the kernels compile at all.
 
     python scripts/dev/triton/scan_compile_check.py   (TRITON_INTERPRET unset)
 
-Prints one line per kernel; exits 1 if any fails. tests/test_triton_scan.py runs it.
+Prints one line per kernel; exits 1 if any fails. plugins/triton/tests/test_triton_scan.py runs it.
 """
 
 from __future__ import annotations
@@ -13,19 +13,19 @@ from __future__ import annotations
 import os
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import triton  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-import triton_scan as ts  # noqa: E402
+from xbench_triton import scan as ts  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 # One configuration a kernel variant: the grid's largest tiles and a small one.

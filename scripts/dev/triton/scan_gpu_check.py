@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""On a GPU: our Triton scan (triton_scan.py) against flash-semicrf at the
+"""On a GPU: our Triton scan (scan.py) against flash-semicrf at the
 sizes the CPU tests cannot reach, then timed against flash-semicrf's own
 Triton kernel. Run from the repository root (scripts/h100-scan.sh does):
 
@@ -17,18 +17,18 @@ skipped, so one bad shape cannot hide the rest.
 import os
 import sys
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import triton_scan  # noqa: E402
+from xbench_triton import scan  # noqa: E402
 from xbench_py import workloads as xw  # noqa: E402
 from xbench_py import scan_ref as ref  # noqa: E402
 from flash_semicrf.streaming import semi_crf_streaming_forward as fsc  # noqa: E402
@@ -52,7 +52,7 @@ def check(T, K, C):
         (c64, t64, d64), lens = tensors(cfg, torch.float64, grad=sr == "log")
         want = fsc(c64, t64, d64, lens, K, semiring=sr, use_triton=False)
         (c32, t32, d32), _ = tensors(cfg, torch.float32, grad=True)
-        got = triton_scan.scan(c32, t32, d32, lens, cfg)
+        got = scan.scan(c32, t32, d32, lens, cfg)
         e = rel(got.detach(), want.detach())
         tol = 2e-5 * max(1, T / 128)
         print(f"check {sr} forward T{T} K{K} C{C}: rel {e:.2e} (tol {tol:.1e})")
@@ -62,7 +62,7 @@ def check(T, K, C):
             g64 = torch.autograd.grad(want.sum(), (c64, t64, d64))
         else:  # flash-semicrf has no max gradient: ours in float64 is the reference
             (o64c, o64t, o64d), _ = tensors(cfg, torch.float64, grad=True)
-            g64 = torch.autograd.grad(triton_scan.scan(o64c, o64t, o64d, lens, cfg).sum(), (o64c, o64t, o64d))
+            g64 = torch.autograd.grad(scan.scan(o64c, o64t, o64d, lens, cfg).sum(), (o64c, o64t, o64d))
         for name, a, b in zip(("d_cum", "d_trans", "d_dur"), g32, g64):
             e = rel(a, b)
             if sr == "max":
@@ -94,9 +94,9 @@ def timing(T, K, C):
     cfg = xw.Scan(T=T, K=K, C=C, batch=4)
     (c, t, d), lens = tensors(cfg, torch.float32, grad=True)
     with torch.no_grad():
-        ours_f = median_ms(lambda: triton_scan.scan(c, t, d, lens, cfg))
+        ours_f = median_ms(lambda: scan.scan(c, t, d, lens, cfg))
         theirs_f = median_ms(lambda: fsc(c, t, d, lens, K, semiring="log", use_triton=True))
-    o1 = triton_scan.scan(c, t, d, lens, cfg)
+    o1 = scan.scan(c, t, d, lens, cfg)
     o2 = fsc(c, t, d, lens, K, semiring="log", use_triton=True)
     ours_b = median_ms(lambda: torch.autograd.grad(o1.sum(), (c, t, d), retain_graph=True))
     theirs_b = median_ms(lambda: torch.autograd.grad(o2.sum(), (c, t, d), retain_graph=True))

@@ -1,4 +1,4 @@
-"""Compile the TTT inner-loop kernels (triton_model.py, triton_ttt_mlp.py) for
+"""Compile the TTT inner-loop kernels (xbench_triton/model.py, xbench_triton/ttt_mlp.py) for
 sm_90 (an H100) on a machine without a GPU, and print per kernel the
 registers a thread and the spill bytes as ptxas reports them for that very
 compile. The interpreter the CPU tests use accepts code the compiler refuses,
@@ -24,12 +24,12 @@ import re
 import sys
 import time
 
-# A development script of the triton backend (not part of it): the backend's
-# folder, the shared contract and the pytorch backend it builds on come first
-# on the path, as benchmark.py puts them.
+# A development script of the triton backend (not part of it): plugins/_python
+# (the contract xbench_py and the backend packages xbench_triton,
+# xbench_pytorch, ...) goes first on the path, as benchmark.py puts it.
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 PLUGINS = os.path.join(ROOT, "plugins")
-sys.path[:0] = [os.path.join(PLUGINS, "triton"), os.path.join(PLUGINS, "_python"), os.path.join(PLUGINS, "pytorch")]
+sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 
 import torch  # noqa: E402
@@ -39,8 +39,8 @@ from triton import knobs  # noqa: E402
 from triton.backends.compiler import GPUTarget  # noqa: E402
 from triton.compiler import ASTSource  # noqa: E402
 
-import triton_model as tm  # noqa: E402
-import triton_ttt_mlp as tmlp  # noqa: E402
+from xbench_triton import model as tm  # noqa: E402
+from xbench_triton import ttt_mlp as tmlp  # noqa: E402
 
 TARGET = GPUTarget("cuda", 90, 32)
 MAX_SPILL = 0  # bytes of spill stores a kernel may have, beyond tmlp.spill_allowance

@@ -1,0 +1,88 @@
+"""The candidates backend: a folder of ModelNew files, one per problem it
+answers, matched by file name ($XBENCH_CANDIDATES/level<N>/<problem file>).
+Before a candidate is timed it must pass the correctness gate against the
+problem's eager Model on the same device (pytorch's problem.gate); a wrong
+or crashing candidate is a failed result, never a timing.
+
+Settings come from the environment, so the configuration (and its key) is
+the problem's alone and pairs with the baselines':
+  XBENCH_CANDIDATES         the folder (required)
+  XBENCH_CANDIDATES_ATOL    gate atol (default 1e-2)
+  XBENCH_CANDIDATES_RTOL    gate rtol (default 1e-2)
+  XBENCH_CANDIDATES_TRIALS  seeded inputs the gate compares (default 3)
+The pytorch backend supplies devices, timers and precision flags.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from xbench_pytorch import backend as torch_backend  # the pytorch backend's backend.py
+from xbench_pytorch import problem
+from xbench_py import types as xt
+from xbench_py import workloads as xw
+from xbench_py import problems as xproblems
+
+CAPS = xt.Capabilities(xt.WorkloadCaps("problem", phases=("forward",), devices=torch_backend.DEVICES,
+                                       values={"dtype": ("float32",)}))
+
+
+def _number(name: str, default: float, integer: bool = False):
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    try:
+        v = int(text, 10) if integer else float(text)
+    except ValueError:
+        v = None
+    if v is None or not math.isfinite(v) or v < (1 if integer else 0):
+        raise xt.Unsupported(f"{name}={text[:80]!r} is not allowed (allowed: "
+                             f"{'an integer >= 1' if integer else 'a finite number >= 0'})")
+    return v
+
+
+def settings() -> tuple:
+    """(folder, atol, rtol, trials) from the environment."""
+    folder = os.environ.get("XBENCH_CANDIDATES", "")
+    if not folder or not os.path.isabs(folder) or not os.path.isdir(folder):
+        raise xt.Unsupported(f"XBENCH_CANDIDATES={folder[:80]!r} is not an absolute folder of level<N>/ "
+                             f"candidate files (xbench problems candidates --candidates DIR sets it)")
+    return (folder, _number("XBENCH_CANDIDATES_ATOL", 1e-2), _number("XBENCH_CANDIDATES_RTOL", 1e-2),
+            _number("XBENCH_CANDIDATES_TRIALS", 3, integer=True))
+
+
+class Backend(torch_backend.Backend):
+    capabilities = CAPS
+    variants = ()
+    gemm = None
+
+    def prepare_problem(self, cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
+        folder, atol, rtol, trials = settings()
+        precision = problem.set_precision(cfg.precision)  # the gate and the timing, as the baseline's
+        mod, path = problem.load(cfg)
+        name = os.path.basename(path)
+        cand = xproblems.candidate(folder, cfg.level, name)
+        if cand is None:
+            raise xt.Unsupported(f"no candidate for level{cfg.level}/{name} in {folder}")
+        new_mod = xproblems.import_file(cand, "candidate")
+        xproblems.require(new_mod, cand, ("ModelNew",))
+        dev = problem.torch_device(device)
+        ref = problem.build(mod, mod.Model, dev, seed)
+        new = problem.build(mod, new_mod.ModelNew, dev, seed)
+        seeds = [seed + i for i in range(trials)]
+        worst = problem.gate(mod, ref, new, dev, seeds, atol, rtol)
+        del ref  # timing holds the candidate and one set of inputs
+        xs = problem.make_inputs(mod, dev, seed, on_device=True)
+        fn = problem.checked(new)
+
+        def step():
+            with problem.torch.no_grad():
+                return fn(*xs)
+        note = (f"correct: {trials} seeded inputs (seeds {seeds[0]}..{seeds[-1]}) within atol {atol:g}, rtol {rtol:g} "
+                f"of the eager Model, max abs err {worst:.3g}; candidate {cand}")
+        return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note],
+                           settings=precision)
+
+    def export_problem(self, cfg, variant, device, weights, inputs):
+        raise xt.Unsupported("candidates are checked by their gate against the eager Model, not by export")
