@@ -135,15 +135,17 @@ func newRunID() string {
 // sessionMeta is what every result of this invocation records about where it ran.
 func sessionMeta(root string, reg *registry.Registry) bench.Meta {
 	host, _ := os.Hostname()
-	commit := ""
-	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output(); err == nil {
+	// XBENCH_GIT_COMMIT, where a script sets it, wins over the tree's git:
+	// the device machine gets a copy of the working tree whose .git may be
+	// the one of an older commit (on 2026-11-26 every result made there
+	// read the session's first commit, "-dirty"), while the script knows
+	// the commit its binaries were built from (bin/COMMIT).
+	commit := os.Getenv("XBENCH_GIT_COMMIT")
+	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output(); err == nil && commit == "" {
 		commit = strings.TrimSpace(string(out))
 		if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
 			commit += "-dirty"
 		}
-	}
-	if commit == "" {
-		commit = os.Getenv("XBENCH_GIT_COMMIT") // set where the tree travels without .git
 	}
 	_, nixRev := runner.Provenance(reg.EnvMode(), root)
 	return bench.Meta{GitCommit: commit, Host: host, NixRev: nixRev, Settings: compileCacheSetting()}

@@ -40,3 +40,25 @@ func TestSelectNamesBackendsWhosePluginJSONOmitsTheWorkload(t *testing.T) {
 		}
 	}
 }
+
+// A script that names the commit its binaries came from (XBENCH_GIT_COMMIT)
+// is believed over the tree's git, which on the device machine can be an
+// older commit's; without it the tree's own commit is recorded.
+func TestSessionMetaCommit(t *testing.T) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.Open(registry.Options{Root: root}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XBENCH_GIT_COMMIT", "a23382a0c0de")
+	if got := sessionMeta(root, reg).GitCommit; got != "a23382a0c0de" {
+		t.Errorf("with XBENCH_GIT_COMMIT set: commit %q, want the variable's", got)
+	}
+	t.Setenv("XBENCH_GIT_COMMIT", "")
+	if got := sessionMeta(root, reg).GitCommit; got == "a23382a0c0de" {
+		t.Errorf("without XBENCH_GIT_COMMIT: commit %q", got)
+	}
+}
