@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,8 +164,10 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 	}
 	for err == nil && len(window) > 0 {
 		s.note(fmt.Sprintf("sweep: compiling ahead for the next %d cells", len(window)))
+		t0 := time.Now()
 		done := p.start(ctx, window, manifest.CompileAheadGPU).wait()
 		maps.Copy(done, host.wait())
+		s.note(compiledText(window, done, time.Since(t0)))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -185,6 +189,36 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 	}
 	host.wait()
 	return err
+}
+
+// compiledText is the line a window's compiles end with: how many, by
+// backend, how long the window waited, and how many failed (their cells
+// get the failure as their result).
+func compiledText(window []Cell, done map[string]backend.Compiled, took time.Duration) string {
+	by, failed := map[string]int{}, 0
+	for _, cell := range window {
+		c, ok := done[cell.Key()]
+		if !ok {
+			continue
+		}
+		by[cell.Backend]++
+		if c.Status != result.StatusOK {
+			failed++
+		}
+	}
+	names := slices.Sorted(maps.Keys(by))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %d", n, by[n])
+	}
+	line := fmt.Sprintf("sweep: compiled %d cells ahead in %s", len(done), took.Round(100*time.Millisecond))
+	if len(parts) > 0 {
+		line += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if failed > 0 {
+		line += fmt.Sprintf("; %d failed, recorded as their cells' results", failed)
+	}
+	return line
 }
 
 // nextWindow hands out up to the window's size of cells.

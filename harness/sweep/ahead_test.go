@@ -180,6 +180,16 @@ func TestCompileAheadSchedule(t *testing.T) {
 	}
 }
 
+func TestCompiledText(t *testing.T) {
+	w := []Cell{cell("jax", "tiny", 32), cell("jax", "tiny", 64), cell("triton", "tiny", 32), cell("pytorch", "tiny", 32)}
+	done := map[string]backend.Compiled{w[0].Key(): {Status: result.StatusOK}, w[1].Key(): {Status: result.StatusOOM},
+		w[2].Key(): {Status: result.StatusOK}}
+	got := compiledText(w, done, 61234*time.Millisecond)
+	if want := "sweep: compiled 3 cells ahead in 1m1.2s (jax 2, triton 1); 1 failed, recorded as their cells' results"; got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
 func TestCompileAheadNeedsOneWorker(t *testing.T) {
 	ahead := &Ahead{Helpers: 1, NewHelper: func() Compiler { return benchHelper{newGPUBench()} }}
 	_, err := Run(context.Background(), NewFolder(t.TempDir()), plan("jax", []string{"tiny"}, []int{32}),

@@ -46,6 +46,10 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"bad budget", []string{"--budget", "soon"}, `--budget "soon" is not a time (allowed: minutes as a number`},
 		{"zero budget", []string{"--budget", "0"}, `--budget "0" is not positive`},
 		{"budget and slurm", []string{"--budget", "15", "--slurm"}, "--budget and --slurm were combined"},
+		{"compile ahead without a cache", []string{"--compile-ahead", "4"}, "--compile-ahead 4 needs --compile-cache DIR"},
+		{"compile ahead out of range", []string{"--compile-ahead", "17"}, "--compile-ahead 17 is out of range (allowed: 0 to 16"},
+		{"compile ahead with shards", []string{"--compile-ahead", "2", "--compile-cache", "cc", "--shard", "0/2"}, "--compile-ahead was combined with --slurm or --shard"},
+		{"compile ahead on two gpus", []string{"--compile-ahead", "2", "--compile-cache", "cc", "--gpus", "0,1"}, "--compile-ahead was combined with --gpus 0,1 (allowed: one GPU)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
