@@ -131,6 +131,8 @@ class Backend(xt.Framework):
     def prepare_gemm(self, cfg: xw.Gemm, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
         prepared = super().prepare_gemm(cfg, variant, device, seed)
         self._peak_warning(device, prepared.warnings)
+        if getattr(prepared.step, "kernel", ""):  # what XLA compiled the product to (its autotuner's pick)
+            prepared.settings["xla_kernel"] = prepared.step.kernel
         return prepared
 
     def prepare_attention(self, cfg: xw.Attention, variant: str, device: xt.Device, seed: int) -> xt.Prepared:

@@ -39,6 +39,7 @@ which the caller's timer blocks on.
 
 from __future__ import annotations
 
+import re
 import time
 
 from typing import Any, Callable
@@ -118,7 +119,37 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     fn(a, b).block_until_ready()  # XLA compiles (and on a GPU autotunes) here
     step = timed_step(fn, (a, b))
     step.compile_ms = (time.perf_counter() - t0) * 1e3  # the result's compile_ms (Prepared.compile_ms)
+    step.kernel = chosen_kernel(fn, (a, b))
     return step
+
+
+def chosen_kernel(fn, args: tuple) -> str:
+    """What XLA compiled the product to (describe_hlo of the executable's
+    optimized HLO). After the first call, lower().compile() is a cache hit:
+    the same executable the step runs, not a second compile. XLA's autotuner
+    picks among cuBLAS(Lt) and its Triton GEMM tiles per shape, and on the
+    H100 the pick differed between processes for some shapes, with the time
+    following it (docs/results/sweeps.md); the result names it."""
+    try:
+        return describe_hlo(fn.lower(*args).compile().as_text())
+    except Exception:  # noqa: BLE001 - a name for the record, never a failure of the cell
+        return ""
+
+
+def describe_hlo(text: str) -> str:
+    """The GEMM kernel an optimized HLO module runs: a cuBLAS/cuBLASLt or cuDNN
+    custom call (with cuBLAS's selected algorithm when recorded), a Triton GEMM
+    fusion (with its tile config), or XLA's own dot; "" if none is found."""
+    call = re.search(r'custom_call_target="(__(?:cublas|cudnn)[^"]*)"', text)
+    if call:
+        algo = re.search(r'"selected_algorithm":"?(-?\d+)', text)
+        return call.group(1).strip("_") + (f" (algorithm {algo.group(1)})" if algo else "")
+    fusion = re.search(r'"kind":"(__(?:triton|cudnn)[^"]*)"', text)
+    if fusion:
+        cfg = re.search(r'"triton_gemm_config":\{([^}]*)\}', text)
+        tiles = re.findall(r'"(\w+)":"?([\w.]+)"?', cfg.group(1)) if cfg else []
+        return fusion.group(1).strip("_") + (" " + ",".join(f"{k}={v}" for k, v in tiles) if tiles else "")
+    return "dot" if re.search(r"\bdot\(", text) else ""
 
 
 def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:

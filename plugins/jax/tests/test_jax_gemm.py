@@ -90,3 +90,30 @@ def test_bad_params_rejected():
     a, b = _inputs("nn", 1)
     with pytest.raises(ValueError):
         g.export(_params("tn", 1, "float32"), "cpu", a, b)
+
+
+@pytest.mark.parametrize("hlo,want", [
+    # XLA:GPU's forms (optimized HLO text): a cuBLASLt custom call with the
+    # algorithm the autotuner selected, a Triton GEMM fusion with its tiles.
+    ('%cublas-gemm.1 = (bf16[1,64,64]{2,1,0}, s8[0]{0}) custom-call(%p0, %p1), custom_call_target="__cublas$lt$matmul", '
+     'backend_config={"gemm_backend_config":{"alpha_real":1,"selected_algorithm":"7"}}', "cublas$lt$matmul (algorithm 7)"),
+    ('%gemm_fusion_dot.0 = bf16[64,64]{1,0} fusion(%p0, %p1), kind=kCustom, calls=%gemm_fusion_dot.0_computation, '
+     'backend_config={"fusion_backend_config":{"kind":"__triton_gemm","triton_gemm_config":{"block_m":"64",'
+     '"block_n":"128","block_k":"32","split_k":"1","num_stages":"4","num_warps":"4","num_ctas":"1"}}}',
+     "triton_gemm block_m=64,block_n=128,block_k=32,split_k=1,num_stages=4,num_warps=4,num_ctas=1"),
+    ("ROOT %dot.1 = f32[8,8]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}", "dot"),
+    ("ROOT %add = f32[8]{0} add(%a, %b)", ""),
+])
+def test_describe_hlo(hlo, want):
+    assert g.describe_hlo(hlo) == want
+
+
+def test_the_kernel_xla_chose_is_recorded():
+    """A result names what XLA compiled the product to (env.settings.xla_kernel);
+    on the CPU, a dot."""
+    from xbench_jax.backend import Backend
+    from xbench_py import runner as xr
+    from xbench_py import workloads as xw
+
+    rec = xr.run(Backend(), xw.Gemm(m=32, n=16, k=8, layout="nt", warmup=0, repeats=1), "", "cpu")
+    assert rec["status"] == "ok" and rec["env"]["settings"]["xla_kernel"] == "dot", rec
