@@ -1,7 +1,10 @@
 """Per-cell agreement of two sweep folders of the same cells (issue 29's
 check: the serial path against --compile-ahead). Prints each cell's
 median ratio (second / first), how many agree within 3%, and the cells
-that do not. Usage: python3 scripts/compare_paths.py OLD_DIR NEW_DIR"""
+that do not, each marked with whether both ran the same autotuned kernel
+(triton's env.settings.autotune_config, jax's xla_kernel; "-" where the
+result does not say): a different pick is the autotuner's, not the path's.
+Usage: python3 scripts/compare_paths.py OLD_DIR NEW_DIR"""
 
 import glob
 import json
@@ -17,8 +20,10 @@ def medians(folder):
             continue
         r = json.load(open(f))
         if r.get("status") == "ok" and r.get("samples_ms"):
+            settings = r.get("env", {}).get("settings", {})
             out[os.path.basename(f)[:-5]] = (statistics.median(r["samples_ms"]), r.get("compile_ms", 0.0),
-                                              r.get("env", {}).get("timing", "").split(":")[0])
+                                              r.get("env", {}).get("timing", "").split(":")[0],
+                                              settings.get("autotune_config") or settings.get("xla_kernel"))
     return out
 
 
@@ -42,8 +47,16 @@ def main(old_dir, new_dir, tol=0.03):
         print(f"  {b:16s} {inside}/{len(rs)} within, median {statistics.median(rs):.4f}; "
               f"compile_ms old median {statistics.median(old[k][1] for k in keys if k.startswith(b + '__')):.0f}, "
               f"new {statistics.median(new[k][1] for k in keys if k.startswith(b + '__')):.0f}")
+    def pick(k):
+        if old[k][3] is None or new[k][3] is None:
+            return "-"
+        return "same kernel" if old[k][3] == new[k][3] else "different kernel"
+    same = [k for k in keys if pick(k) == "same kernel"]
+    if same:
+        inside = sum(abs(ratios[k] - 1) <= tol for k in same)
+        print(f"cells that ran the same autotuned kernel in both: {inside} of {len(same)} within {tol:.0%}")
     for k in bad:
-        print(f"  outside: {k} old {old[k][0]:.4f} ms new {new[k][0]:.4f} ms ratio {ratios[k]:.4f}")
+        print(f"  outside: {k} old {old[k][0]:.4f} ms new {new[k][0]:.4f} ms ratio {ratios[k]:.4f} ({pick(k)})")
     return 0
 
 
