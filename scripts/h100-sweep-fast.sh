@@ -17,7 +17,7 @@ deadline=${DEADLINE:-560}
 X=${XBENCH:-bin/xbench}
 R=results/h100-sweep-fast
 HELPERS=${HELPERS:-5}
-B=pytorch,jax,triton,burnstyle-hip
+B=${BACKENDS:-pytorch,jax,triton,burnstyle-hip}  # e.g. ...,triton/bucket-tuned
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}

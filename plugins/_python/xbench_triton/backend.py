@@ -42,6 +42,15 @@ CAPS = xt.Capabilities(
 )
 
 
+# gemm autotuned once per bucket of shapes (gemm.bucket_tuned): for sweeps
+# of many shapes, where tuning every shape costs more GPU time than timing
+# it; every result names the config and the shape it was tuned at.
+BUCKET_TUNED = xt.Variant(
+    "bucket-tuned", "gemm: autotuned at the first shape of each bucket (m, n, k rounded up to powers of two) and "
+    "that config reused for the bucket's other shapes, named in env.settings.autotune_config",
+    xt.Capabilities(xt.gemm_caps(GEMM, ("cuda",))))
+
+
 def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET") == "1"
 
@@ -52,7 +61,7 @@ INTERPRETER_WARNING = "ran in the Triton interpreter on cpu: a correctness check
 class Backend(torch_backend.Backend):
     framework = "triton"
     capabilities = CAPS
-    variants = ()
+    variants = (BUCKET_TUNED,)
     gemm = GEMM
 
     def versions(self) -> dict:
@@ -127,7 +136,12 @@ class Backend(torch_backend.Backend):
         return prepared
 
     def prepare_gemm(self, cfg: xw.Gemm, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
-        prepared = super().prepare_gemm(cfg, variant, device, seed)
+        if variant == BUCKET_TUNED.name:
+            mod, kind = self._gemm_module(cfg, device)
+            step = mod.prepare(cfg.to_params(), kind, seed, tune="bucket")
+            prepared = xt.Prepared(step=step, num_params=0, compile_ms=float(getattr(step, "compile_ms", 0.0)))
+        else:
+            prepared = super().prepare_gemm(cfg, variant, device, seed)
         if device.kind == "cpu":
             prepared.warnings.append(INTERPRETER_WARNING)
         if getattr(self.gemm, "LAST_CHOICE", ""):  # which config ran, chosen for this exact shape

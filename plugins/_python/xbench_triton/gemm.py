@@ -242,8 +242,47 @@ def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str,
     def step() -> torch.Tensor:
         _gemm_tuned[grid](*args, LAYOUT=lay, PREC=prec, EMULATE=False)
         return c
-    step.tuner = _gemm_tuned
+
+    def with_config(cfg: triton.Config) -> Callable[[], torch.Tensor]:
+        def step_fixed() -> torch.Tensor:  # the launch the autotuner makes, with cfg, untuned
+            _gemm_plain[grid](*args, LAYOUT=lay, PREC=prec, EMULATE=False, **cfg.all_kwargs())
+            return c
+        return step_fixed
+    step.tuner, step.with_config = _gemm_tuned, with_config
     return step
+
+
+# Tuning per bucket of shapes (the variant triton/bucket-tuned, issue 29):
+# the first shape of a bucket is autotuned as always, and its config is then
+# launched untuned for every later shape of the bucket in this process, which
+# saves the ~0.1 s per config the autotuner spends timing candidates on the
+# GPU. The result names the config and says whether it was tuned at this shape
+# or reused from another (LAST_CHOICE), never silently.
+_BUCKETS: dict = {}  # (kernel, layout, dtype, bucket) -> (triton.Config, (m, n, k) it was tuned at)
+
+
+def bucket_of(m: int, n: int, k: int) -> tuple:
+    """The bucket of a shape: each dimension rounded up to a power of two
+    (at least 16)."""
+    return tuple(max(16, 1 << (x - 1).bit_length()) for x in (m, n, k))
+
+
+def bucket_tuned(step: Callable[[], Any], m: int, n: int, k: int, layout: str, dtype: str) -> Callable[[], Any]:
+    """A step launching the config of (m, n, k)'s bucket: tuned here at this
+    shape when the bucket is new (the first call autotunes), else the one
+    tuned at the bucket's first shape. step.choice records which."""
+    bucket = bucket_of(m, n, k)
+    key = (getattr(step, "kernel_name", "gemm"), layout, dtype, bucket)
+    how = "reused from {}x{}x{}"
+    if key not in _BUCKETS:
+        step()  # autotunes this exact shape
+        _BUCKETS[key] = (step.tuner.best_config, (m, n, k))
+        how = "tuned at this shape, {}x{}x{}"
+    cfg, at = _BUCKETS[key]
+    fixed = step.with_config(cfg)
+    fixed.choice = (f"{key[0]}: {cfg} (chosen for the bucket m<={bucket[0]},n<={bucket[1]},k<={bucket[2]}, "
+                    f"{how.format(*at)}; not tuned for this shape)")
+    return fixed
 
 
 def chosen_config(step: Callable[[], Any]) -> str:
@@ -261,11 +300,12 @@ def _normal(shape: tuple, device: str, gen: torch.Generator, dtype: str) -> torc
     return torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(_STORE[dtype])
 
 
-def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]:
+def prepare(params: dict[str, str], device: str, seed: int, tune: str = "shape") -> Callable[[], Any]:
     """Seeded normal A and B on the device in the stored layout and dtype (the
     same values as the pytorch gemm for the same seed); returns step(), one
     product per call, C [batch, m, n] (not synced). The first product, which
-    autotunes on a GPU, runs here."""
+    autotunes on a GPU, runs here. tune "bucket": a GPU step launches its
+    shape bucket's config (bucket_tuned) instead of tuning every shape."""
     m, n, k, batch, layout, dtype = parse(params)
     _check(device, dtype)
     sa, sb = stored_shapes(m, n, k, batch, layout)
@@ -275,12 +315,14 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     b = _normal(sb, device, gen, dtype)
     step = _launcher(a, b, layout, dtype)
     t0 = time.perf_counter()
-    step()  # compiles and, on a GPU, autotunes this shape
+    if tune == "bucket" and hasattr(step, "with_config"):
+        step = bucket_tuned(step, m, n, k, layout, dtype)
+    step()  # compiles and, on a GPU, autotunes this shape (or its bucket's first)
     if device != "cpu":
         torch.cuda.synchronize(device)
     step.compile_ms = (time.perf_counter() - t0) * 1e3  # the result's compile_ms (Prepared.compile_ms)
     global LAST_CHOICE
-    LAST_CHOICE = chosen_config(step)
+    LAST_CHOICE = getattr(step, "choice", "") or chosen_config(step)
     return step
 
 

@@ -154,5 +154,11 @@ def launcher(a: torch.Tensor, b: torch.Tensor, c: torch.Tensor, m: int, n: int, 
     def step() -> torch.Tensor:
         kernel[grid](a2, b2, c2, m, n, k, A_T=a_t, B_T=b_t, EMULATE=False)
         return c
-    step.tuner, step.kernel_name = kernel, "tma-ws" if ws else "tma"
+
+    def with_config(cfg: triton.Config) -> Callable[[], torch.Tensor]:
+        def step_fixed() -> torch.Tensor:  # the launch the autotuner makes, with cfg, untuned
+            _gemm_tma_kernel[grid](a2, b2, c2, m, n, k, A_T=a_t, B_T=b_t, EMULATE=False, **cfg.all_kwargs())
+            return c
+        return step_fixed
+    step.tuner, step.kernel_name, step.with_config = kernel, "tma-ws" if ws else "tma", with_config
     return step

@@ -140,3 +140,43 @@ def test_tma_kernel_compiles_for_sm90():
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count(": ok") == 2 * (len(g._tma.CONFIGS) + len(g._tma.WS_CONFIGS)) == 16, r.stdout
     assert "pruned" not in r.stdout, r.stdout
+
+
+def test_bucket_of():
+    assert g.bucket_of(1, 768, 1000) == (16, 1024, 1024)
+    assert g.bucket_of(1024, 1025, 4096) == (1024, 2048, 4096)
+
+
+class _FakeTuner:
+    best_config = "BLOCK_M: 64"
+
+
+def _fake_step(calls):
+    def step():
+        calls.append("tuned")
+
+    def with_config(cfg):
+        def fixed():
+            calls.append(("fixed", cfg))
+        return fixed
+    step.tuner, step.with_config, step.kernel_name = _FakeTuner(), with_config, "gemm"
+    return step
+
+
+def test_bucket_tuned_tunes_once_per_bucket_and_says_so():
+    """The variant triton/bucket-tuned: the bucket's first shape is autotuned,
+    later shapes of the bucket launch that config untuned, and each result's
+    choice names the bucket and the shape it was tuned at."""
+    g._BUCKETS.clear()
+    calls = []
+    first = g.bucket_tuned(_fake_step(calls), 1000, 1000, 1000, "nt", "bfloat16")
+    assert calls == ["tuned"]
+    assert "tuned at this shape, 1000x1000x1000" in first.choice and "m<=1024,n<=1024,k<=1024" in first.choice
+    second = g.bucket_tuned(_fake_step(calls), 900, 1024, 600, "nt", "bfloat16")
+    assert calls == ["tuned"]  # not tuned again
+    second()
+    assert calls[-1] == ("fixed", "BLOCK_M: 64")
+    assert "reused from 1000x1000x1000" in second.choice and "not tuned for this shape" in second.choice
+    other = g.bucket_tuned(_fake_step(calls), 900, 1024, 600, "nn", "bfloat16")  # another layout: its own bucket
+    assert calls.count("tuned") == 2 and "tuned at this shape" in other.choice
+    g._BUCKETS.clear()
