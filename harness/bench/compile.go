@@ -19,17 +19,12 @@ import (
 // the compile op: its cells are compiled where they are timed.
 func (s *Session) Compile(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) (backend.Compiled, error) {
 	name, variant := backend.SplitName(fullName)
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, timeout)
-	}
+	runCtx, cancel := cellContext(ctx, timeout)
 	defer cancel()
 	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
-		if timedOut(runCtx, err) {
-			return backend.Compiled{Status: result.StatusTimeout, Message: fmt.Sprintf("compile ahead: backend did not start within --timeout %s: %v", timeout, err)}, nil
-		}
-		return backend.Compiled{Status: result.StatusFailed, Message: "compile ahead: " + backend.ErrorText(err)}, nil
+		st, msg := startFailure(runCtx, err, timeout)
+		return backend.Compiled{Status: st, Message: "compile ahead: " + msg}, nil
 	}
 	caps, err := info.CapabilitiesOf(variant)
 	if err != nil {

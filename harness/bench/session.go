@@ -150,17 +150,11 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 	}
 	// One deadline for the whole cell, starting the backend included
 	// unless StartTimeout bounded that above.
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
-	if timeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, timeout)
-	}
+	runCtx, cancel := cellContext(ctx, timeout)
 	defer cancel()
 	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
-		base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
-		if timedOut(runCtx, err) {
-			base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --timeout %s: %v", timeout, err)
-		}
+		base.Status, base.Message = startFailure(runCtx, err, timeout)
 		return s.Finalize(base)
 	}
 	caps, err := info.CapabilitiesOf(variant)
@@ -205,6 +199,23 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		s.Restart(name)
 	}
 	return res
+}
+
+// cellContext is ctx with the cell's deadline, or ctx itself without one.
+func cellContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return ctx, func() {}
+}
+
+// startFailure is the status and message of a backend that did not start
+// for a cell: a timeout when the cell's deadline passed, else failed.
+func startFailure(ctx context.Context, err error, timeout time.Duration) (result.Status, string) {
+	if timedOut(ctx, err) {
+		return result.StatusTimeout, fmt.Sprintf("backend did not start within --timeout %s: %v", timeout, err)
+	}
+	return result.StatusFailed, backend.ErrorText(err)
 }
 
 // timedOut says whether a call failed because the cell's deadline passed.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/xbench/xbench/harness/backend"
 )
@@ -18,7 +17,7 @@ var _ backend.Calibrator = (*Backend)(nil)
 func (b *Backend) Calibrate(ctx context.Context, req backend.CalibrateRequest) (backend.Calibration, error) {
 	rep, err := b.call(ctx, "calibrate", req)
 	if err != nil {
-		if rep.Error != "" && (strings.Contains(rep.Error, "unknown op") || strings.Contains(rep.Error, "cannot calibrate")) {
+		if declined(rep, "cannot calibrate") {
 			return backend.Calibration{}, fmt.Errorf("%w: %s", backend.ErrCannotCalibrate, rep.Error)
 		}
 		return backend.Calibration{}, err

@@ -24,7 +24,7 @@ func (b *Backend) Compile(ctx context.Context, req backend.RunRequest) (backend.
 		if errors.As(err, &exit) {
 			return backend.Compiled{Status: result.StatusFailed, Message: exitMessage(exit) + tailNote(exit.Tail)}, nil
 		}
-		if rep.Error != "" && strings.Contains(rep.Error, "unknown op") {
+		if declined(rep) {
 			return backend.Compiled{}, fmt.Errorf("%w: %s", backend.ErrCannotCompile, rep.Error)
 		}
 		return backend.Compiled{}, err

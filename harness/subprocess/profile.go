@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
@@ -19,7 +18,7 @@ var _ backend.Profiler = (*Backend)(nil)
 func (b *Backend) Profile(ctx context.Context, req backend.ProfileRequest) (backend.ProfileReport, error) {
 	rep, err := b.call(ctx, "profile", req)
 	if err != nil {
-		if rep.Error != "" && (strings.Contains(rep.Error, "unknown op") || strings.Contains(rep.Error, "cannot profile")) {
+		if declined(rep, "cannot profile") {
 			return backend.ProfileReport{}, fmt.Errorf("%w: %s", backend.ErrCannotProfile, rep.Error)
 		}
 		var exit *ExitError

@@ -83,6 +83,21 @@ type reply struct {
 	Compiled *backend.Compiled `json:"compiled,omitempty"`
 }
 
+// declined says whether an error reply is a backend's "no" to an optional
+// op: "unknown op" from a program that predates it, or the framework's own
+// words (e.g. "cannot profile").
+func declined(rep reply, words ...string) bool {
+	if rep.Error == "" {
+		return false
+	}
+	for _, w := range append(words, "unknown op") {
+		if strings.Contains(rep.Error, w) {
+			return true
+		}
+	}
+	return false
+}
+
 func (b *Backend) start() error {
 	if b.cmd != nil {
 		return nil
