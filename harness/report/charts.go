@@ -14,6 +14,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/harness/workload/view"
 )
 
 // Chart is one figure with the caption the page prints under it.
@@ -56,14 +57,21 @@ func (r *Report) charts() (out []Chart, err error) {
 			}
 		}
 	}()
-	builds := []func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward}
-	if len(r.Configs) <= manyShapes || len(r.shapeDtypes()) == 0 && len(r.Configs) <= maxGridRows {
+	// The workloads' own charts go where they stood before they moved
+	// into the workloads (view.Place), so committed reports keep their order.
+	secs := r.workloadSections()
+	lead, _ := r.sectionCharts(secs, view.Lead)
+	afterGrids, aggregated := r.sectionCharts(secs, view.AfterGrids)
+	tail, _ := r.sectionCharts(secs, view.Tail)
+	builds := append(lead, r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward)
+	if len(r.Configs) <= manyShapes || !aggregated && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
-	builds = append(builds, r.throughputPerShape, r.winners, r.ratioOverShapes, r.roofline,
+	builds = append(append(builds, afterGrids...), r.roofline)
+	builds = append(append(builds,
 		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") },
 		func() (*Chart, error) { return r.scanMetricLines("T", scanMemory) }, func() (*Chart, error) { return r.scanMetricLines("K·C", scanMemory) },
-		r.scanRatioMaps)
+		r.scanRatioMaps), tail...)
 	for _, build := range builds {
 		c, err := build()
 		if err != nil {

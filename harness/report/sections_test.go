@@ -1,0 +1,65 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/gemm"
+)
+
+// The report asks the registry, not a list of names: a workload without
+// workload.Reporter gets no sections of its own, one with it gets its own.
+func TestWorkloadSectionsThroughTheRegistry(t *testing.T) {
+	without := 0
+	for _, w := range workload.All() {
+		r := &Report{Backends: []string{"a", "b"}, Baseline: "a",
+			Configs: []result.Config{{Workload: w.Name(), Phase: w.Phases()[0], Params: map[string]string{"dtype": "float32"}}}}
+		secs := r.workloadSections()
+		if _, ok := w.(workload.Reporter); !ok {
+			without++
+			if len(secs) != 0 {
+				t.Errorf("%s has no Reporter but got %d sections", w.Name(), len(secs))
+			}
+		}
+	}
+	if without == 0 {
+		t.Error("every registered workload has a Reporter: the test above checked nothing")
+	}
+	r := &Report{Backends: []string{"a", "b"}, Baseline: "a",
+		Configs: []result.Config{{Workload: gemm.Name, Params: map[string]string{"m": "16", "n": "16", "k": "16", "dtype": "float32"}}}}
+	if len(r.workloadSections()) == 0 {
+		t.Error("gemm's configurations got none of its sections")
+	}
+}
+
+// The choice of what a moved workload shows lives in its package: the
+// report's code names none of its parameters or its package.
+func TestReportNamesNoMovedWorkload(t *testing.T) {
+	forbidden := map[string][]string{
+		"gemm": {`"m"`, `"n"`, `"k"`, `workload/gemm"`, `"gemm"`},
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for w, words := range forbidden {
+			for _, s := range words {
+				if strings.Contains(string(src), s) {
+					t.Errorf("%s names %s, which belongs to workload %s's Reporter", f, s, w)
+				}
+			}
+		}
+	}
+}
