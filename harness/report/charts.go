@@ -67,11 +67,7 @@ func (r *Report) charts() (out []Chart, err error) {
 	if len(r.Configs) <= manyShapes || !aggregated && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}
-	builds = append(append(builds, afterGrids...), r.roofline)
-	builds = append(append(builds,
-		func() (*Chart, error) { return r.scanLines("T") }, func() (*Chart, error) { return r.scanLines("K·C") },
-		func() (*Chart, error) { return r.scanMetricLines("T", scanMemory) }, func() (*Chart, error) { return r.scanMetricLines("K·C", scanMemory) },
-		r.scanRatioMaps), tail...)
+	builds = append(append(append(builds, afterGrids...), r.roofline), tail...)
 	for _, build := range builds {
 		c, err := build()
 		if err != nil {

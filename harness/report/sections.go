@@ -98,6 +98,10 @@ func (r *Report) sectionCharts(secs []view.Section, at view.Place) ([]func() (*C
 }
 
 func (r *Report) drawChart(c view.Chart) (*Chart, error) {
+	// The report bounds every figure's panels; the caption counts the rest.
+	if n := len(c.Panels); n > maxPanels {
+		c.Panels, c.Cut = c.Panels[:maxPanels], c.Cut+n-maxPanels
+	}
 	var panels []*gplot.Plot
 	for _, pn := range c.Panels {
 		p, err := r.drawPanel(pn, c.Width)
