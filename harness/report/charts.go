@@ -24,8 +24,9 @@ type Chart struct {
 }
 
 // maxPanels bounds the small multiples of one figure; a larger sweep is
-// cut, and the caption says so.
-const maxPanels = 12
+// cut, and the caption says so. One value for the report and the
+// workloads' own charts.
+const maxPanels = view.MaxPanels
 
 // Charts chooses and builds every figure the data supports; a figure
 // without data (no backward runs, one sequence length) is left out. A
@@ -63,7 +64,7 @@ func (r *Report) charts() (out []Chart, err error) {
 	lead, _ := r.sectionCharts(secs, view.Lead)
 	afterGrids, aggregated := r.sectionCharts(secs, view.AfterGrids)
 	tail, _ := r.sectionCharts(secs, view.Tail)
-	builds := append(lead, r.timeVsSeqLen, r.throughputVsSize, r.throughputVsSeqLen, r.backwardForward)
+	builds := append(append([]func() (*Chart, error){r.timeVsSeqLen, r.throughputVsSize}, lead...), r.backwardForward)
 	if len(r.Configs) <= manyShapes || !aggregated && len(r.Configs) <= maxGridRows {
 		builds = append(builds, r.ratioHeatmap, r.feasibility)
 	}

@@ -37,6 +37,10 @@ func (v workloadResults) Median(b string, c result.Config) float64 { return v.r.
 func (v workloadResults) Interval(b string, c result.Config) (float64, float64) {
 	return v.r.interval(b, c)
 }
+func (v workloadResults) MatmulPeak(dev result.Device, dtype string) float64 {
+	cal, _ := v.r.Calibration(dev)
+	return cal.MatmulTFLOPs[dtype]
+}
 
 // workloadSections asks every registered workload with configurations in
 // the report, in registry order, for its sections.
@@ -153,7 +157,12 @@ func (r *Report) drawPanel(pn view.Panel, width float64) (*gplot.Plot, error) {
 		}
 		series = append(series, ps)
 	}
-	return plot.Lines(a, series)
+	p, err := plot.Lines(a, series)
+	if err == nil && pn.YFromZero {
+		p.Y.Tick.Marker = plainTicks{peak: pn.Peak}
+		p.Y.Min, p.Y.Max = 0, pn.YMax
+	}
+	return p, err
 }
 
 // manyShapes is the number of configurations above which a workload whose

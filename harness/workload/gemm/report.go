@@ -161,6 +161,6 @@ func ratioOverShapes(v view.Results) *view.Chart {
 	}
 	return &view.Chart{Name: "ratio-over-shapes", Title: "Time ratio over the shape grid",
 		Width: math.Max(7, 2.5+1.3*float64(len(cols))), Height: 1.6 + 0.3*float64(len(ms)),
-		Panels: []view.Panel{{Title: "Time ratio to " + base + " by m (geometric mean over n, k)", XLabel: "backend, dtype", YLabel: "m", Grid: g}},
+		Panels:  []view.Panel{{Title: "Time ratio to " + base + " by m (geometric mean over n, k)", XLabel: "backend, dtype", YLabel: "m", Grid: g}},
 		Caption: "Median time over " + base + "'s median, geometric mean over every shape with that m (the token count of an LLM shape); colour is log2 of the ratio, full at the largest ratio in the map."}
 }

@@ -26,7 +26,9 @@ func (f fakeResults) Median(b string, c result.Config) float64 {
 	}
 	return math.NaN()
 }
-func (f fakeResults) Interval(string, result.Config) (float64, float64) { return math.NaN(), math.NaN() }
+func (f fakeResults) Interval(string, result.Config) (float64, float64) {
+	return math.NaN(), math.NaN()
+}
 
 // GEMM's sections count the winners per dtype and take the geometric mean
 // of the ratio per m, shading an m the other backend never ran.
@@ -58,3 +60,5 @@ func TestReportSections(t *testing.T) {
 		t.Errorf("ratio cells %+v", g.Cells)
 	}
 }
+
+func (f fakeResults) MatmulPeak(result.Device, string) float64 { return 0 }

@@ -23,7 +23,14 @@ type Results interface {
 	Median(backend string, c result.Config) float64
 	// Interval is the 95% interval (ms) of that median, NaN when none.
 	Interval(backend string, c result.Config) (lo, hi float64)
+	// MatmulPeak is the calibrated matmul TFLOP/s of dev for dtype, 0
+	// when the folder has no calibration of it.
+	MatmulPeak(dev result.Device, dtype string) float64
 }
+
+// MaxPanels bounds the small multiples of one figure; the report draws no
+// more, and a workload whose caption sums over its panels stops there too.
+const MaxPanels = 12
 
 // Place says where in the page a workload's chart goes, relative to the
 // charts every workload gets. The three places are where each workload's
@@ -91,9 +98,13 @@ type Panel struct {
 	// XTicks, when set, are the only x ticks; XTickLabels name them.
 	XTicks      []float64
 	XTickLabels []string
-	Lines       []Series
-	Bars        *Bars
-	Grid        *Grid
+	// YFromZero fixes a linear y axis from 0 to YMax, labelled at round
+	// values; Peak, when above 0, reads each label as percent of it too.
+	YFromZero  bool
+	YMax, Peak float64
+	Lines      []Series
+	Bars       *Bars
+	Grid       *Grid
 }
 
 // Series is one backend's line; Name is the backend, which picks its
