@@ -9,6 +9,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/harness/workload/view"
 )
 
 // The report asks the registry, not a list of names: a workload without
@@ -64,5 +65,26 @@ func TestReportNamesNoMovedWorkload(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A workload's figure is drawn at most maxPanels panels wide, the rest
+// counted in its caption, however many panels the workload describes.
+func TestDrawChartBoundsPanels(t *testing.T) {
+	r := &Report{Backends: []string{"a"}}
+	c := view.Chart{Name: "x", Title: "X", Caption: "Lines.", Cut: 1}
+	for range maxPanels + 3 {
+		c.Panels = append(c.Panels, view.Panel{Lines: []view.Series{{Name: "a", X: []float64{1, 2}, Y: []float64{1, 2}}}})
+	}
+	got, err := r.drawChart(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range got.Panels {
+		n += len(row)
+	}
+	if n != maxPanels || !strings.HasSuffix(got.Caption, " 4 more panels are not drawn.") {
+		t.Errorf("%d panels, caption %q: want %d and 4 more", n, got.Caption, maxPanels)
 	}
 }
