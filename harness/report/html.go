@@ -150,11 +150,10 @@ func (r *Report) Write(out string) ([]string, error) {
 		files = append(files, filepath.Join(dir, name))
 		pg.CSVFiles = append(pg.CSVFiles, name)
 	}
-	// The scan's analysis table and its crossovers are in the page too,
-	// folded and sortable, with four digits as the PDF prints them.
-	for _, t := range r.scanTables(shortNum) {
-		pg.InPage = append(pg.InPage, t)
-	}
+	// The workloads' own tables (the scan's analysis and crossovers) are
+	// in the page too, folded and sortable, with four digits as the PDF
+	// prints them.
+	pg.InPage = append(pg.InPage, sectionTables(r.workloadSections(), shortNum)...)
 	seen := map[string]bool{}
 	for _, res := range r.Results {
 		for _, item := range []struct {

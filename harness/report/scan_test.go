@@ -14,23 +14,6 @@ import (
 	"github.com/xbench/xbench/harness/workload/scan"
 )
 
-func TestCrossover(t *testing.T) {
-	xs := []int{12, 24, 48, 96}
-	for _, tc := range []struct {
-		ratios []float64
-		want   string
-	}{
-		{[]float64{0.5, 0.6, 0.2, 0.9}, "always"},
-		{[]float64{1.5, 1.2, 0.8, 0.5}, "48"},
-		{[]float64{1.5, 0.8, 1.1, 0.5}, "96"}, // beats it at 24, loses at 48: the crossover is where it stays ahead
-		{[]float64{0.5, 0.8, 0.9, 1.0}, "none"},
-	} {
-		if got := crossover(xs, tc.ratios); got != tc.want {
-			t.Errorf("crossover(%v) = %s, want %s", tc.ratios, got, tc.want)
-		}
-	}
-}
-
 // TestScanTables: synthetic scan results where fast is 10 ms flat and slow grows
 // with K·C (1 ms per unit), so fast wins from K·C 12 on; max costs 2x log.
 func TestScanTables(t *testing.T) {
@@ -69,10 +52,16 @@ func TestScanTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := r.scanTables(fullNum)
+	var tables []TextTable
+	for _, tb := range r.TextTables(fullNum) {
+		if strings.HasPrefix(tb.Name, "scan") {
+			tables = append(tables, tb)
+		}
+	}
 	if len(tables) != 2 {
 		t.Fatalf("%d scan tables, want 2", len(tables))
 	}
+	charts := chartsByName(t, r)
 	col := func(tb TextTable, name string) int { return slices.Index(tb.Header, name) }
 	main := tables[0]
 	found := 0
@@ -98,13 +87,12 @@ func TestScanTables(t *testing.T) {
 	if found != 2 {
 		t.Errorf("found %d of the fast K4 C3 rows:\n%v", found, main.Rows)
 	}
-	for _, build := range []func() (*Chart, error){func() (*Chart, error) { return r.scanLines("K·C") }, r.scanRatioMaps} {
-		c, err := build()
-		if err != nil || c == nil || len(c.Panels) == 0 {
-			t.Errorf("scan chart: %v, %v", c, err)
+	for _, name := range []string{"scan-time-vs-kc", "scan-ratio-maps"} {
+		if c := charts[name]; c == nil || len(c.Panels) == 0 {
+			t.Errorf("scan chart %s: %v", name, c)
 		}
 	}
-	if c, _ := r.scanLines("T"); c != nil {
+	if c := charts["scan-time-vs-t"]; c != nil {
 		t.Errorf("time against T drawn from one T: %s", c.Name)
 	}
 	var cross []string
@@ -119,9 +107,9 @@ func TestScanTables(t *testing.T) {
 	}
 	// Against K·C, T and C are held: the panel's line runs over K at C 3
 	// (K·C 6 and 12), never joining K4 C6 (K·C 24) to them.
-	kc, err := r.chartView().scanLines("K·C")
-	if err != nil || kc == nil {
-		t.Fatalf("scan time against K·C: %v %v", kc, err)
+	kc := charts["scan-time-vs-kc"]
+	if kc == nil {
+		t.Fatal("no scan time against K·C")
 	}
 	if title := kc.Panels[0][0].Title.Text; !strings.HasSuffix(title, "T64 C3") {
 		t.Errorf("K·C panel %q does not hold C", title)
@@ -139,9 +127,8 @@ func TestScanTables(t *testing.T) {
 	}
 	// Memory per state-position against K·C, from the peaks the results
 	// report: fast's 4 bytes per state-position at K4 C3.
-	mem, err := r.chartView().scanMetricLines("K·C", scanMemory)
-	if err != nil || mem == nil || mem.Name != "scan-memory-vs-kc" {
-		t.Fatalf("scan memory against K·C: %v %v", mem, err)
+	if charts["scan-memory-vs-kc"] == nil {
+		t.Error("no scan memory against K·C")
 	}
 	// The analysis tables as the CSVs write them, against golden files.
 	for _, tb := range tables {
@@ -183,9 +170,9 @@ func TestScanPanelsHoldOneValue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := r.scanLines("T")
-	if err != nil || c == nil {
-		t.Fatalf("time against T: %v %v", c, err)
+	c := chartsByName(t, r)["scan-time-vs-t"]
+	if c == nil {
+		t.Fatal("no time against T")
 	}
 	n := 0
 	for _, row := range c.Panels {
@@ -199,4 +186,18 @@ func TestScanPanelsHoldOneValue(t *testing.T) {
 	if n != 3 {
 		t.Errorf("%d panels, want 3", n)
 	}
+}
+
+// chartsByName is every chart of r's report by name.
+func chartsByName(t *testing.T, r *Report) map[string]*Chart {
+	t.Helper()
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]*Chart{}
+	for i := range charts {
+		out[charts[i].Name] = &charts[i]
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/attention"
+	"github.com/xbench/xbench/harness/workload/view"
 )
 
 // attentionPoint is one synthetic result: a backend at a seq_len and
@@ -105,7 +106,7 @@ func TestThroughputVsSeqLen(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := attentionFolder(t, tc.pts, tc.calibrated)
-			panels := seqLenPanels(r.Configs)
+			panels := seqLenPanels(t, r)
 			if len(panels) != len(tc.titles) {
 				t.Fatalf("%d panels, want %d: %+v", len(panels), len(tc.titles), panels)
 			}
@@ -114,20 +115,16 @@ func TestThroughputVsSeqLen(t *testing.T) {
 					t.Errorf("panel %d is %q, want %q", i, p.Title, tc.titles[i])
 				}
 				n := 0
-				for _, c := range p.Configs {
-					for _, b := range r.Backends {
-						if res, ok := r.Result(b, c); ok && res.Status == result.StatusOK {
-							n++
-						}
-					}
+				for _, s := range p.Lines {
+					n += len(s.X)
 				}
 				if n != tc.points[i] {
 					t.Errorf("panel %q has %d points, want %d", p.Title, n, tc.points[i])
 				}
 			}
-			c, err := r.throughputVsSeqLen()
-			if err != nil || c == nil {
-				t.Fatalf("chart %v, %v", c, err)
+			c := chartsByName(t, r)["throughput-vs-seq-len"]
+			if c == nil {
+				t.Fatal("no throughput-vs-seq-len chart")
 			}
 			if got := len(c.Panels) * 2; got < len(panels) {
 				t.Errorf("%d rows of panels for %d panels", len(c.Panels), len(panels))
@@ -151,10 +148,7 @@ func TestThroughputVsSeqLen(t *testing.T) {
 // names each backend once.
 func TestThroughputVsSeqLenPoints(t *testing.T) {
 	r := attentionFolder(t, fixedTokens(), true)
-	c, err := r.throughputVsSeqLen()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := chartsByName(t, r)["throughput-vs-seq-len"]
 	svg, err := c.SVG()
 	if err != nil {
 		t.Fatal(err)
@@ -196,7 +190,7 @@ func TestAttentionSweepReport(t *testing.T) {
 			t.Errorf("a TTT chart %s for attention results", name)
 		}
 	}
-	if n := len(seqLenPanels(r.Configs)); n != 12 {
+	if n := len(seqLenPanels(t, r)); n != 12 {
 		t.Errorf("%d panels, want 6 head configurations x 2 phases", n)
 	}
 	page, err := os.ReadFile(out)
@@ -208,4 +202,16 @@ func TestAttentionSweepReport(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
+}
+
+// seqLenPanels are the panels of attention's throughput chart as the
+// workload describes them, from r's results.
+func seqLenPanels(t *testing.T, r *Report) []view.Panel {
+	t.Helper()
+	for _, s := range r.workloadSections() {
+		if s.Chart != nil && s.Chart.Name == "throughput-vs-seq-len" {
+			return s.Chart.Panels
+		}
+	}
+	return nil
 }

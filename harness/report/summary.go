@@ -8,7 +8,6 @@ import (
 	"github.com/xbench/xbench/harness/stats"
 	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload"
-	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
 // Row is one backend on one configuration in the summary table. Numbers
@@ -28,13 +27,13 @@ type Row struct {
 	RatioLo, RatioHi float64
 	Verified         string  // verify verdict, "" when never verified
 	VerifiedOn       string  // the configuration the verdict comes from
-	TFLOPs           float64 // achieved, ttt.CostOf FLOPs over the median
+	TFLOPs           float64 // achieved, the workload's FLOPs over the median
 	PctPeak          float64 // TFLOPs over the calibrated matmul peak of the dtype
 	Correct          bool    // ok and (verified pass, or no verify records at all)
 	NotTimed         bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
 	IsBaseline       bool
 	Warnings         []string
-	Cost             ttt.Cost
+	Cost             workload.Cost
 	Calibration      bool
 }
 

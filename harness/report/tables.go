@@ -63,7 +63,7 @@ func (r *Report) TextTables(num func(float64) string) []TextTable {
 				num(x.Throughput), x.Unit, mem, num(x.Ratio), num(x.RatioLo), num(x.RatioHi), num(x.TFLOPs), num(x.PctPeak), x.Verified, x.VerifiedOn, notes})
 		}
 	}
-	return append(append(out, sum), r.scanTables(num)...)
+	return append(append(out, sum), sectionTables(r.workloadSections(), num)...)
 }
 
 // fullNum is the CSV's number: every digit, blank when not applicable.
