@@ -167,7 +167,8 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 		t0 := time.Now()
 		done := p.start(ctx, window, manifest.CompileAheadGPU).wait()
 		maps.Copy(done, host.wait())
-		s.note(compiledText(window, done, time.Since(t0)))
+		wait := time.Since(t0)
+		s.note(compiledText(window, done, wait))
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -180,7 +181,7 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 			if ok {
 				cp = &compiled
 			}
-			if xerr := s.execute(ctx, w, c, cp); xerr != nil || ctx.Err() != nil {
+			if xerr := s.execute(ctx, w, c, cp, wait/time.Duration(len(window))); xerr != nil || ctx.Err() != nil {
 				host.wait()
 				return xerr
 			}

@@ -296,16 +296,18 @@ func (s *state) work(ctx context.Context, w Worker) error {
 		if err != nil || !ok {
 			return err
 		}
-		if err := s.execute(ctx, w, c, nil); err != nil || ctx.Err() != nil {
+		if err := s.execute(ctx, w, c, nil, 0); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
 }
 
 // execute times one cell handed out by next and records it; compiled, when
-// set, is its compile ahead (ahead.go). A cell that a smaller one's failure
+// set, is its compile ahead (ahead.go), and waited its share of the wall
+// time the sweep spent waiting for its window's compiles, which the
+// progress's ETA counts as the cell's. A cell that a smaller one's failure
 // blocked since it was handed out is recorded as skipped instead.
-func (s *state) execute(ctx context.Context, w Worker, c Cell, compiled *backend.Compiled) error {
+func (s *state) execute(ctx context.Context, w Worker, c Cell, compiled *backend.Compiled, waited time.Duration) error {
 	s.mu.Lock()
 	if cause, blocked := s.blocker(c); blocked {
 		r := w.Exec.Finalize(skipped(c, cause, s.known[cause.Key()].Result.Status))
@@ -352,7 +354,7 @@ func (s *state) execute(ctx context.Context, w Worker, c Cell, compiled *backend
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.record(w, c, r, time.Since(start))
+	return s.record(w, c, r, time.Since(start)+waited)
 }
 
 // runCell runs one cell under the sweep's own context. No per-cell context
