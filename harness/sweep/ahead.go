@@ -91,6 +91,17 @@ func (p *pool) class(c Cell) string {
 	return p.ahead.Class[name]
 }
 
+// classed counts the cells of a window whose backend compiles ahead.
+func (p *pool) classed(cells []Cell) int {
+	n := 0
+	for _, c := range cells {
+		if p.class(c) != "" {
+			n++
+		}
+	}
+	return n
+}
+
 // compiles is one window's compiles of one class, running or done.
 type compiles struct {
 	wg  sync.WaitGroup
@@ -163,12 +174,17 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 		host = p.start(ctx, window, manifest.CompileAheadHost)
 	}
 	for err == nil && len(window) > 0 {
-		s.note(fmt.Sprintf("sweep: compiling ahead for the next %d cells", len(window)))
+		classed := p.classed(window)
+		if classed > 0 {
+			s.note(fmt.Sprintf("sweep: compiling %d of the next %d cells ahead", classed, len(window)))
+		}
 		t0 := time.Now()
 		done := p.start(ctx, window, manifest.CompileAheadGPU).wait()
 		maps.Copy(done, host.wait())
 		wait := time.Since(t0)
-		s.note(compiledText(window, done, wait))
+		if classed > 0 {
+			s.note(compiledText(window, done, wait))
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
