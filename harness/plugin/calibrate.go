@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,11 +37,8 @@ var _ backend.Calibrator = (*grpcClient)(nil)
 // Calibrate asks the plugin; UNIMPLEMENTED becomes backend.ErrCannotCalibrate.
 func (c *grpcClient) Calibrate(ctx context.Context, req backend.CalibrateRequest) (backend.Calibration, error) {
 	rep, err := c.client.Calibrate(ctx, &pb.CalibrateRequest{Device: req.Device, Dtypes: req.Dtypes})
-	if status.Code(err) == codes.Unimplemented {
-		// The server's message already starts with the sentinel's text
-		// when the backend wrapped it; say it once.
-		msg := strings.TrimPrefix(status.Convert(err).Message(), backend.ErrCannotCalibrate.Error()+": ")
-		return backend.Calibration{}, fmt.Errorf("%w: %s", backend.ErrCannotCalibrate, msg)
+	if no := declined(err, backend.ErrCannotCalibrate); no != nil {
+		return backend.Calibration{}, no
 	}
 	if err != nil {
 		return backend.Calibration{}, fmt.Errorf("calibrate: %w", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -38,9 +37,8 @@ var _ backend.Compiler = (*grpcClient)(nil)
 // Compile asks the plugin; UNIMPLEMENTED becomes backend.ErrCannotCompile.
 func (c *grpcClient) Compile(ctx context.Context, req backend.RunRequest) (backend.Compiled, error) {
 	rep, err := c.client.Compile(ctx, runToProto(req))
-	if status.Code(err) == codes.Unimplemented {
-		msg := strings.TrimPrefix(status.Convert(err).Message(), backend.ErrCannotCompile.Error()+": ")
-		return backend.Compiled{}, fmt.Errorf("%w: %s", backend.ErrCannotCompile, msg)
+	if no := declined(err, backend.ErrCannotCompile); no != nil {
+		return backend.Compiled{}, no
 	}
 	if err != nil {
 		return backend.Compiled{}, fmt.Errorf("compile: %w", err)

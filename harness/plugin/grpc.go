@@ -4,9 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	goplugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/xbench/xbench/harness/backend"
 	pb "github.com/xbench/xbench/harness/plugin/proto"
@@ -162,4 +165,17 @@ func (c *grpcClient) Export(ctx context.Context, req backend.ExportRequest) (bac
 	}
 	return backend.ExportResponse{Status: result.Status(rep.Status), Message: rep.Message,
 		Device: deviceFromProto(rep.Device)}, nil
+}
+
+// declined is the client's side of an optional rpc the plugin answered
+// UNIMPLEMENTED (no such rpc, or the backend said it cannot): the
+// capability's sentinel (backend.ErrCannotCalibrate, ...) with the server's
+// words, said once, since a backend that wrapped the sentinel already starts
+// its message with it; nil for any other answer.
+func declined(err, sentinel error) error {
+	if status.Code(err) != codes.Unimplemented {
+		return nil
+	}
+	msg := strings.TrimPrefix(status.Convert(err).Message(), sentinel.Error()+": ")
+	return fmt.Errorf("%w: %s", sentinel, msg)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -44,9 +43,8 @@ var _ backend.Profiler = (*grpcClient)(nil)
 func (c *grpcClient) Profile(ctx context.Context, req backend.ProfileRequest) (backend.ProfileReport, error) {
 	rep, err := c.client.Profile(ctx, &pb.ProfileRequest{Workload: req.Workload, Variant: req.Variant, Device: req.Device,
 		Config: configToProto(req.Config), Calls: int64(req.Calls), TracePath: req.TracePath})
-	if status.Code(err) == codes.Unimplemented {
-		msg := strings.TrimPrefix(status.Convert(err).Message(), backend.ErrCannotProfile.Error()+": ")
-		return backend.ProfileReport{}, fmt.Errorf("%w: %s", backend.ErrCannotProfile, msg)
+	if no := declined(err, backend.ErrCannotProfile); no != nil {
+		return backend.ProfileReport{}, no
 	}
 	if err != nil {
 		return backend.ProfileReport{}, fmt.Errorf("profile: %w", err)
