@@ -104,9 +104,8 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
              mode: Mode = Mode()):
     # A function of its own so that the model and inputs die with its frame:
     # after an OOM, release() can then actually free the memory.
-    prepared = _method(fw, "prepare", cfg.workload)(v, variant, dev, seed)
+    prepared, compile_ms = _prepare_first(fw, timer, v, variant, dev, seed, cfg.workload)
     step = prepared.step
-    compile_ms = prepared.compile_ms + timer.first(step)  # rule 1: the first call alone (plus prepare's own compile)
     if mode.cuda_graph:
         step = timer.graph(step)  # captured once; warmup and samples replay it
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
@@ -228,12 +227,19 @@ def compile_ahead(fw: xc.Framework, cfg, variant: str = "", device: str = "auto"
 def _compile_once(fw: xc.Framework, timer: xc.Timer, v, variant: str, dev: xc.Device, seed: int, workload: str):
     # Its own frame, as _measure's: the model and inputs die on return, so
     # release() frees them before the next configuration compiles.
-    prepared = _method(fw, "prepare", workload)(v, variant, dev, seed)
     try:
-        compile_ms = prepared.compile_ms + timer.first(prepared.step)
+        prepared, compile_ms = _prepare_first(fw, timer, v, variant, dev, seed, workload)
     finally:
         timer.close()
     return compile_ms, {str(k): str(val) for k, val in prepared.settings.items()}
+
+
+def _prepare_first(fw: xc.Framework, timer: xc.Timer, v, variant: str, dev: xc.Device, seed: int, workload: str):
+    """prepare and the first call: the prepared configuration and its
+    compile_ms (rule 1: the first call alone, plus prepare's own compile),
+    for a run and for an ahead-of-time compile alike."""
+    prepared = _method(fw, "prepare", workload)(v, variant, dev, seed)
+    return prepared, prepared.compile_ms + timer.first(prepared.step)
 
 
 def run_batch(fw: xc.Framework, requests: list) -> list:
