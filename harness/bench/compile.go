@@ -24,7 +24,7 @@ func (s *Session) Compile(ctx context.Context, fullName, device string, cfg resu
 	b, info, err := s.Backend(runCtx, name)
 	if err != nil {
 		st, msg := startFailure(runCtx, err, timeout)
-		return backend.Compiled{Status: st, Message: "compile ahead: " + msg}, nil
+		return backend.Compiled{Status: st, Message: msg}, nil
 	}
 	caps, err := info.CapabilitiesOf(variant)
 	if err != nil {
@@ -48,9 +48,9 @@ func (s *Session) Compile(ctx context.Context, fullName, device string, cfg resu
 		return backend.Compiled{}, err
 	case timedOut(runCtx, err):
 		s.Restart(name)
-		return backend.Compiled{Status: result.StatusTimeout, Message: fmt.Sprintf("compile ahead: no answer within --timeout %s; the compiling process was killed", timeout)}, nil
+		return backend.Compiled{Status: result.StatusTimeout, Message: fmt.Sprintf("no answer within --timeout %s; the compiling process was killed", timeout)}, nil
 	default:
 		s.Restart(name)
-		return backend.Compiled{Status: result.StatusFailed, Message: "compile ahead: " + backend.ErrorText(err)}, nil
+		return backend.Compiled{Status: result.StatusFailed, Message: backend.ErrorText(err)}, nil
 	}
 }

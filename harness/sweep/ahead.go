@@ -150,7 +150,7 @@ func (p *pool) start(ctx context.Context, cells []Cell, class string) *compiles 
 						continue
 					}
 					if err != nil {
-						got = backend.Compiled{Status: result.StatusFailed, Message: "compile ahead: " + err.Error()}
+						got = backend.Compiled{Status: result.StatusFailed, Message: err.Error()}
 					}
 					cs.mu.Lock()
 					cs.out[c.Key()] = got
@@ -280,18 +280,11 @@ func withCompiled(r result.Result, c backend.Compiled) result.Result {
 }
 
 // compileFailure is the result of a cell whose compile ahead failed: it
-// stands as the cell's result, and the cell is not timed.
+// stands as the cell's result, and the cell is not timed. Its message says
+// "compile ahead: " here, once; the layers below give the failure's own words.
 func compileFailure(c Cell, got backend.Compiled, mode result.Mode) result.Result {
 	// Message carries the helper's words; Tail is left for the timing
 	// process's output, which did not run this cell.
 	return result.Result{Backend: c.Backend, Status: got.Status, Config: c.Config, Mode: mode,
-		Device: result.Device{Kind: deviceKind(c.Device)}, Message: "compile ahead: " + trimAhead(got.Message)}
-}
-
-func trimAhead(msg string) string {
-	const p = "compile ahead: "
-	for len(msg) >= len(p) && msg[:len(p)] == p {
-		msg = msg[len(p):]
-	}
-	return msg
+		Device: result.Device{Kind: deviceKind(c.Device)}, Message: "compile ahead: " + got.Message}
 }

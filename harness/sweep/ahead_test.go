@@ -104,7 +104,7 @@ func TestCompileAheadSchedule(t *testing.T) {
 	dir := t.TempDir()
 	g := newGPUBench()
 	oomMsg := "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 9 GiB"
-	g.compileSt[192] = backend.Compiled{Status: result.StatusFailed, Message: "compile ahead: " + oomMsg}
+	g.compileSt[192] = backend.Compiled{Status: result.StatusFailed, Message: oomMsg}
 	g.compileSt[160] = backend.Compiled{Status: result.StatusFailed, Message: "Segmentation fault in the XLA compiler"}
 	var p []Cell
 	for _, b := range []string{"jax", "iree", "pytorch", "cannot"} {
