@@ -53,6 +53,7 @@ is the same product since bf16/fp16 products are exact in float32.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from typing import Any, Callable
@@ -254,11 +255,15 @@ def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str,
 
 # Tuning per bucket of shapes (the variant triton/bucket-tuned, issue 29):
 # the first shape of a bucket is autotuned as always, and its config is then
-# launched untuned for every later shape of the bucket in this process, which
-# saves the ~0.1 s per config the autotuner spends timing candidates on the
-# GPU. The result names the config and says whether it was tuned at this shape
-# or reused from another (LAST_CHOICE), never silently.
-_BUCKETS: dict = {}  # (kernel, layout, dtype, bucket) -> (triton.Config, (m, n, k) it was tuned at)
+# launched untuned for every later shape of the bucket, which saves the
+# ~0.1 s per config the autotuner spends timing candidates on the GPU. The
+# result names the config and says whether it was tuned at this shape or
+# reused from another (LAST_CHOICE), never silently. With a compile cache
+# (XBENCH_COMPILE_CACHE) the bucket's choice is shared by every process that
+# reads the cache, so sweep --compile-ahead's helpers and the timing process
+# launch one config per bucket (the first process to tune it wins), not one
+# per process.
+_BUCKETS: dict = {}  # (kernel, layout, dtype, bucket) -> (config, (m, n, k) it was tuned at)
 
 
 def bucket_of(m: int, n: int, k: int) -> tuple:
@@ -267,21 +272,71 @@ def bucket_of(m: int, n: int, k: int) -> tuple:
     return tuple(max(16, 1 << (x - 1).bit_length()) for x in (m, n, k))
 
 
+def _config_kwargs(cfg: Any) -> Any:
+    return cfg.all_kwargs() if hasattr(cfg, "all_kwargs") else str(cfg)
+
+
+def _bucket_file(key: tuple) -> str:
+    base = os.environ.get("XBENCH_COMPILE_CACHE", "")
+    if not base:
+        return ""
+    kernel, layout, dtype, (bm, bn, bk) = key
+    return os.path.join(base, "triton-buckets", f"{kernel}_{layout}_{dtype}_{bm}x{bn}x{bk}.json")
+
+
+def _shared_choice(key: tuple, configs: list) -> tuple | None:
+    """The bucket's config and tuning shape from the compile cache, or None
+    when no process has tuned it (or the config is not among configs)."""
+    path = _bucket_file(key)
+    try:
+        with open(path) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    for cfg in configs:
+        if _config_kwargs(cfg) == rec["config"]:
+            return cfg, tuple(rec["at"])
+    return None
+
+
+def _share_choice(key: tuple, cfg: Any, at: tuple) -> None:
+    """Writes the bucket's choice to the compile cache unless another
+    process got there first (a hard link is atomic and fails if it exists)."""
+    path = _bucket_file(key)
+    if not path:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"config": _config_kwargs(cfg), "at": list(at), "label": str(cfg)}, f)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+
+
 def bucket_tuned(step: Callable[[], Any], m: int, n: int, k: int, layout: str, dtype: str) -> Callable[[], Any]:
     """A step launching the config of (m, n, k)'s bucket: tuned here at this
     shape when the bucket is new (the first call autotunes), else the one
     tuned at the bucket's first shape. step.choice records which."""
     bucket = bucket_of(m, n, k)
     key = (getattr(step, "kernel_name", "gemm"), layout, dtype, bucket)
-    how = "reused from {}x{}x{}"
     if key not in _BUCKETS:
-        step()  # autotunes this exact shape
-        _BUCKETS[key] = (step.tuner.best_config, (m, n, k))
-        how = "tuned at this shape, {}x{}x{}"
+        shared = _shared_choice(key, list(getattr(step.tuner, "configs", [])))
+        if shared is None:
+            step()  # autotunes this exact shape
+            _share_choice(key, step.tuner.best_config, (m, n, k))
+            # another process may have shared its choice meanwhile: launch that one
+            shared = _shared_choice(key, list(getattr(step.tuner, "configs", []))) \
+                or (step.tuner.best_config, (m, n, k))
+        _BUCKETS[key] = shared
     cfg, at = _BUCKETS[key]
+    how = ("tuned at this shape, {}x{}x{}" if at == (m, n, k)
+           else "reused from {}x{}x{}; not tuned for this shape").format(*at)
     fixed = step.with_config(cfg)
-    fixed.choice = (f"{key[0]}: {cfg} (chosen for the bucket m<={bucket[0]},n<={bucket[1]},k<={bucket[2]}, "
-                    f"{how.format(*at)}; not tuned for this shape)")
+    fixed.choice = f"{key[0]}: {cfg} (chosen for the bucket m<={bucket[0]},n<={bucket[1]},k<={bucket[2]}, {how})"
     return fixed
 
 

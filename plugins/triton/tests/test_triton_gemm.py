@@ -149,6 +149,7 @@ def test_bucket_of():
 
 class _FakeTuner:
     best_config = "BLOCK_M: 64"
+    configs = ["BLOCK_M: 32", "BLOCK_M: 64"]
 
 
 def _fake_step(calls):
@@ -179,4 +180,43 @@ def test_bucket_tuned_tunes_once_per_bucket_and_says_so():
     assert "reused from 1000x1000x1000" in second.choice and "not tuned for this shape" in second.choice
     other = g.bucket_tuned(_fake_step(calls), 900, 1024, 600, "nn", "bfloat16")  # another layout: its own bucket
     assert calls.count("tuned") == 2 and "tuned at this shape" in other.choice
+    g._BUCKETS.clear()
+
+
+def test_bucket_choice_is_shared_through_the_compile_cache(tmp_path, monkeypatch):
+    """With a compile cache, the first process to tune a bucket writes its
+    choice there and every other process (sweep --compile-ahead's helpers,
+    the timing process) launches that config without tuning, and says where
+    it was tuned; a process that tuned while another shared first launches
+    the shared config."""
+    monkeypatch.setenv("XBENCH_COMPILE_CACHE", str(tmp_path))
+    g._BUCKETS.clear()
+    calls = []
+    g.bucket_tuned(_fake_step(calls), 1000, 1000, 1000, "nt", "float32")  # helper process A tunes
+    assert calls == ["tuned"]
+    assert len(list((tmp_path / "triton-buckets").glob("*.json"))) == 1
+    g._BUCKETS.clear()  # the timing process: nothing tuned in it yet
+    reused = g.bucket_tuned(_fake_step(calls), 900, 1024, 600, "nt", "float32")
+    assert calls == ["tuned"], "the shared choice must be launched without tuning"
+    assert "reused from 1000x1000x1000; not tuned for this shape" in reused.choice
+    g._BUCKETS.clear()
+    own = g.bucket_tuned(_fake_step(calls), 1000, 1000, 1000, "nt", "float32")
+    assert calls == ["tuned"] and "tuned at this shape, 1000x1000x1000" in own.choice
+
+    g._BUCKETS.clear()  # a race: process B tunes, but A's choice lands while B tunes
+    other = _fake_step(calls)
+    other.tuner = type("T", (), {"best_config": "BLOCK_M: 32", "configs": _FakeTuner.configs})()
+    tuned_b = other
+
+    def tune_while_a_shares():
+        (tmp_path / "triton-buckets" / "gemm_nn_float32_1024x1024x1024.json").write_text(
+            '{"config": "BLOCK_M: 64", "at": [1000, 1000, 1000], "label": "BLOCK_M: 64"}')
+        calls.append("tuned")
+    tune_while_a_shares.tuner, tune_while_a_shares.with_config = tuned_b.tuner, tuned_b.with_config
+    tune_while_a_shares.kernel_name = "gemm"
+    other = tune_while_a_shares
+    raced = g.bucket_tuned(other, 900, 900, 900, "nn", "float32")
+    raced()
+    assert calls.count("tuned") == 2  # B did tune
+    assert calls[-1] == ("fixed", "BLOCK_M: 64") and "reused from 1000x1000x1000" in raced.choice
     g._BUCKETS.clear()
