@@ -59,6 +59,13 @@ type Spec struct {
 	QueryRows int
 	// KVRows is its kv tile up to D = 128: 32 or 64, 0 for the default.
 	KVRows int
+	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
+	// (wgmma.go) would run: the baseline beside it.
+	MMASync bool
+	// WGMMADebug (1 or 2) and WGMMAVSwap compile the wgmma kernel's debug
+	// modes (attention_wgmma.cu): for TestGPUWGMMADebug only.
+	WGMMADebug int
+	WGMMAVSwap bool
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -80,6 +87,8 @@ type Timing struct {
 type attnTiles struct {
 	MMA        bool // xa_attention_mma (tensor cores), else xa_attention_fwd
 	BM, BN, DP int
+	// Stages > 0 is xa_attention_wgmma (sm_90a) with that many k/v stages.
+	Stages int
 }
 
 const attnThreads = 128 // XA_NT
@@ -90,11 +99,11 @@ func attnTilesFor(d int) attnTiles {
 	dp := (d + 7) / 8 * 8
 	switch {
 	case dp <= 64:
-		return attnTiles{false, 64, 64, dp}
+		return attnTiles{false, 64, 64, dp, 0}
 	case dp <= 128:
-		return attnTiles{false, 64, 32, dp}
+		return attnTiles{false, 64, 32, dp, 0}
 	}
-	return attnTiles{false, 32, 16, dp}
+	return attnTiles{false, 32, 16, dp, 0}
 }
 
 // mmaTilesFor is the tensor-core kernel's geometry for head dim d and a
@@ -108,7 +117,7 @@ func attnTilesFor(d int) attnTiles {
 func mmaTilesFor(d, rows, kvRows int) attnTiles {
 	dp := (d + 15) / 16 * 16
 	if dp > 128 {
-		return attnTiles{true, 64, 32, dp}
+		return attnTiles{true, 64, 32, dp, 0}
 	}
 	if rows == 0 {
 		rows = defaultQueryRows
@@ -120,7 +129,7 @@ func mmaTilesFor(d, rows, kvRows int) attnTiles {
 		// against 2.728; half the barriers and pipeline stages per key).
 		kvRows = 64
 	}
-	return attnTiles{true, rows, kvRows, dp}
+	return attnTiles{true, rows, kvRows, dp, 0}
 }
 
 // defaultQueryRows is the tensor-core query tile up to D = 128.
@@ -144,6 +153,9 @@ func (t attnTiles) minBlocks() int {
 // needs it) unless CUDACores asks otherwise; float32 always on CUDA cores
 // (the spec's float32 is IEEE, never TF32).
 func (s Spec) tiles(sm int) attnTiles {
+	if s.wgmma(sm) {
+		return wgmmaTilesFor(s.HeadDim)
+	}
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
 		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
 	}
@@ -151,7 +163,10 @@ func (s Spec) tiles(sm int) attnTiles {
 }
 
 func (t attnTiles) kernel() string {
-	if t.MMA {
+	switch {
+	case t.Stages > 0:
+		return "xa_attention_wgmma"
+	case t.MMA:
 		return "xa_attention_mma"
 	}
 	return "xa_attention_fwd"
@@ -166,6 +181,9 @@ const attnMaxSmem = 99 << 10
 // attention_mma.cu; the emulator fails a launch that gives less than the
 // kernel computes.
 func (t attnTiles) smemBytes() int {
+	if t.Stages > 0 {
+		return wgmmaSmem(t)
+	}
 	if t.MMA {
 		return 2 * (t.BM + 2*t.BN) * (t.DP + 8)
 	}
@@ -209,6 +227,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
+	case s.WGMMADebug < 0 || s.WGMMADebug > 2:
+		return fmt.Errorf("%s: wgmma debug mode %d (allowed: 0, 1, 2)", s, s.WGMMADebug)
 	case s.Batch > 65535 || s.Heads > 65535:
 		return fmt.Errorf("%s: batch and heads must be at most 65535, the grid's z and y limits", s)
 	case attnTilesFor(s.HeadDim).smemBytes() > attnMaxSmem:
@@ -234,6 +254,15 @@ func (s Spec) DeviceBytes() (int64, error) {
 }
 
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
+
+// program is the source and compiler options of the program holding t's
+// kernel.
+func (s Spec) program(t attnTiles) (string, []string) {
+	if t.Stages > 0 {
+		return wgmmaSource(), s.wgmmaDefines(t)
+	}
+	return s.source(), s.defines()
+}
 
 func (s Spec) source() string {
 	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
