@@ -57,6 +57,7 @@ func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := attentionSpec(req.Config), req.Config
+	spec.MMASync = req.Variant == mmaSyncVariant.Name
 	if err := spec.AttentionShape.Check(); err != nil {
 		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
 	}
@@ -155,6 +156,7 @@ func roundTo(dtype string, x []float32) {
 
 func exportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := attentionSpec(req.Config)
+	spec.MMASync = req.Variant == mmaSyncVariant.Name
 	if err := spec.AttentionShape.Check(); err != nil {
 		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
 	}
