@@ -106,6 +106,10 @@ func (r *Runtime) EncodeTiled(p Ptr, m TiledMap) (*TensorMap, error) {
 	return tm, nil
 }
 
+// TensorMaps says whether EncodeTiled can work here: a CUDA driver with
+// cuTensorMapEncodeTiled on sm_90 or newer (never the emulator or HIP).
+func (r *Runtime) TensorMaps() bool { return r.tmapEncode != nil }
+
 // Bytes is the encoding, for tests and logs.
 func (t *TensorMap) Bytes() []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&t.opaque[0])), len(t.opaque)*8)

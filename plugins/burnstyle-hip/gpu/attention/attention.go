@@ -291,7 +291,7 @@ func Supports(d *gpu.Device, spec Spec) error {
 	if d.RT.Kind != "cuda" && d.RT.Kind != "rocm" {
 		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.RT.Kind)
 	}
-	if need := spec.tiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
+	if need := spec.deviceTiles(d.RT).smemBytes(); need > d.RT.MaxDynSmem {
 		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil

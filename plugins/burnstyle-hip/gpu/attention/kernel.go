@@ -27,7 +27,7 @@ type attnKernel struct {
 // releases everything, the module included.
 func allocAttn(d *gpu.Device, spec Spec) (*attnKernel, error) {
 	r := d.RT
-	t := spec.tiles(r.SM())
+	t := spec.deviceTiles(r)
 	a := &attnKernel{spec: spec, tiles: t, grid: (spec.SeqLen + t.BM - 1) / t.BM, smem: t.smemBytes(), nt: attnThreads}
 	if t.Stages > 0 {
 		a.nt = wgmmaThreads

@@ -23,6 +23,16 @@ func (s Spec) wgmma(sm int) bool {
 		!s.CUDACores && !s.MMASync && !s.PlainLoads && s.QueryRows == 0 && s.KVRows == 0
 }
 
+// deviceTiles is tiles on r's device: the wgmma kernel also needs the
+// driver's tensor maps, which the emulator (it reports sm_90 to compile the
+// other kernels as the H100 would) and older drivers lack.
+func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
+	if !r.TensorMaps() {
+		s.MMASync = true
+	}
+	return s.tiles(r.SM())
+}
+
 // wgmmaTilesFor is the wgmma kernel's geometry: 128 query rows (64 per
 // consumer warpgroup) by 128 keys, and as many k/v stages as fit beside the
 // q tile (2 at D = 128: 161 KB; 3 at D = 64: 113 KB; sm_90 allows 227 KB).
@@ -46,10 +56,9 @@ func wgmmaSmem(t attnTiles) int {
 // wgmmaDefines are the wgmma program's options: its target and sizes.
 func (s Spec) wgmmaDefines(t attnTiles) []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
-	c := attnTilesFor(s.HeadDim) // attention.cu's own kernel compiles too
+	// XW_ST also leaves attention.cu's own kernel out of this program.
 	return []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
-		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXA_DP=%d", c.DP), fmt.Sprintf("-DXA_BM=%d", c.BM),
-		fmt.Sprintf("-DXA_BN=%d", c.BN), fmt.Sprintf("-DXW_ST=%d", t.Stages),
+		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages),
 		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap))}
 }
 

@@ -37,6 +37,12 @@ func TestWGMMASelect(t *testing.T) {
 			t.Errorf("%s (sm_%d): kernel %s, want %s", tc.name, tc.sm, got, tc.want)
 		}
 	}
+	// A runtime without the driver's tensor maps (the emulator, an old
+	// driver) keeps the mma.sync kernel on sm_90.
+	r := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}}
+	if got := base.deviceTiles(r).kernel(); got != "xa_attention_mma" {
+		t.Errorf("sm_90 without tensor maps: kernel %s, want xa_attention_mma", got)
+	}
 }
 
 // TestWGMMAGeometry: the kernel's fixed layout (XW_BM, XW_BN in

@@ -107,7 +107,8 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
     xw_wait0();
     xw_hold<XW_BN / 2>(s);
 #if XW_DEBUG == 1
-    break;  // s holds the raw scores of tile 0
+    xw_bar_wait(XW_VFULL(st), ph);  // no copy may still be landing when the block exits
+    break;                          // s holds the raw scores of tile 0
 #endif
 #if XW_DEBUG == 2
 #pragma unroll
