@@ -11,7 +11,7 @@
 // A fragment of P.v), then an arrive on the stage's "empty" barrier hands
 // it back. The two consumers interleave on their own: one's softmax runs
 // while the other's products hold the tensor cores. setmaxnreg moves
-// registers from the producer (24) to the consumers (240).
+// registers from the producer (40) to the consumers (232).
 //
 // Shared memory (1024-aligned: a 128-byte swizzle atom is 8 rows of 128
 // bytes): each tile is stored as XW_NH column halves of 64 elements, each
@@ -58,7 +58,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
   __syncthreads();
 
   if (wg == 0) {  // producer
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 24;");
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
     if (tid == 0) {
       xw_bar_expect(qfull, XW_QB);
 #pragma unroll
@@ -76,131 +76,134 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
           xw_tma3(sV + st * XW_KB + hh * XW_BN * 128, &mv, 64 * hh, i * XW_BN, kvh, XW_VFULL(st));
       }
     }
-    return;
-  }
-
-  asm volatile("setmaxnreg.inc.sync.aligned.u32 240;");
-  // Consumer c: rows 64c.. of the tile; warp w of it rows 16w..; this lane
-  // rows r0 and r0 + 8 (accumulator element e: row r0 + 8 (e >> 1), column
-  // 8n + 2tq + (e & 1) of 8-column group n).
-  const int c = wg - 1, t = tid & 127, w = t >> 5, lane = t & 31, gq = lane >> 2, tq = lane & 3;
-  const int r0 = 64 * c + 16 * w + gq;
-  const float NEG_INF = __uint_as_float(0xff800000u);
-  float o[XW_DP / 2], s[XW_BN / 2];
+  } else {  // consumers: the other branch of one if/else, so ptxas gives each role its setmaxnreg budget
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+    // Consumer c: rows 64c.. of the tile; warp w of it rows 16w..; this lane
+    // rows r0 and r0 + 8 (accumulator element e: row r0 + 8 (e >> 1), column
+    // 8n + 2tq + (e & 1) of 8-column group n).
+    const int c = wg - 1, t = tid & 127, w = t >> 5, lane = t & 31, gq = lane >> 2, tq = lane & 3;
+    const int r0 = 64 * c + 16 * w + gq;
+    const float NEG_INF = __uint_as_float(0xff800000u);
+    float o[XW_DP / 2], s[XW_BN / 2];
 #pragma unroll
-  for (int e = 0; e < XW_DP / 2; ++e) o[e] = 0.f;
-  float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f};
-  const unsigned qa = sQ + 64 * c * 128;
-  xw_bar_wait(qfull, 0);
-  for (int i = 0; i < nt; ++i) {
-    const int st = i % XW_ST, n0 = i * XW_BN;
-    const unsigned ph = (i / XW_ST) & 1, ka = sK + st * XW_KB;
-    xw_bar_wait(XW_KFULL(st), ph);
-    xw_fence();
+    for (int e = 0; e < XW_DP / 2; ++e) o[e] = 0.f;
+    float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f};
+    const unsigned qa = sQ + 64 * c * 128;
+    xw_bar_wait(qfull, 0);
+    for (int i = 0; i < nt; ++i) {
+      const int st = i % XW_ST, n0 = i * XW_BN;
+      const unsigned ph = (i / XW_ST) & 1, ka = sK + st * XW_KB;
+      xw_bar_wait(XW_KFULL(st), ph);
+      xw_fence();
 #pragma unroll
-    for (int kk = 0; kk < XW_DP / 16; ++kk) {  // 16 head-dim columns a step: half kk/4, 32 bytes in per step
-      const unsigned off = (kk & 3) * 32;
-      xw_ss_n128(s, xw_desc(qa + (kk >> 2) * XW_BM * 128 + off, 16, 1024),
-                 xw_desc(ka + (kk >> 2) * XW_BN * 128 + off, 16, 1024), kk > 0);
-    }
-    xw_commit();
-    xw_wait0();
-    xw_hold<XW_BN / 2>(s);
+      for (int kk = 0; kk < XW_DP / 16; ++kk) {  // 16 head-dim columns a step: half kk/4, 32 bytes in per step
+        const unsigned off = (kk & 3) * 32;
+        const unsigned long long qd = xw_desc(qa + (kk >> 2) * XW_BM * 128 + off, 16, 1024);
+        const unsigned long long kd = xw_desc(ka + (kk >> 2) * XW_BN * 128 + off, 16, 1024);
+        if (kk == 0)
+          xw_ss_n128_first(s, qd, kd);
+        else
+          xw_ss_n128(s, qd, kd, 1);
+      }
+      xw_commit();
+      xw_wait0();
+      xw_hold<XW_BN / 2>(s);
 #if XW_DEBUG == 1
-    xw_bar_wait(XW_VFULL(st), ph);  // no copy may still be landing when the block exits
-    break;                          // s holds the raw scores of tile 0
+      xw_bar_wait(XW_VFULL(st), ph);  // no copy may still be landing when the block exits
+      break;                          // s holds the raw scores of tile 0
 #endif
 #if XW_DEBUG == 2
 #pragma unroll
-    for (int e = 0; e < XW_BN / 2; ++e) {
-      const int col = 8 * (e >> 2) + 2 * tq + (e & 1), row = r0 + 8 * ((e >> 1) & 1);
-      s[e] = col == row % XW_BN ? 1.f : 0.f;
-    }
-    lrow[0] = lrow[1] = 1.f;
+      for (int e = 0; e < XW_BN / 2; ++e) {
+        const int col = 8 * (e >> 2) + 2 * tq + (e & 1), row = r0 + 8 * ((e >> 1) & 1);
+        s[e] = col == row % XW_BN ? 1.f : 0.f;
+      }
+      lrow[0] = lrow[1] = 1.f;
 #else
-    // Mask (only tiles that cross the causal diagonal or the end of the
-    // keys), then the online softmax per row: max over the quad's lanes,
-    // rescale the running sum and output by exp2(old max - new max).
-    const bool edge = n0 + XW_BN > KV || (causal && n0 + XW_BN - 1 > m0 + 64 * c + shift);
+      // Mask (only tiles that cross the causal diagonal or the end of the
+      // keys), then the online softmax per row: max over the quad's lanes,
+      // rescale the running sum and output by exp2(old max - new max).
+      const bool edge = n0 + XW_BN > KV || (causal && n0 + XW_BN - 1 > m0 + 64 * c + shift);
 #pragma unroll
-    for (int e = 0; e < XW_BN / 2; ++e) {
-      float x = s[e] * qmul;
-      const int col = n0 + 8 * (e >> 2) + 2 * tq + (e & 1), row = m0 + r0 + 8 * ((e >> 1) & 1);
-      if (edge && (col >= KV || (causal && col > row + shift))) x = NEG_INF;
-      s[e] = x;
-    }
+      for (int e = 0; e < XW_BN / 2; ++e) {
+        float x = s[e] * qmul;
+        const int col = n0 + 8 * (e >> 2) + 2 * tq + (e & 1), row = m0 + r0 + 8 * ((e >> 1) & 1);
+        if (edge && (col >= KV || (causal && col > row + shift))) x = NEG_INF;
+        s[e] = x;
+      }
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {
-      float mx = NEG_INF;
+      for (int hr = 0; hr < 2; ++hr) {
+        float mx = NEG_INF;
 #pragma unroll
-      for (int n = 0; n < XW_BN / 8; ++n) mx = fmaxf(mx, fmaxf(s[4 * n + 2 * hr], s[4 * n + 2 * hr + 1]));
-      mx = fmaxf(mx, XB_SHFL_XOR(mx, 1));
-      mx = fmaxf(mx, XB_SHFL_XOR(mx, 2));
-      const float mnew = fmaxf(mrow[hr], mx);
-      const float base = mnew == NEG_INF ? 0.f : mnew;  // no visible key yet: p = 0, no inf - inf
-      const float alpha = exp2f(mrow[hr] - base);
-      float sum = 0.f;
+        for (int n = 0; n < XW_BN / 8; ++n) mx = fmaxf(mx, fmaxf(s[4 * n + 2 * hr], s[4 * n + 2 * hr + 1]));
+        mx = fmaxf(mx, XB_SHFL_XOR(mx, 1));
+        mx = fmaxf(mx, XB_SHFL_XOR(mx, 2));
+        const float mnew = fmaxf(mrow[hr], mx);
+        const float base = mnew == NEG_INF ? 0.f : mnew;  // no visible key yet: p = 0, no inf - inf
+        const float alpha = exp2f(mrow[hr] - base);
+        float sum = 0.f;
 #pragma unroll
-      for (int n = 0; n < XW_BN / 8; ++n)
+        for (int n = 0; n < XW_BN / 8; ++n)
 #pragma unroll
-        for (int e = 4 * n + 2 * hr; e < 4 * n + 2 * hr + 2; ++e) {
-          s[e] = exp2f(s[e] - base);
-          sum += s[e];
-        }
-      sum += XB_SHFL_XOR(sum, 1);
-      sum += XB_SHFL_XOR(sum, 2);
-      lrow[hr] = lrow[hr] * alpha + sum;
-      mrow[hr] = mnew;
+          for (int e = 4 * n + 2 * hr; e < 4 * n + 2 * hr + 2; ++e) {
+            s[e] = exp2f(s[e] - base);
+            sum += s[e];
+          }
+        sum += XB_SHFL_XOR(sum, 1);
+        sum += XB_SHFL_XOR(sum, 2);
+        lrow[hr] = lrow[hr] * alpha + sum;
+        mrow[hr] = mnew;
 #pragma unroll
-      for (int n = 0; n < XW_DP / 8; ++n) o[4 * n + 2 * hr] *= alpha, o[4 * n + 2 * hr + 1] *= alpha;
-    }
+        for (int n = 0; n < XW_DP / 8; ++n) o[4 * n + 2 * hr] *= alpha, o[4 * n + 2 * hr + 1] *= alpha;
+      }
 #endif
-    // O += P.v: 16 keys a step; v's descriptor starts at key row 16j
-    // (two 8-row atoms, stride 1024), its head-dim halves XW_BN * 128 apart.
-    unsigned a[XW_BN / 16][4];
+      // O += P.v: 16 keys a step; v's descriptor starts at key row 16j
+      // (two 8-row atoms, stride 1024), its head-dim halves XW_BN * 128 apart.
+      unsigned a[XW_BN / 16][4];
 #pragma unroll
-    for (int j = 0; j < XW_BN / 16; ++j) {
-      a[j][0] = xw_pack(s[8 * j], s[8 * j + 1]), a[j][1] = xw_pack(s[8 * j + 2], s[8 * j + 3]);
-      a[j][2] = xw_pack(s[8 * j + 4], s[8 * j + 5]), a[j][3] = xw_pack(s[8 * j + 6], s[8 * j + 7]);
-    }
-    xw_bar_wait(XW_VFULL(st), ph);
-    xw_hold<XW_DP / 2>(o);
-    xw_fence();
-    const unsigned va = sV + st * XW_KB;
+      for (int j = 0; j < XW_BN / 16; ++j) {
+        a[j][0] = xw_pack(s[8 * j], s[8 * j + 1]), a[j][1] = xw_pack(s[8 * j + 2], s[8 * j + 3]);
+        a[j][2] = xw_pack(s[8 * j + 4], s[8 * j + 5]), a[j][3] = xw_pack(s[8 * j + 6], s[8 * j + 7]);
+      }
+      xw_bar_wait(XW_VFULL(st), ph);
+      xw_hold<XW_DP / 2>(o);
+      xw_fence();
+      const unsigned va = sV + st * XW_KB;
 #pragma unroll
-    for (int j = 0; j < XW_BN / 16; ++j) {
+      for (int j = 0; j < XW_BN / 16; ++j) {
 #if XW_VSWAP
-      const unsigned long long vd = xw_desc(va + j * 16 * 128, 1024, XW_BN * 128);
+        const unsigned long long vd = xw_desc(va + j * 16 * 128, 1024, XW_BN * 128);
 #else
-      const unsigned long long vd = xw_desc(va + j * 16 * 128, XW_BN * 128, 1024);
+        const unsigned long long vd = xw_desc(va + j * 16 * 128, XW_BN * 128, 1024);
 #endif
 #if XW_DP == 128
-      xw_rs_n128(o, a[j], vd, 1);
+        xw_rs_n128(o, a[j], vd);
 #else
-      xw_rs_n64(o, a[j], vd, 1);
+        xw_rs_n64(o, a[j], vd);
 #endif
+      }
+      xw_commit();
+      xw_wait0();
+      xw_hold<XW_DP / 2>(o);
+      xw_bar_arrive(XW_EMPTY(st));
     }
-    xw_commit();
-    xw_wait0();
-    xw_hold<XW_DP / 2>(o);
-    xw_bar_arrive(XW_EMPTY(st));
-  }
 
-  // Out: each lane's pairs of columns as one 32-bit store per row.
-  xa_t* ob = out + (long)bh * S * XA_D;
+    // Out: each lane's pairs of columns as one 32-bit store per row.
+    xa_t* ob = out + (long)bh * S * XA_D;
 #pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    const int row = m0 + r0 + 8 * hr;
-    if (row >= S) continue;
-    const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
+    for (int hr = 0; hr < 2; ++hr) {
+      const int row = m0 + r0 + 8 * hr;
+      if (row >= S) continue;
+      const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
 #pragma unroll
-    for (int n = 0; n < XW_DP / 8; ++n) {
+      for (int n = 0; n < XW_DP / 8; ++n) {
 #if XW_DEBUG == 1
-      const float lo = s[4 * n + 2 * hr], hi = s[4 * n + 2 * hr + 1];
+        const float lo = s[4 * n + 2 * hr], hi = s[4 * n + 2 * hr + 1];
 #else
-      const float lo = o[4 * n + 2 * hr] * inv, hi = o[4 * n + 2 * hr + 1] * inv;
+        const float lo = o[4 * n + 2 * hr] * inv, hi = o[4 * n + 2 * hr + 1] * inv;
 #endif
-      *(unsigned*)(ob + (long)row * XA_D + 8 * n + 2 * tq) = xw_pack(lo, hi);
+        *(unsigned*)(ob + (long)row * XA_D + 8 * n + 2 * tq) = xw_pack(lo, hi);
+      }
     }
   }
 }

@@ -43,16 +43,22 @@ __device__ __forceinline__ void xw_bar_arrive(unsigned bar) {
 }
 // Waits until the phase of parity completes. A fresh barrier is in phase
 // 0, so waiting on parity 1 returns at once: the producer's first pass over
-// the empty ring.
+// the empty ring. No wait here lasts more than microseconds (one tile's
+// copy or products), so one that lasts ~2^31 cycles (about a second) is a
+// pipeline bug: trap, so the launch fails with an error (illegal
+// instruction) instead of hanging the process.
 __device__ __forceinline__ void xw_bar_wait(unsigned bar, unsigned parity) {
   unsigned done;
-  do {
+  const unsigned t0 = clock();  // 32 bits (one register): differences wrap correctly
+  for (;;) {
     asm volatile(
         "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2; selp.u32 %0, 1, 0, p; }"
         : "=r"(done)
         : "r"(bar), "r"(parity)
         : "memory");
-  } while (!done);
+    if (done) return;
+    if ((unsigned)clock() - t0 > (1u << 31)) asm volatile("trap;");
+  }
 }
 // A box of the 3-d tensor map (column, row, batch*head) into shared
 // memory at dst, completing on bar.
