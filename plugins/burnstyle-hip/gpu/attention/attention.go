@@ -66,6 +66,10 @@ type Spec struct {
 	// modes (attention_wgmma.cu): for TestGPUWGMMADebug only.
 	WGMMADebug int
 	WGMMAVSwap bool
+	// WGMMAPingPong makes the wgmma kernel's consumers take turns on the
+	// tensor cores (XW_PINGPONG): checked and timed beside the default by
+	// TestGPUWGMMA.
+	WGMMAPingPong bool
 }
 
 // AttentionTiming is what TimeAttention measured.

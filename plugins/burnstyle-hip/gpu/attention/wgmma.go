@@ -59,7 +59,8 @@ func (s Spec) wgmmaDefines(t attnTiles) []string {
 	// XW_ST also leaves attention.cu's own kernel out of this program.
 	return []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
 		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages),
-		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap))}
+		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap)),
+		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong))}
 }
 
 // wgmmaSource is the wgmma program: attention.cu for the dtype helpers,

@@ -25,15 +25,17 @@ func TestWGMMANVRTC(t *testing.T) {
 		causal bool
 		debug  int
 		vswap  bool
+		ping   bool
 	}
-	builds := []build{{"bfloat16", 128, true, 0, false}, {"float16", 128, false, 0, false},
-		{"bfloat16", 64, false, 0, false}, {"float16", 64, true, 0, false},
-		{"bfloat16", 128, false, 1, false}, {"bfloat16", 128, false, 2, false}, {"bfloat16", 128, false, 2, true}}
+	builds := []build{{"bfloat16", 128, true, 0, false, false}, {"float16", 128, false, 0, false, false},
+		{"bfloat16", 64, false, 0, false, false}, {"float16", 64, true, 0, false, false},
+		{"bfloat16", 128, false, 1, false, false}, {"bfloat16", 128, false, 2, false, false},
+		{"bfloat16", 128, false, 2, true, false}, {"bfloat16", 128, true, 0, false, true}}
 	for _, b := range builds {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
-		s.WGMMADebug, s.WGMMAVSwap = b.debug, b.vswap
+		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong = b.debug, b.vswap, b.ping
 		log, err := attention.CompileReport(s, "sm_90a")
-		name := fmt.Sprintf("%s debug=%d vswap=%v", s, b.debug, b.vswap)
+		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v", s, b.debug, b.vswap, b.ping)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)
 		}

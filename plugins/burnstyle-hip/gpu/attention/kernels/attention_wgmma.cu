@@ -25,6 +25,9 @@
 // so out row r is v row r % XW_BN. Each checks one operand path alone.
 // XW_VSWAP 1 swaps v's leading and stride byte offsets: the one layout
 // question the PTX ISA's prose leaves open, answered by trying both there.
+// XW_PINGPONG 1 (FA3's inter-warpgroup schedule) makes the consumers take
+// turns issuing q.k^T through two named barriers, so one's softmax runs
+// while the other's products do, instead of both drifting into lockstep.
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 XB_KERNEL void __launch_bounds__(XW_NT, 1)
     xa_attention_wgmma(const __grid_constant__ xw_tmap mq, const __grid_constant__ xw_tmap mk,
@@ -37,7 +40,10 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
 #define XW_KFULL(st) (bars + 8 + 8 * (st))
 #define XW_VFULL(st) (bars + 8 + 8 * XW_ST + 8 * (st))
 #define XW_EMPTY(st) (bars + 8 + 16 * XW_ST + 8 * (st))
-  const int tid = threadIdx.x, wg = tid >> 7;
+  const int tid = threadIdx.x;
+  // The warpgroup by a shuffle from lane 0: uniform across the warp as the
+  // compiler sees it, so each role is a warp-uniform branch.
+  const int wg = __shfl_sync(0xffffffffu, tid >> 7, 0);
   const int m0 = (gridDim.x - 1 - blockIdx.x) * XW_BM;  // the causal tiles with most keys first
   const int b = blockIdx.z, h = blockIdx.y, bh = b * H + h, kvh = b * KH + h / (H / KH);  // GQA by index
   const int shift = KV - S;  // bottom-right causal: row r sees keys <= r + shift
@@ -90,10 +96,16 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
     float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f};
     const unsigned qa = sQ + 64 * c * 128;
     xw_bar_wait(qfull, 0);
+#if XW_PINGPONG
+    if (c == 1 && nt > 0) xw_named_arrive(1);  // consumer 0 takes the tensor cores first
+#endif
     for (int i = 0; i < nt; ++i) {
       const int st = i % XW_ST, n0 = i * XW_BN;
       const unsigned ph = (i / XW_ST) & 1, ka = sK + st * XW_KB;
       xw_bar_wait(XW_KFULL(st), ph);
+#if XW_PINGPONG
+      xw_named_sync(1 + c);  // my turn: the other consumer has issued its q.k^T
+#endif
       xw_fence();
 #pragma unroll
       for (int kk = 0; kk < XW_DP / 16; ++kk) {  // 16 head-dim columns a step: half kk/4, 32 bytes in per step
@@ -106,6 +118,9 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
           xw_ss_n128(s, qd, kd, 1);
       }
       xw_commit();
+#if XW_PINGPONG
+      if (c == 0 || i + 1 < nt) xw_named_arrive(2 - c);  // the other's turn (none after its last)
+#endif
       xw_wait0();
       xw_hold<XW_BN / 2>(s);
 #if XW_DEBUG == 1

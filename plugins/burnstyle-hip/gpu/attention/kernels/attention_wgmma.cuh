@@ -68,6 +68,10 @@ __device__ __forceinline__ void xw_tma3(unsigned dst, const xw_tmap* m, int c0, 
       "l"((unsigned long long)m), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
       : "memory");
 }
+// Named barriers 1 and 2 between the two consumer warpgroups (256
+// threads): sync waits for the other's 128 arrivals, arrive does not wait.
+__device__ __forceinline__ void xw_named_sync(int id) { asm volatile("bar.sync %0, 256;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void xw_named_arrive(int id) { asm volatile("bar.arrive %0, 256;" ::"r"(id) : "memory"); }
 __device__ __forceinline__ void xw_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void xw_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 __device__ __forceinline__ void xw_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
