@@ -52,7 +52,8 @@ step "run issue shape" 100 $X run --workload attention --device "$device" $shape
   --backends pytorch,triton,burnstyle-hip,burnstyle-hip/mma-sync --results "$R/run"
 
 # Summary: the debug verdicts, the checks' failures, the verify verdicts,
-# and the run's medians with the kernel each burnstyle-hip cell ran.
+# and the run's medians with the kernel each burnstyle-hip cell ran
+# (env.settings.attention_kernel).
 {
   echo
   echo "=== SUMMARY (t=$(( $(date +%s) - start ))s, $fails step(s) failed or skipped)"
@@ -67,7 +68,8 @@ step "run issue shape" 100 $X run --workload attention --device "$device" $shape
   python3 - "$R/run" <<'PY'
 import glob, json, statistics, sys
 rows = []
-for f in sorted(glob.glob(sys.argv[1] + "/*/*.json")):
+runs = sorted(glob.glob(sys.argv[1] + "/*/"))  # run folders are named by start time: the last is this run's
+for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
     try:
         r = json.load(open(f))
     except (ValueError, OSError):
@@ -76,14 +78,15 @@ for f in sorted(glob.glob(sys.argv[1] + "/*/*.json")):
         continue
     name = r["backend"] + ("/" + r["variant"] if r.get("variant") else "")
     s = r.get("samples_ms") or []
-    rows.append((name, r.get("status"), statistics.median(s) if s else None, r.get("env", {}).get("timing", ""), r.get("message", "")))
+    env = r.get("env", {})
+    rows.append((name, r.get("status"), statistics.median(s) if s else None,
+                 (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
 ref = next((m for n, st, m, _, _ in rows if n == "pytorch" and m), None)
-for n, st, m, timing, msg in rows:
-    ratio = f"{ref / m:.2f}x of pytorch" if ref and m else ""
+for n, st, m, kernel, msg in rows:
+    ratio = f"{ref / m:.2f}x of pytorch's throughput" if ref and m else ""
     print(f"  {n:24s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
-    if n.startswith("burnstyle-hip"):
-        kern = [p for p in timing.split("; ") if "xa_attention" in p]
-        print("      kernel: " + (kern[0] if kern else "(not recorded) " + msg[:200]))
+    if n.startswith("burnstyle-hip"):  # env.settings.attention_kernel
+        print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
 if not rows:
     print("  no run results under " + sys.argv[1])
 PY

@@ -76,6 +76,9 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 			return res, nil
 		}
 		res.Device, res.Env.Timing = t.Device, t.Timing
+		// Which kernel ran (wgmma on Hopper, mma.sync, CUDA cores), where
+		// the other backends name theirs (jax's xla_kernel).
+		res.Env.Settings = map[string]string{"attention_kernel": t.Kernel}
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}

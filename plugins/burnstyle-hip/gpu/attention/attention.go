@@ -84,6 +84,9 @@ type Timing struct {
 	Device          result.Device
 	// Timing says how SamplesMs was measured, for the result's notes.
 	Timing string
+	// Kernel is the kernel that ran and its build (tiles, threads,
+	// registers, spills): the result's env.settings.attention_kernel.
+	Kernel string
 }
 
 // attnTiles is one kernel's geometry for one head dim: query rows BM and

@@ -77,7 +77,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 	if err != nil {
 		return Timing{}, err
 	}
-	out.Device = d.Info()
+	out.Device, out.Kernel = d.Info(), build
 	out.Timing = d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
