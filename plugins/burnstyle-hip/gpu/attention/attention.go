@@ -28,6 +28,15 @@
 // attention_test.go), and compiled by the real NVRTC for sm_90 without
 // spills (TestAttentionNVRTC): nothing has been run or timed on a real GPU
 // yet; TestGPUAttention is the first check to run there.
+//
+// On sm_90 (Hopper) with the driver's tensor maps, bfloat16 and float16 at
+// head dim 64 or 128 run a third kernel, xa_attention_wgmma (wgmma.go,
+// kernels/attention_wgmma.cu; FlashAttention-3's design): tensor-map bulk
+// copies (TMA) of q, k, v through an mbarrier ring, one producer and two
+// consumer warpgroups, both products as wgmma, compiled for sm_90a. It has
+// no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
+// TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
+// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there.
 package attention
 
 import (

@@ -85,8 +85,8 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
   } else {  // consumers: the other branch of one if/else, so ptxas gives each role its setmaxnreg budget
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
     // Consumer c: rows 64c.. of the tile; warp w of it rows 16w..; this lane
-    // rows r0 and r0 + 8 (accumulator element e: row r0 + 8 (e >> 1), column
-    // 8n + 2tq + (e & 1) of 8-column group n).
+    // rows r0 and r0 + 8. Accumulator element e (PTX ISA, wgmma D fragment):
+    // row r0 + 8 ((e >> 1) & 1), column 8 (e >> 2) + 2 tq + (e & 1).
     const int c = wg - 1, t = tid & 127, w = t >> 5, lane = t & 31, gq = lane >> 2, tq = lane & 3;
     const int r0 = 64 * c + 16 * w + gq;
     const float NEG_INF = __uint_as_float(0xff800000u);
