@@ -40,7 +40,6 @@
 package attention
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/xbench/xbench/harness/result"
@@ -271,15 +270,6 @@ func (s Spec) DeviceBytes() (int64, error) {
 
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
-// program is the source and compiler options of the program holding t's
-// kernel.
-func (s Spec) program(t attnTiles) (string, []string) {
-	if t.Stages > 0 {
-		return wgmmaSource(), s.wgmmaDefines(t)
-	}
-	return s.source(), s.defines()
-}
-
 func (s Spec) source() string {
 	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
 }
@@ -311,32 +301,4 @@ func Supports(d *gpu.Device, spec Spec) error {
 		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil
-}
-
-// TimeShared is Time on Shared("cuda").
-func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return Timing{}, err
-	}
-	return Time(ctx, d, spec, warmup, repeats, seed, cold)
-}
-
-// ExportShared is Export on Shared("cuda").
-func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32, error) {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return nil, err
-	}
-	return Export(ctx, d, spec, q, k, v)
-}
-
-// AttentionSupported is nil when the process-wide CUDA device opens and
-// accepts spec; otherwise the reason.
-func Supported(spec Spec) error {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return err
-	}
-	return Supports(d, spec)
 }

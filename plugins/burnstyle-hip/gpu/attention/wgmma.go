@@ -63,6 +63,15 @@ func (s Spec) wgmmaDefines(t attnTiles) []string {
 		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong))}
 }
 
+// program is the source and compiler options of the program holding t's
+// kernel.
+func (s Spec) program(t attnTiles) (string, []string) {
+	if t.Stages > 0 {
+		return wgmmaSource(), s.wgmmaDefines(t)
+	}
+	return s.source(), s.defines()
+}
+
 // wgmmaSource is the wgmma program: attention.cu for the dtype helpers,
 // then the kernel.
 func wgmmaSource() string {
