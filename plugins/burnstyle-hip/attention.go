@@ -57,6 +57,7 @@ func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := attentionSpec(req.Config), req.Config
+	spec.MMASync = req.Variant == mmaSyncVariant.Name
 	if err := spec.AttentionShape.Check(); err != nil {
 		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
 	}
@@ -75,6 +76,9 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 			return res, nil
 		}
 		res.Device, res.Env.Timing = t.Device, t.Timing
+		// Which kernel ran (wgmma on Hopper, mma.sync, CUDA cores), where
+		// the other backends name theirs (jax's xla_kernel).
+		res.Env.Settings = map[string]string{"attention_kernel": t.Kernel}
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}
@@ -155,6 +159,7 @@ func roundTo(dtype string, x []float32) {
 
 func exportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := attentionSpec(req.Config)
+	spec.MMASync = req.Variant == mmaSyncVariant.Name
 	if err := spec.AttentionShape.Check(); err != nil {
 		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
 	}

@@ -51,6 +51,9 @@ func TestVendorVariants(t *testing.T) {
 	gemmCfg := func(dt string) result.Config {
 		return result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"dtype": dt}}
 	}
+	attnCfg := func(dt string) result.Config {
+		return result.Config{Workload: "attention", Phase: "forward", Params: map[string]string{"dtype": dt, "head_dim": "128"}}
+	}
 	for _, tc := range []struct {
 		variant, device string
 		cfg             result.Config
@@ -61,7 +64,11 @@ func TestVendorVariants(t *testing.T) {
 		{"rocblas", "rocm", gemmCfg("tf32"), "dtype tf32 is not supported"},
 		{"rocblas", "rocm", tinyConfig(), "workload"},
 		{"rocblas", "rocm", gemmCfg("bfloat16"), ""},
-		{"nope", "rocm", gemmCfg("float32"), "variants: cublaslt, rocblas"},
+		{"nope", "rocm", gemmCfg("float32"), "variants: cublaslt, rocblas, mma-sync"},
+		{"mma-sync", "cpu", attnCfg("bfloat16"), "supported: cuda"},
+		{"mma-sync", "cuda", attnCfg("float32"), "dtype float32 is not supported"},
+		{"mma-sync", "cuda", gemmCfg("bfloat16"), "workload"},
+		{"mma-sync", "cuda", attnCfg("float16"), ""},
 	} {
 		got := n.unsupported(tc.variant, tc.device, tc.cfg)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

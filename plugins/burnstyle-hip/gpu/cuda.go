@@ -109,6 +109,10 @@ func openCUDA() (*Runtime, error) {
 		if bind(lib, path, map[string]any{"cuLaunchKernelEx": &ex}) == nil {
 			r.launchEx = ex
 		}
+		var enc tmapEncodeFn // bulk tensor copies: likewise optional
+		if bind(lib, path, map[string]any{"cuTensorMapEncodeTiled": &enc}) == nil {
+			r.tmapEncode = enc
+		}
 	}
 	r.ArchOpts = []string{fmt.Sprintf("--gpu-architecture=sm_%d%d", major, minor), "-std=c++17"}
 	r.SetDynSmem = func(fn uintptr, bytes int) error {

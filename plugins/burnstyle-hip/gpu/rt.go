@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"strings"
 	"unsafe"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cupti"
@@ -33,6 +34,9 @@ type Runtime struct {
 	// launchEx is cuLaunchKernelEx, set on CUDA devices of compute
 	// capability 9.0 or newer whose driver has it: thread-block clusters.
 	launchEx func(cfg *cuLaunchConfig, f uintptr, params, extra unsafe.Pointer) int32
+	// tmapEncode is cuTensorMapEncodeTiled (tmap.go), set on CUDA devices
+	// of compute capability 9.0 or newer whose driver has it.
+	tmapEncode tmapEncodeFn
 	// stream is where launches and event records go: 0, the default
 	// stream, except while a chunked forward enqueues a lane's work or a
 	// forward is captured (graph.go).
@@ -123,8 +127,10 @@ func (r *Runtime) Fill32(p Ptr, v uint32, n int64) error {
 }
 
 // module compiles and loads src, returning the module and the compile log.
+// A "--gpu-architecture=" option among defines replaces the device's (a
+// kernel for sm_90a, whose wgmma plain sm_90 rejects).
 func (r *Runtime) Module(src string, defines []string) (uintptr, string, error) {
-	opts := append(append([]string{}, r.ArchOpts...), defines...)
+	opts := archOpts(r.ArchOpts, defines)
 	image, log, err := r.rtc.build(r.Kind, src, opts)
 	if err != nil {
 		return 0, log, err
@@ -161,8 +167,11 @@ func (r *Runtime) LaunchCluster(name string, fn uintptr, grid, block [3]int, sme
 			vals[i] = uint64(v)
 		case float32:
 			vals[i] = uint64(math.Float32bits(v))
+		case *TensorMap: // a struct parameter: the driver copies its 128 bytes from here
+			ptrs[i] = unsafe.Pointer(&v.opaque[0])
+			continue
 		default:
-			return fmt.Errorf("launch %s: argument %d has type %T; use devPtr, i32, i64 or float32", name, i, a)
+			return fmt.Errorf("launch %s: argument %d has type %T; use devPtr, i32, i64, float32 or *TensorMap", name, i, a)
 		}
 		ptrs[i] = unsafe.Pointer(&vals[i])
 	}
@@ -189,6 +198,7 @@ func (r *Runtime) LaunchCluster(name string, fn uintptr, grid, block [3]int, sme
 	}
 	runtime.KeepAlive(vals)
 	runtime.KeepAlive(ptrs)
+	runtime.KeepAlive(args)
 	if code != 0 {
 		return r.Check(fmt.Sprintf("launch %s grid %v block %v smem %d cluster %d", name, grid, block, smem, cs), code)
 	}
@@ -262,3 +272,20 @@ func (r *Runtime) SM() int {
 
 // Off is p advanced by elems elements of esz bytes.
 func (p Ptr) Off(elems int, esz int64) Ptr { return p + Ptr(int64(elems)*esz) }
+
+// archOpts is base with its target option replaced by one that defines
+// names, then defines.
+func archOpts(base, defines []string) []string {
+	const arch = "--gpu-architecture="
+	override := false
+	for _, d := range defines {
+		override = override || strings.HasPrefix(d, arch)
+	}
+	var opts []string
+	for _, o := range base {
+		if !override || !strings.HasPrefix(o, arch) {
+			opts = append(opts, o)
+		}
+	}
+	return append(opts, defines...)
+}

@@ -22,7 +22,7 @@ func NVRTCCompile(src string, defines []string, arch string) (image []byte, path
 	if err := bind(lib, path, r.table(nvrtcNames)); err != nil {
 		return nil, path, "", err
 	}
-	opts := append([]string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}, defines...)
+	opts := archOpts([]string{"--gpu-architecture=" + arch, "-std=c++17", "--ptxas-options=-v"}, defines)
 	stamp := path
 	if st, err := os.Stat(path); err == nil { // the cache key changes with the library
 		stamp = fmt.Sprintf("%s\x00%d %d", path, st.Size(), st.ModTime().UnixNano())

@@ -28,10 +28,18 @@
 // attention_test.go), and compiled by the real NVRTC for sm_90 without
 // spills (TestAttentionNVRTC): nothing has been run or timed on a real GPU
 // yet; TestGPUAttention is the first check to run there.
+//
+// On sm_90 (Hopper) with the driver's tensor maps, bfloat16 and float16 at
+// head dim 64 or 128 run a third kernel, xa_attention_wgmma (wgmma.go,
+// kernels/attention_wgmma.cu; FlashAttention-3's design): tensor-map bulk
+// copies (TMA) of q, k, v through an mbarrier ring, one producer and two
+// consumer warpgroups, both products as wgmma, compiled for sm_90a. It has
+// no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
+// TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
+// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there.
 package attention
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/xbench/xbench/harness/result"
@@ -59,6 +67,17 @@ type Spec struct {
 	QueryRows int
 	// KVRows is its kv tile up to D = 128: 32 or 64, 0 for the default.
 	KVRows int
+	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
+	// (wgmma.go) would run: the baseline beside it.
+	MMASync bool
+	// WGMMADebug (1 or 2) and WGMMAVSwap compile the wgmma kernel's debug
+	// modes (attention_wgmma.cu): for TestGPUWGMMADebug only.
+	WGMMADebug int
+	WGMMAVSwap bool
+	// WGMMAPingPong makes the wgmma kernel's consumers take turns on the
+	// tensor cores (XW_PINGPONG): checked and timed beside the default by
+	// TestGPUWGMMA.
+	WGMMAPingPong bool
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -73,6 +92,9 @@ type Timing struct {
 	Device          result.Device
 	// Timing says how SamplesMs was measured, for the result's notes.
 	Timing string
+	// Kernel is the kernel that ran and its build (tiles, threads,
+	// registers, spills): the result's env.settings.attention_kernel.
+	Kernel string
 }
 
 // attnTiles is one kernel's geometry for one head dim: query rows BM and
@@ -80,6 +102,8 @@ type Timing struct {
 type attnTiles struct {
 	MMA        bool // xa_attention_mma (tensor cores), else xa_attention_fwd
 	BM, BN, DP int
+	// Stages > 0 is xa_attention_wgmma (sm_90a) with that many k/v stages.
+	Stages int
 }
 
 const attnThreads = 128 // XA_NT
@@ -90,11 +114,11 @@ func attnTilesFor(d int) attnTiles {
 	dp := (d + 7) / 8 * 8
 	switch {
 	case dp <= 64:
-		return attnTiles{false, 64, 64, dp}
+		return attnTiles{false, 64, 64, dp, 0}
 	case dp <= 128:
-		return attnTiles{false, 64, 32, dp}
+		return attnTiles{false, 64, 32, dp, 0}
 	}
-	return attnTiles{false, 32, 16, dp}
+	return attnTiles{false, 32, 16, dp, 0}
 }
 
 // mmaTilesFor is the tensor-core kernel's geometry for head dim d and a
@@ -108,7 +132,7 @@ func attnTilesFor(d int) attnTiles {
 func mmaTilesFor(d, rows, kvRows int) attnTiles {
 	dp := (d + 15) / 16 * 16
 	if dp > 128 {
-		return attnTiles{true, 64, 32, dp}
+		return attnTiles{true, 64, 32, dp, 0}
 	}
 	if rows == 0 {
 		rows = defaultQueryRows
@@ -120,7 +144,7 @@ func mmaTilesFor(d, rows, kvRows int) attnTiles {
 		// against 2.728; half the barriers and pipeline stages per key).
 		kvRows = 64
 	}
-	return attnTiles{true, rows, kvRows, dp}
+	return attnTiles{true, rows, kvRows, dp, 0}
 }
 
 // defaultQueryRows is the tensor-core query tile up to D = 128.
@@ -144,6 +168,9 @@ func (t attnTiles) minBlocks() int {
 // needs it) unless CUDACores asks otherwise; float32 always on CUDA cores
 // (the spec's float32 is IEEE, never TF32).
 func (s Spec) tiles(sm int) attnTiles {
+	if s.wgmma(sm) {
+		return wgmmaTilesFor(s.HeadDim)
+	}
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
 		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
 	}
@@ -151,7 +178,10 @@ func (s Spec) tiles(sm int) attnTiles {
 }
 
 func (t attnTiles) kernel() string {
-	if t.MMA {
+	switch {
+	case t.Stages > 0:
+		return "xa_attention_wgmma"
+	case t.MMA:
 		return "xa_attention_mma"
 	}
 	return "xa_attention_fwd"
@@ -166,6 +196,9 @@ const attnMaxSmem = 99 << 10
 // attention_mma.cu; the emulator fails a launch that gives less than the
 // kernel computes.
 func (t attnTiles) smemBytes() int {
+	if t.Stages > 0 {
+		return wgmmaSmem(t)
+	}
 	if t.MMA {
 		return 2 * (t.BM + 2*t.BN) * (t.DP + 8)
 	}
@@ -209,6 +242,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
+	case s.WGMMADebug < 0 || s.WGMMADebug > 2:
+		return fmt.Errorf("%s: wgmma debug mode %d (allowed: 0, 1, 2)", s, s.WGMMADebug)
 	case s.Batch > 65535 || s.Heads > 65535:
 		return fmt.Errorf("%s: batch and heads must be at most 65535, the grid's z and y limits", s)
 	case attnTilesFor(s.HeadDim).smemBytes() > attnMaxSmem:
@@ -262,36 +297,8 @@ func Supports(d *gpu.Device, spec Spec) error {
 	if d.RT.Kind != "cuda" && d.RT.Kind != "rocm" {
 		return fmt.Errorf("%s: attention on %s is not implemented", spec, d.RT.Kind)
 	}
-	if need := spec.tiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
+	if need := spec.deviceTiles(d.RT).smemBytes(); need > d.RT.MaxDynSmem {
 		return fmt.Errorf("%s: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil
-}
-
-// TimeShared is Time on Shared("cuda").
-func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return Timing{}, err
-	}
-	return Time(ctx, d, spec, warmup, repeats, seed, cold)
-}
-
-// ExportShared is Export on Shared("cuda").
-func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32, error) {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return nil, err
-	}
-	return Export(ctx, d, spec, q, k, v)
-}
-
-// AttentionSupported is nil when the process-wide CUDA device opens and
-// accepts spec; otherwise the reason.
-func Supported(spec Spec) error {
-	d, err := gpu.Shared("cuda")
-	if err != nil {
-		return err
-	}
-	return Supports(d, spec)
 }

@@ -16,6 +16,7 @@ type attnKernel struct {
 	tiles          attnTiles
 	mod, fn        uintptr
 	q, k, v, o     gpu.Ptr
+	tq, tk, tv     *gpu.TensorMap // the wgmma kernel's (wgmma.go)
 	bytes          int64
 	regs, local    int
 	grid, smem, nt int
@@ -26,8 +27,11 @@ type attnKernel struct {
 // releases everything, the module included.
 func allocAttn(d *gpu.Device, spec Spec) (*attnKernel, error) {
 	r := d.RT
-	t := spec.tiles(r.SM())
+	t := spec.deviceTiles(r)
 	a := &attnKernel{spec: spec, tiles: t, grid: (spec.SeqLen + t.BM - 1) / t.BM, smem: t.smemBytes(), nt: attnThreads}
+	if t.Stages > 0 {
+		a.nt = wgmmaThreads
+	}
 	qb, kvb := spec.bytes()
 	var err error
 	for _, p := range []struct {
@@ -48,7 +52,12 @@ func allocAttn(d *gpu.Device, spec Spec) (*attnKernel, error) {
 func buildAttn(d *gpu.Device, a *attnKernel) error {
 	r := d.RT
 	var err error
-	if a.mod, _, err = r.Module(a.spec.source(), a.spec.defines()); err != nil {
+	if a.tiles.Stages > 0 {
+		if err := a.encodeMaps(r); err != nil {
+			return err
+		}
+	}
+	if a.mod, _, err = r.Module(a.spec.program(a.tiles)); err != nil {
 		return fmt.Errorf("%s: compile: %w", a.spec, err)
 	}
 	if a.fn, err = r.Function(a.mod, a.tiles.kernel()); err == nil && r.SetDynSmem != nil {
@@ -65,6 +74,10 @@ func buildAttn(d *gpu.Device, a *attnKernel) error {
 func (a *attnKernel) launch(r *gpu.Runtime) error {
 	s := a.spec
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
+	if a.tiles.Stages > 0 {
+		return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
+			a.tq, a.tk, a.tv, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
+	}
 	return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
 		a.q, a.k, a.v, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
 }
@@ -84,7 +97,10 @@ func (a *attnKernel) free(r *gpu.Runtime) {
 // (local bytes > 0) shows here first.
 func (a *attnKernel) describe() string {
 	t, unit := a.tiles, "CUDA cores"
-	if t.MMA {
+	switch {
+	case t.Stages > 0:
+		unit = fmt.Sprintf("tensor cores, wgmma m64nNk16 sm_90a, TMA k/v ring of %d stages, 1 producer + 2 consumer warpgroups", t.Stages)
+	case t.MMA:
 		unit = "tensor cores, mma.sync m16n8k16, cp.async k/v pipeline, ldmatrix"
 		if a.spec.PlainLoads {
 			unit = "tensor cores, mma.sync m16n8k16, plain loads"
@@ -99,11 +115,20 @@ func (a *attnKernel) describe() string {
 // ("sm_90") and returns ptxas's per-kernel report: registers, spill stores
 // and loads, shared memory. A machine without a GPU catches compile errors
 // and spills with it.
+//
+// An arch with the "a" suffix (sm_90a) compiles the kernel the device of
+// that capability would run (tiles), the wgmma kernel included; a plain one
+// (sm_90) the portable kernels, as below sm_90.
 func CompileReport(spec Spec, arch string) (string, error) {
 	if err := spec.check(); err != nil {
 		return "", err
 	}
-	return gpu.NVRTCReport(spec.source(), spec.defines(), arch)
+	sm, specific := archSM(arch)
+	if !specific {
+		sm = min(sm, 89)
+	}
+	src, defines := spec.program(spec.tiles(sm))
+	return gpu.NVRTCReport(src, defines, arch)
 }
 
 // HIPCompileAttention compiles spec's attention program.

@@ -77,7 +77,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 	if err != nil {
 		return Timing{}, err
 	}
-	out.Device = d.Info()
+	out.Device, out.Kernel = d.Info(), build
 	out.Timing = d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
 	if cold {
 		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
@@ -137,4 +137,32 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, q, k, v []float32) ([
 		return nil, err
 	}
 	return gpu.Decode(raw, dt), nil
+}
+
+// TimeShared is Time on Shared("cuda").
+func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return Timing{}, err
+	}
+	return Time(ctx, d, spec, warmup, repeats, seed, cold)
+}
+
+// ExportShared is Export on Shared("cuda").
+func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32, error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return nil, err
+	}
+	return Export(ctx, d, spec, q, k, v)
+}
+
+// AttentionSupported is nil when the process-wide CUDA device opens and
+// accepts spec; otherwise the reason.
+func Supported(spec Spec) error {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return err
+	}
+	return Supports(d, spec)
 }

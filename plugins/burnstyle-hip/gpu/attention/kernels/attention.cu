@@ -80,6 +80,7 @@ __device__ __forceinline__ void xa_tile(float* __restrict__ dst, const xa_t* __r
   }
 }
 
+#ifndef XW_ST  // the wgmma program (attention_wgmma.cu) takes only the helpers above
 // q, out [B, H, S, XA_D]; k, v [B, KH, KV, XA_D]. Grid: x = query tiles
 // (fastest, so the tiles of one head run together and share its k, v in
 // L2), y = heads, z = batch. qmul = log2(e) / sqrt(XA_D). The explicit 1 block per SM lets
@@ -208,3 +209,4 @@ XB_KERNEL void __launch_bounds__(XA_NT, 1)
   }
 }
 XB_EXPORT(xa_attention_fwd)
+#endif

@@ -1,0 +1,87 @@
+package attention
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// TestWGMMASelect states when the Hopper kernel runs: sm_90 exactly, 16-bit
+// dtypes, head dim 64 or 128, and no knob asking for the mma.sync kernel;
+// everything else keeps the kernel it had.
+func TestWGMMASelect(t *testing.T) {
+	base := Spec{AttentionShape: cpu.AttentionShape{Batch: 4, Heads: 32, KVHeads: 8, SeqLen: 4096, KVLen: 4096, HeadDim: 128, Causal: true}, Dtype: "bfloat16"}
+	for _, tc := range []struct {
+		name string
+		edit func(*Spec)
+		sm   int
+		want string
+	}{
+		{"issue shape", func(*Spec) {}, 90, "xa_attention_wgmma"},
+		{"float16 d64", func(s *Spec) { s.Dtype, s.HeadDim = "float16", 64 }, 90, "xa_attention_wgmma"},
+		{"sm_80", func(*Spec) {}, 80, "xa_attention_mma"},
+		{"sm_100", func(*Spec) {}, 100, "xa_attention_mma"},
+		{"float32", func(s *Spec) { s.Dtype = "float32" }, 90, "xa_attention_fwd"},
+		{"d96", func(s *Spec) { s.HeadDim = 96 }, 90, "xa_attention_mma"},
+		{"d256", func(s *Spec) { s.HeadDim = 256 }, 90, "xa_attention_mma"},
+		{"MMASync", func(s *Spec) { s.MMASync = true }, 90, "xa_attention_mma"},
+		{"PlainLoads", func(s *Spec) { s.PlainLoads = true }, 90, "xa_attention_mma"},
+		{"tile knob", func(s *Spec) { s.QueryRows = 64 }, 90, "xa_attention_mma"},
+		{"CUDACores", func(s *Spec) { s.CUDACores = true }, 90, "xa_attention_fwd"},
+	} {
+		s := base
+		tc.edit(&s)
+		if got := s.tiles(tc.sm).kernel(); got != tc.want {
+			t.Errorf("%s (sm_%d): kernel %s, want %s", tc.name, tc.sm, got, tc.want)
+		}
+	}
+	// A runtime without the driver's tensor maps (the emulator, an old
+	// driver) keeps the mma.sync kernel on sm_90.
+	r := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}}
+	if got := base.deviceTiles(r).kernel(); got != "xa_attention_mma" {
+		t.Errorf("sm_90 without tensor maps: kernel %s, want xa_attention_mma", got)
+	}
+}
+
+// TestWGMMAGeometry: the kernel's fixed layout (XW_BM, XW_BN in
+// attention_wgmma.cuh), shared memory within sm_90's 227 KB opt-in, and
+// the tensor maps' boxes within cuTensorMapEncodeTiled's limits with the
+// 64-column inner box the 128-byte swizzle needs.
+func TestWGMMAGeometry(t *testing.T) {
+	for _, d := range []int{64, 128} {
+		tl := wgmmaTilesFor(d)
+		if tl.BM != 128 || tl.BN != 128 || tl.DP != d || tl.Stages < 2 {
+			t.Errorf("d=%d: tiles %+v", d, tl)
+		}
+		if n := tl.smemBytes(); n > 227<<10 || n != 1024+128*d*2+2*tl.Stages*128*d*2+8*(1+3*tl.Stages) {
+			t.Errorf("d=%d: %d bytes of shared memory", d, n)
+		}
+		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 2, SeqLen: 300, KVLen: 200, HeadDim: d}, Dtype: "float16"}
+		q, kv := s.wgmmaMaps(tl)
+		if q.Dims[1] != 300 || q.Dims[2] != 8 || kv.Dims[1] != 200 || kv.Dims[2] != 4 || q.Box[0] != 64 || kv.Box[1] != 128 {
+			t.Errorf("d=%d: maps q %+v kv %+v", d, q, kv)
+		}
+		for _, m := range []gpu.TiledMap{q, kv} {
+			if err := m.Check(); err != nil {
+				t.Errorf("d=%d: map %+v: %v", d, m, err)
+			}
+		}
+		defs := strings.Join(s.wgmmaDefines(tl), " ")
+		for _, want := range []string{"--gpu-architecture=sm_90a", "-DXA_DT=2", "-DXW_DEBUG=0"} {
+			if !strings.Contains(defs, want) {
+				t.Errorf("d=%d: defines %q lack %q", d, defs, want)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		arch     string
+		sm       int
+		specific bool
+	}{{"sm_90a", 90, true}, {"sm_90", 90, false}, {"sm_80", 80, false}, {"gfx90a", 0, false}} {
+		if sm, sp := archSM(tc.arch); sm != tc.sm || sp != tc.specific {
+			t.Errorf("archSM(%q) = %d, %v; want %d, %v", tc.arch, sm, sp, tc.sm, tc.specific)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package attention_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
+)
+
+// TestWGMMANVRTC compiles the Hopper kernel with the real NVRTC for sm_90a
+// (no GPU needed; test.sh names the venv's NVRTC) at both head dims and
+// dtypes, and the debug builds the GPU check uses, and fails on a compile
+// or ptxas error, a register spill, ptxas ignoring setmaxnreg (C7508), or
+// a program that lacks the kernel (a guard that compiled it out).
+func TestWGMMANVRTC(t *testing.T) {
+	if os.Getenv("XBENCH_LIBNVRTC") == "" {
+		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the wgmma attention kernel for sm_90a")
+	}
+	t.Parallel()
+	type build struct {
+		dt     string
+		dim    int
+		causal bool
+		debug  int
+		vswap  bool
+		ping   bool
+	}
+	builds := []build{{"bfloat16", 128, true, 0, false, false}, {"float16", 128, false, 0, false, false},
+		{"bfloat16", 64, false, 0, false, false}, {"float16", 64, true, 0, false, false},
+		{"bfloat16", 128, false, 1, false, false}, {"bfloat16", 128, false, 2, false, false},
+		{"bfloat16", 128, false, 2, true, false}, {"bfloat16", 128, true, 0, false, true}}
+	for _, b := range builds {
+		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
+		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong = b.debug, b.vswap, b.ping
+		log, err := attention.CompileReport(s, "sm_90a")
+		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v", s, b.debug, b.vswap, b.ping)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, log)
+		}
+		t.Logf("%s:\n%s", name, log)
+		if !strings.Contains(log, "xa_attention_wgmma") {
+			t.Errorf("%s: ptxas reports no xa_attention_wgmma (compiled out?):\n%s", name, log)
+		}
+		if strings.Contains(log, "C7508") || strings.Contains(log, "setmaxnreg ignored") {
+			t.Errorf("%s: ptxas ignored setmaxnreg:\n%s", name, log)
+		}
+		for _, line := range strings.Split(log, "\n") {
+			if !strings.Contains(line, "bytes stack frame") {
+				continue
+			}
+			var frame, stores, loads int
+			if _, err := fmt.Sscanf(strings.TrimLeft(line[strings.Index(line, ".")+1:], " "),
+				"%d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &frame, &stores, &loads); err != nil {
+				t.Fatalf("%s: unreadable ptxas line %q: %v", name, line, err)
+			}
+			if stores > 0 || loads > 0 {
+				t.Errorf("%s spills %d/%d bytes:\n%s", name, stores, loads, log)
+			}
+		}
+	}
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The first H100 run of burnstyle-hip's Hopper attention kernel (issue 30:
+# wgmma, TMA tensor maps, producer/consumer warpgroups; attention_wgmma.cu),
+# most diagnostic first, in at most ~4 minutes:
+#   1. debug: each operand path alone on one 128x128 tile (raw q.k^T against
+#      a CPU product; P = I so out = v, with both orders of v's descriptor
+#      offsets), every mismatch named by row, column and where the value
+#      belongs (TestGPUWGMMADebug);
+#   2. the whole kernel against the float64 reference at edge shapes, then
+#      its time beside the mma.sync kernel at the issue's shape (TestGPUWGMMA);
+#   3. xbench verify (burnstyle-hip and burnstyle-hip/mma-sync) for bfloat16
+#      and float16, causal and not, GQA and not (scripts/testdata/wgmma-verify.plan);
+#   4. xbench run at the issue's shape (batch 4, 32/8 heads, 4096, head dim
+#      128, causal, bfloat16) with pytorch (cuDNN), triton, burnstyle-hip and
+#      burnstyle-hip/mma-sync;
+# then a summary. Build beforehand (this machine has Go, the GPU machine not):
+#   . scripts/lib.sh && build_xbench
+#   CGO_ENABLED=0 go test -c -o bin/gpu/attention.test ./plugins/burnstyle-hip/gpu/attention
+#   bash scripts/h100-wgmma.sh OUTDIR        # on the GPU machine, bin/ carried
+# STEPS=debug,verify runs only those steps (device-step.sh). On a CPU, as a
+# check of the script (the GPU steps then fail or are unsupported):
+#   DEVICE=cpu SHAPE="--batch 1 --heads 4 --kv-heads 2 --seq-len 64 --head-dim 64" bash scripts/h100-wgmma.sh /tmp/w
+set -uo pipefail
+out=${1:-/tmp/h100-wgmma-out}
+deadline=${DEADLINE:-235}
+device=${DEVICE:-cuda}
+shape=${SHAPE:---batch 4 --heads 32 --kv-heads 8 --seq-len 4096 --head-dim 128}
+X=${XBENCH:-bin/xbench}
+T=${ATTN_TEST:-bin/gpu/attention.test}
+R=${R:-$out/results}
+mkdir -p "$out" "$R"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+start=$(date +%s)
+log="$out/h100-wgmma.log"
+: >"$log"
+STEP_MIN=${STEP_MIN:-20}
+. "$(dirname "$0")/device-step.sh"
+
+echo "commit $XBENCH_GIT_COMMIT" | tee -a "$log"
+[ "$device" = cuda ] && step machine 10 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
+if [ -x "$T" ]; then
+  step "debug (one tile, each operand path)" 35 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMADebug$' -test.v
+  step "gpu test (edges vs float64, timing)" 50 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMA$' -test.v
+else
+  echo "=== SKIP debug and gpu test: no $T (build it: CGO_ENABLED=0 go test -c -o $T ./plugins/burnstyle-hip/gpu/attention)" | tee -a "$log"
+  fails=$((fails+2))
+fi
+step "verify bf16/f16 causal/not GQA/not" 45 $X verify --plan scripts/testdata/wgmma-verify.plan --device "$device" \
+  --backends burnstyle-hip,burnstyle-hip/mma-sync --timeout 30s --results "$R/verify"
+step "run issue shape" 100 $X run --workload attention --device "$device" $shape --causal true --dtype bfloat16 --repeats 20 --timeout 90s \
+  --backends pytorch,triton,burnstyle-hip,burnstyle-hip/mma-sync --results "$R/run"
+
+# Summary: the debug verdicts, the checks' failures, the verify verdicts,
+# and the run's medians with the kernel each burnstyle-hip cell ran
+# (env.settings.attention_kernel).
+{
+  echo
+  echo "=== SUMMARY (t=$(( $(date +%s) - start ))s, $fails step(s) failed or skipped)"
+  grep -a "^=== .*: exit" "$log" | sed 's/^=== /  step /'
+  echo "-- debug (first mismatches; RESULT lines name the v descriptor order that works)"
+  grep -a -E "RESULT:|MISMATCH|elements wrong|all [0-9]+ elements match" "$log" | head -40 | sed 's/^ */  /'
+  echo "-- gpu test"
+  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | grep -a -v "PASS: TestGPUWGMMA/" | head -30 | sed 's/^ */  /'
+  echo "-- verify (burnstyle-hip rows)"
+  grep -a -E "^verify attention|^burnstyle-hip" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
+  echo "-- run"
+  python3 - "$R/run" <<'PY'
+import glob, json, statistics, sys
+rows = []
+runs = sorted(glob.glob(sys.argv[1] + "/*/"))  # run folders are named by start time: the last is this run's
+for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
+    try:
+        r = json.load(open(f))
+    except (ValueError, OSError):
+        continue
+    if "backend" not in r:
+        continue
+    name = r["backend"] + ("/" + r["variant"] if r.get("variant") else "")
+    s = r.get("samples_ms") or []
+    env = r.get("env", {})
+    rows.append((name, r.get("status"), statistics.median(s) if s else None,
+                 (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
+ref = next((m for n, st, m, _, _ in rows if n == "pytorch" and m), None)
+for n, st, m, kernel, msg in rows:
+    ratio = f"{ref / m:.2f}x of pytorch's throughput" if ref and m else ""
+    print(f"  {n:24s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
+    if n.startswith("burnstyle-hip"):  # env.settings.attention_kernel
+        print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
+if not rows:
+    print("  no run results under " + sys.argv[1])
+PY
+} 2>&1 | tee -a "$log"
+tar czf "$out/results-wgmma.tgz" -C "$R" . 2>>"$log"
+echo "=== done at t=$(( $(date +%s) - start ))s; log $log" | tee -a "$log"
