@@ -60,7 +60,7 @@ step "check new m4096" 120 $X sweep $cv --m 4096 --compile-ahead "$HELPERS" --co
 step "check held m4096" 120 $X sweep $cv --m 4096 --compile-cache $cc --results "$R/check-held"
 step "check cold m4096" 200 $X sweep $cv --m 4096 --results "$R/check-cold"
 { for old in check-held check-cold; do
-    [ -d "$R/$old" ] && [ -d "$R/check-new" ] && python3 scripts/compare_paths.py "$R/$old" "$R/check-new"; done
+    [ -d "$R/$old" ] && [ -d "$R/check-new" ] && echo "== $old vs check-new" && python3 scripts/compare_paths.py "$R/$old" "$R/check-new"; echo; done
 } 2>&1 | tee "$R/check.txt" | tee -a "$log"
 tar czf "$out/results-sweep-fast.tgz" "$R" 2>>"$log"
 echo "=== summary (t=$(( $(date +%s) - start ))s, $fails failed or skipped steps)" | tee -a "$log"

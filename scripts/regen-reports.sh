@@ -26,7 +26,7 @@ gen h100-gemm --results results/h100-gemm
 gen h100-iree --results results/h100-iree/gemm
 gen h100-iree-attention --results results/h100-iree/attention-llm --verify results/h100-iree/verify \
   --verify results/h100-attention/verify --calibration results/h100-gemm/20261123T091750Z-91b8961b/_calibration.json
-gen h100-sweep-fast --results results/h100-sweep-fast/sweep --verify results/h100-sweep-fast/verify \
+gen h100-sweep --results results/h100-sweep-15/sweep --verify results/h100-sweep-15/verify \
   --calibration results/h100-gemm/20261123T091750Z-91b8961b/_calibration.json
 gen h100-scan --results results/h100-scan --baseline flash-semicrf
 exit $status
