@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,7 +119,10 @@ func (cs *compiles) wait() map[string]backend.Compiled {
 }
 
 // start compiles the cells of the given class: each backend's cells spread
-// over the helpers, every helper working on every backend at once.
+// over the helpers, every helper working on every backend at once, the
+// largest first: a window waits for its last compile, and a large cell
+// begun last (cheapest-first is the plan's order) would stretch that wait
+// while the other helpers idle.
 func (p *pool) start(ctx context.Context, cells []Cell, class string) *compiles {
 	cs := &compiles{out: map[string]backend.Compiled{}}
 	byBackend := map[string][]Cell{}
@@ -129,6 +133,7 @@ func (p *pool) start(ctx context.Context, cells []Cell, class string) *compiles 
 		}
 	}
 	for name, list := range byBackend {
+		slices.SortStableFunc(list, func(a, b Cell) int { return cmp.Compare(b.Cost(), a.Cost()) })
 		queue := make(chan Cell, len(list))
 		for _, c := range list {
 			queue <- c

@@ -198,3 +198,34 @@ func TestCompileAheadNeedsOneWorker(t *testing.T) {
 		t.Fatalf("two workers with compile ahead: %v", err)
 	}
 }
+
+// orderHelper records the order in which one helper is asked to compile.
+type orderHelper struct {
+	mu    *sync.Mutex
+	order *[]int
+}
+
+func (h orderHelper) Compile(_ context.Context, _, _ string, cfg result.Config, _ time.Duration) (backend.Compiled, error) {
+	h.mu.Lock()
+	*h.order = append(*h.order, cfg.Int("seq_len"))
+	h.mu.Unlock()
+	return backend.Compiled{Status: result.StatusOK}, nil
+}
+
+func (orderHelper) Close() {}
+
+func TestCompileAheadLargestFirstInAWindow(t *testing.T) {
+	p := plan("jax", []string{"tiny"}, []int{32, 64, 96, 128, 160, 192})
+	Order(p)
+	var mu sync.Mutex
+	var order []int
+	ahead := &Ahead{Helpers: 1, Window: 3, Class: map[string]string{"jax": manifest.CompileAheadGPU},
+		NewHelper: func() Compiler { return orderHelper{&mu, &order} }}
+	if _, err := Run(context.Background(), NewFolder(t.TempDir()), p, []Worker{{Exec: newFake()}}, Options{Ahead: ahead}); err != nil {
+		t.Fatal(err)
+	}
+	// Windows of 3 in the plan's cheapest-first order, each compiled largest first.
+	if got, want := fmt.Sprint(order), "[96 64 32 192 160 128]"; got != want {
+		t.Errorf("compile order %s, want %s", got, want)
+	}
+}
