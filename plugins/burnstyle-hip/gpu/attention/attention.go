@@ -78,6 +78,10 @@ type Spec struct {
 	// tensor cores (XW_PINGPONG): checked and timed beside the default by
 	// TestGPUWGMMA.
 	WGMMAPingPong bool
+	// WGMMAStages sets the wgmma kernel's k/v ring depth (0: the default,
+	// wgmmaTilesFor): TestGPUWGMMA checks and times 3 stages at head dim
+	// 128, which fit in 225 KB, beside the default's 2.
+	WGMMAStages int
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -169,7 +173,7 @@ func (t attnTiles) minBlocks() int {
 // (the spec's float32 is IEEE, never TF32).
 func (s Spec) tiles(sm int) attnTiles {
 	if s.wgmma(sm) {
-		return wgmmaTilesFor(s.HeadDim)
+		return wgmmaTilesFor(s.HeadDim, s.WGMMAStages)
 	}
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
 		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)

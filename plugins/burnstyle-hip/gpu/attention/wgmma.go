@@ -35,11 +35,15 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 
 // wgmmaTilesFor is the wgmma kernel's geometry: 128 query rows (64 per
 // consumer warpgroup) by 128 keys, and as many k/v stages as fit beside the
-// q tile (2 at D = 128: 161 KB; 3 at D = 64: 113 KB; sm_90 allows 227 KB).
-func wgmmaTilesFor(d int) attnTiles {
+// q tile (2 at D = 128: 161 KB; 3 at D = 64: 113 KB; sm_90 allows 227 KB),
+// or stages when it is not 0 (3 at D = 128 is 225 KB, being measured).
+func wgmmaTilesFor(d, stages int) attnTiles {
 	st := 2
 	if d <= 64 {
 		st = 3
+	}
+	if stages > 0 {
+		st = stages
 	}
 	return attnTiles{MMA: true, BM: 128, BN: 128, DP: d, Stages: st}
 }

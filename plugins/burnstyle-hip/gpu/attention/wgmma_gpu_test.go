@@ -171,14 +171,17 @@ func TestGPUWGMMA(t *testing.T) {
 	type variant struct {
 		name      string
 		mma, ping bool
+		stages    int
 	}
-	for _, vr := range []variant{{"wgmma", false, false}, {"mma.sync", true, false}, {"wgmma pingpong", false, true}} {
+	for _, vr := range []variant{{"wgmma", false, false, 0}, {"mma.sync", true, false, 0}, {"wgmma pingpong", false, true, 0},
+		{"wgmma 3 stages", false, false, 3}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-		s.MMASync, s.WGMMAPingPong = vr.mma, vr.ping
-		if vr.ping {
-			for _, c := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16"), attnSpec(1, 4, 4, 1000, 200, 64, false, "float16")} {
-				c.WGMMAPingPong = true
-				t.Run("pingpong "+c.String(), func(t *testing.T) { checkWGMMA(t, d, c) })
+		s.MMASync, s.WGMMAPingPong, s.WGMMAStages = vr.mma, vr.ping, vr.stages
+		if vr.ping || vr.stages > 0 {
+			for _, c := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16"), attnSpec(1, 4, 4, 1000, 200, 64, false, "float16"),
+				attnSpec(1, 2, 2, 129, 513, 128, false, "float16")} {
+				c.WGMMAPingPong, c.WGMMAStages = vr.ping, vr.stages
+				t.Run(vr.name+" "+c.String(), func(t *testing.T) { checkWGMMA(t, d, c) })
 			}
 		}
 		tm, err := attention.Time(context.Background(), d, s, 3, 10, 1, false)

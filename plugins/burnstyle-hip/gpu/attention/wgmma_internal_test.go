@@ -51,7 +51,7 @@ func TestWGMMASelect(t *testing.T) {
 // 64-column inner box the 128-byte swizzle needs.
 func TestWGMMAGeometry(t *testing.T) {
 	for _, d := range []int{64, 128} {
-		tl := wgmmaTilesFor(d)
+		tl := wgmmaTilesFor(d, 0)
 		if tl.BM != 128 || tl.BN != 128 || tl.DP != d || tl.Stages < 2 {
 			t.Errorf("d=%d: tiles %+v", d, tl)
 		}

@@ -26,16 +26,18 @@ func TestWGMMANVRTC(t *testing.T) {
 		debug  int
 		vswap  bool
 		ping   bool
+		stages int
 	}
-	builds := []build{{"bfloat16", 128, true, 0, false, false}, {"float16", 128, false, 0, false, false},
-		{"bfloat16", 64, false, 0, false, false}, {"float16", 64, true, 0, false, false},
-		{"bfloat16", 128, false, 1, false, false}, {"bfloat16", 128, false, 2, false, false},
-		{"bfloat16", 128, false, 2, true, false}, {"bfloat16", 128, true, 0, false, true}}
+	builds := []build{{"bfloat16", 128, true, 0, false, false, 0}, {"float16", 128, false, 0, false, false, 0},
+		{"bfloat16", 64, false, 0, false, false, 0}, {"float16", 64, true, 0, false, false, 0},
+		{"bfloat16", 128, false, 1, false, false, 0}, {"bfloat16", 128, false, 2, false, false, 0},
+		{"bfloat16", 128, false, 2, true, false, 0}, {"bfloat16", 128, true, 0, false, true, 0},
+		{"bfloat16", 128, true, 0, false, false, 3}}
 	for _, b := range builds {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
-		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong = b.debug, b.vswap, b.ping
+		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages = b.debug, b.vswap, b.ping, b.stages
 		log, err := attention.CompileReport(s, "sm_90a")
-		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v", s, b.debug, b.vswap, b.ping)
+		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v stages=%d", s, b.debug, b.vswap, b.ping, b.stages)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)
 		}
