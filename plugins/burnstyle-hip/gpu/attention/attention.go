@@ -79,8 +79,7 @@ type Spec struct {
 	// TestGPUWGMMA.
 	WGMMAPingPong bool
 	// WGMMAStages sets the wgmma kernel's k/v ring depth (0: the default,
-	// wgmmaTilesFor): TestGPUWGMMA checks and times 3 stages at head dim
-	// 128, which fit in 225 KB, beside the default's 2.
+	// wgmmaTilesFor's 3): TestGPUWGMMA checks and times 2 stages beside it.
 	WGMMAStages int
 }
 

@@ -34,14 +34,12 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 }
 
 // wgmmaTilesFor is the wgmma kernel's geometry: 128 query rows (64 per
-// consumer warpgroup) by 128 keys, and as many k/v stages as fit beside the
-// q tile (2 at D = 128: 161 KB; 3 at D = 64: 113 KB; sm_90 allows 227 KB),
-// or stages when it is not 0 (3 at D = 128 is 225 KB, being measured).
+// consumer warpgroup) by 128 keys, and 3 k/v stages beside the q tile
+// (D = 128: 225 KB of sm_90's 227; D = 64: 113 KB), or stages when it is not
+// 0. On the H100 at the issue-30 shape 3 stages ran 2.4% faster than 2
+// (1.503 against 1.540 ms, two runs alike: results/h100-wgmma).
 func wgmmaTilesFor(d, stages int) attnTiles {
-	st := 2
-	if d <= 64 {
-		st = 3
-	}
+	st := 3
 	if stages > 0 {
 		st = stages
 	}
