@@ -36,8 +36,8 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 // wgmmaTilesFor is the wgmma kernel's geometry: 128 query rows (64 per
 // consumer warpgroup) by 128 keys, and 3 k/v stages beside the q tile
 // (D = 128: 225 KB of sm_90's 227; D = 64: 113 KB), or stages when it is not
-// 0. On the H100 at the issue-30 shape 3 stages ran 2.4% faster than 2
-// (1.503 against 1.540 ms, two runs alike: results/h100-wgmma).
+// 0. On the H100 at the issue-30 shape 3 stages ran 0.6-2.4% faster than 2
+// in three runs (results/h100-wgmma).
 func wgmmaTilesFor(d, stages int) attnTiles {
 	st := 3
 	if stages > 0 {
