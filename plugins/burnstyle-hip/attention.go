@@ -1,7 +1,7 @@
 package burnstylehip
 
 // The attention workload's forward (docs/workloads/attention.md): our own
-// FlashAttention-2-style kernel through package gpu on CUDA, the pure-Go
+// kernels through package gpu on CUDA (wgmma on Hopper, mma.sync else), the pure-Go
 // rows of package cpu elsewhere. Backward and both are unsupported (see
 // unsupported in support.go).
 
@@ -17,6 +17,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
@@ -27,6 +28,22 @@ const attentionName = attention.Name
 
 // attentionSpec reads the configuration, resolving the workload's "0 means
 // equal" defaults of kv_heads and kv_len.
+// mmaSyncVariant runs the attention forward on the mma.sync kernel where
+// the Hopper (wgmma) kernel would run: sm_90, bfloat16 or float16, head dim
+// 64 or 128. Elsewhere it runs what the plain backend runs. The baseline
+// the wgmma kernel is measured against, in the same run.
+var mmaSyncVariant = backend.Variant{
+	Name:        "mma-sync",
+	Description: "attention forward on the mma.sync (FlashAttention-2) kernel instead of the Hopper wgmma kernel (cuda only)",
+	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
+		Workload: attention.Name,
+		Phases:   []string{workload.PhaseForward},
+		Devices:  []string{"cuda"},
+		Values:   map[string][]string{"dtype": {"bfloat16", "float16"}},
+		Max:      map[string]int64{"head_dim": 256},
+	}}},
+}
+
 func attentionSpec(cfg result.Config) gpuattn.Spec {
 	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
 		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}

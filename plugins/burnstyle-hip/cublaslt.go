@@ -3,7 +3,6 @@ package burnstylehip
 import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/workload"
-	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
 )
@@ -36,22 +35,6 @@ var rocblasVariant = backend.Variant{
 		Phases:   []string{workload.PhaseForward},
 		Devices:  []string{"rocm"},
 		Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
-	}}},
-}
-
-// mmaSyncVariant runs the attention forward on the mma.sync kernel where
-// the Hopper (wgmma) kernel would run: sm_90, bfloat16 or float16, head dim
-// 64 or 128. Elsewhere it runs what the plain backend runs. The baseline
-// the wgmma kernel is measured against, in the same run.
-var mmaSyncVariant = backend.Variant{
-	Name:        "mma-sync",
-	Description: "attention forward on the mma.sync (FlashAttention-2) kernel instead of the Hopper wgmma kernel (cuda only)",
-	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
-		Workload: attention.Name,
-		Phases:   []string{workload.PhaseForward},
-		Devices:  []string{"cuda"},
-		Values:   map[string][]string{"dtype": {"bfloat16", "float16"}},
-		Max:      map[string]int64{"head_dim": 256},
 	}}},
 }
 

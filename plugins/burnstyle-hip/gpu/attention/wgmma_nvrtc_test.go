@@ -48,18 +48,8 @@ func TestWGMMANVRTC(t *testing.T) {
 		if strings.Contains(log, "C7508") || strings.Contains(log, "setmaxnreg ignored") {
 			t.Errorf("%s: ptxas ignored setmaxnreg:\n%s", name, log)
 		}
-		for _, line := range strings.Split(log, "\n") {
-			if !strings.Contains(line, "bytes stack frame") {
-				continue
-			}
-			var frame, stores, loads int
-			if _, err := fmt.Sscanf(strings.TrimLeft(line[strings.Index(line, ".")+1:], " "),
-				"%d bytes stack frame, %d bytes spill stores, %d bytes spill loads", &frame, &stores, &loads); err != nil {
-				t.Fatalf("%s: unreadable ptxas line %q: %v", name, line, err)
-			}
-			if stores > 0 || loads > 0 {
-				t.Errorf("%s spills %d/%d bytes:\n%s", name, stores, loads, log)
-			}
+		if stores, loads := ptxasSpills(t, name, log); stores > 0 || loads > 0 {
+			t.Errorf("%s spills %d/%d bytes:\n%s", name, stores, loads, log)
 		}
 	}
 }

@@ -67,6 +67,21 @@ __device__ __forceinline__ float xa_st(float x) { return x; }
 
 __device__ __forceinline__ int xa_min(int a, int b) { return a < b ? a : b; }
 
+#if XA_DT != 0 && !XB_HIP && !defined(XB_EMU)
+// Two floats rounded to the 16-bit dtype by the hardware, lo in the low
+// half (cvt packs its first source into the upper half): the tensor-core
+// kernels' P operand (attention_mma.cu, attention_wgmma.cu).
+__device__ __forceinline__ unsigned xa_pack2(float lo, float hi) {
+  unsigned r;
+#if XA_DT == 1
+  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#else
+  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+#endif
+  return r;
+}
+#endif
+
 // Loads rows [r0, r0 + n) of a [len, XA_D] matrix into a [n, stride] float
 // tile, zero beyond len and beyond XA_D, times mul.
 template <int N, int STRIDE>

@@ -55,16 +55,7 @@ __device__ __forceinline__ void xm_mma(float* d, const unsigned* a, const unsign
                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// cvt packs its first source into the upper half.
-__device__ __forceinline__ unsigned xm_pack(float lo, float hi) {
-  unsigned r;
-#if XA_DT == 1
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
+__device__ __forceinline__ unsigned xm_pack(float lo, float hi) { return xa_pack2(lo, hi); }
 #endif
 
 __device__ __forceinline__ unsigned xm_ld2(const xa_t* p) { return *(const unsigned*)p; }

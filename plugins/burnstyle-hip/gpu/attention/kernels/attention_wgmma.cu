@@ -177,8 +177,8 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       unsigned a[XW_BN / 16][4];
 #pragma unroll
       for (int j = 0; j < XW_BN / 16; ++j) {
-        a[j][0] = xw_pack(s[8 * j], s[8 * j + 1]), a[j][1] = xw_pack(s[8 * j + 2], s[8 * j + 3]);
-        a[j][2] = xw_pack(s[8 * j + 4], s[8 * j + 5]), a[j][3] = xw_pack(s[8 * j + 6], s[8 * j + 7]);
+        a[j][0] = xa_pack2(s[8 * j], s[8 * j + 1]), a[j][1] = xa_pack2(s[8 * j + 2], s[8 * j + 3]);
+        a[j][2] = xa_pack2(s[8 * j + 4], s[8 * j + 5]), a[j][3] = xa_pack2(s[8 * j + 6], s[8 * j + 7]);
       }
       xw_bar_wait(XW_VFULL(st), ph);
       xw_hold<XW_DP / 2>(o);
@@ -217,7 +217,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
 #else
         const float lo = o[4 * n + 2 * hr] * inv, hi = o[4 * n + 2 * hr + 1] * inv;
 #endif
-        *(unsigned*)(ob + (long)row * XA_D + 8 * n + 2 * tq) = xw_pack(lo, hi);
+        *(unsigned*)(ob + (long)row * XA_D + 8 * n + 2 * tq) = xa_pack2(lo, hi);
       }
     }
   }

@@ -92,15 +92,4 @@ __device__ __forceinline__ unsigned long long xw_desc(unsigned saddr, unsigned l
   return (unsigned long long)((saddr & 0x3ffff) >> 4) | ((unsigned long long)((lbo >> 4) & 0x3fff) << 16) |
          ((unsigned long long)((sbo >> 4) & 0x3fff) << 32) | (1ull << 62);
 }
-// p rounded to the dtype in pairs, lo in the low half (cvt packs its first
-// source into the upper half).
-__device__ __forceinline__ unsigned xw_pack(float lo, float hi) {
-  unsigned r;
-#if XA_DT == 1
-  asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#else
-  asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-#endif
-  return r;
-}
 #endif
