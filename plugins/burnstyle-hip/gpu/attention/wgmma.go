@@ -37,7 +37,7 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 // consumer warpgroup) by 128 keys, and 3 k/v stages beside the q tile
 // (D = 128: 225 KB of sm_90's 227; D = 64: 113 KB), or stages when it is not
 // 0. On the H100 at the issue-30 shape 3 stages ran 0.6-2.4% faster than 2
-// in three runs (results/h100-wgmma).
+// over three calls (results/h100-wgmma).
 func wgmmaTilesFor(d, stages int) attnTiles {
 	st := 3
 	if stages > 0 {
