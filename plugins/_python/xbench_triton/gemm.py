@@ -311,7 +311,7 @@ def _share_choice(key: tuple, cfg: Any, at: tuple) -> None:
         json.dump({"config": _config_kwargs(cfg), "at": list(at), "label": str(cfg)}, f)
     try:
         os.link(tmp, path)
-    except FileExistsError:
+    except OSError:  # another process shared first, or no hard links here: this process keeps its own
         pass
     finally:
         os.unlink(tmp)
