@@ -46,16 +46,17 @@ DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
     "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),
 }
-# Storage dtype of the operands, and of C.
-_STORE = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16, "float8_e4m3": getattr(torch, "float8_e4m3fn", None)}
-_OUT = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-        "float16": torch.float16, "float8_e4m3": torch.bfloat16}
+# Storage dtype of the operands, and of C: the spec's, for every torch-based
+# gemm (the triton gemm uses these too).
+STORE = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
+         "float16": torch.float16, "float8_e4m3": getattr(torch, "float8_e4m3fn", None)}
+OUT = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
+       "float16": torch.float16, "float8_e4m3": torch.bfloat16}
 
 
 def parse(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
     """(m, n, k, batch, layout, dtype), checked (the contract's one parser)."""
-    return parse_gemm(params, _STORE)
+    return parse_gemm(params, STORE)
 
 
 def _kind(device: str) -> str:
@@ -67,7 +68,7 @@ def _check(device: str, layout: str, dtype: str, sizes: tuple[int, int, int] = (
     if dtype not in DTYPES.get(kind, ()):
         raise ValueError(f"torch gemm: dtype {dtype} is not supported on {kind} (supported: {DTYPES.get(kind, ())})")
     if dtype == "float8_e4m3":
-        if _STORE["float8_e4m3"] is None or not hasattr(torch, "_scaled_mm"):
+        if STORE["float8_e4m3"] is None or not hasattr(torch, "_scaled_mm"):
             raise ValueError("torch gemm: this torch has no float8_e4m3fn / _scaled_mm")
         cap = torch.cuda.get_device_capability(torch.device(device))
         if torch.version.hip is None and cap < (8, 9):
@@ -108,8 +109,26 @@ def _product(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str) -> Calla
     return step8
 
 
-def _normal(shape: tuple, device: str, gen: torch.Generator, dtype: str) -> torch.Tensor:
-    return torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(_STORE[dtype])
+def seeded_operands(m: int, n: int, k: int, batch: int, layout: str, dtype: str,
+                    device: str, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Seeded normal A and B on the device in the stored layout and dtype:
+    the same values in every torch-based gemm (this one, triton's) for the
+    same seed."""
+    gen = torch.Generator(device=device)
+    gen.manual_seed(seed)
+    return tuple(torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(STORE[dtype])
+                 for shape in stored_shapes(m, n, k, batch, layout))
+
+
+def export_operands(a: np.ndarray, b: np.ndarray, m: int, n: int, k: int, batch: int, layout: str,
+                    dtype: str, device: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The given float32 a, b (checked to be the stored shapes) cast to the
+    dtype on the device."""
+    sa, sb = stored_shapes(m, n, k, batch, layout)
+    if tuple(a.shape) != sa or tuple(b.shape) != sb:
+        raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
+    return tuple(torch.as_tensor(np.ascontiguousarray(x, np.float32)).to(device=device, dtype=STORE[dtype])
+                 for x in (a, b))
 
 
 def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]:
@@ -117,11 +136,7 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     returns step(), one product per call, C [batch, m, n] (not synced)."""
     m, n, k, batch, layout, dtype = parse(params)
     _check(device, layout, dtype, (m, n, k))
-    sa, sb = stored_shapes(m, n, k, batch, layout)
-    gen = torch.Generator(device=device)
-    gen.manual_seed(seed)
-    a = _normal(sa, device, gen, dtype)
-    b = _normal(sb, device, gen, dtype)
+    a, b = seeded_operands(m, n, k, batch, layout, dtype, device, seed)
     _set_flags(dtype)
     return _product(a, b, layout, dtype)
 
@@ -131,10 +146,6 @@ def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) ->
     on the device; C as float32 numpy [batch, m, n]."""
     m, n, k, batch, layout, dtype = parse(params)
     _check(device, layout, dtype, (m, n, k))
-    sa, sb = stored_shapes(m, n, k, batch, layout)
-    if tuple(a.shape) != sa or tuple(b.shape) != sb:
-        raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
-    ta = torch.as_tensor(np.ascontiguousarray(a, np.float32)).to(device=device, dtype=_STORE[dtype])
-    tb = torch.as_tensor(np.ascontiguousarray(b, np.float32)).to(device=device, dtype=_STORE[dtype])
+    ta, tb = export_operands(a, b, m, n, k, batch, layout, dtype, device)
     c = _product(ta, tb, layout, dtype)()
     return c.float().cpu().numpy().reshape(batch, m, n)

@@ -63,19 +63,15 @@ import torch
 import triton
 import triton.language as tl
 
+from xbench_pytorch import gemm as torch_gemm
 from xbench_triton import gemm_tma as _tma
 from xbench_py.types import GEMM_LAYOUTS as LAYOUTS
 from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-DTYPES: dict[str, tuple[str, ...]] = {
-    # The interpreter has no tf32 and no float8 products.
-    "cpu": ("float32", "bfloat16", "float16"),
-    "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),
-}
-_STORE = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16, "float8_e4m3": getattr(torch, "float8_e4m3fn", None)}
-_OUT = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-        "float16": torch.float16, "float8_e4m3": torch.bfloat16}
+# The interpreter has no tf32 and no float8 products, as torch's gemm has
+# none on a CPU: the dtypes, operand storage and C dtypes are the pytorch
+# gemm's (one definition of the spec's dtypes for both).
+DTYPES, _STORE, _OUT = torch_gemm.DTYPES, torch_gemm.STORE, torch_gemm.OUT
 # Dot precision code (a constexpr of the kernel and part of the autotune key):
 # 0 = IEEE float32, 1 = TF32, 2 = narrow operands (bf16/fp16/fp8), fp32 accumulation.
 _PREC = {"float32": 0, "tf32": 1, "bfloat16": 2, "float16": 2, "float8_e4m3": 2}
@@ -351,10 +347,6 @@ def chosen_config(step: Callable[[], Any]) -> str:
     return "" if best is None else f"{getattr(step, 'kernel_name', 'gemm')}: {best}"
 
 
-def _normal(shape: tuple, device: str, gen: torch.Generator, dtype: str) -> torch.Tensor:
-    return torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(_STORE[dtype])
-
-
 def prepare(params: dict[str, str], device: str, seed: int, tune: str = "shape") -> Callable[[], Any]:
     """Seeded normal A and B on the device in the stored layout and dtype (the
     same values as the pytorch gemm for the same seed); returns step(), one
@@ -363,11 +355,7 @@ def prepare(params: dict[str, str], device: str, seed: int, tune: str = "shape")
     shape bucket's config (bucket_tuned) instead of tuning every shape."""
     m, n, k, batch, layout, dtype = parse(params)
     _check(device, dtype)
-    sa, sb = stored_shapes(m, n, k, batch, layout)
-    gen = torch.Generator(device=device)
-    gen.manual_seed(seed)
-    a = _normal(sa, device, gen, dtype)
-    b = _normal(sb, device, gen, dtype)
+    a, b = torch_gemm.seeded_operands(m, n, k, batch, layout, dtype, device, seed)
     step = _launcher(a, b, layout, dtype)
     t0 = time.perf_counter()
     if tune == "bucket" and hasattr(step, "with_config"):
@@ -391,10 +379,6 @@ def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) ->
     on the device; C as float32 numpy [batch, m, n]."""
     m, n, k, batch, layout, dtype = parse(params)
     _check(device, dtype)
-    sa, sb = stored_shapes(m, n, k, batch, layout)
-    if tuple(a.shape) != sa or tuple(b.shape) != sb:
-        raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
-    ta = torch.as_tensor(np.ascontiguousarray(a, np.float32)).to(device=device, dtype=_STORE[dtype])
-    tb = torch.as_tensor(np.ascontiguousarray(b, np.float32)).to(device=device, dtype=_STORE[dtype])
+    ta, tb = torch_gemm.export_operands(a, b, m, n, k, batch, layout, dtype, device)
     c = _launcher(ta, tb, layout, dtype)()
     return c.float().cpu().numpy().reshape(batch, m, n)
