@@ -27,17 +27,26 @@ func TestWGMMANVRTC(t *testing.T) {
 		vswap  bool
 		ping   bool
 		stages int
+		serial bool
 	}
-	builds := []build{{"bfloat16", 128, true, 0, false, false, 0}, {"float16", 128, false, 0, false, false, 0},
-		{"bfloat16", 64, false, 0, false, false, 0}, {"float16", 64, true, 0, false, false, 0},
-		{"bfloat16", 128, false, 1, false, false, 0}, {"bfloat16", 128, false, 2, false, false, 0},
-		{"bfloat16", 128, false, 2, true, false, 0}, {"bfloat16", 128, true, 0, false, true, 0},
-		{"bfloat16", 128, true, 0, false, false, 2}}
+	var builds []build
+	// Every build in both schedules: the overlapped default and the serial
+	// one (XW_OVERLAP 0) the lead times beside it.
+	for _, serial := range []bool{false, true} {
+		for _, b := range []build{{"bfloat16", 128, true, 0, false, false, 0, false}, {"float16", 128, false, 0, false, false, 0, false},
+			{"bfloat16", 64, false, 0, false, false, 0, false}, {"float16", 64, true, 0, false, false, 0, false},
+			{"bfloat16", 128, false, 1, false, false, 0, false}, {"bfloat16", 128, false, 2, false, false, 0, false},
+			{"bfloat16", 128, false, 2, true, false, 0, false}, {"bfloat16", 128, true, 0, false, true, 0, false},
+			{"bfloat16", 128, true, 0, false, false, 2, false}} {
+			b.serial = serial
+			builds = append(builds, b)
+		}
+	}
 	for _, b := range builds {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
-		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages = b.debug, b.vswap, b.ping, b.stages
+		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages, s.WGMMASerial = b.debug, b.vswap, b.ping, b.stages, b.serial
 		log, err := attention.CompileReport(s, "sm_90a")
-		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v stages=%d", s, b.debug, b.vswap, b.ping, b.stages)
+		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v stages=%d serial=%v", s, b.debug, b.vswap, b.ping, b.stages, b.serial)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)
 		}
@@ -47,6 +56,11 @@ func TestWGMMANVRTC(t *testing.T) {
 		}
 		if strings.Contains(log, "C7508") || strings.Contains(log, "setmaxnreg ignored") {
 			t.Errorf("%s: ptxas ignored setmaxnreg:\n%s", name, log)
+		}
+		// ptxas serializes the products (waits after each) when it cannot
+		// prove the registers of one in flight untouched: the overlap lost.
+		if strings.Contains(log, "C7510") || strings.Contains(log, "serialized") {
+			t.Errorf("%s: ptxas serialized the wgmma products:\n%s", name, log)
 		}
 		if stores, loads := ptxasSpills(t, name, log); stores > 0 || loads > 0 {
 			t.Errorf("%s spills %d/%d bytes:\n%s", name, stores, loads, log)
