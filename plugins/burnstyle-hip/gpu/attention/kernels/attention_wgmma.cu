@@ -9,9 +9,11 @@
 // of scores scaled by log2(e)/sqrt(D), as attention_mma.cu), O += P.v by
 // wgmma with P from registers (per 16 keys, S's accumulator layout is the
 // A fragment of P.v), then an arrive on the stage's "empty" barrier hands
-// it back. The two consumers interleave on their own: one's softmax runs
-// while the other's products hold the tensor cores. setmaxnreg moves
-// registers from the producer (40) to the consumers (232).
+// it back. XW_OVERLAP 1 (the default) pipelines that inside a consumer
+// (see the consumer's loop); 0 keeps it serial. The two consumers also
+// interleave on their own: one's softmax runs while the other's products
+// hold the tensor cores. setmaxnreg moves registers from the producer (40)
+// to the consumers (232).
 //
 // Shared memory (1024-aligned: a 128-byte swizzle atom is 8 rows of 128
 // bytes): each tile is stored as XW_NH column halves of 64 elements, each
@@ -112,12 +114,15 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
 #endif
     xw_bar_wait(qfull, 0);
 #if XW_OVERLAP
-    // FA3's intra-warpgroup overlap: the softmax of tile i runs while the
-    // tensor cores do P.v of tile i-1. O holds the sum over tiles < i-1 at
-    // the scale of m(i-2) until P(i-1).v(i-1) lands on it, then takes
-    // alpha(i) = exp2(m(i-1) - m(i)) (P(i-1) was made at scale m(i-1)).
-    // s holds P(i) in float32 while the product still reads P(i-1) from a,
-    // so P needs one packed copy: a is rewritten only after the wait.
+    // FA3's intra-warpgroup overlap (Shah et al. 2024): q.k^T of tile i and
+    // P.v of tile i-1 are issued together, and the softmax of tile i runs
+    // while the tensor cores do P.v. Entering step i, O holds the tiles
+    // before i-1 at the scale of m(i-1), the max after tile i-1; P(i-1).v(i-1)
+    // (P made at m(i-1)) adds to it, and once that product is done O takes
+    // alpha(i) = exp2(m(i-1) - m(i)). s holds P(i) in float32 while the
+    // product still reads P(i-1) from a, so one packed P suffices: a is
+    // rewritten only after the wait. The prologue is tile 0's q.k^T and
+    // softmax, the epilogue the last tile's P.v.
     if (nt > 0) {
       xw_bar_wait(XW_KFULL(0), 0);
       XW_TURN();
