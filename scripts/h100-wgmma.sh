@@ -2,7 +2,7 @@
 # burnstyle-hip's Hopper attention kernel on the H100 (issue 30: wgmma, TMA
 # tensor maps, producer/consumer warpgroups; attention_wgmma.cu), in both
 # consumer schedules: the default that overlaps tile i's softmax with P.v of
-# tile i-1 (FA3's intra-warpgroup pipelining; 64-key tiles at head dim 128)
+# tile i-1 (FA3's intra-warpgroup pipelining; 96-key tiles at head dim 128)
 # and the serial one (burnstyle-hip/wgmma-serial, 128-key tiles). Most
 # diagnostic first, about 80 s (at most ~4 minutes):
 #   1. debug: each operand path alone on the first k/v tile (raw q.k^T
@@ -11,8 +11,9 @@
 #      named by row, column and where the value belongs (TestGPUWGMMADebug);
 #   2. the whole kernel against the float64 reference at edge shapes in both
 #      schedules, then the test's own timings at the issue's shape: overlap,
-#      serial, mma.sync, overlap+ping-pong, overlap with 3 stages, serial
-#      with 64-key tiles, serial+ping-pong (TIMING lines; TestGPUWGMMA);
+#      serial, mma.sync, overlap+ping-pong, overlap with 64-key tiles and with 3
+#      stages, serial with 96-key tiles, serial+ping-pong (TIMING lines;
+#      TestGPUWGMMA);
 #   3. xbench verify (burnstyle-hip and burnstyle-hip/wgmma-serial) for
 #      bfloat16 and float16, causal and not, GQA and not
 #      (scripts/testdata/wgmma-verify.plan);

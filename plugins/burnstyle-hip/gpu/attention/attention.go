@@ -253,8 +253,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
-	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 128:
-		return fmt.Errorf("%s: wgmma k/v tile of %d keys (allowed: 64, 128, or 0 for the default)", s, s.WGMMAKeyRows)
+	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 96 && s.WGMMAKeyRows != 128:
+		return fmt.Errorf("%s: wgmma k/v tile of %d keys (allowed: 64, 96, 128, or 0 for the default)", s, s.WGMMAKeyRows)
 	case s.WGMMAStages == 1 || s.WGMMAStages < 0 || s.WGMMAStages > 8:
 		return fmt.Errorf("%s: wgmma k/v ring of %d stages (allowed: 2 to 8, or 0 for the default)", s, s.WGMMAStages)
 	case s.WGMMADebug < 0 || s.WGMMADebug > 2:

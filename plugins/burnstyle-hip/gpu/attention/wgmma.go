@@ -33,27 +33,30 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 	return s.tiles(r.SM())
 }
 
-// wgmmaTilesFor is the wgmma kernel's geometry for spec s: 128 query rows
-// (64 per consumer warpgroup) by keyRows keys (0: the default), and a k/v
-// ring of stages (0: the default) beside the q tile.
+// wgmmaTiles is the wgmma kernel's geometry for s: 128 query rows (64 per
+// consumer warpgroup) by WGMMAKeyRows keys (0: the default), and a k/v
+// ring of WGMMAStages (0: the default) beside the q tile.
 //
 // The default key tile is 128, except for the overlapped schedule at head
 // dim 128: there a consumer thread holds O (64 registers), the scores of
 // tile i (BN/2) and P of tile i-1 (BN/4, read by the running P.v) at once,
 // 160 at BN = 128, and ptxas (CUDA 13.5) then serializes the products and
 // spills (C7512, 232 bytes) whatever setmaxnreg grants: its wgmma pipeline
-// fits only below the launch's 168 (65536 / 384). At BN = 64 it is 112.
+// fits only in the launch's 168 (65536 / 384). At BN = 96 it is 136 (159
+// registers in all, no spill), at 64 112. 96 is the default: a third fewer
+// steps than 64 (each pays O's rescale, the barriers and the row
+// reductions whatever its width) for about 2% more keys past the causal
+// diagonal; TestGPUWGMMA times 64 beside it.
 //
-// Stages: 3 at BN = 128 (D = 128: 225 KB of sm_90's 227; on the H100 at the
-// issue-30 shape 3 ran 0.6-2.4% faster than 2, results/h100-wgmma); at BN =
-// 64 a stage is half the bytes and half the work, so 6 keep as many bytes in
-// flight (D = 128: 225 KB).
+// Stages fill sm_90's 227 KB: 3 at BN = 128 (D = 128: 225 KB; on the H100
+// at the issue-30 shape 3 ran 0.6-2.4% faster than 2, results/h100-wgmma),
+// 4 at 96, 6 at 64: as many bytes in flight.
 func (s Spec) wgmmaTiles() attnTiles {
 	bn := s.WGMMAKeyRows
 	if bn == 0 {
 		bn = 128
 		if !s.WGMMASerial && s.HeadDim == 128 {
-			bn = 64
+			bn = 96
 		}
 	}
 	st := s.WGMMAStages

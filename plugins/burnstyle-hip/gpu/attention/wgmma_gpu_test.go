@@ -88,7 +88,7 @@ func compare(t *testing.T, what string, got []float32, want []float64, rows, col
 
 // TestGPUWGMMADebug checks each operand path of the kernel alone, on the
 // first k/v tile of 128 queries, in both schedules (their key tiles
-// differ: 64 keys for the overlapped one at head dim 128): qk (debug mode
+// differ: 96 keys for the overlapped one at head dim 128): qk (debug mode
 // 1: raw q.k^T of the tile's keys, zeros past them; q and k through the
 // tensor maps and the K-major descriptors, the accumulator layout) and pv
 // (debug mode 2: P = I over the tile, so out row r = v row r % tile; v's
@@ -178,7 +178,7 @@ func TestGPUWGMMA(t *testing.T) {
 			}
 		}
 	}
-	// Times at the shape: the default (overlapped, 64-key tiles at
+	// Times at the shape: the default (overlapped, 96-key tiles at
 	// head dim 128), the serial schedule (the kernel before the overlap,
 	// 128-key tiles), the mma.sync kernel, then other variants (each checked
 	// first on a few shapes: a hang there stops only this last part, and no
@@ -190,7 +190,8 @@ func TestGPUWGMMA(t *testing.T) {
 	}
 	for _, vr := range []variant{{"wgmma overlap (default)", false, false, false, 0, 0}, {"wgmma serial", false, false, true, 0, 0},
 		{"mma.sync", true, false, false, 0, 0}, {"wgmma overlap pingpong", false, true, false, 0, 0},
-		{"wgmma overlap 3 stages", false, false, false, 3, 0}, {"wgmma serial 64-key tiles", false, false, true, 0, 64},
+		{"wgmma overlap 64-key tiles", false, false, false, 0, 64}, {"wgmma overlap 3 stages", false, false, false, 3, 0},
+		{"wgmma serial 96-key tiles", false, false, true, 0, 96},
 		{"wgmma serial pingpong", false, true, true, 0, 0}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
 		s.MMASync, s.WGMMAPingPong, s.WGMMASerial, s.WGMMAStages, s.WGMMAKeyRows = vr.mma, vr.ping, vr.serial, vr.stages, vr.keyRows

@@ -47,7 +47,7 @@ func TestWGMMASelect(t *testing.T) {
 }
 
 // TestWGMMAGeometry: the kernel's layout (XW_BM, XW_BN, XW_ST from
-// wgmmaTiles: 64-key tiles only for the overlapped schedule at head dim
+// wgmmaTiles: 96-key tiles only for the overlapped schedule at head dim
 // 128, where 128 keys would make ptxas serialize and spill), shared memory
 // within sm_90's 227 KB opt-in, and the tensor maps' boxes within
 // cuTensorMapEncodeTiled's limits with the 64-column inner box the
@@ -58,8 +58,8 @@ func TestWGMMAGeometry(t *testing.T) {
 		serial         bool
 		keyRows        int
 		wantBN, wantSt int
-	}{{128, false, 0, 64, 6}, {128, true, 0, 128, 3}, {64, false, 0, 128, 3}, {64, true, 0, 128, 3},
-		{128, false, 128, 128, 3}, {64, false, 64, 64, 6}} {
+	}{{128, false, 0, 96, 4}, {128, true, 0, 128, 3}, {64, false, 0, 128, 3}, {64, true, 0, 128, 3},
+		{128, false, 64, 64, 6}, {128, false, 128, 128, 3}, {64, false, 64, 64, 6}, {128, true, 96, 96, 4}} {
 		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 2, SeqLen: 300, KVLen: 200, HeadDim: tc.d}, Dtype: "float16",
 			WGMMASerial: tc.serial, WGMMAKeyRows: tc.keyRows}
 		d := tc.d
@@ -94,7 +94,7 @@ func TestWGMMAGeometry(t *testing.T) {
 	for _, tc := range []struct {
 		keyRows, stages int
 		ok              bool
-	}{{64, 0, true}, {128, 2, true}, {96, 0, false}, {0, 1, false}, {0, 9, false}} {
+	}{{64, 0, true}, {96, 4, true}, {128, 2, true}, {80, 0, false}, {0, 1, false}, {0, 9, false}} {
 		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 1, Heads: 1, KVHeads: 1, SeqLen: 8, KVLen: 8, HeadDim: 128}, Dtype: "bfloat16",
 			WGMMAKeyRows: tc.keyRows, WGMMAStages: tc.stages}
 		if err := s.check(); (err == nil) != tc.ok {

@@ -8,7 +8,7 @@
 #define XW_NT 384  // 3 warpgroups: the producer, then two consumers
 #define XW_BM 128  // query rows per block, 64 per consumer
 #ifndef XW_BN
-#define XW_BN 128  // keys per k/v tile: 128 or 64 (wgmma.go's wgmmaTilesFor picks)
+#define XW_BN 128  // keys per k/v tile: 128, 96 or 64 (wgmma.go's wgmmaTiles picks)
 #endif
 #define XW_DP XA_D
 #define XW_NH (XW_DP / 64)         // 64-column halves (128-byte swizzle span)

@@ -20,6 +20,11 @@ __device__ __forceinline__ void xw_qk(float* s, unsigned qa, unsigned ka) {
       xw_ss_n128_first(s, qd, kd);
     else
       xw_ss_n128(s, qd, kd, 1);
+#elif XW_BN == 96
+    if (kk == 0)
+      xw_ss_n96_first(s, qd, kd);
+    else
+      xw_ss_n96(s, qd, kd, 1);
 #else
     if (kk == 0)
       xw_ss_n64_first(s, qd, kd);
