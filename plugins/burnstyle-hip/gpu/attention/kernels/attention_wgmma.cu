@@ -112,6 +112,17 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
 #define XW_TURN()
 #define XW_TURN_END(last)
 #endif
+    // This consumer's tiles: under the causal mask its 64 rows see fewer
+    // keys than the block's 128; tiles wholly past them are only handed
+    // back (xw_release). Not under ping-pong, whose turns both consumers
+    // count alike.
+    int ntc = nt;
+#if !XW_PINGPONG && !XW_DEBUG
+    if (causal) {
+      const int e = min(KV, m0 + 64 * (c + 1) + shift);
+      ntc = e > 0 ? min(nt, (e + XW_BN - 1) / XW_BN) : 0;
+    }
+#endif
     xw_bar_wait(qfull, 0);
 #if XW_OVERLAP
     // FA3's intra-warpgroup overlap (Shah et al. 2024): q.k^T of tile i and
@@ -123,7 +134,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
     // product still reads P(i-1) from a, so one packed P suffices: a is
     // rewritten only after the wait. The prologue is tile 0's q.k^T and
     // softmax, the epilogue the last tile's P.v.
-    if (nt > 0) {
+    if (ntc > 0) {
       xw_bar_wait(XW_KFULL(0), 0);
       XW_TURN();
       xw_fence();
@@ -137,7 +148,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
 #else
       xw_softmax(s, mrow, lrow, alpha, 0, m0 + r0, tq, XW_EDGE(0), KV, causal, shift, qmul);  // O is 0: no rescale
       xw_pack(a, s);
-      for (int i = 1; i < nt; ++i) {
+      for (int i = 1; i < ntc; ++i) {
         const int st = i % XW_ST, pst = (i - 1) % XW_ST, n0 = i * XW_BN;
         xw_bar_wait(XW_KFULL(st), (i / XW_ST) & 1);
         XW_TURN();
@@ -161,8 +172,8 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
         xw_rescale(o, alpha);
         xw_pack(a, s);
       }
-      const int lst = (nt - 1) % XW_ST;
-      xw_bar_wait(XW_VFULL(lst), ((nt - 1) / XW_ST) & 1);
+      const int lst = (ntc - 1) % XW_ST;
+      xw_bar_wait(XW_VFULL(lst), ((ntc - 1) / XW_ST) & 1);
       XW_TURN();
       xw_fence();
       xw_pv(o, a, sV + lst * XW_KB);
@@ -175,7 +186,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
     }
 #else
     // The serial schedule: per tile q.k^T, wait, softmax, P.v, wait.
-    for (int i = 0; i < nt; ++i) {
+    for (int i = 0; i < ntc; ++i) {
       const int st = i % XW_ST, n0 = i * XW_BN;
       const unsigned ph = (i / XW_ST) & 1;
       xw_bar_wait(XW_KFULL(st), ph);
@@ -183,7 +194,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       xw_fence();
       xw_qk(s, qa, sK + st * XW_KB);
       xw_commit();
-      XW_TURN_END(i + 1 >= nt);  // the other's turn
+      XW_TURN_END(i + 1 >= ntc);  // the other's turn (ntc = nt under ping-pong)
       xw_wait0();
       xw_hold<XW_BN / 2>(s);
 #if XW_DEBUG == 1
@@ -203,6 +214,16 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       xw_bar_arrive(XW_EMPTY(st));
     }
 #endif
+    // The block's tiles past this consumer's keys: each handed back once it
+    // has landed (an arrival before that would count toward the stage's
+    // previous use, which the other consumer may still be reading).
+    for (int i = ntc; i < nt; ++i) {
+      const int st = i % XW_ST;
+      const unsigned ph = (i / XW_ST) & 1;
+      xw_bar_wait(XW_KFULL(st), ph);
+      xw_bar_wait(XW_VFULL(st), ph);
+      xw_bar_arrive(XW_EMPTY(st));
+    }
 #undef XW_TURN
 #undef XW_TURN_END
 #undef XW_EDGE
