@@ -33,10 +33,14 @@
 // head dim 64 or 128 run a third kernel, xa_attention_wgmma (wgmma.go,
 // kernels/attention_wgmma.cu; FlashAttention-3's design): tensor-map bulk
 // copies (TMA) of q, k, v through an mbarrier ring, one producer and two
-// consumer warpgroups, both products as wgmma, compiled for sm_90a. It has
+// consumer warpgroups, both products as wgmma, compiled for sm_90a; each
+// consumer overlaps a tile's softmax with the previous tile's P.v (FA3's
+// intra-warpgroup pipelining; 96-key tiles at head dim 128, see
+// wgmmaTiles), or with WGMMASerial runs them one after another. It has
 // no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
 // TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
-// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there.
+// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there, the
+// wgmma-serial variant the serial schedule.
 package attention
 
 import (
