@@ -30,23 +30,19 @@ func TestWGMMANVRTC(t *testing.T) {
 		serial bool
 		keys   int
 	}
-	var builds []build
-	// Every build in both schedules: the overlapped default and the serial
-	// one (XW_OVERLAP 0) the lead times beside it.
-	for _, serial := range []bool{false, true} {
-		for _, b := range []build{{"bfloat16", 128, true, 0, false, false, 0, false, 0}, {"float16", 128, false, 0, false, false, 0, false, 0},
-			{"bfloat16", 64, false, 0, false, false, 0, false, 0}, {"float16", 64, true, 0, false, false, 0, false, 0},
-			{"bfloat16", 128, false, 1, false, false, 0, false, 0}, {"bfloat16", 128, false, 2, false, false, 0, false, 0},
-			{"bfloat16", 128, false, 2, true, false, 0, false, 0}, {"bfloat16", 128, true, 0, false, true, 0, false, 0},
-			{"bfloat16", 128, true, 0, false, false, 2, false, 0}} {
-			b.serial = serial
-			builds = append(builds, b)
-		}
-	}
-	// The other key tiles the GPU test times: 64 overlapped (and its debug
-	// and ping-pong builds), 96 serial.
-	builds = append(builds, build{"bfloat16", 128, true, 0, false, false, 0, false, 64}, build{"float16", 128, false, 2, false, false, 0, false, 64},
-		build{"bfloat16", 128, true, 0, false, true, 0, false, 64}, build{"bfloat16", 128, true, 0, false, false, 0, true, 96})
+	// The overlapped default at both head dims and dtypes, its debug,
+	// ping-pong and 2-stage builds; the serial schedule's own paths (its
+	// 128-key tiles, debug modes, ping-pong); the other key tiles the GPU
+	// test times (64 overlapped, 96 serial).
+	builds := []build{{"bfloat16", 128, true, 0, false, false, 0, false, 0}, {"float16", 128, false, 0, false, false, 0, false, 0},
+		{"bfloat16", 64, false, 0, false, false, 0, false, 0}, {"float16", 64, true, 0, false, false, 0, false, 0},
+		{"bfloat16", 128, false, 1, false, false, 0, false, 0}, {"bfloat16", 128, false, 2, false, false, 0, false, 0},
+		{"bfloat16", 128, false, 2, true, false, 0, false, 0}, {"bfloat16", 128, true, 0, false, true, 0, false, 0},
+		{"bfloat16", 128, true, 0, false, false, 2, false, 0},
+		{"bfloat16", 128, true, 0, false, false, 0, true, 0}, {"float16", 64, true, 0, false, false, 0, true, 0},
+		{"bfloat16", 128, false, 1, false, false, 0, true, 0}, {"float16", 128, false, 2, false, false, 0, true, 0},
+		{"bfloat16", 128, true, 0, false, true, 0, true, 0},
+		{"bfloat16", 128, true, 0, false, false, 0, false, 64}, {"bfloat16", 128, true, 0, false, false, 0, true, 96}}
 	for _, b := range builds {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
 		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages, s.WGMMASerial, s.WGMMAKeyRows = b.debug, b.vswap, b.ping, b.stages, b.serial, b.keys
