@@ -152,7 +152,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
         const int st = i % XW_ST, pst = (i - 1) % XW_ST, n0 = i * XW_BN;
         xw_bar_wait(XW_KFULL(st), (i / XW_ST) & 1);
         XW_TURN();
-        xw_fence();  // orders the last writes of o (rescale) and a (pack) before both products
+        xw_fence_oa(o, a);  // the last writes of o (rescale) and a (pack) before both products
         xw_qk(s, qa, sK + st * XW_KB);
         xw_commit();
         xw_bar_wait(XW_VFULL(pst), ((i - 1) / XW_ST) & 1);
@@ -175,7 +175,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       const int lst = (ntc - 1) % XW_ST;
       xw_bar_wait(XW_VFULL(lst), ((ntc - 1) / XW_ST) & 1);
       XW_TURN();
-      xw_fence();
+      xw_fence_oa(o, a);
       xw_pv(o, a, sV + lst * XW_KB);
       xw_commit();
       XW_TURN_END(true);
@@ -205,8 +205,7 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       xw_rescale(o, alpha);
       xw_pack(a, s);
       xw_bar_wait(XW_VFULL(st), ph);
-      xw_hold<XW_DP / 2>(o);
-      xw_fence();
+      xw_fence_oa(o, a);
       xw_pv(o, a, sV + st * XW_KB);
       xw_commit();
       xw_wait0();

@@ -5,6 +5,20 @@
 // register (no local memory).
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 __device__ __forceinline__ void xw_wait1() { asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory"); }
+// xw_hold for P's packed registers.
+template <int n>
+__device__ __forceinline__ void xw_hold_u(unsigned* d) {
+#pragma unroll
+  for (int i = 0; i < n; ++i) asm volatile("" : "+r"(d[i])::"memory");
+}
+// The wgmma.fence before products that read o and a: o's rescale and a's
+// pack are tied before it (held), since the fence orders only the register
+// accesses that precede it.
+__device__ __forceinline__ void xw_fence_oa(float* o, unsigned (*a)[4]) {
+  xw_hold<XW_DP / 2>(o);
+  xw_hold_u<XW_BN / 4>(&a[0][0]);
+  xw_fence();
+}
 
 // S = q.k^T for this consumer's 64 rows (q at qa) and one k stage (at ka):
 // 16 head-dim columns a step, half kk/4, 32 bytes into the swizzle atom
