@@ -103,8 +103,9 @@ func wgmmaSource() string {
 
 // wgmmaMaps are the boxes of q (3-d: head dim, rows, batch*heads) and of k
 // and v (head dim, keys, batch*kv heads): 64 columns (the 128-byte swizzle
-// span) by the tile's rows (q 128, k and v BN), so a tile's halves are two copies. Rows past a head's
-// end read as zeros: the kernel masks those keys and skips those rows.
+// span) by the tile's rows (q 128, k and v BN), so a tile's halves are two
+// copies. Rows past a head's end read as zeros: the kernel masks those keys
+// and skips those rows.
 func (s Spec) wgmmaMaps(t attnTiles) (q, kv gpu.TiledMap) {
 	d := uint64(s.HeadDim)
 	q = gpu.TiledMap{Dims: []uint64{d, uint64(s.SeqLen), uint64(s.Batch * s.Heads)},
