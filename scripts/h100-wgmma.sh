@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
-# The first H100 run of burnstyle-hip's Hopper attention kernel (issue 30:
-# wgmma, TMA tensor maps, producer/consumer warpgroups; attention_wgmma.cu),
-# most diagnostic first, in at most ~4 minutes:
-#   1. debug: each operand path alone on one 128x128 tile (raw q.k^T against
-#      a CPU product; P = I so out = v, with both orders of v's descriptor
-#      offsets), every mismatch named by row, column and where the value
-#      belongs (TestGPUWGMMADebug);
-#   2. the whole kernel against the float64 reference at edge shapes, then
-#      its time beside the mma.sync kernel at the issue's shape (TestGPUWGMMA);
-#   3. xbench verify (burnstyle-hip and burnstyle-hip/mma-sync) for bfloat16
-#      and float16, causal and not, GQA and not (scripts/testdata/wgmma-verify.plan);
-#   4. xbench run at the issue's shape (batch 4, 32/8 heads, 4096, head dim
-#      128, causal, bfloat16) with pytorch (cuDNN), triton, burnstyle-hip and
-#      burnstyle-hip/mma-sync;
+# burnstyle-hip's Hopper attention kernel on the H100 (issue 30: wgmma, TMA
+# tensor maps, producer/consumer warpgroups; attention_wgmma.cu), in both
+# consumer schedules: the default that overlaps tile i's softmax with P.v of
+# tile i-1 (FA3's intra-warpgroup pipelining; 96-key tiles at head dim 128)
+# and the serial one (burnstyle-hip/wgmma-serial, 128-key tiles). Most
+# diagnostic first, about 80 s (at most ~4 minutes):
+#   1. debug: each operand path alone on the first k/v tile (raw q.k^T
+#      against a CPU product; P = I so out row r = v row r % tile, with both
+#      orders of v's descriptor offsets), both schedules, every mismatch
+#      named by row, column and where the value belongs (TestGPUWGMMADebug);
+#   2. the whole kernel against the float64 reference at edge shapes in both
+#      schedules, then the test's own timings at the issue's shape: overlap,
+#      serial, mma.sync, overlap+ping-pong, overlap with 64-key tiles and with 3
+#      stages, serial with 96-key tiles, serial+ping-pong (TIMING lines;
+#      TestGPUWGMMA);
+#   3. xbench verify (burnstyle-hip and burnstyle-hip/wgmma-serial) for
+#      bfloat16 and float16, causal and not, GQA and not
+#      (scripts/testdata/wgmma-verify.plan);
+#   4. one xbench run at the issue's shape (batch 4, 32/8 heads, 4096, head
+#      dim 128, causal, bfloat16) with pytorch (cuDNN), triton, burnstyle-hip
+#      and burnstyle-hip/wgmma-serial;
 # then a summary. Build beforehand (this machine has Go, the GPU machine not):
 #   . scripts/lib.sh && build_xbench
 #   CGO_ENABLED=0 go test -c -o bin/gpu/attention.test ./plugins/burnstyle-hip/gpu/attention
@@ -40,16 +47,16 @@ STEP_MIN=${STEP_MIN:-20}
 echo "commit $XBENCH_GIT_COMMIT" | tee -a "$log"
 [ "$device" = cuda ] && step machine 10 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
 if [ -x "$T" ]; then
-  step "debug (one tile, each operand path)" 35 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMADebug$' -test.v
-  step "gpu test (edges vs float64, timing)" 50 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMA$' -test.v
+  step "debug (one tile, each operand path)" 60 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMADebug$' -test.v
+  step "gpu test (edges vs float64, timing)" 120 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUWGMMA$' -test.v
 else
   echo "=== SKIP debug and gpu test: no $T (build it: CGO_ENABLED=0 go test -c -o $T ./plugins/burnstyle-hip/gpu/attention)" | tee -a "$log"
   fails=$((fails+2))
 fi
 step "verify bf16/f16 causal/not GQA/not" 45 $X verify --plan scripts/testdata/wgmma-verify.plan --device "$device" \
-  --backends burnstyle-hip,burnstyle-hip/mma-sync --timeout 30s --results "$R/verify"
+  --backends burnstyle-hip,burnstyle-hip/wgmma-serial --timeout 30s --results "$R/verify"
 step "run issue shape" 100 $X run --workload attention --device "$device" $shape --causal true --dtype bfloat16 --repeats 20 --timeout 90s \
-  --backends pytorch,triton,burnstyle-hip,burnstyle-hip/mma-sync --results "$R/run"
+  --backends pytorch,triton,burnstyle-hip,burnstyle-hip/wgmma-serial --results "$R/run"
 
 # Summary: the debug verdicts, the checks' failures, the verify verdicts,
 # and the run's medians with the kernel each burnstyle-hip cell ran
@@ -61,7 +68,7 @@ step "run issue shape" 100 $X run --workload attention --device "$device" $shape
   echo "-- debug (first mismatches; RESULT lines name the v descriptor order that works)"
   grep -a -E "RESULT:|MISMATCH|elements wrong|all [0-9]+ elements match" "$log" | head -40 | sed 's/^ */  /'
   echo "-- gpu test"
-  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | grep -a -v "PASS: TestGPUWGMMA/" | head -30 | sed 's/^ */  /'
+  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | grep -a -v "PASS: TestGPUWGMMA" | head -40 | sed 's/^ */  /'
   echo "-- verify (burnstyle-hip rows)"
   grep -a -E "^verify attention|^burnstyle-hip" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
   echo "-- run"
@@ -82,9 +89,12 @@ for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
     rows.append((name, r.get("status"), statistics.median(s) if s else None,
                  (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
 ref = next((m for n, st, m, _, _ in rows if n == "pytorch" and m), None)
+tri = next((m for n, st, m, _, _ in rows if n == "triton" and m), None)
 for n, st, m, kernel, msg in rows:
     ratio = f"{ref / m:.2f}x of pytorch's throughput" if ref and m else ""
-    print(f"  {n:24s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
+    if tri and m and n.startswith("burnstyle-hip"):
+        ratio += f", {tri / m:.2f}x of triton's"
+    print(f"  {n:28s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
     if n.startswith("burnstyle-hip"):  # env.settings.attention_kernel
         print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
 if not rows:

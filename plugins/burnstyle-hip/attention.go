@@ -44,6 +44,24 @@ var mmaSyncVariant = backend.Variant{
 	}}},
 }
 
+// wgmmaSerialVariant runs the Hopper kernel's consumers in the serial
+// schedule (per k/v tile q.k^T, softmax, P.v, each waiting for the last;
+// 128-key tiles) instead of the default that overlaps tile i's softmax
+// with P.v of tile i-1 (gpu/attention's WGMMASerial). Elsewhere it runs
+// what the plain backend runs. The baseline the overlap is measured
+// against, in the same run.
+var wgmmaSerialVariant = backend.Variant{
+	Name:         "wgmma-serial",
+	Description:  "attention forward on the Hopper wgmma kernel with its serial schedule instead of the softmax/P.v overlap (cuda only)",
+	Capabilities: mmaSyncVariant.Capabilities,
+}
+
+// attentionVariant sets the kernel knobs a variant stands for.
+func attentionVariant(spec *gpuattn.Spec, variant string) {
+	spec.MMASync = variant == mmaSyncVariant.Name
+	spec.WGMMASerial = variant == wgmmaSerialVariant.Name
+}
+
 func attentionSpec(cfg result.Config) gpuattn.Spec {
 	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
 		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}
@@ -74,7 +92,7 @@ func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := attentionSpec(req.Config), req.Config
-	spec.MMASync = req.Variant == mmaSyncVariant.Name
+	attentionVariant(&spec, req.Variant)
 	if err := spec.AttentionShape.Check(); err != nil {
 		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
 	}
@@ -176,7 +194,7 @@ func roundTo(dtype string, x []float32) {
 
 func exportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := attentionSpec(req.Config)
-	spec.MMASync = req.Variant == mmaSyncVariant.Name
+	attentionVariant(&spec, req.Variant)
 	if err := spec.AttentionShape.Check(); err != nil {
 		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
 	}

@@ -33,10 +33,14 @@
 // head dim 64 or 128 run a third kernel, xa_attention_wgmma (wgmma.go,
 // kernels/attention_wgmma.cu; FlashAttention-3's design): tensor-map bulk
 // copies (TMA) of q, k, v through an mbarrier ring, one producer and two
-// consumer warpgroups, both products as wgmma, compiled for sm_90a. It has
+// consumer warpgroups, both products as wgmma, compiled for sm_90a; each
+// consumer overlaps a tile's softmax with the previous tile's P.v (FA3's
+// intra-warpgroup pipelining; 96-key tiles at head dim 128, see
+// wgmmaTiles), or with WGMMASerial runs them one after another. It has
 // no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
 // TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
-// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there.
+// (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there, the
+// wgmma-serial variant the serial schedule.
 package attention
 
 import (
@@ -79,8 +83,16 @@ type Spec struct {
 	// TestGPUWGMMA.
 	WGMMAPingPong bool
 	// WGMMAStages sets the wgmma kernel's k/v ring depth (0: the default,
-	// wgmmaTilesFor's 3): TestGPUWGMMA checks and times 2 stages beside it.
+	// wgmmaTiles's): TestGPUWGMMA checks and times another depth beside it.
 	WGMMAStages int
+	// WGMMASerial runs the wgmma kernel's consumers in the serial schedule
+	// (XW_OVERLAP 0: per tile q.k^T, softmax, P.v, each waiting for the
+	// last) instead of overlapping tile i's softmax with P.v of tile i-1:
+	// the baseline the overlap is timed against (the serial variant).
+	WGMMASerial bool
+	// WGMMAKeyRows is the wgmma kernel's k/v tile: 64 or 128 keys, 0 for
+	// the default (wgmmaTiles).
+	WGMMAKeyRows int
 }
 
 // AttentionTiming is what TimeAttention measured.
@@ -172,7 +184,7 @@ func (t attnTiles) minBlocks() int {
 // (the spec's float32 is IEEE, never TF32).
 func (s Spec) tiles(sm int) attnTiles {
 	if s.wgmma(sm) {
-		return wgmmaTilesFor(s.HeadDim, s.WGMMAStages)
+		return s.wgmmaTiles()
 	}
 	if s.Dtype != "float32" && !s.CUDACores && sm >= 80 {
 		return mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
@@ -245,6 +257,10 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
+	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 96 && s.WGMMAKeyRows != 128:
+		return fmt.Errorf("%s: wgmma k/v tile of %d keys (allowed: 64, 96, 128, or 0 for the default)", s, s.WGMMAKeyRows)
+	case s.WGMMAStages == 1 || s.WGMMAStages < 0 || s.WGMMAStages > 8:
+		return fmt.Errorf("%s: wgmma k/v ring of %d stages (allowed: 2 to 8, or 0 for the default)", s, s.WGMMAStages)
 	case s.WGMMADebug < 0 || s.WGMMADebug > 2:
 		return fmt.Errorf("%s: wgmma debug mode %d (allowed: 0, 1, 2)", s, s.WGMMADebug)
 	case s.Batch > 65535 || s.Heads > 65535:

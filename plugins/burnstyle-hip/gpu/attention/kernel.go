@@ -99,7 +99,14 @@ func (a *attnKernel) describe() string {
 	t, unit := a.tiles, "CUDA cores"
 	switch {
 	case t.Stages > 0:
-		unit = fmt.Sprintf("tensor cores, wgmma m64nNk16 sm_90a, TMA k/v ring of %d stages, 1 producer + 2 consumer warpgroups", t.Stages)
+		sched := "softmax overlapped with the previous tile's P.v"
+		if a.spec.WGMMASerial {
+			sched = "serial softmax and products"
+		}
+		if a.spec.WGMMAPingPong {
+			sched += ", ping-pong"
+		}
+		unit = fmt.Sprintf("tensor cores, wgmma m64nNk16 sm_90a, TMA k/v ring of %d stages, 1 producer + 2 consumer warpgroups, %s", t.Stages, sched)
 	case t.MMA:
 		unit = "tensor cores, mma.sync m16n8k16, cp.async k/v pipeline, ldmatrix"
 		if a.spec.PlainLoads {

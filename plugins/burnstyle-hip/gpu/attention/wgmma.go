@@ -33,17 +33,37 @@ func (s Spec) deviceTiles(r *gpu.Runtime) attnTiles {
 	return s.tiles(r.SM())
 }
 
-// wgmmaTilesFor is the wgmma kernel's geometry: 128 query rows (64 per
-// consumer warpgroup) by 128 keys, and 3 k/v stages beside the q tile
-// (D = 128: 225 KB of sm_90's 227; D = 64: 113 KB), or stages when it is not
-// 0. On the H100 at the issue-30 shape 3 stages ran 0.6-2.4% faster than 2
-// over three calls (results/h100-wgmma).
-func wgmmaTilesFor(d, stages int) attnTiles {
-	st := 3
-	if stages > 0 {
-		st = stages
+// wgmmaTiles is the wgmma kernel's geometry for s: 128 query rows (64 per
+// consumer warpgroup) by WGMMAKeyRows keys (0: the default), and a k/v
+// ring of WGMMAStages (0: the default) beside the q tile.
+//
+// The default key tile is 128, except for the overlapped schedule at head
+// dim 128: there a consumer thread holds O (64 registers), the scores of
+// tile i (BN/2) and P of tile i-1 (BN/4, read by the running P.v) at once,
+// 160 at BN = 128, and ptxas (CUDA 13.5) then serializes the products and
+// spills (C7512, 232 bytes) whatever setmaxnreg grants: its wgmma pipeline
+// fits only in the launch's 168 (65536 / 384). At BN = 96 it is 136 (159
+// registers in all, no spill), at 64 112. 96 is the default: a third fewer
+// steps than 64 (each pays O's rescale, the barriers and the row
+// reductions whatever its width) for about 2% more keys past the causal
+// diagonal; TestGPUWGMMA times 64 beside it.
+//
+// Stages fill sm_90's 227 KB: 3 at BN = 128 (D = 128: 225 KB; on the H100
+// at the issue-30 shape 3 ran 0.6-2.4% faster than 2, results/h100-wgmma),
+// 4 at 96, 6 at 64: as many bytes in flight.
+func (s Spec) wgmmaTiles() attnTiles {
+	bn := s.WGMMAKeyRows
+	if bn == 0 {
+		bn = 128
+		if !s.WGMMASerial && s.HeadDim == 128 {
+			bn = 96
+		}
 	}
-	return attnTiles{MMA: true, BM: 128, BN: 128, DP: d, Stages: st}
+	st := s.WGMMAStages
+	if st == 0 {
+		st = 3 * 128 / bn
+	}
+	return attnTiles{MMA: true, BM: 128, BN: bn, DP: s.HeadDim, Stages: st}
 }
 
 // wgmmaThreads is XW_NT: the producer warpgroup and two consumers.
@@ -60,9 +80,9 @@ func (s Spec) wgmmaDefines(t attnTiles) []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
 	// XW_ST also leaves attention.cu's own kernel out of this program.
 	return []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
-		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages),
+		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages), fmt.Sprintf("-DXW_BN=%d", t.BN),
 		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap)),
-		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong))}
+		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong)), fmt.Sprintf("-DXW_OVERLAP=%d", b2i(!s.WGMMASerial))}
 }
 
 // program is the source and compiler options of the program holding t's
@@ -77,13 +97,15 @@ func (s Spec) program(t attnTiles) (string, []string) {
 // wgmmaSource is the wgmma program: attention.cu for the dtype helpers,
 // then the kernel.
 func wgmmaSource() string {
-	return gpu.Program(kernelFS, "attention.cu", "attention_wgmma.cuh", "attention_wgmma_ops.cuh", "attention_wgmma.cu")
+	return gpu.Program(kernelFS, "attention.cu", "attention_wgmma.cuh", "attention_wgmma_ops.cuh", "attention_wgmma_steps.cuh",
+		"attention_wgmma.cu")
 }
 
 // wgmmaMaps are the boxes of q (3-d: head dim, rows, batch*heads) and of k
 // and v (head dim, keys, batch*kv heads): 64 columns (the 128-byte swizzle
-// span) by 128 rows, so a tile's halves are two copies. Rows past a head's
-// end read as zeros: the kernel masks those keys and skips those rows.
+// span) by the tile's rows (q 128, k and v BN), so a tile's halves are two
+// copies. Rows past a head's end read as zeros: the kernel masks those keys
+// and skips those rows.
 func (s Spec) wgmmaMaps(t attnTiles) (q, kv gpu.TiledMap) {
 	d := uint64(s.HeadDim)
 	q = gpu.TiledMap{Dims: []uint64{d, uint64(s.SeqLen), uint64(s.Batch * s.Heads)},

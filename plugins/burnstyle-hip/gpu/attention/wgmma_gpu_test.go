@@ -86,59 +86,67 @@ func compare(t *testing.T, what string, got []float32, want []float64, rows, col
 	return true
 }
 
-// TestGPUWGMMADebug checks each operand path of the kernel alone, one tile
-// of 128 queries and 128 keys: qk (debug mode 1: raw q.k^T, q and k through
-// the tensor maps and the K-major descriptors, the accumulator layout) and
-// pv (debug mode 2: P = I, so out = v, v's MN-major descriptor and P's
-// register fragment; when it fails, the other order of v's byte offsets is
-// tried and the log says whether that one is right).
+// TestGPUWGMMADebug checks each operand path of the kernel alone, on the
+// first k/v tile of 128 queries, in both schedules (their key tiles
+// differ: 96 keys for the overlapped one at head dim 128): qk (debug mode
+// 1: raw q.k^T of the tile's keys, zeros past them; q and k through the
+// tensor maps and the K-major descriptors, the accumulator layout) and pv
+// (debug mode 2: P = I over the tile, so out row r = v row r % tile; v's
+// MN-major descriptor and P's register fragment; when it fails, the other
+// order of v's byte offsets is tried and the log says whether that one is
+// right).
 func TestGPUWGMMADebug(t *testing.T) {
 	d := hopper(t)
-	for _, dt := range []string{"float16", "bfloat16"} {
-		for _, dim := range []int{128, 64} {
-			s := attnSpec(1, 1, 1, 128, 128, dim, false, dt)
-			q, k, v := ints(s.QLen(), 2, 1), ints(s.KLen(), 2, 2), ints(s.KLen(), 8, 3)
-			t.Run(fmt.Sprintf("qk/%s/d%d", dt, dim), func(t *testing.T) {
-				s := s
-				s.WGMMADebug = 1
-				got, err := attention.Export(context.Background(), d, s, q, k, v)
-				if err != nil {
-					t.Fatalf("%s: %v", s, err)
-				}
-				want := make([]float64, 128*dim) // scores of keys 0..dim-1 (out has dim columns)
-				for r := 0; r < 128; r++ {
-					for c := 0; c < dim; c++ {
-						for x := 0; x < dim; x++ {
-							want[r*dim+c] += float64(q[r*dim+x]) * float64(k[c*dim+x])
-						}
-					}
-				}
-				tol := 0.0
-				if dt == "bfloat16" {
-					tol = 1.0 / 128 // sums past 256 round in bfloat16's 8 bits
-				}
-				compare(t, fmt.Sprintf("q.k^T %s d%d", dt, dim), got, want, 128, dim, tol, true)
-			})
-			t.Run(fmt.Sprintf("pv/%s/d%d", dt, dim), func(t *testing.T) {
-				want := make([]float64, len(v))
-				for i, x := range v {
-					want[i] = float64(x)
-				}
-				pv := func(swap bool, fail bool) bool {
+	for _, serial := range []bool{false, true} {
+		sched := map[bool]string{false: "overlap", true: "serial"}[serial]
+		for _, dt := range []string{"float16", "bfloat16"} {
+			for _, dim := range []int{128, 64} {
+				s := attnSpec(1, 1, 1, 128, 128, dim, false, dt)
+				s.WGMMASerial = serial
+				bn := attention.WGMMAKeyRows(s)
+				q, k, v := ints(s.QLen(), 2, 1), ints(s.KLen(), 2, 2), ints(s.KLen(), 8, 3)
+				t.Run(fmt.Sprintf("qk/%s/%s/d%d/bn%d", sched, dt, dim, bn), func(t *testing.T) {
 					s := s
-					s.WGMMADebug, s.WGMMAVSwap = 2, swap
+					s.WGMMADebug = 1
 					got, err := attention.Export(context.Background(), d, s, q, k, v)
 					if err != nil {
-						t.Fatalf("%s vswap=%v: %v", s, swap, err)
+						t.Fatalf("%s: %v", s, err)
 					}
-					return compare(t, fmt.Sprintf("P.v with P = I %s d%d vswap=%v", dt, dim, swap), got, want, 128, dim, 0, fail)
-				}
-				// The kernel's order (vswap false) must hold; only when it does
-				// not, the swapped order is tried, to say whether it is the fix.
-				if !pv(false, true) {
-					t.Logf("RESULT: v descriptor with swapped byte offsets (XW_VSWAP 1) right: %v (%s d%d)", pv(true, false), dt, dim)
-				}
-			})
+					want := make([]float64, 128*dim) // scores of keys 0..min(dim, bn)-1 (out has dim columns)
+					for r := 0; r < 128; r++ {
+						for c := 0; c < min(dim, bn); c++ {
+							for x := 0; x < dim; x++ {
+								want[r*dim+c] += float64(q[r*dim+x]) * float64(k[c*dim+x])
+							}
+						}
+					}
+					tol := 0.0
+					if dt == "bfloat16" {
+						tol = 1.0 / 128 // sums past 256 round in bfloat16's 8 bits
+					}
+					compare(t, fmt.Sprintf("q.k^T %s %s d%d bn%d", sched, dt, dim, bn), got, want, 128, dim, tol, true)
+				})
+				t.Run(fmt.Sprintf("pv/%s/%s/d%d/bn%d", sched, dt, dim, bn), func(t *testing.T) {
+					want := make([]float64, len(v))
+					for i := range want {
+						want[i] = float64(v[(i/dim%bn)*dim+i%dim])
+					}
+					pv := func(swap bool, fail bool) bool {
+						s := s
+						s.WGMMADebug, s.WGMMAVSwap = 2, swap
+						got, err := attention.Export(context.Background(), d, s, q, k, v)
+						if err != nil {
+							t.Fatalf("%s vswap=%v: %v", s, swap, err)
+						}
+						return compare(t, fmt.Sprintf("P.v with P = I %s %s d%d bn%d vswap=%v", sched, dt, dim, bn, swap), got, want, 128, dim, 0, fail)
+					}
+					// The kernel's order (vswap false) must hold; only when it does
+					// not, the swapped order is tried, to say whether it is the fix.
+					if !pv(false, true) {
+						t.Logf("RESULT: v descriptor with swapped byte offsets (XW_VSWAP 1) right: %v (%s %s d%d bn%d)", pv(true, false), sched, dt, dim, bn)
+					}
+				})
+			}
 		}
 	}
 }
@@ -147,40 +155,50 @@ func TestGPUWGMMADebug(t *testing.T) {
 // (rel L2 within the dtype's tolerance, every element written) at shapes
 // that cross every edge: lengths no multiple of 128, more keys than
 // queries and fewer, causal and not, GQA and not, both dtypes and head
-// dims; then times it at the shape beside the mma.sync kernel.
+// dims, in both schedules; then times it at the shape beside the
+// mma.sync kernel and its variants.
 func TestGPUWGMMA(t *testing.T) {
 	d := hopper(t)
-	for _, dt := range []string{"bfloat16", "float16"} {
-		for _, dim := range []int{128, 64} {
-			for _, causal := range []bool{false, true} {
-				// heads, kv heads, queries, keys: 37 and 53 are shorter than a
-				// tile (the tensor map's box is larger than the tensor)
-				for i, sh := range [][4]int{{4, 2, 300, 300}, {2, 1, 37, 53}, {2, 2, 129, 513}, {4, 1, 1000, 200}} {
-					if dim == 64 && i >= 2 {
-						continue // the long shapes at head dim 128 only: the step has a time limit
+	for _, serial := range []bool{false, true} { // both schedules (and so both key tiles at head dim 128)
+		for _, dt := range []string{"bfloat16", "float16"} {
+			for _, dim := range []int{128, 64} {
+				for _, causal := range []bool{false, true} {
+					// heads, kv heads, queries, keys: 37 and 53 are shorter than a
+					// tile (the tensor map's box is larger than the tensor)
+					for i, sh := range [][4]int{{4, 2, 300, 300}, {2, 1, 37, 53}, {2, 2, 129, 513}, {4, 1, 1000, 200}} {
+						if dim == 64 && i >= 2 {
+							continue // the long shapes at head dim 128 only: the step has a time limit
+						}
+						s := attnSpec(1, sh[0], sh[1], sh[2], sh[3], dim, causal, dt)
+						s.WGMMASerial = serial
+						name := map[bool]string{false: "overlap ", true: "serial "}[serial] + s.String()
+						t.Run(name, func(t *testing.T) { checkWGMMA(t, d, s) })
 					}
-					s := attnSpec(1, sh[0], sh[1], sh[2], sh[3], dim, causal, dt)
-					t.Run(s.String(), func(t *testing.T) { checkWGMMA(t, d, s) })
 				}
 			}
 		}
 	}
-	// Times at the shape: the default, the mma.sync kernel, then
-	// the ping-pong schedule (checked first: a hang there stops only this
-	// last part).
+	// Times at the shape: the default (overlapped, 96-key tiles at
+	// head dim 128), the serial schedule (the kernel before the overlap,
+	// 128-key tiles), the mma.sync kernel, then other variants (each checked
+	// first on a few shapes: a hang there stops only this last part, and no
+	// variant is timed without its check).
 	type variant struct {
-		name      string
-		mma, ping bool
-		stages    int
+		name              string
+		mma, ping, serial bool
+		stages, keyRows   int
 	}
-	for _, vr := range []variant{{"wgmma", false, false, 0}, {"mma.sync", true, false, 0}, {"wgmma pingpong", false, true, 0},
-		{"wgmma 2 stages", false, false, 2}} {
+	for _, vr := range []variant{{"wgmma overlap (default)", false, false, false, 0, 0}, {"wgmma serial", false, false, true, 0, 0},
+		{"mma.sync", true, false, false, 0, 0}, {"wgmma overlap pingpong", false, true, false, 0, 0},
+		{"wgmma overlap 64-key tiles", false, false, false, 0, 64}, {"wgmma overlap 3 stages", false, false, false, 3, 0},
+		{"wgmma serial 96-key tiles", false, false, true, 0, 96},
+		{"wgmma serial pingpong", false, true, true, 0, 0}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-		s.MMASync, s.WGMMAPingPong, s.WGMMAStages = vr.mma, vr.ping, vr.stages
-		if vr.ping || vr.stages > 0 {
+		s.MMASync, s.WGMMAPingPong, s.WGMMASerial, s.WGMMAStages, s.WGMMAKeyRows = vr.mma, vr.ping, vr.serial, vr.stages, vr.keyRows
+		if vr.ping || vr.stages > 0 || vr.keyRows > 0 || vr.serial {
 			for _, c := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16"), attnSpec(1, 4, 4, 1000, 200, 64, false, "float16"),
 				attnSpec(1, 2, 2, 129, 513, 128, false, "float16")} {
-				c.WGMMAPingPong, c.WGMMAStages = vr.ping, vr.stages
+				c.WGMMAPingPong, c.WGMMASerial, c.WGMMAStages, c.WGMMAKeyRows = vr.ping, vr.serial, vr.stages, vr.keyRows
 				t.Run(vr.name+" "+c.String(), func(t *testing.T) { checkWGMMA(t, d, c) })
 			}
 		}
@@ -190,7 +208,7 @@ func TestGPUWGMMA(t *testing.T) {
 		}
 		ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
 		flops := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2
-		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s; %s", vr.name, s, ms, flops/ms/1e9, tm.Timing)
+		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s; %s", vr.name, s, ms, flops/ms/1e9, tm.Kernel)
 	}
 }
 

@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -45,34 +46,59 @@ func TestWGMMASelect(t *testing.T) {
 	}
 }
 
-// TestWGMMAGeometry: the kernel's fixed layout (XW_BM, XW_BN in
-// attention_wgmma.cuh), shared memory within sm_90's 227 KB opt-in, and
-// the tensor maps' boxes within cuTensorMapEncodeTiled's limits with the
-// 64-column inner box the 128-byte swizzle needs.
+// TestWGMMAGeometry: the kernel's layout (XW_BM, XW_BN, XW_ST from
+// wgmmaTiles: 96-key tiles only for the overlapped schedule at head dim
+// 128, where 128 keys would make ptxas serialize and spill), shared memory
+// within sm_90's 227 KB opt-in, and the tensor maps' boxes within
+// cuTensorMapEncodeTiled's limits with the 64-column inner box the
+// 128-byte swizzle needs.
 func TestWGMMAGeometry(t *testing.T) {
-	for _, d := range []int{64, 128} {
-		tl := wgmmaTilesFor(d, 0)
-		if tl.BM != 128 || tl.BN != 128 || tl.DP != d || tl.Stages < 2 {
-			t.Errorf("d=%d: tiles %+v", d, tl)
+	for _, tc := range []struct {
+		d              int
+		serial         bool
+		keyRows        int
+		wantBN, wantSt int
+	}{{128, false, 0, 96, 4}, {128, true, 0, 128, 3}, {64, false, 0, 128, 3}, {64, true, 0, 128, 3},
+		{128, false, 64, 64, 6}, {128, false, 128, 128, 3}, {64, false, 64, 64, 6}, {128, true, 96, 96, 4}} {
+		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 2, SeqLen: 300, KVLen: 200, HeadDim: tc.d}, Dtype: "float16",
+			WGMMASerial: tc.serial, WGMMAKeyRows: tc.keyRows}
+		d := tc.d
+		tl := s.tiles(90)
+		if tl.BM != 128 || tl.BN != tc.wantBN || tl.DP != d || tl.Stages != tc.wantSt {
+			t.Errorf("%+v: tiles %+v", tc, tl)
 		}
-		if n := tl.smemBytes(); n > 227<<10 || n != 1024+128*d*2+2*tl.Stages*128*d*2+8*(1+3*tl.Stages) {
-			t.Errorf("d=%d: %d bytes of shared memory", d, n)
+		if n := tl.smemBytes(); n > 227<<10 || n != 1024+128*d*2+2*tl.Stages*tl.BN*d*2+8*(1+3*tl.Stages) {
+			t.Errorf("%+v: %d bytes of shared memory", tc, n)
 		}
-		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 2, SeqLen: 300, KVLen: 200, HeadDim: d}, Dtype: "float16"}
 		q, kv := s.wgmmaMaps(tl)
-		if q.Dims[1] != 300 || q.Dims[2] != 8 || kv.Dims[1] != 200 || kv.Dims[2] != 4 || q.Box[0] != 64 || kv.Box[1] != 128 {
-			t.Errorf("d=%d: maps q %+v kv %+v", d, q, kv)
+		if q.Dims[1] != 300 || q.Dims[2] != 8 || kv.Dims[1] != 200 || kv.Dims[2] != 4 || q.Box[0] != 64 || q.Box[1] != 128 || kv.Box[1] != uint32(tc.wantBN) {
+			t.Errorf("%+v: maps q %+v kv %+v", tc, q, kv)
 		}
 		for _, m := range []gpu.TiledMap{q, kv} {
 			if err := m.Check(); err != nil {
-				t.Errorf("d=%d: map %+v: %v", d, m, err)
+				t.Errorf("%+v: map %+v: %v", tc, m, err)
 			}
 		}
 		defs := strings.Join(s.wgmmaDefines(tl), " ")
-		for _, want := range []string{"--gpu-architecture=sm_90a", "-DXA_DT=2", "-DXW_DEBUG=0"} {
+		overlap := "-DXW_OVERLAP=1"
+		if tc.serial {
+			overlap = "-DXW_OVERLAP=0"
+		}
+		for _, want := range []string{"--gpu-architecture=sm_90a", "-DXA_DT=2", "-DXW_DEBUG=0", overlap,
+			fmt.Sprintf("-DXW_BN=%d -", tc.wantBN), fmt.Sprintf("-DXW_ST=%d ", tc.wantSt)} {
 			if !strings.Contains(defs, want) {
-				t.Errorf("d=%d: defines %q lack %q", d, defs, want)
+				t.Errorf("%+v: defines %q lack %q", tc, defs, want)
 			}
+		}
+	}
+	for _, tc := range []struct {
+		keyRows, stages int
+		ok              bool
+	}{{64, 0, true}, {96, 4, true}, {128, 2, true}, {80, 0, false}, {0, 1, false}, {0, 9, false}} {
+		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 1, Heads: 1, KVHeads: 1, SeqLen: 8, KVLen: 8, HeadDim: 128}, Dtype: "bfloat16",
+			WGMMAKeyRows: tc.keyRows, WGMMAStages: tc.stages}
+		if err := s.check(); (err == nil) != tc.ok {
+			t.Errorf("key rows %d stages %d: check says %v, want ok %v", tc.keyRows, tc.stages, err, tc.ok)
 		}
 	}
 	for _, tc := range []struct {

@@ -9,9 +9,11 @@
 // of scores scaled by log2(e)/sqrt(D), as attention_mma.cu), O += P.v by
 // wgmma with P from registers (per 16 keys, S's accumulator layout is the
 // A fragment of P.v), then an arrive on the stage's "empty" barrier hands
-// it back. The two consumers interleave on their own: one's softmax runs
-// while the other's products hold the tensor cores. setmaxnreg moves
-// registers from the producer (40) to the consumers (232).
+// it back. XW_OVERLAP 1 (the default) pipelines that inside a consumer
+// (see the consumer's loop); 0 keeps it serial. The two consumers also
+// interleave on their own: one's softmax runs while the other's products
+// hold the tensor cores. setmaxnreg moves registers from the producer (40)
+// to the consumers (232).
 //
 // Shared memory (1024-aligned: a 128-byte swizzle atom is 8 rows of 128
 // bytes): each tile is stored as XW_NH column halves of 64 elements, each
@@ -90,119 +92,140 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
     const int c = wg - 1, t = tid & 127, w = t >> 5, lane = t & 31, gq = lane >> 2, tq = lane & 3;
     const int r0 = 64 * c + 16 * w + gq;
     const float NEG_INF = __uint_as_float(0xff800000u);
-    float o[XW_DP / 2], s[XW_BN / 2];
+    float o[XW_DP / 2], s[XW_BN / 2], alpha[2];
+    unsigned a[XW_BN / 16][4];  // P, packed: P.v's A fragments
 #pragma unroll
     for (int e = 0; e < XW_DP / 2; ++e) o[e] = 0.f;
     float mrow[2] = {NEG_INF, NEG_INF}, lrow[2] = {0.f, 0.f};
     const unsigned qa = sQ + 64 * c * 128;
+    // Tile i's keys cross the causal diagonal or the end of the keys: only
+    // those tiles are masked.
+#define XW_EDGE(n0) ((n0) + XW_BN > KV || (causal && (n0) + XW_BN - 1 > m0 + 64 * c + shift))
+#if XW_PINGPONG
+    // A turn is one issue of products; consumer 0 takes the tensor cores
+    // first, and after its last turn consumer 1 hands nothing back.
+#define XW_TURN() xw_named_sync(1 + c)
+#define XW_TURN_END(last) \
+  if (c == 0 || !(last)) xw_named_arrive(2 - c)
+    if (c == 1 && nt > 0) xw_named_arrive(1);
+#else
+#define XW_TURN()
+#define XW_TURN_END(last)
+#endif
+    // This consumer's tiles: under the causal mask its 64 rows see fewer
+    // keys than the block's 128; tiles wholly past them are only handed
+    // back (xw_release). Not under ping-pong, whose turns both consumers
+    // count alike.
+    int ntc = nt;
+#if !XW_PINGPONG && !XW_DEBUG
+    if (causal) {
+      const int e = min(KV, m0 + 64 * (c + 1) + shift);
+      ntc = e > 0 ? min(nt, (e + XW_BN - 1) / XW_BN) : 0;
+    }
+#endif
     xw_bar_wait(qfull, 0);
-#if XW_PINGPONG
-    if (c == 1 && nt > 0) xw_named_arrive(1);  // consumer 0 takes the tensor cores first
-#endif
-    for (int i = 0; i < nt; ++i) {
-      const int st = i % XW_ST, n0 = i * XW_BN;
-      const unsigned ph = (i / XW_ST) & 1, ka = sK + st * XW_KB;
-      xw_bar_wait(XW_KFULL(st), ph);
-#if XW_PINGPONG
-      xw_named_sync(1 + c);  // my turn: the other consumer has issued its q.k^T
-#endif
+#if XW_OVERLAP
+    // FA3's intra-warpgroup overlap (Shah et al. 2024): q.k^T of tile i and
+    // P.v of tile i-1 are issued together, and the softmax of tile i runs
+    // while the tensor cores do P.v. Entering step i, O holds the tiles
+    // before i-1 at the scale of m(i-1), the max after tile i-1; P(i-1).v(i-1)
+    // (P made at m(i-1)) adds to it, and once that product is done O takes
+    // alpha(i) = exp2(m(i-1) - m(i)). s holds P(i) in float32 while the
+    // product still reads P(i-1) from a, so one packed P suffices: a is
+    // rewritten only after the wait. The prologue is tile 0's q.k^T and
+    // softmax, the epilogue the last tile's P.v.
+    if (ntc > 0) {
+      xw_bar_wait(XW_KFULL(0), 0);
+      XW_TURN();
       xw_fence();
-#pragma unroll
-      for (int kk = 0; kk < XW_DP / 16; ++kk) {  // 16 head-dim columns a step: half kk/4, 32 bytes in per step
-        const unsigned off = (kk & 3) * 32;
-        const unsigned long long qd = xw_desc(qa + (kk >> 2) * XW_BM * 128 + off, 16, 1024);
-        const unsigned long long kd = xw_desc(ka + (kk >> 2) * XW_BN * 128 + off, 16, 1024);
-        if (kk == 0)
-          xw_ss_n128_first(s, qd, kd);
-        else
-          xw_ss_n128(s, qd, kd, 1);
-      }
+      xw_qk(s, qa, sK);
       xw_commit();
-#if XW_PINGPONG
-      if (c == 0 || i + 1 < nt) xw_named_arrive(2 - c);  // the other's turn (none after its last)
+      XW_TURN_END(XW_DEBUG == 1);
+      xw_wait0();
+      xw_hold<XW_BN / 2>(s);
+#if XW_DEBUG == 1
+      xw_bar_wait(XW_VFULL(0), 0);  // no copy may still be landing when the block exits; s: raw scores
+#else
+      xw_softmax(s, mrow, lrow, alpha, 0, m0 + r0, tq, XW_EDGE(0), KV, causal, shift, qmul);  // O is 0: no rescale
+      xw_pack(a, s);
+      for (int i = 1; i < ntc; ++i) {
+        const int st = i % XW_ST, pst = (i - 1) % XW_ST, n0 = i * XW_BN;
+        xw_bar_wait(XW_KFULL(st), (i / XW_ST) & 1);
+        XW_TURN();
+        xw_fence_oa(o, a);  // the last writes of o (rescale) and a (pack) before both products
+        xw_qk(s, qa, sK + st * XW_KB);
+        xw_commit();
+        xw_bar_wait(XW_VFULL(pst), ((i - 1) / XW_ST) & 1);
+        xw_pv(o, a, sV + pst * XW_KB);
+        xw_commit();
+        XW_TURN_END(false);
+        xw_wait1();  // q.k^T done, P.v still running
+        xw_hold<XW_BN / 2>(s);
+        xw_softmax(s, mrow, lrow, alpha, n0, m0 + r0, tq, XW_EDGE(n0), KV, causal, shift, qmul);
+        // The softmax stays before the wait (settled), the rescale and the
+        // pack after it (o and s held after it: neither may be hoisted).
+        xw_settle(lrow);
+        xw_wait0();
+        xw_hold<XW_DP / 2>(o);
+        xw_hold<XW_BN / 2>(s);
+        xw_bar_arrive(XW_EMPTY(pst));
+        xw_rescale(o, alpha);
+        xw_pack(a, s);
+      }
+      const int lst = (ntc - 1) % XW_ST;
+      xw_bar_wait(XW_VFULL(lst), ((ntc - 1) / XW_ST) & 1);
+      XW_TURN();
+      xw_fence_oa(o, a);
+      xw_pv(o, a, sV + lst * XW_KB);
+      xw_commit();
+      XW_TURN_END(true);
+      xw_wait0();
+      xw_hold<XW_DP / 2>(o);
+      xw_bar_arrive(XW_EMPTY(lst));
 #endif
+    }
+#else
+    // The serial schedule: per tile q.k^T, wait, softmax, P.v, wait.
+    for (int i = 0; i < ntc; ++i) {
+      const int st = i % XW_ST, n0 = i * XW_BN;
+      const unsigned ph = (i / XW_ST) & 1;
+      xw_bar_wait(XW_KFULL(st), ph);
+      XW_TURN();  // my turn: the other consumer has issued its q.k^T
+      xw_fence();
+      xw_qk(s, qa, sK + st * XW_KB);
+      xw_commit();
+      XW_TURN_END(i + 1 >= ntc);  // the other's turn (ntc = nt under ping-pong)
       xw_wait0();
       xw_hold<XW_BN / 2>(s);
 #if XW_DEBUG == 1
       xw_bar_wait(XW_VFULL(st), ph);  // no copy may still be landing when the block exits
       break;                          // s holds the raw scores of tile 0
 #endif
-#if XW_DEBUG == 2
-#pragma unroll
-      for (int e = 0; e < XW_BN / 2; ++e) {
-        const int col = 8 * (e >> 2) + 2 * tq + (e & 1), row = r0 + 8 * ((e >> 1) & 1);
-        s[e] = col == row % XW_BN ? 1.f : 0.f;
-      }
-      lrow[0] = lrow[1] = 1.f;
-#else
-      // Mask (only tiles that cross the causal diagonal or the end of the
-      // keys), then the online softmax per row: max over the quad's lanes,
-      // rescale the running sum and output by exp2(old max - new max).
-      const bool edge = n0 + XW_BN > KV || (causal && n0 + XW_BN - 1 > m0 + 64 * c + shift);
-#pragma unroll
-      for (int e = 0; e < XW_BN / 2; ++e) {
-        float x = s[e] * qmul;
-        const int col = n0 + 8 * (e >> 2) + 2 * tq + (e & 1), row = m0 + r0 + 8 * ((e >> 1) & 1);
-        if (edge && (col >= KV || (causal && col > row + shift))) x = NEG_INF;
-        s[e] = x;
-      }
-#pragma unroll
-      for (int hr = 0; hr < 2; ++hr) {
-        float mx = NEG_INF;
-#pragma unroll
-        for (int n = 0; n < XW_BN / 8; ++n) mx = fmaxf(mx, fmaxf(s[4 * n + 2 * hr], s[4 * n + 2 * hr + 1]));
-        mx = fmaxf(mx, XB_SHFL_XOR(mx, 1));
-        mx = fmaxf(mx, XB_SHFL_XOR(mx, 2));
-        const float mnew = fmaxf(mrow[hr], mx);
-        const float base = mnew == NEG_INF ? 0.f : mnew;  // no visible key yet: p = 0, no inf - inf
-        const float alpha = exp2f(mrow[hr] - base);
-        float sum = 0.f;
-#pragma unroll
-        for (int n = 0; n < XW_BN / 8; ++n)
-#pragma unroll
-          for (int e = 4 * n + 2 * hr; e < 4 * n + 2 * hr + 2; ++e) {
-            s[e] = exp2f(s[e] - base);
-            sum += s[e];
-          }
-        sum += XB_SHFL_XOR(sum, 1);
-        sum += XB_SHFL_XOR(sum, 2);
-        lrow[hr] = lrow[hr] * alpha + sum;
-        mrow[hr] = mnew;
-#pragma unroll
-        for (int n = 0; n < XW_DP / 8; ++n) o[4 * n + 2 * hr] *= alpha, o[4 * n + 2 * hr + 1] *= alpha;
-      }
-#endif
-      // O += P.v: 16 keys a step; v's descriptor starts at key row 16j
-      // (two 8-row atoms, stride 1024), its head-dim halves XW_BN * 128 apart.
-      unsigned a[XW_BN / 16][4];
-#pragma unroll
-      for (int j = 0; j < XW_BN / 16; ++j) {
-        a[j][0] = xa_pack2(s[8 * j], s[8 * j + 1]), a[j][1] = xa_pack2(s[8 * j + 2], s[8 * j + 3]);
-        a[j][2] = xa_pack2(s[8 * j + 4], s[8 * j + 5]), a[j][3] = xa_pack2(s[8 * j + 6], s[8 * j + 7]);
-      }
+      xw_softmax(s, mrow, lrow, alpha, n0, m0 + r0, tq, XW_EDGE(n0), KV, causal, shift, qmul);
+      xw_rescale(o, alpha);
+      xw_pack(a, s);
       xw_bar_wait(XW_VFULL(st), ph);
-      xw_hold<XW_DP / 2>(o);
-      xw_fence();
-      const unsigned va = sV + st * XW_KB;
-#pragma unroll
-      for (int j = 0; j < XW_BN / 16; ++j) {
-#if XW_VSWAP
-        const unsigned long long vd = xw_desc(va + j * 16 * 128, 1024, XW_BN * 128);
-#else
-        const unsigned long long vd = xw_desc(va + j * 16 * 128, XW_BN * 128, 1024);
-#endif
-#if XW_DP == 128
-        xw_rs_n128(o, a[j], vd);
-#else
-        xw_rs_n64(o, a[j], vd);
-#endif
-      }
+      xw_fence_oa(o, a);
+      xw_pv(o, a, sV + st * XW_KB);
       xw_commit();
       xw_wait0();
       xw_hold<XW_DP / 2>(o);
       xw_bar_arrive(XW_EMPTY(st));
     }
-
+#endif
+    // The block's tiles past this consumer's keys: each handed back once it
+    // has landed (an arrival before that would count toward the stage's
+    // previous use, which the other consumer may still be reading).
+    for (int i = ntc; i < nt; ++i) {
+      const int st = i % XW_ST;
+      const unsigned ph = (i / XW_ST) & 1;
+      xw_bar_wait(XW_KFULL(st), ph);
+      xw_bar_wait(XW_VFULL(st), ph);
+      xw_bar_arrive(XW_EMPTY(st));
+    }
+#undef XW_TURN
+#undef XW_TURN_END
+#undef XW_EDGE
     // Out: each lane's pairs of columns as one 32-bit store per row.
     xa_t* ob = out + (long)bh * S * XA_D;
 #pragma unroll
@@ -212,8 +235,9 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
 #pragma unroll
       for (int n = 0; n < XW_DP / 8; ++n) {
-#if XW_DEBUG == 1
-        const float lo = s[4 * n + 2 * hr], hi = s[4 * n + 2 * hr + 1];
+#if XW_DEBUG == 1  // keys past the tile (XW_BN < D) read as 0
+        const float lo = n < XW_BN / 8 ? s[min(4 * n, XW_BN / 2 - 4) + 2 * hr] : 0.f;
+        const float hi = n < XW_BN / 8 ? s[min(4 * n, XW_BN / 2 - 4) + 2 * hr + 1] : 0.f;
 #else
         const float lo = o[4 * n + 2 * hr] * inv, hi = o[4 * n + 2 * hr + 1] * inv;
 #endif

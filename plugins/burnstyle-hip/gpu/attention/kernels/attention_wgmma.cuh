@@ -7,7 +7,9 @@
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define XW_NT 384  // 3 warpgroups: the producer, then two consumers
 #define XW_BM 128  // query rows per block, 64 per consumer
-#define XW_BN 128  // keys per k/v tile
+#ifndef XW_BN
+#define XW_BN 128  // keys per k/v tile: 128, 96 or 64 (wgmma.go's wgmmaTiles picks)
+#endif
 #define XW_DP XA_D
 #define XW_NH (XW_DP / 64)         // 64-column halves (128-byte swizzle span)
 #define XW_QB (XW_BM * XW_DP * 2)  // bytes of the q tile
