@@ -1,25 +1,26 @@
 #!/usr/bin/env bash
 # burnstyle-hip's Hopper attention kernel on the H100 (issue 30: wgmma, TMA
 # tensor maps, producer/consumer warpgroups; attention_wgmma.cu), in both
-# consumer schedules: the default that overlaps tile i's softmax with P.v of
-# tile i-1 (FA3's intra-warpgroup pipelining; 96-key tiles at head dim 128)
-# and the serial one (burnstyle-hip/wgmma-serial, 128-key tiles). Most
+# consumer schedules: the serial default (per tile q.k^T, softmax, P.v;
+# 128-key tiles) and the one that overlaps tile i's softmax with P.v of
+# tile i-1 (FA3's intra-warpgroup pipelining; 96-key tiles at head dim 128;
+# burnstyle-hip/wgmma-overlap). Most
 # diagnostic first, about 80 s (at most ~4 minutes):
 #   1. debug: each operand path alone on the first k/v tile (raw q.k^T
 #      against a CPU product; P = I so out row r = v row r % tile, with both
 #      orders of v's descriptor offsets), both schedules, every mismatch
 #      named by row, column and where the value belongs (TestGPUWGMMADebug);
 #   2. the whole kernel against the float64 reference at edge shapes in both
-#      schedules, then the test's own timings at the issue's shape: overlap,
-#      serial, mma.sync, overlap+ping-pong, overlap with 64-key tiles and with 3
+#      schedules, then the test's own timings at the issue's shape: serial,
+#      overlap, mma.sync, overlap+ping-pong, overlap with 64-key tiles and with 3
 #      stages, serial with 96-key tiles, serial+ping-pong (TIMING lines;
 #      TestGPUWGMMA);
-#   3. xbench verify (burnstyle-hip and burnstyle-hip/wgmma-serial) for
+#   3. xbench verify (burnstyle-hip and burnstyle-hip/wgmma-overlap) for
 #      bfloat16 and float16, causal and not, GQA and not
 #      (scripts/testdata/wgmma-verify.plan);
 #   4. one xbench run at the issue's shape (batch 4, 32/8 heads, 4096, head
 #      dim 128, causal, bfloat16) with pytorch (cuDNN), triton, burnstyle-hip
-#      and burnstyle-hip/wgmma-serial;
+#      and burnstyle-hip/wgmma-overlap;
 # then a summary. Build beforehand (this machine has Go, the GPU machine not):
 #   . scripts/lib.sh && build_xbench
 #   CGO_ENABLED=0 go test -c -o bin/gpu/attention.test ./plugins/burnstyle-hip/gpu/attention
@@ -54,9 +55,9 @@ else
   fails=$((fails+2))
 fi
 step "verify bf16/f16 causal/not GQA/not" 45 $X verify --plan scripts/testdata/wgmma-verify.plan --device "$device" \
-  --backends burnstyle-hip,burnstyle-hip/wgmma-serial --timeout 30s --results "$R/verify"
+  --backends burnstyle-hip,burnstyle-hip/wgmma-overlap --timeout 30s --results "$R/verify"
 step "run issue shape" 100 $X run --workload attention --device "$device" $shape --causal true --dtype bfloat16 --repeats 20 --timeout 90s \
-  --backends pytorch,triton,burnstyle-hip,burnstyle-hip/wgmma-serial --results "$R/run"
+  --backends pytorch,triton,burnstyle-hip,burnstyle-hip/wgmma-overlap --results "$R/run"
 
 # Summary: the debug verdicts, the checks' failures, the verify verdicts,
 # and the run's medians with the kernel each burnstyle-hip cell ran

@@ -39,7 +39,7 @@ var rocblasVariant = backend.Variant{
 }
 
 // variants are the backend's variants, each by its name.
-var variants = []backend.Variant{cublasLtVariant, rocblasVariant, mmaSyncVariant, wgmmaSerialVariant}
+var variants = []backend.Variant{cublasLtVariant, rocblasVariant, mmaSyncVariant, wgmmaOverlapVariant}
 
 // gpuReason is why the GPU path of kind is not available, for messages.
 func gpuReason(kind string) string {

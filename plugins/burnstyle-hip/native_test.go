@@ -51,8 +51,8 @@ func TestInfo(t *testing.T) {
 	for _, v := range info.Variants {
 		names = append(names, v.Name)
 	}
-	if !reflect.DeepEqual(names, []string{"cublaslt", "rocblas", "mma-sync", "wgmma-serial"}) {
-		t.Errorf("variants %v, want cublaslt, rocblas, mma-sync and wgmma-serial", names)
+	if !reflect.DeepEqual(names, []string{"cublaslt", "rocblas", "mma-sync", "wgmma-overlap"}) {
+		t.Errorf("variants %v, want cublaslt, rocblas, mma-sync and wgmma-overlap", names)
 	}
 }
 

@@ -64,13 +64,13 @@ func TestVendorVariants(t *testing.T) {
 		{"rocblas", "rocm", gemmCfg("tf32"), "dtype tf32 is not supported"},
 		{"rocblas", "rocm", tinyConfig(), "workload"},
 		{"rocblas", "rocm", gemmCfg("bfloat16"), ""},
-		{"nope", "rocm", gemmCfg("float32"), "variants: cublaslt, rocblas, mma-sync, wgmma-serial"},
+		{"nope", "rocm", gemmCfg("float32"), "variants: cublaslt, rocblas, mma-sync, wgmma-overlap"},
 		{"mma-sync", "cpu", attnCfg("bfloat16"), "supported: cuda"},
 		{"mma-sync", "cuda", attnCfg("float32"), "dtype float32 is not supported"},
 		{"mma-sync", "cuda", gemmCfg("bfloat16"), "workload"},
 		{"mma-sync", "cuda", attnCfg("float16"), ""},
-		{"wgmma-serial", "cpu", attnCfg("bfloat16"), "supported: cuda"},
-		{"wgmma-serial", "cuda", attnCfg("bfloat16"), ""},
+		{"wgmma-overlap", "cpu", attnCfg("bfloat16"), "supported: cuda"},
+		{"wgmma-overlap", "cuda", attnCfg("bfloat16"), ""},
 	} {
 		got := n.unsupported(tc.variant, tc.device, tc.cfg)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

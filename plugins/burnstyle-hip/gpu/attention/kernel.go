@@ -99,9 +99,9 @@ func (a *attnKernel) describe() string {
 	t, unit := a.tiles, "CUDA cores"
 	switch {
 	case t.Stages > 0:
-		sched := "softmax overlapped with the previous tile's P.v"
-		if a.spec.WGMMASerial {
-			sched = "serial softmax and products"
+		sched := "serial softmax and products"
+		if a.spec.WGMMAOverlap {
+			sched = "softmax overlapped with the previous tile's P.v"
 		}
 		if a.spec.WGMMAPingPong {
 			sched += ", ping-pong"

@@ -55,7 +55,7 @@ func (s Spec) wgmmaTiles() attnTiles {
 	bn := s.WGMMAKeyRows
 	if bn == 0 {
 		bn = 128
-		if !s.WGMMASerial && s.HeadDim == 128 {
+		if s.WGMMAOverlap && s.HeadDim == 128 {
 			bn = 96
 		}
 	}
@@ -82,7 +82,7 @@ func (s Spec) wgmmaDefines(t attnTiles) []string {
 	return []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
 		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages), fmt.Sprintf("-DXW_BN=%d", t.BN),
 		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap)),
-		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong)), fmt.Sprintf("-DXW_OVERLAP=%d", b2i(!s.WGMMASerial))}
+		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong)), fmt.Sprintf("-DXW_OVERLAP=%d", b2i(s.WGMMAOverlap))}
 }
 
 // program is the source and compiler options of the program holding t's

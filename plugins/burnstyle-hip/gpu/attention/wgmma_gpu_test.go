@@ -102,7 +102,7 @@ func TestGPUWGMMADebug(t *testing.T) {
 		for _, dt := range []string{"float16", "bfloat16"} {
 			for _, dim := range []int{128, 64} {
 				s := attnSpec(1, 1, 1, 128, 128, dim, false, dt)
-				s.WGMMASerial = serial
+				s.WGMMAOverlap = !serial
 				bn := attention.WGMMAKeyRows(s)
 				q, k, v := ints(s.QLen(), 2, 1), ints(s.KLen(), 2, 2), ints(s.KLen(), 8, 3)
 				t.Run(fmt.Sprintf("qk/%s/%s/d%d/bn%d", sched, dt, dim, bn), func(t *testing.T) {
@@ -170,7 +170,7 @@ func TestGPUWGMMA(t *testing.T) {
 							continue // the long shapes at head dim 128 only: the step has a time limit
 						}
 						s := attnSpec(1, sh[0], sh[1], sh[2], sh[3], dim, causal, dt)
-						s.WGMMASerial = serial
+						s.WGMMAOverlap = !serial
 						name := map[bool]string{false: "overlap ", true: "serial "}[serial] + s.String()
 						t.Run(name, func(t *testing.T) { checkWGMMA(t, d, s) })
 					}
@@ -178,9 +178,9 @@ func TestGPUWGMMA(t *testing.T) {
 			}
 		}
 	}
-	// Times at the shape: the default (overlapped, 96-key tiles at
-	// head dim 128), the serial schedule (the kernel before the overlap,
-	// 128-key tiles), the mma.sync kernel, then other variants (each checked
+	// Times at the shape: the default (serial schedule, 128-key
+	// tiles), the overlapped schedule (96-key tiles at head dim 128), the
+	// mma.sync kernel, then other variants (each checked
 	// first on a few shapes: a hang there stops only this last part, and no
 	// variant is timed without its check).
 	type variant struct {
@@ -188,17 +188,17 @@ func TestGPUWGMMA(t *testing.T) {
 		mma, ping, serial bool
 		stages, keyRows   int
 	}
-	for _, vr := range []variant{{"wgmma overlap (default)", false, false, false, 0, 0}, {"wgmma serial", false, false, true, 0, 0},
+	for _, vr := range []variant{{"wgmma serial (default)", false, false, true, 0, 0}, {"wgmma overlap", false, false, false, 0, 0},
 		{"mma.sync", true, false, false, 0, 0}, {"wgmma overlap pingpong", false, true, false, 0, 0},
 		{"wgmma overlap 64-key tiles", false, false, false, 0, 64}, {"wgmma overlap 3 stages", false, false, false, 3, 0},
 		{"wgmma serial 96-key tiles", false, false, true, 0, 96},
 		{"wgmma serial pingpong", false, true, true, 0, 0}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-		s.MMASync, s.WGMMAPingPong, s.WGMMASerial, s.WGMMAStages, s.WGMMAKeyRows = vr.mma, vr.ping, vr.serial, vr.stages, vr.keyRows
-		if vr.ping || vr.stages > 0 || vr.keyRows > 0 || vr.serial {
+		s.MMASync, s.WGMMAPingPong, s.WGMMAOverlap, s.WGMMAStages, s.WGMMAKeyRows = vr.mma, vr.ping, !vr.serial, vr.stages, vr.keyRows
+		if vr.ping || vr.stages > 0 || vr.keyRows > 0 || (!vr.serial && !vr.mma) {
 			for _, c := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16"), attnSpec(1, 4, 4, 1000, 200, 64, false, "float16"),
 				attnSpec(1, 2, 2, 129, 513, 128, false, "float16")} {
-				c.WGMMAPingPong, c.WGMMASerial, c.WGMMAStages, c.WGMMAKeyRows = vr.ping, vr.serial, vr.stages, vr.keyRows
+				c.WGMMAPingPong, c.WGMMAOverlap, c.WGMMAStages, c.WGMMAKeyRows = vr.ping, !vr.serial, vr.stages, vr.keyRows
 				t.Run(vr.name+" "+c.String(), func(t *testing.T) { checkWGMMA(t, d, c) })
 			}
 		}

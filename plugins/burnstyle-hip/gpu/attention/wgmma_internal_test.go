@@ -61,7 +61,7 @@ func TestWGMMAGeometry(t *testing.T) {
 	}{{128, false, 0, 96, 4}, {128, true, 0, 128, 3}, {64, false, 0, 128, 3}, {64, true, 0, 128, 3},
 		{128, false, 64, 64, 6}, {128, false, 128, 128, 3}, {64, false, 64, 64, 6}, {128, true, 96, 96, 4}} {
 		s := Spec{AttentionShape: cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 2, SeqLen: 300, KVLen: 200, HeadDim: tc.d}, Dtype: "float16",
-			WGMMASerial: tc.serial, WGMMAKeyRows: tc.keyRows}
+			WGMMAOverlap: !tc.serial, WGMMAKeyRows: tc.keyRows}
 		d := tc.d
 		tl := s.tiles(90)
 		if tl.BM != 128 || tl.BN != tc.wantBN || tl.DP != d || tl.Stages != tc.wantSt {

@@ -45,7 +45,7 @@ func TestWGMMANVRTC(t *testing.T) {
 		{"bfloat16", 128, true, 0, false, false, 0, false, 64}, {"bfloat16", 128, true, 0, false, false, 0, true, 96}}
 	for _, b := range builds {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, b.causal, b.dt)
-		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages, s.WGMMASerial, s.WGMMAKeyRows = b.debug, b.vswap, b.ping, b.stages, b.serial, b.keys
+		s.WGMMADebug, s.WGMMAVSwap, s.WGMMAPingPong, s.WGMMAStages, s.WGMMAOverlap, s.WGMMAKeyRows = b.debug, b.vswap, b.ping, b.stages, !b.serial, b.keys
 		log, err := attention.CompileReport(s, "sm_90a")
 		name := fmt.Sprintf("%s debug=%d vswap=%v pingpong=%v stages=%d serial=%v keys=%d", s, b.debug, b.vswap, b.ping, b.stages, b.serial, b.keys)
 		if err != nil {

@@ -9,10 +9,10 @@
 // of scores scaled by log2(e)/sqrt(D), as attention_mma.cu), O += P.v by
 // wgmma with P from registers (per 16 keys, S's accumulator layout is the
 // A fragment of P.v), then an arrive on the stage's "empty" barrier hands
-// it back. XW_OVERLAP 1 (the default) pipelines that inside a consumer
-// (see the consumer's loop); 0 keeps it serial. The two consumers also
-// interleave on their own: one's softmax runs while the other's products
-// hold the tensor cores. setmaxnreg moves registers from the producer (40)
+// it back. XW_OVERLAP 0 (the default, Spec.WGMMAOverlap false) keeps that
+// serial inside a consumer; 1 pipelines it (see the consumer's loop), which
+// ran slower on the H100 (wgmma.go). The two consumers interleave on their
+// own: one's softmax runs while the other's products hold the tensor cores. setmaxnreg moves registers from the producer (40)
 // to the consumers (232).
 //
 // Shared memory (1024-aligned: a 128-byte swizzle atom is 8 rows of 128
