@@ -50,7 +50,9 @@ func (s *state) batchSize(w Worker, c Cell) int {
 // device, in plan order. The plan puts equal-cost cells of all backends
 // side by side, so it looks past other backends' cells: they are left in
 // place for the next call. Finished and blocked cells are left to next,
-// which reports or records them in their turn.
+// which reports or records them in their turn. With several workers a
+// batch takes at most its worker's share of those cells, so that no worker
+// holds a batch while the others have nothing left to run.
 func (s *state) nextBatch(w Worker) ([]Cell, error) {
 	c, ok, err := s.next(w)
 	if err != nil || !ok {
@@ -58,9 +60,13 @@ func (s *state) nextBatch(w Worker) ([]Cell, error) {
 	}
 	out := []Cell{c}
 	size := s.batchSize(w, c)
+	if size <= 1 {
+		return out, nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for i := s.pos; i < len(s.cells) && len(out) < size; i++ {
+	var fits []int // indexes of the cells that may join
+	for i := s.pos; i < len(s.cells); i++ {
 		d := s.cells[i]
 		if s.taken[i] || !sameBatch(c, d) || s.existing(d) {
 			continue
@@ -68,8 +74,12 @@ func (s *state) nextBatch(w Worker) ([]Cell, error) {
 		if _, blocked := s.blocker(d); blocked {
 			continue
 		}
+		fits = append(fits, i)
+	}
+	share := (len(fits) + 1 + s.workers - 1) / s.workers // c and the rest, over the workers, rounded up
+	for _, i := range fits[:min(len(fits), min(size, share)-1)] {
 		s.taken[i] = true
-		out = append(out, d)
+		out = append(out, s.cells[i])
 	}
 	return out, nil
 }

@@ -98,7 +98,7 @@ func Run(ctx context.Context, f *Folder, plan []Cell, workers []Worker, opts Opt
 	s := &state{folder: f, opts: opts, cells: Shard(plan, opts.Shard, opts.Shards),
 		known: map[string]Entry{}, written: map[string]bool{}, noBatch: map[string]bool{},
 		sum: Summary{Written: map[result.Status]int{}, Left: map[string]int{}}}
-	s.taken = make([]bool, len(s.cells))
+	s.taken, s.workers = make([]bool, len(s.cells)), len(workers)
 	if opts.Budget > 0 {
 		s.deadline = opts.now().Add(opts.Budget)
 		if opts.Progress != nil {
@@ -146,6 +146,7 @@ type state struct {
 	pos      int              // next cell to hand out
 	taken    []bool           // cells after pos already handed out in a batch (batch.go)
 	noBatch  map[string]bool  // backend processes that answered backend.ErrCannotBatch
+	workers  int              // how many share the cells
 	known    map[string]Entry // cell files on disk (valid ones count as finished)
 	written  map[string]bool  // cells this invocation wrote
 	frontier []Cell           // cells that ran out of memory or time
