@@ -250,12 +250,14 @@ func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	waitDead(t, readPids(t, pidFile))
 }
 
+// Batches of 3 (the native plugin runs them in its process): a kill loses
+// the batch in flight only, and the rerun runs it again.
 func TestKilledSweepFinishesOnRerun(t *testing.T) {
 	bin := xbench(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := []string{"sweep", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny",
 		"--seq-len", "512,1024,2048", "--ttt-type", "linear,mlp", "--dtype", "float32,float64",
-		"--warmup", "0", "--repeats", "3", "--results", dir}
+		"--warmup", "0", "--repeats", "3", "--cells-per-call", "3", "--results", dir}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = repoRoot
 	var log bytes.Buffer
