@@ -6,8 +6,9 @@
 # the cells per minute, and how the two runs' medians compare cell by cell
 # (the speed-up must come from the harness, not from changed numbers).
 # About 100 s on the H100 (400 cells a run at ~530 cells a minute, plus
-# starts); every sweep is bounded on its own. From the repository root with
-# bin/xbench and bin/burnstyle-hip built:
+# starts); at most 150 s: the warm-up gets 30 s and each run LIMIT (60) s, a
+# run cut short reporting its cells a minute over what it finished. From the
+# repository root with bin/xbench and bin/burnstyle-hip built:
 #   bash scripts/h100-batch.sh OUTDIR
 # SHAPES, DTYPES, BACKENDS override the suite (e.g. SHAPES=square).
 set -uo pipefail
@@ -16,7 +17,7 @@ X=${XBENCH:-bin/xbench}
 SHAPES=${SHAPES:-llm}
 DTYPES=${DTYPES:-bfloat16}
 B=${BACKENDS:-pytorch,burnstyle-hip}
-LIMIT=${LIMIT:-55} # seconds a sweep may take
+LIMIT=${LIMIT:-60} # seconds a measured sweep may take
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
@@ -26,23 +27,23 @@ common=(sweep --workload gemm --device cuda --shapes "$SHAPES" --dtype "$DTYPES"
   --warmup 3 --repeats 10 --timeout 60s --cold-cache=false)
 nvidia-smi -L 2>&1 | tee -a "$log"
 
-# sweep NAME PER-CALL [ARGS...]: one sweep into $out/NAME, its wall time
-# (start to exit, backend starts included) in $out/NAME.wall.
+# sweep NAME SECONDS PER-CALL [ARGS...]: one sweep into $out/NAME, its wall
+# time (start to exit, backend starts included) in $out/NAME.wall.
 sweep() {
-  local name=$1 per=$2; shift 2
+  local name=$1 limit=$2 per=$3; shift 3
   rm -rf "${out:?}/$name"
   local t0 t1 rc
   t0=$(date +%s.%N)
-  timeout -k 5 "$LIMIT" $X "${common[@]}" --cells-per-call "$per" --results "$out/$name" "$@" > "$out/$name.log" 2>&1
+  timeout -k 5 "$limit" $X "${common[@]}" --cells-per-call "$per" --results "$out/$name" "$@" > "$out/$name.log" 2>&1
   rc=$?
   t1=$(date +%s.%N)
   echo "$t0 $t1" | awk '{printf "%.2f\n", $2 - $1}' > "$out/$name.wall"
-  echo "=== $name (--cells-per-call $per): exit $rc after $(cat "$out/$name.wall") s; $(tail -n 3 "$out/$name.log" | grep -m1 'cells have a file')" | tee -a "$log"
+  echo "=== $name (--cells-per-call $per): exit $rc after $(cat "$out/$name.wall") s; $(grep -m1 'cells have a file' "$out/$name.log")" | tee -a "$log"
 }
 
-sweep warm 16 --shard 0/20           # imports, the GPU's clocks, the page cache: not measured
-sweep percell 1
-sweep batch16 16
+sweep warm 30 16 --shard 0/20 # imports, the GPU's clocks, the page cache: not measured
+sweep percell "$LIMIT" 1
+sweep batch16 "$LIMIT" 16
 
 python3 - "$out" <<'EOF' 2>&1 | tee -a "$log"
 import glob, json, os, statistics, sys
