@@ -65,8 +65,8 @@ func (s *state) nextBatch(w Worker) ([]Cell, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var fits []int // indexes of the cells that may join
-	for i := s.pos; i < len(s.cells); i++ {
+	var fits []int // indexes of the cells that may join, as many as can matter
+	for i := s.pos; i < len(s.cells) && len(fits) < size*s.workers; i++ {
 		d := s.cells[i]
 		if s.taken[i] || !sameBatch(c, d) || s.existing(d) {
 			continue
