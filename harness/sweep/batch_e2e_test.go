@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -22,22 +23,29 @@ func TestFaultsInABatchThroughRealProcesses(t *testing.T) {
 	sess := faultSession(t)
 	sess.StartTimeout = 2 * time.Minute // a slow Python start must not turn into a cell's timeout
 	cell := func(seq int) sweep.Cell {
+		dtype := "float32"
+		if seq == 0 { // outside the backend's capabilities: answered unsupported, not sent
+			seq, dtype = 16, "float64"
+		}
 		return sweep.Cell{Backend: "faulty", Device: "cpu", Config: ttt.Config{ModelSize: "tiny", TTTType: "linear", Batch: 1,
-			SeqLen: seq, MiniBatch: 16, Dtype: "float32", Backbone: "transformer", Repeats: 3}.Result()}
+			SeqLen: seq, MiniBatch: 16, Dtype: dtype, Backbone: "transformer", Repeats: 3}.Result()}
 	}
 	const whole, ended, after = "alone: its batch of 5 failed as a whole", "alone: it ended failed in a batch of 4", "alone: a cell before it"
 	tests := []struct {
 		name string
 		seqs []int
-		want map[int]string // seq-len -> status, then what its dispatch setting starts with
+		// seq-len and dtype ("16f32") -> status, a space and what its
+		// dispatch setting starts with; nothing after the space: no setting.
+		want map[string]string
 	}{
 		// 32 crashes the process (exit 3) in the middle of the batch.
-		{"crash", []int{16, 32, 144, 160, 176}, map[int]string{16: "ok " + whole, 32: "failed " + whole,
-			144: "ok " + whole, 160: "ok " + whole, 176: "ok " + whole}},
+		{"crash", []int{16, 32, 144, 160, 176}, map[string]string{"16f32": "ok " + whole, "32f32": "failed " + whole,
+			"144f32": "ok " + whole, "160f32": "ok " + whole, "176f32": "ok " + whole}},
 		// 64 answers a result that breaks the schema: failed, in its slot.
-		{"failed result", []int{16, 64, 144, 160}, map[int]string{16: "ok batch of 4", 64: "failed " + ended,
-			144: "ok " + after, 160: "ok " + after}},
-		{"no trouble", []int{16, 144, 160}, map[int]string{16: "ok batch of 3", 144: "ok batch of 3", 160: "ok batch of 3"}},
+		{"failed result", []int{16, 64, 144, 160}, map[string]string{"16f32": "ok batch of 4", "64f32": "failed " + ended,
+			"144f32": "ok " + after, "160f32": "ok " + after}},
+		{"no trouble", []int{16, 144, 160, 0}, map[string]string{"16f32": "ok batch of 3", "144f32": "ok batch of 3",
+			"160f32": "ok batch of 3", "16f64": "unsupported "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -58,7 +66,9 @@ func TestFaultsInABatchThroughRealProcesses(t *testing.T) {
 			for _, e := range snap.Cells {
 				r := e.Result
 				got := string(r.Status) + " " + r.Env.Settings[bench.DispatchSetting]
-				if want := tt.want[r.Config.Int("seq_len")]; !strings.HasPrefix(got, want) {
+				id := fmt.Sprintf("%df%s", r.Config.Int("seq_len"), strings.TrimPrefix(r.Config.Get("dtype"), "float"))
+				want, ok := tt.want[id]
+				if !ok || !strings.HasPrefix(got, want) || strings.HasSuffix(want, " ") != strings.HasSuffix(got, " ") {
 					t.Errorf("seq %d: %q (%s), want %q...", r.Config.Int("seq_len"), got, r.Message, want)
 				}
 				if r.Status == result.StatusFailed && tt.name == "crash" &&
