@@ -5,6 +5,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 
 	"github.com/xbench/xbench/harness/result"
 )
@@ -93,10 +94,18 @@ type ExportResponse struct {
 // BatchRunner is implemented by a backend that can run many configurations
 // in one round trip (a Python process answering a thousand GEMM shapes
 // without a thousand request/reply pairs). Results come back in request
-// order, one per request.
+// order, one per request, each made exactly as Run would make it; a
+// request's own failure is its result. An error means the batch as a whole
+// failed (the process died or hung, a reply broke the protocol): which of
+// its requests caused it is then unknown, so the caller runs them again one
+// by one (harness/sweep), never blames them all.
 type BatchRunner interface {
 	RunBatch(ctx context.Context, reqs []RunRequest) ([]result.Result, error)
 }
+
+// ErrCannotBatch is returned (wrapped) by a backend, or by the plugin layer
+// for it, that has no run_batch op: its configurations are run one by one.
+var ErrCannotBatch = errors.New("cannot run a batch")
 
 // RunAll runs reqs through b, in one batch where b can, else one by one.
 func RunAll(ctx context.Context, b Backend, reqs []RunRequest) ([]result.Result, error) {

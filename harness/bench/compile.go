@@ -26,12 +26,8 @@ func (s *Session) Compile(ctx context.Context, fullName, device string, cfg resu
 		st, msg := startFailure(runCtx, err, timeout)
 		return backend.Compiled{Status: st, Message: msg}, nil
 	}
-	caps, err := info.CapabilitiesOf(variant)
-	if err != nil {
-		return backend.Compiled{Status: result.StatusUnsupported, Message: backend.ErrorText(err)}, nil
-	}
-	if why := caps.Unsupported(device, cfg); why != "" {
-		return backend.Compiled{Status: result.StatusUnsupported, Message: fullName + ": " + why}, nil
+	if why := refusal(info, fullName, device, cfg); why != "" {
+		return backend.Compiled{Status: result.StatusUnsupported, Message: why}, nil
 	}
 	c, ok := b.(backend.Compiler)
 	if !ok {

@@ -134,19 +134,9 @@ func (s *Session) Close() {
 func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
 	name, variant := backend.SplitName(fullName)
 	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}, Mode: s.Mode}
-	if s.StartTimeout > 0 {
-		// A framework import is not part of the configuration's time: it
-		// gets its own bound, and the cell's deadline starts after it.
-		sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
-		_, _, err := s.Backend(sctx, name)
-		cancel()
-		if err != nil {
-			base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
-			if timedOut(sctx, err) {
-				base.Status, base.Message = result.StatusTimeout, fmt.Sprintf("backend did not start within --start-timeout %s: %v", s.StartTimeout, err)
-			}
-			return s.Finalize(base)
-		}
+	if st, msg := s.startBounded(ctx, name); st != "" {
+		base.Status, base.Message = st, msg
+		return s.Finalize(base)
 	}
 	// One deadline for the whole cell, starting the backend included
 	// unless StartTimeout bounded that above.
@@ -157,13 +147,8 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = startFailure(runCtx, err, timeout)
 		return s.Finalize(base)
 	}
-	caps, err := info.CapabilitiesOf(variant)
-	if err != nil {
-		base.Status, base.Message = result.StatusUnsupported, backend.ErrorText(err)
-		return s.Finalize(base)
-	}
-	if why := caps.Unsupported(device, cfg); why != "" {
-		base.Status, base.Message = result.StatusUnsupported, fullName+": "+why
+	if why := refusal(info, fullName, device, cfg); why != "" {
+		base.Status, base.Message = result.StatusUnsupported, why
 		return s.Finalize(base)
 	}
 	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg, Mode: s.Mode})
@@ -178,20 +163,7 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = result.StatusFailed, backend.ErrorText(err)
 		return s.Finalize(base)
 	}
-	res.Backend = fullName
-	res.Config = cfg
-	if res.Mode != s.Mode && res.Status == result.StatusOK {
-		// Trust but check: a backend that ignored the mode timed something
-		// else than was asked, and its numbers must not pass for it.
-		res.Status, res.Message, res.SamplesMs = result.StatusFailed, fmt.Sprintf(
-			"%s was asked to time in mode %s but its result says %s (a backend that cannot honour a mode answers unsupported)",
-			fullName, s.Mode, res.Mode), nil
-	}
-	res.Mode = s.Mode
-	if res.Device.Kind == "" {
-		res.Device.Kind = base.Device.Kind
-	}
-	res = s.Finalize(res)
+	res = s.answered(base, res)
 	if res.Status == result.StatusOOM {
 		// Whatever the cell left allocated (a caching allocator, a
 		// reference an error kept) goes with the process: the next
@@ -199,6 +171,61 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		s.Restart(name)
 	}
 	return res
+}
+
+// startBounded starts name's process under --start-timeout when one is
+// set: a framework import is not part of a configuration's time, so it gets
+// its own bound, and the cell's deadline starts after it. It returns the
+// status and message of a start that failed, or "" (also without a bound:
+// the start then counts against the cell's own deadline).
+func (s *Session) startBounded(ctx context.Context, name string) (result.Status, string) {
+	if s.StartTimeout <= 0 {
+		return "", ""
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.StartTimeout)
+	defer cancel()
+	if _, _, err := s.Backend(sctx, name); err != nil {
+		if timedOut(sctx, err) {
+			return result.StatusTimeout, fmt.Sprintf("backend did not start within --start-timeout %s: %v", s.StartTimeout, err)
+		}
+		return result.StatusFailed, backend.ErrorText(err)
+	}
+	return "", ""
+}
+
+// refusal is why the backend (or variant) fullName cannot run cfg on
+// device by its declared capabilities, or "" when it can.
+func refusal(info backend.Info, fullName, device string, cfg result.Config) string {
+	_, variant := backend.SplitName(fullName)
+	caps, err := info.CapabilitiesOf(variant)
+	if err != nil {
+		return backend.ErrorText(err)
+	}
+	if why := caps.Unsupported(device, cfg); why != "" {
+		return fullName + ": " + why
+	}
+	return ""
+}
+
+// answered finalizes the result a backend gave for the request base
+// stands for (its backend, configuration, device and mode): the name and
+// configuration asked for are the ones recorded, and an ok result timed in
+// another mode than asked is refused.
+func (s *Session) answered(base, res result.Result) result.Result {
+	res.Backend = base.Backend
+	res.Config = base.Config
+	if res.Mode != s.Mode && res.Status == result.StatusOK {
+		// Trust but check: a backend that ignored the mode timed something
+		// else than was asked, and its numbers must not pass for it.
+		res.Status, res.Message, res.SamplesMs = result.StatusFailed, fmt.Sprintf(
+			"%s was asked to time in mode %s but its result says %s (a backend that cannot honour a mode answers unsupported)",
+			base.Backend, s.Mode, res.Mode), nil
+	}
+	res.Mode = s.Mode
+	if res.Device.Kind == "" {
+		res.Device.Kind = base.Device.Kind
+	}
+	return s.Finalize(res)
 }
 
 // cellContext is ctx with the cell's deadline, or ctx itself without one.

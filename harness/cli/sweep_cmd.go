@@ -53,6 +53,7 @@ type sweepFlags struct {
 	force, status, csv, clear, slurm bool
 	slurmTasks, perBucket            int
 	compileAhead                     int
+	cellsPerCall                     int
 	budgetDur                        time.Duration // --budget, parsed
 }
 
@@ -72,6 +73,7 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
 	fs.StringVar(&f.budget, "budget", "", "minutes (or a duration such as 90s, 1h30m) this invocation may begin cells in; cheapest first, the rest stay for a rerun")
 	fs.IntVar(&f.compileAhead, "compile-ahead", 0, "helper processes per backend that compile cells (XLA, Triton autotuning) into --compile-cache before they are timed; 0: each cell compiles where it is timed")
+	fs.IntVar(&f.cellsPerCall, "cells-per-call", defaultCellsPerCall, "cells of one backend and device sent in one round trip (run_batch) where the backend takes several; 1: one by one")
 	if _, ok := wl.(workload.Bucketer); ok {
 		fs.IntVar(&f.perBucket, "per-bucket", 0, "time this many configurations of each canonical shape bucket (the largest, then evenly spaced), not every one (0: all)")
 	}
@@ -119,6 +121,9 @@ func sweepCmd(ctx context.Context, a *App, args []string) error {
 		return usagef("--budget and --slurm were combined (a job array's time is sbatch's --time: --slurm-args)")
 	}
 	f.budgetDur = budget
+	if f.cellsPerCall < 1 || f.cellsPerCall > maxCellsPerCall {
+		return usagef("--cells-per-call %d is out of range (allowed: 1 to %d; 1 sends each cell on its own)", f.cellsPerCall, maxCellsPerCall)
+	}
 	if err := f.checkAhead(); err != nil {
 		return err
 	}
@@ -250,7 +255,7 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		return f.submit(a, fs, folder, plan, root)
 	}
 	opts := sweep.Options{Timeout: f.c.timeout, Force: f.force,
-		Shard: shard, Shards: shards, Progress: progress, Budget: f.budgetDur}
+		Shard: shard, Shards: shards, Progress: progress, Budget: f.budgetDur, CellsPerCall: f.cellsPerCall}
 	if f.compileAhead > 0 {
 		helperTails := sweep.NewTails() // helpers' output stays out of the timed cells' tails
 		hreg, _, err := a.sweepRegistry(&f.c, progress, helperTails)
@@ -326,7 +331,19 @@ func aheadClasses(reg *registry.Registry, names []string) map[string]string {
 	return out
 }
 
-var _ sweep.Compiler = (*bench.Session)(nil)
+var (
+	_ sweep.Compiler      = (*bench.Session)(nil)
+	_ sweep.BatchExecutor = (*bench.Session)(nil)
+)
+
+// defaultCellsPerCall: on the H100 the harness's own cost was about 9 ms a
+// cell (a round trip, and handling the result); a call of 16 cells pays the
+// round trip once, while a crash (after which its batch runs again cell by
+// cell) costs at most 16 cells' time again. maxCellsPerCall bounds that.
+const (
+	defaultCellsPerCall = 16
+	maxCellsPerCall     = 1024
+)
 
 // parseBudget reads --budget: minutes as a number, or a Go duration; "" is none.
 func parseBudget(v string) (time.Duration, error) {

@@ -3,6 +3,7 @@ package plugin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -86,6 +87,10 @@ func (s *grpcServer) RunBatch(ctx context.Context, req *pb.RunBatchRequest) (*pb
 		reqs[i] = runFromProto(r)
 	}
 	results, err := backend.RunAll(ctx, s.impl, reqs)
+	if errors.Is(err, backend.ErrCannotBatch) {
+		// The code an older plugin without the rpc gives: one answer for both.
+		return nil, status.Error(codes.Unimplemented, err.Error())
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -136,13 +141,16 @@ func (c *grpcClient) Run(ctx context.Context, req backend.RunRequest) (result.Re
 }
 
 // RunBatch sends every request in one call; each result is checked against
-// the schema like Run's.
+// the schema like Run's. UNIMPLEMENTED becomes backend.ErrCannotBatch.
 func (c *grpcClient) RunBatch(ctx context.Context, reqs []backend.RunRequest) ([]result.Result, error) {
 	in := &pb.RunBatchRequest{}
 	for _, r := range reqs {
 		in.Requests = append(in.Requests, runToProto(r))
 	}
 	rep, err := c.client.RunBatch(ctx, in)
+	if no := declined(err, backend.ErrCannotBatch); no != nil {
+		return nil, no
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,8 @@ package plugin
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -167,4 +169,34 @@ func TestLargeIntegersSurviveTheWire(t *testing.T) {
 	if m := info.Capabilities.Workloads[0].Max["seq_len"]; m != 1<<40 {
 		t.Errorf("capability max seq_len came back as %d, want 2^40", m)
 	}
+}
+
+// cannotBatch is a backend whose run_batch is missing (a JSON-lines program
+// that answered "unknown op").
+type cannotBatch struct{ fakeBackend }
+
+func (*cannotBatch) RunBatch(context.Context, []backend.RunRequest) ([]result.Result, error) {
+	return nil, fmt.Errorf("%w: unknown op 'run_batch'", backend.ErrCannotBatch) // as subprocess words it
+}
+
+// A backend that cannot batch is told apart over the wire from one whose
+// batch failed: the first becomes backend.ErrCannotBatch again on the host
+// (its cells then go one by one), the second stays an error of the batch.
+func TestRunBatchDeclinedCrossesTheWire(t *testing.T) {
+	req := backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg}
+	_, err := connect(t, &cannotBatch{}).(backend.BatchRunner).RunBatch(context.Background(), []backend.RunRequest{req})
+	if !errors.Is(err, backend.ErrCannotBatch) || !strings.Contains(err.Error(), "unknown op 'run_batch'") ||
+		strings.Count(err.Error(), backend.ErrCannotBatch.Error()) != 1 {
+		t.Errorf("declined batch: %v, want backend.ErrCannotBatch with the backend's words, said once", err)
+	}
+	_, err = connect(t, &failingBatch{}).(backend.BatchRunner).RunBatch(context.Background(), []backend.RunRequest{req})
+	if err == nil || errors.Is(err, backend.ErrCannotBatch) || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("failed batch: %v, want the batch's own error", err)
+	}
+}
+
+type failingBatch struct{ fakeBackend }
+
+func (*failingBatch) RunBatch(context.Context, []backend.RunRequest) ([]result.Result, error) {
+	return nil, errors.New("run_batch: backend process exited (exit status 3)")
 }

@@ -321,17 +321,15 @@ func (b *Backend) RunRaw(ctx context.Context, req backend.RunRequest) ([]byte, e
 
 // RunBatch sends every request in one "run_batch" round trip; each result
 // is checked against the schema like Run's, an invalid one becoming failed.
+// A process that dies during the batch is an error, not a failed result for
+// every request: one of them crashed it, and which is known only once they
+// run again one by one (backend.BatchRunner). A program that predates the
+// op answers "unknown op": backend.ErrCannotBatch.
 func (b *Backend) RunBatch(ctx context.Context, reqs []backend.RunRequest) ([]result.Result, error) {
 	rep, err := b.call(ctx, "run_batch", batch(reqs))
 	if err != nil {
-		var exit *ExitError
-		if errors.As(err, &exit) {
-			out := make([]result.Result, len(reqs))
-			for i, req := range reqs {
-				out[i] = failedResult(req, exitMessage(exit))
-				out[i].Tail = exit.Tail
-			}
-			return out, nil
+		if declined(rep) {
+			return nil, fmt.Errorf("%w: %s", backend.ErrCannotBatch, rep.Error)
 		}
 		return nil, err
 	}

@@ -183,3 +183,50 @@ func TestCrashMessageCarriesTheExceptionLine(t *testing.T) {
 		t.Fatalf("status %s, message %q: want failed naming the exception", r.Status, r.Message)
 	}
 }
+
+// RunBatch: a result per request in order (one that breaks the schema is
+// that request's failed result); a process that dies mid-batch is an error
+// for the whole batch, never a failure pinned on every request; a program
+// without the op is backend.ErrCannotBatch.
+func TestRunBatch(t *testing.T) {
+	ok := `{"samples_ms": [1.0], "backend": "t", "status": "ok", "config": r["config"], "device": {"kind": "cpu", "name": "c", "count": 1}, "compile_ms": 0, "peak_memory_bytes": 0, "num_params": 0, "throughput": 0, "env": {"framework": "none", "timing": "host-clock"}, "run_id": "", "schema_version": 2}`
+	tests := []struct {
+		name, body string
+		want       []result.Status // nil: an error
+		wantErr    string
+	}{
+		{"results in order", `    out = [` + ok + ` for r in req["requests"]]
+    out[1]["status"] = "splendid"
+    print(json.dumps({"id": req["id"], "results": out}), flush=True)
+`, []result.Status{result.StatusOK, result.StatusFailed, result.StatusOK}, ""},
+		{"crash mid-batch", `    sys.stderr.write("dying\n"); sys.exit(3)
+`, nil, "exit status 3"},
+		{"no such op", `    print(json.dumps({"id": req["id"], "error": "unknown op 'run_batch'"}), flush=True)
+`, nil, "cannot run a batch"},
+	}
+	reqs := []backend.RunRequest{{Workload: "ttt", Device: "cpu", Config: cfg}, {Workload: "ttt", Device: "cpu", Config: cfg}, {Workload: "ttt", Device: "cpu", Config: cfg}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(script(t, tt.body), os.Environ(), ".", &bytes.Buffer{})
+			defer b.Close()
+			rs, err := b.RunBatch(context.Background(), reqs)
+			if tt.want == nil {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || rs != nil {
+					t.Fatalf("got %d results, %v; want no results and an error containing %q", len(rs), err, tt.wantErr)
+				}
+				if (tt.name == "no such op") != errors.Is(err, backend.ErrCannotBatch) {
+					t.Errorf("ErrCannotBatch is %v for %v", errors.Is(err, backend.ErrCannotBatch), err)
+				}
+				return
+			}
+			if err != nil || len(rs) != len(tt.want) {
+				t.Fatalf("%d results, %v", len(rs), err)
+			}
+			for i, r := range rs {
+				if r.Status != tt.want[i] {
+					t.Errorf("result %d: %s (%s), want %s", i, r.Status, r.Message, tt.want[i])
+				}
+			}
+		})
+	}
+}

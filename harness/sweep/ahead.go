@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/manifest"
 	"github.com/xbench/xbench/harness/result"
 )
@@ -196,13 +197,8 @@ func (s *state) workAhead(ctx context.Context, w Worker) error {
 		var next []Cell
 		next, err = s.nextWindow(w)
 		host = p.start(ctx, next, manifest.CompileAheadHost)
-		for _, c := range window {
-			compiled, ok := done[c.Key()]
-			var cp *backend.Compiled
-			if ok {
-				cp = &compiled
-			}
-			if xerr := s.execute(ctx, w, c, cp, wait/time.Duration(len(window))); xerr != nil || ctx.Err() != nil {
+		for _, group := range s.groups(w, window, done) {
+			if xerr := s.dispatch(ctx, w, group, done, wait/time.Duration(len(window))); xerr != nil || ctx.Err() != nil {
 				host.wait()
 				return xerr
 			}
@@ -273,13 +269,8 @@ func withCompiled(r result.Result, c backend.Compiled) result.Result {
 	if r.Status != result.StatusOK {
 		return r
 	}
-	settings := maps.Clone(r.Env.Settings)
-	if settings == nil {
-		settings = map[string]string{}
-	}
-	settings["compile_ahead"] = fmt.Sprintf("compiled in a helper process in %.1f ms (compile_ms); this process's prepare and first call then took %.1f ms",
-		c.CompileMs, r.CompileMs)
-	r.Env.Settings = settings
+	r = bench.WithSetting(r, "compile_ahead", fmt.Sprintf("compiled in a helper process in %.1f ms (compile_ms); this process's prepare and first call then took %.1f ms",
+		c.CompileMs, r.CompileMs))
 	r.CompileMs = c.CompileMs
 	return r
 }

@@ -59,6 +59,11 @@ func TestCompileAheadThroughRealProcesses(t *testing.T) {
 	if !strings.Contains(o.stderr, "sweep: compiled 5 cells ahead in") || !strings.Contains(o.stderr, "2 failed") {
 		t.Errorf("no compile line for the window in:\n%s", o.stderr)
 	}
+	// slowjit has no run_batch: its "unknown op" reaches the sweep as
+	// backend.ErrCannotBatch through the plugin, and its cells go one by one.
+	if !strings.Contains(o.stderr, "sweep: slowjit cannot take a batch") {
+		t.Errorf("no line saying slowjit takes no batch in:\n%s", o.stderr)
+	}
 	took := regexp.MustCompile(`then took ([0-9.]+) ms`)
 	for seq, want := range map[int]result.Status{16: result.StatusOK, 32: result.StatusFailed, 48: result.StatusOK,
 		64: result.StatusOK, 80: result.StatusOOM} {

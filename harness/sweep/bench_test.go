@@ -106,19 +106,25 @@ func noopPlan(n int) []sweep.Cell {
 // BenchmarkDispatch is the harness's cost per cell (ns/op = one cell):
 // "plugin" through a persistent plugin process over gRPC to a backend that
 // does nothing, as a real sweep does; "in-process" without the process, so
-// the difference is the RPC. Both include the checks, statistics and the
-// atomic write of the cell's file, whose two fsyncs cost what the disk
-// makes them cost: "tmpfs" (where fsync is free) leaves the CPU part.
+// the difference is the RPC; "plugin-batch16" sends 16 cells a call
+// (--cells-per-call 16), one RPC for 16 cells. All include the checks,
+// statistics and the atomic write of the cell's file, whose two fsyncs cost
+// what the disk makes them cost: "tmpfs" (where fsync is free) leaves the
+// CPU part.
 func BenchmarkDispatch(b *testing.B) {
+	plugin := func(s *bench.Session) sweep.Executor { return s }
 	for _, tc := range []struct {
-		name  string
-		exec  func(*bench.Session) sweep.Executor
-		tmpfs bool
+		name    string
+		exec    func(*bench.Session) sweep.Executor
+		tmpfs   bool
+		perCall int
 	}{
-		{"plugin/disk", func(s *bench.Session) sweep.Executor { return s }, false},
-		{"in-process/disk", func(s *bench.Session) sweep.Executor { return instant{s} }, false},
-		{"plugin/tmpfs", func(s *bench.Session) sweep.Executor { return s }, true},
-		{"in-process/tmpfs", func(s *bench.Session) sweep.Executor { return instant{s} }, true},
+		{"plugin/disk", plugin, false, 1},
+		{"plugin-batch16/disk", plugin, false, 16},
+		{"in-process/disk", func(s *bench.Session) sweep.Executor { return instant{s} }, false, 1},
+		{"plugin/tmpfs", plugin, true, 1},
+		{"plugin-batch16/tmpfs", plugin, true, 16},
+		{"in-process/tmpfs", func(s *bench.Session) sweep.Executor { return instant{s} }, true, 1},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			dir := b.TempDir()
@@ -139,7 +145,7 @@ func BenchmarkDispatch(b *testing.B) {
 			plan := noopPlan(b.N)
 			folder := sweep.NewFolder(filepath.Join(dir, "sweep"))
 			b.ResetTimer()
-			sum, err := sweep.Run(context.Background(), folder, plan, []sweep.Worker{{Exec: tc.exec(sess)}}, sweep.Options{})
+			sum, err := sweep.Run(context.Background(), folder, plan, []sweep.Worker{{Exec: tc.exec(sess)}}, sweep.Options{CellsPerCall: tc.perCall})
 			b.StopTimer()
 			if err != nil || sum.Written[result.StatusOK] != b.N {
 				b.Fatalf("sweep: %v, written %v, want %d ok", err, sum.Written, b.N)

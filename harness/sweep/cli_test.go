@@ -49,6 +49,9 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"compile ahead without a cache", []string{"--compile-ahead", "4"}, "--compile-ahead 4 needs --compile-cache DIR"},
 		{"compile ahead out of range", []string{"--compile-ahead", "17"}, "--compile-ahead 17 is out of range (allowed: 0 to 16"},
 		{"compile ahead with shards", []string{"--compile-ahead", "2", "--compile-cache", "cc", "--shard", "0/2"}, "--compile-ahead was combined with --slurm or --shard"},
+		{"no cells per call", []string{"--cells-per-call", "0"}, "--cells-per-call 0 is out of range (allowed: 1 to 1024; 1 sends each cell on its own)"},
+		{"too many cells per call", []string{"--cells-per-call", "5000"}, "--cells-per-call 5000 is out of range (allowed: 1 to 1024"},
+		{"cells per call not a number", []string{"--cells-per-call", "many"}, `"many" for "--cells-per-call"`},
 		{"compile ahead on two gpus", []string{"--compile-ahead", "2", "--compile-cache", "cc", "--gpus", "0,1"}, "--compile-ahead was combined with --gpus 0,1 (allowed: one GPU)"},
 	}
 	for _, tt := range tests {

@@ -188,13 +188,17 @@ func pluginsOf(bin string) []int {
 // Each fault is one cell. The backend's restarts after a crash are bounded
 // on their own (--start-timeout), so on a loaded machine a slow Python
 // start cannot turn the next cell into a timeout; --timeout bounds only
-// each cell's run, which the hang alone exceeds.
+// each cell's run, which the hang alone exceeds. Cells go one by one
+// (--cells-per-call 1): in a batch the hang would hold the batch for the
+// sum of its cells' timeouts; the faults in batches are
+// TestFaultsInABatchThroughRealProcesses's.
 func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sweep")
 	pidFile := filepath.Join(t.TempDir(), "pids")
 	o := runXbench(t, []string{"XBENCH_FAULT_PIDS=" + pidFile}, "sweep", "--env", "venv", "--plugin-path", faultDir,
 		"--backends", "faulty", "--device", "cpu", "--model-size", "tiny", "--seq-len", "16,32,48,64,80,96,112,128",
-		"--dtype", "float32,bfloat16,float16", "--warmup", "0", "--repeats", "3", "--timeout", "3s", "--start-timeout", "2m", "--results", dir)
+		"--dtype", "float32,bfloat16,float16", "--warmup", "0", "--repeats", "3", "--timeout", "3s", "--start-timeout", "2m",
+		"--cells-per-call", "1", "--results", dir)
 	if o.code != 0 {
 		t.Fatalf("the sweep must finish despite the faults: exit %d\n%s", o.code, o.stderr)
 	}
@@ -246,12 +250,14 @@ func TestFaultBackendEveryFaultIsOneCell(t *testing.T) {
 	waitDead(t, readPids(t, pidFile))
 }
 
+// Batches of 3 (the native plugin runs them in its process): a kill loses
+// the batch in flight only, and the rerun runs it again.
 func TestKilledSweepFinishesOnRerun(t *testing.T) {
 	bin := xbench(t)
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := []string{"sweep", "--backends", "burnstyle-hip", "--device", "cpu", "--model-size", "tiny",
 		"--seq-len", "512,1024,2048", "--ttt-type", "linear,mlp", "--dtype", "float32,float64",
-		"--warmup", "0", "--repeats", "3", "--results", dir}
+		"--warmup", "0", "--repeats", "3", "--cells-per-call", "3", "--results", dir}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = repoRoot
 	var log bytes.Buffer

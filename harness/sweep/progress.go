@@ -183,6 +183,21 @@ func (p *Progress) Begin(worker string, c Cell) {
 	p.draw()
 }
 
+// BeginBatch notes that a worker sent several cells in one round trip
+// (batch.go): until the first of them has its file, the bar and the
+// heartbeat show the batch, weighted as all its cells.
+func (p *Progress) BeginBatch(worker string, cells []Cell) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var weight float64
+	for _, c := range cells {
+		weight += p.weight[c.Key()]
+	}
+	p.running[worker] = runningCell{what: fmt.Sprintf("a batch of %d cells from %s", len(cells), Describe(cells[0])),
+		since: p.now(), weight: weight}
+	p.draw()
+}
+
 // Cell records a cell that has its file now.
 func (p *Progress) Cell(ev Event) {
 	p.mu.Lock()

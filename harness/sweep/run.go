@@ -8,8 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/xbench/xbench/harness/backend"
-	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/result"
 )
 
@@ -44,7 +42,11 @@ type Options struct {
 	// Ahead, when set, compiles cells in helper processes before they are
 	// timed (ahead.go); one worker only.
 	Ahead *Ahead
-	now   func() time.Time // the clock the budget is read on (tests); time.Now
+	// CellsPerCall is how many cells of one backend process and device are
+	// sent in one round trip (batch.go) where the executor and the backend
+	// can take several; 0 or 1: one by one.
+	CellsPerCall int
+	now          func() time.Time // the clock the budget is read on (tests); time.Now
 }
 
 // Summary is what one invocation did.
@@ -94,8 +96,9 @@ func Run(ctx context.Context, f *Folder, plan []Cell, workers []Worker, opts Opt
 		opts.now = time.Now
 	}
 	s := &state{folder: f, opts: opts, cells: Shard(plan, opts.Shard, opts.Shards),
-		known: map[string]Entry{}, written: map[string]bool{},
+		known: map[string]Entry{}, written: map[string]bool{}, noBatch: map[string]bool{},
 		sum: Summary{Written: map[result.Status]int{}, Left: map[string]int{}}}
+	s.taken, s.workers = make([]bool, len(s.cells)), len(workers)
 	if opts.Budget > 0 {
 		s.deadline = opts.now().Add(opts.Budget)
 		if opts.Progress != nil {
@@ -141,6 +144,9 @@ type state struct {
 	mu       sync.Mutex
 	cells    []Cell           // this shard's cells, in order
 	pos      int              // next cell to hand out
+	taken    []bool           // cells after pos already handed out in a batch (batch.go)
+	noBatch  map[string]bool  // backend processes that answered backend.ErrCannotBatch
+	workers  int              // how many share the cells
 	known    map[string]Entry // cell files on disk (valid ones count as finished)
 	written  map[string]bool  // cells this invocation wrote
 	frontier []Cell           // cells that ran out of memory or time
@@ -208,10 +214,12 @@ func (s *state) next(w Worker) (Cell, bool, error) {
 	for s.pos < len(s.cells) {
 		c := s.cells[s.pos]
 		s.pos++
-		key := c.Key()
-		if e, ok := s.known[key]; ok && e.Err == nil && !s.written[key] {
+		if s.taken[s.pos-1] {
+			continue
+		}
+		if s.existing(c) {
 			s.sum.Existing++
-			s.report(w, c, e.Result, 0, true)
+			s.report(w, c, s.known[c.Key()].Result, 0, true)
 			continue
 		}
 		if cause, ok := s.blocker(c); ok {
@@ -230,12 +238,23 @@ func (s *state) next(w Worker) (Cell, bool, error) {
 	return Cell{}, false, nil
 }
 
+// existing says whether c was finished by an earlier invocation (a valid
+// file this one did not write). Caller holds mu.
+func (s *state) existing(c Cell) bool {
+	key := c.Key()
+	e, ok := s.known[key]
+	return ok && e.Err == nil && !s.written[key]
+}
+
 // leave counts c and every later cell without a finished file as left by
 // the budget, and hands out no more. Caller holds mu.
 func (s *state) leave(c Cell) {
 	s.sum.Left[c.Backend]++
 	for ; s.pos < len(s.cells); s.pos++ {
 		rest := s.cells[s.pos]
+		if s.taken[s.pos] {
+			continue
+		}
 		if e, ok := s.known[rest.Key()]; ok && e.Err == nil {
 			continue
 		}
@@ -284,89 +303,4 @@ func (s *state) report(w Worker, c Cell, r result.Result, took time.Duration, ex
 	if s.opts.Progress != nil {
 		s.opts.Progress.Cell(Event{Worker: w.Name, Cell: c, Result: r, Took: took, Existing: existing})
 	}
-}
-
-// work runs cells on one worker until none is left.
-func (s *state) work(ctx context.Context, w Worker) error {
-	if s.opts.Ahead != nil {
-		return s.workAhead(ctx, w)
-	}
-	for {
-		c, ok, err := s.next(w)
-		if err != nil || !ok {
-			return err
-		}
-		if err := s.execute(ctx, w, c, nil, 0); err != nil || ctx.Err() != nil {
-			return err
-		}
-	}
-}
-
-// execute times one cell handed out by next and records it; compiled, when
-// set, is its compile ahead (ahead.go), and waited its share of the wall
-// time the sweep spent waiting for its window's compiles, which the
-// progress's ETA counts as the cell's. A cell that a smaller one's failure
-// blocked since it was handed out is recorded as skipped instead.
-func (s *state) execute(ctx context.Context, w Worker, c Cell, compiled *backend.Compiled, waited time.Duration) error {
-	s.mu.Lock()
-	if cause, blocked := s.blocker(c); blocked {
-		r := w.Exec.Finalize(skipped(c, cause, s.known[cause.Key()].Result.Status))
-		err := s.record(w, c, r, 0)
-		s.mu.Unlock()
-		return err
-	}
-	s.mu.Unlock()
-	name, _ := backend.SplitName(c.Backend)
-	if w.Tails != nil {
-		w.Tails.Reset(name)
-	}
-	if s.opts.Progress != nil {
-		s.opts.Progress.Begin(w.Name, c)
-	}
-	start := time.Now()
-	var r result.Result
-	if compiled != nil && compiled.Status != result.StatusOK {
-		// The compile's own failure stands as the cell's: timing it would
-		// compile (and fail) again in the timing process.
-		r = w.Exec.Finalize(compileFailure(c, *compiled, s.opts.Ahead.Mode))
-	} else {
-		r = s.runCell(ctx, w, c)
-		if ctx.Err() != nil {
-			return nil // interrupted: the cell stays pending for the rerun
-		}
-		if r.Status != result.StatusOK && r.Tail == "" && w.Tails != nil {
-			r.Tail = w.Tails.Last(name)
-		}
-		if compiled != nil {
-			r = withCompiled(r, *compiled)
-		}
-	}
-	r = bench.Classify(r) // again, now that the tail is known
-	if compiled == nil || compiled.Status == result.StatusOK {
-		if r.Status == result.StatusFailed || r.Status == result.StatusOOM {
-			// A backend that failed may be in any state (a half-initialised
-			// device, a wedged process), and one that ran out of memory may
-			// still hold some (a caching allocator, a reference kept by the
-			// error): the next cell gets a fresh process, so it never fails
-			// for the memory of the one before.
-			w.Exec.Restart(name)
-		}
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.record(w, c, r, time.Since(start)+waited)
-}
-
-// runCell runs one cell under the sweep's own context. No per-cell context
-// wraps it: the session starts backend processes under the context it is
-// given, so one that ended with the cell would kill the process after it.
-func (s *state) runCell(ctx context.Context, w Worker, c Cell) result.Result {
-	return w.Exec.Run(ctx, c.Backend, c.Device, c.Config, s.opts.Timeout)
-}
-
-func deviceKind(device string) string {
-	if device == "cuda" || device == "rocm" {
-		return device
-	}
-	return "cpu"
 }

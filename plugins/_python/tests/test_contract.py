@@ -166,6 +166,62 @@ def test_gemm_caps_and_run_batch():
                               "cpu", 3)]
 
 
+class Counting(xt.Framework):
+    """A GEMM framework that counts its step calls and release()s, and can
+    fail a chosen release() (the n-th, 1-based)."""
+    name = "g"
+    gemm = gemm_module()
+    capabilities = xt.Capabilities(xt.gemm_caps(gemm, ("cpu",)))
+
+    def __init__(self, release_fails=()):
+        super().__init__()
+        self.steps, self.releases, self.release_fails = 0, 0, release_fails
+        self.gemm = gemm_module()
+        prepare = self.gemm.prepare
+
+        def counted(params, device, seed):
+            prepare(params, device, seed)
+
+            def step():
+                self.steps += 1
+            return step
+        self.gemm.prepare = counted
+
+    def release(self):
+        self.releases += 1
+        if self.releases in self.release_fails:
+            raise RuntimeError("release broke")
+
+
+def test_run_batch_runs_each_request_as_run_does():
+    """The same checks, warmup, repeats, timer and release() per request:
+    a batch makes the same calls and the same records as runs one by one."""
+    cfgs = [xw.Gemm(m=4, n=4, k=4, warmup=w, repeats=r).config() for w, r in ((0, 2), (3, 5), (1, 1))]
+    cfgs.append(xw.Gemm(m=4, n=4, k=4, dtype="float8_e4m3").config())  # unsupported on cpu
+    one, two = Counting(), Counting()
+    singles = [xr.run(one, c, "", "cpu", 7) for c in cfgs]
+    batch = xr.run_batch(two, [(c, "", "cpu", 7) for c in cfgs])
+    assert [r["status"] for r in batch] == [r["status"] for r in singles] == ["ok", "ok", "ok", "unsupported"]
+    assert one.steps == two.steps and one.releases == two.releases == len(cfgs)
+    assert one.gemm.calls == two.gemm.calls  # prepare saw the same params, device and seed
+    for a, b, c in zip(singles, batch, cfgs):
+        assert b["config"] == a["config"] == c.to_json()
+        assert len(b["samples_ms"]) == len(a["samples_ms"]) == (c.repeats if a["status"] == "ok" else 0)
+        assert b["env"]["timing"] == a["env"]["timing"] and b.get("message") == a.get("message")
+
+
+def test_run_batch_failing_request_is_its_own_result():
+    """A request whose run() raises (here its release()) is a failed record in
+    its slot; the requests after it still run."""
+    fw = Counting(release_fails=(2,))
+    cfgs = [xw.Gemm(m=4, n=4, k=4, repeats=2, warmup=0).config() for _ in range(3)]
+    recs = xr.run_batch(fw, [(c, "", "cpu", 0) for c in cfgs])
+    assert [r["status"] for r in recs] == ["ok", "failed", "ok"]
+    assert recs[1]["message"] == "RuntimeError: release broke" and recs[1]["samples_ms"] == []
+    assert recs[1]["config"] == cfgs[1].to_json() and recs[1]["device"]["kind"] == "cpu"
+    assert fw.releases == 3 and len(recs[2]["samples_ms"]) == 2
+
+
 def test_gemm_export(tmp_path):
     import numpy as np
 

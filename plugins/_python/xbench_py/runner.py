@@ -163,6 +163,14 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         samples, compile_ms = [], 0.0
     finally:
         fw.release()
+    return _record(fw, cfg, variant, dev, mode, status, message, timing, samples, compile_ms, peak, nparams, warnings,
+                   memory, settings)
+
+
+def _record(fw: xc.Framework, cfg: xc.Config, variant: str, dev: xc.Device, mode: Mode, status: str, message: str,
+            timing: str, samples=(), compile_ms: float = 0.0, peak: int = 0, nparams: int = 0, warnings=(),
+            memory=None, settings=None) -> dict:
+    """The result record of one request (run's, or a failed one of run_batch)."""
     env = {
         "framework": fw.framework,
         "versions": _versions(fw),
@@ -180,15 +188,15 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
         "message": message,
         "config": cfg.to_json(),
         "device": dev.to_json(),
-        "samples_ms": samples,
+        "samples_ms": list(samples),
         "compile_ms": compile_ms if status == "ok" else 0.0,
         "throughput": 0,  # placeholder: the harness computes throughput (and stats) from samples_ms
         "peak_memory_bytes": peak,
         "num_params": int(nparams),
-        "memory_bytes": memory,
+        "memory_bytes": memory or {},
         "env": env,
         "mode": mode.to_json(),
-        "warnings": warnings,
+        "warnings": list(warnings),
         "timestamp": _now(),
     }
     for k in ("message", "warnings", "mode", "memory_bytes"):  # omitempty fields of result.Result
@@ -244,8 +252,25 @@ def _prepare_first(fw: xc.Framework, timer: xc.Timer, v, variant: str, dev: xc.D
 
 def run_batch(fw: xc.Framework, requests: list) -> list:
     """op run_batch: one result per (config, variant, device, seed[, mode])
-    tuple, in order, each exactly as run() makes it."""
-    return [run(fw, *req) for req in requests]
+    tuple, in order, each exactly as run() makes it (the same checks,
+    warmup, repeats, timer and release()). A request whose run() raises
+    instead of returning a record (release() failing after it, say) gets a
+    failed record in its slot, and the requests after it still run: one
+    request's failure is never the batch's."""
+    out = []
+    for req in requests:
+        try:
+            out.append(run(fw, *req))
+        except Exception as e:  # noqa: BLE001 - every failure becomes that request's record
+            out.append(_failed_request(fw, *req, exc=e))
+    return out
+
+
+def _failed_request(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0,
+                    mode: Mode = Mode(), *, exc: Exception) -> dict:
+    status, message = _failure(exc)
+    kind = device if device in ("cpu", "cuda", "rocm") else "cpu"
+    return _record(fw, _config(cfg), variant, xc.Device(kind, "", count=0), mode, status, message, "not timed")
 
 
 def _versions(fw: xc.Framework) -> dict:
