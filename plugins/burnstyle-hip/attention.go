@@ -2,8 +2,7 @@ package burnstylehip
 
 // The attention workload's forward (docs/workloads/attention.md): our own
 // kernels through package gpu on CUDA (wgmma on Hopper, mma.sync else), the pure-Go
-// rows of package cpu elsewhere. Backward and both are unsupported (see
-// unsupported in support.go).
+// rows of package cpu elsewhere. Backward and both: attention_grad.go.
 
 import (
 	"context"
@@ -81,6 +80,12 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	onGPU, err := attentionOnGPU(req.Device, spec)
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
+		return res, nil
+	}
+	if grads := cfg.Phase == workload.PhaseBackward || cfg.Phase == workload.PhaseBoth; grads && !onGPU {
+		return runAttentionGradCPU(ctx, req, res, spec)
+	} else if grads {
+		res.Status, res.Message = result.StatusUnsupported, "attention "+cfg.Phase+" on the GPU is not built yet"
 		return res, nil
 	}
 	if onGPU {
@@ -190,6 +195,9 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 			resp.Status, resp.Message = st, "attention on the CPU "+msg
 			return resp, nil
 		}
+	}
+	if req.Config.Phase == workload.PhaseBackward || req.Config.Phase == workload.PhaseBoth {
+		return exportAttentionGrad(ctx, req, resp, spec, onGPU)
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {

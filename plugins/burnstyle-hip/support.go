@@ -61,9 +61,10 @@ func (n *Native) capabilities() backend.Capabilities {
 			// Our FlashAttention-2-style kernel on CUDA (head_dim up to 256),
 			// pure Go on the CPU, which rounds bfloat16/float16 inputs to the
 			// dtype, computes in float32 and rounds out to the dtype.
-			// Forward only: backward and both are answered in unsupported.
+			// Backward and both: FlashAttention-2's backward in pure Go on
+			// the CPU.
 			Workload: attentionName,
-			Phases:   []string{workload.PhaseForward},
+			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
 			Devices:  []string{"cpu", "cuda"},
 			Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
 			Max:      map[string]int64{"head_dim": 256},
@@ -97,8 +98,8 @@ func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 			return why
 		}
 	}
-	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward {
-		return fmt.Sprintf("phase %s is not supported: burnstyle-hip has no attention backward (supported: forward)", cfg.Phase)
+	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward && device == "cuda" {
+		return fmt.Sprintf("phase %s on cuda is not supported: burnstyle-hip's attention backward runs on the CPU only (cuda: forward)", cfg.Phase)
 	}
 	if cfg.Workload == scan.Name && device == "cuda" && (cfg.Phase != workload.PhaseForward || cfg.Get("semiring") == "entropy") {
 		return fmt.Sprintf("%s %s on cuda is not supported: burnstyle-hip's GPU scan kernel is the log and max forward (the CPU runs every semiring and phase)",
