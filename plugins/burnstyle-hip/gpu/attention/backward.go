@@ -1,0 +1,156 @@
+package attention
+
+// The attention backward phases on CUDA (kernels/attention_bwd.cu): one
+// forward that saves each row's log-sum-exp (the mma.sync kernel for
+// bfloat16 and float16 from sm_80, the CUDA-core kernel else: the wgmma
+// kernel saves none), then three kernels: D = rowsum(dout * out) (which
+// also zeroes the float32 dq accumulator), the main kernel (dk, dv, and dq
+// by float32 atomics), and dq rounded to the dtype. backward times those
+// three after a forward made before timing; both times the four.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// gradTiles is the backward kernel's geometry: BM query rows and BN keys
+// per tile, the head dim padded to DP (as the CUDA-core forward's). Every
+// entry keeps 64 dk and dv accumulators a thread (BN * DP * 2 / 128) and
+// shared memory within attnMaxSmem.
+type gradTiles struct{ BM, BN, DP int }
+
+func gradTilesFor(d int) gradTiles {
+	dp := (d + 7) / 8 * 8
+	switch {
+	case dp <= 64:
+		return gradTiles{64, 64, dp}
+	case dp <= 128:
+		return gradTiles{32, 32, dp}
+	}
+	return gradTiles{16, 16, dp}
+}
+
+// smemBytes mirrors XG_SMEM_FLOATS in attention_bwd.cu.
+func (t gradTiles) smemBytes() int {
+	qs := t.DP + 1
+	return 4 * (2*t.BN*qs + 2*t.BM*qs + 2*t.BM*(t.BN+1) + 2*t.BM)
+}
+
+// gradKernel is a forward that saves its row statistics plus the backward's
+// kernels and buffers.
+type gradKernel struct {
+	fwd                  *attnKernel
+	pre, bwd, cvt        uintptr
+	dout, dd, dq32       gpu.Ptr
+	dq, dk, dv           gpu.Ptr
+	tiles                gradTiles
+	regs, local, preRegs int
+}
+
+// gradSpec is the spec the backward phases run: the forward on the kernel
+// that saves the log-sum-exp (MMASync keeps it off the wgmma kernel).
+func gradSpec(spec Spec) Spec {
+	spec.MMASync = true
+	return spec
+}
+
+// allocGrad allocates the forward's buffers and lse, dout, D, the float32
+// dq accumulator and dq, dk, dv. On the worker thread; free releases all.
+func allocGrad(d *gpu.Device, spec Spec) (*gradKernel, error) {
+	r := d.RT
+	fwd, err := allocAttn(d, gradSpec(spec))
+	if err != nil {
+		return nil, err
+	}
+	g := &gradKernel{fwd: fwd, tiles: gradTilesFor(spec.HeadDim)}
+	qb, kvb := spec.bytes()
+	rows := int64(spec.Batch) * int64(spec.Heads) * int64(spec.SeqLen)
+	for _, p := range []struct {
+		dst *gpu.Ptr
+		n   int64
+	}{{&fwd.lse, 4 * rows}, {&g.dout, qb}, {&g.dd, 4 * rows}, {&g.dq32, 4 * int64(spec.QLen())},
+		{&g.dq, r4b(qb)}, {&g.dk, r4b(kvb)}, {&g.dv, r4b(kvb)}} {
+		if *p.dst, err = r.Alloc(p.n); err != nil {
+			g.free(r)
+			return nil, fmt.Errorf("%s backward: %w", spec, err)
+		}
+		fwd.bytes += p.n
+	}
+	return g, nil
+}
+
+// buildGrad compiles the program (the forward and backward kernels are one
+// NVRTC program) and looks the backward's kernels up.
+func buildGrad(d *gpu.Device, g *gradKernel) error {
+	r := d.RT
+	if err := buildAttn(d, g.fwd); err != nil {
+		return err
+	}
+	var err error
+	for _, k := range []struct {
+		fn   *uintptr
+		name string
+	}{{&g.pre, "xa_attention_bwd_pre"}, {&g.bwd, "xa_attention_bwd"}, {&g.cvt, "xa_attention_bwd_dq"}} {
+		if *k.fn, err = r.Function(g.fwd.mod, k.name); err != nil {
+			return fmt.Errorf("%s backward: %w", g.fwd.spec, err)
+		}
+	}
+	if r.SetDynSmem != nil {
+		if err := r.SetDynSmem(g.bwd, g.tiles.smemBytes()); err != nil {
+			return fmt.Errorf("%s backward: %w", g.fwd.spec, err)
+		}
+	}
+	g.regs, g.local = r.FuncAttrs(g.bwd)
+	g.preRegs, _ = r.FuncAttrs(g.pre)
+	return nil
+}
+
+// launchBackward enqueues the three backward kernels on the current stream.
+func (g *gradKernel) launchBackward(r *gpu.Runtime) error {
+	s, t := g.fwd.spec, g.tiles
+	rows := s.Batch * s.Heads * s.SeqLen
+	if err := r.Launch("xa_attention_bwd_pre", g.pre, [3]int{(rows + 3) / 4, 1, 1}, [3]int{128, 1, 1}, 0,
+		g.fwd.o, g.dout, g.dd, g.dq32, gpu.I32(rows)); err != nil {
+		return err
+	}
+	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
+	scale := float32(1 / math.Sqrt(float64(s.HeadDim)))
+	if err := r.Launch("xa_attention_bwd", g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{128, 1, 1},
+		t.smemBytes(), g.fwd.q, g.fwd.k, g.fwd.v, g.dout, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
+		gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale); err != nil {
+		return err
+	}
+	n := int64(s.QLen())
+	return r.Launch("xa_attention_bwd_dq", g.cvt, [3]int{int(min((n+127)/128, 8192)), 1, 1}, [3]int{128, 1, 1}, 0,
+		g.dq32, g.dq, gpu.I64(n))
+}
+
+func (g *gradKernel) free(r *gpu.Runtime) {
+	for _, p := range []gpu.Ptr{g.dout, g.dd, g.dq32, g.dq, g.dk, g.dv} {
+		if p != 0 {
+			r.Free(p)
+		}
+	}
+	g.fwd.free(r)
+}
+
+// describe names both halves for env.settings: the forward that saved the
+// state, then the backward's build (a spill shows in its local bytes).
+func (g *gradKernel) describe() string {
+	t := g.tiles
+	return fmt.Sprintf("forward %s; backward xa_attention_bwd (FlashAttention-2, CUDA cores, float32 math, dq by float32 atomics) "+
+		"%dx%d tiles, 128 threads, %d B shared, %d regs, %d B local", g.fwd.describe(), t.BM, t.BN, t.smemBytes(), g.regs, g.local)
+}
+
+// checkGrad is check plus the backward kernel's shared memory on d.
+func checkGrad(d *gpu.Device, spec Spec) error {
+	if err := Supports(d, gradSpec(spec)); err != nil {
+		return err
+	}
+	if need := gradTilesFor(spec.HeadDim).smemBytes(); need > d.RT.MaxDynSmem {
+		return fmt.Errorf("%s backward: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
+	}
+	return nil
+}
