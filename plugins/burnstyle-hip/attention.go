@@ -58,17 +58,22 @@ func attentionSpec(cfg result.Config) gpuattn.Spec {
 // attentionOnGPU says whether a request runs on the GPU, and if it cannot
 // why not: cuda always tries (and a spec the kernel does not take is
 // unsupported), auto takes the GPU when it opens and accepts the spec.
-func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
+// phase picks the check: the backward phases run other kernels.
+func attentionOnGPU(device, phase string, s gpuattn.Spec) (bool, error) {
+	supported := gpuattn.Supported
+	if gradPhase(phase) {
+		supported = gpuattn.SupportedGrad
+	}
 	switch device {
 	case "cuda":
 		if _, err := gpu.Shared("cuda"); err != nil {
 			return true, fmt.Errorf("device \"cuda\" is not available: %w", err)
 		}
-		return true, gpuattn.Supported(s)
+		return true, supported(s)
 	case "cpu":
 		return false, nil
 	}
-	return gpuattn.Supported(s) == nil, nil
+	return supported(s) == nil, nil
 }
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
@@ -77,16 +82,16 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	if err := spec.AttentionShape.Check(); err != nil {
 		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
 	}
-	onGPU, err := attentionOnGPU(req.Device, spec)
+	onGPU, err := attentionOnGPU(req.Device, cfg.Phase, spec)
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
 		return res, nil
 	}
-	if grads := cfg.Phase == workload.PhaseBackward || cfg.Phase == workload.PhaseBoth; grads && !onGPU {
+	if gradPhase(cfg.Phase) {
+		if onGPU {
+			return runAttentionGradGPU(ctx, req, res, spec)
+		}
 		return runAttentionGradCPU(ctx, req, res, spec)
-	} else if grads {
-		res.Status, res.Message = result.StatusUnsupported, "attention "+cfg.Phase+" on the GPU is not built yet"
-		return res, nil
 	}
 	if onGPU {
 		t, err := gpuattn.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
@@ -185,7 +190,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	if err := spec.AttentionShape.Check(); err != nil {
 		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
 	}
-	onGPU, err := attentionOnGPU(req.Device, spec)
+	onGPU, err := attentionOnGPU(req.Device, req.Config.Phase, spec)
 	if err != nil {
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
@@ -196,7 +201,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 			return resp, nil
 		}
 	}
-	if req.Config.Phase == workload.PhaseBackward || req.Config.Phase == workload.PhaseBoth {
+	if gradPhase(req.Config.Phase) {
 		return exportAttentionGrad(ctx, req, resp, spec, onGPU)
 	}
 	in, err := tensorfile.Read(req.InputsPath)

@@ -3,7 +3,8 @@ package burnstylehip
 // The attention workload's backward phases (docs/workloads/attention.md,
 // "Phases"): backward times dq, dk, dv from dout given one forward's saved
 // state (out and the rows' log-sum-exp, made before timing); both times the
-// forward and the backward in one call. Pure Go (package cpu) on the CPU.
+// forward and the backward in one call. Pure Go (package cpu) on the CPU,
+// our kernels (gpu/attention's backward.go) on CUDA.
 
 import (
 	"context"
@@ -19,6 +20,7 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // cpuAttentionGradCall prepares one timed call of phase (backward or both)
@@ -151,7 +153,32 @@ func exportAttentionGrad(ctx context.Context, req backend.ExportRequest, resp ba
 	return resp, nil
 }
 
-// exportAttentionGradGPU is the GPU's export (not built yet).
+// exportAttentionGradGPU is the GPU's export: one forward and backward on
+// the process-wide CUDA device.
 func exportAttentionGradGPU(ctx context.Context, resp *backend.ExportResponse, spec gpuattn.Spec, x [4][]float32) (out, dq, dk, dv []float32, err error) {
-	return nil, nil, nil, nil, fmt.Errorf("%s: no GPU attention backward", spec)
+	resp.Device = gpu.SharedInfo()
+	return gpuattn.ExportGradShared(ctx, spec, x[0], x[1], x[2], x[3])
+}
+
+// runAttentionGradGPU times phase with the GPU kernels (gpu/attention's
+// backward.go), reporting which kernels ran as the forward does.
+func runAttentionGradGPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuattn.Spec) (result.Result, error) {
+	cfg := req.Config
+	t, err := gpuattn.TimeGradShared(ctx, spec, cfg.Phase, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+	if err != nil {
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("run %s attention %s: %w", Name, cfg.Phase, ctx.Err())
+		}
+		res.Status, res.Message = result.StatusFailed, "attention "+cfg.Phase+" on the GPU: "+err.Error()
+		return res, nil
+	}
+	res.Device, res.Env.Timing = t.Device, t.Timing
+	res.Env.Settings = map[string]string{"attention_kernel": t.Kernel}
+	res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
+	return res, nil
+}
+
+// gradPhase says whether phase computes the gradients.
+func gradPhase(phase string) bool {
+	return phase == workload.PhaseBackward || phase == workload.PhaseBoth
 }
