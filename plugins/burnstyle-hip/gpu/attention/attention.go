@@ -274,7 +274,7 @@ func (s Spec) DeviceBytes() (int64, error) {
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
 func (s Spec) source() string {
-	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu", "attention_bwd.cu")
+	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu", "attention_bwd.cu", "attention_bwd_mma.cu")
 }
 
 func (s Spec) defines() []string {
@@ -286,7 +286,7 @@ func (s Spec) defines() []string {
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
 		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks()),
-		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN)}
+		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim))}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

@@ -16,24 +16,63 @@ import (
 )
 
 // gradTiles is the backward kernel's geometry: BM query rows and BN keys
-// per tile, the head dim padded to DP (as the CUDA-core forward's). Every
-// entry keeps 64 dk and dv accumulators a thread (BN * DP * 2 / 128) and
-// shared memory within attnMaxSmem.
-type gradTiles struct{ BM, BN, DP int }
+// per tile, the head dim padded to DP. MMA is xa_attention_bwd_mma
+// (attention_bwd_mma.cu: 64x64 tiles, 8 warps, DP a multiple of 32), else
+// xa_attention_bwd on CUDA cores, whose every entry keeps 64 dk and dv
+// accumulators a thread (BN * DP * 2 / 128). Both keep shared memory
+// within attnMaxSmem.
+type gradTiles struct {
+	MMA        bool
+	BM, BN, DP int
+}
+
+// gradTiles picks the backward kernel for a device of compute capability
+// sm: tensor cores under the forward's conditions (a 16-bit dtype, sm_80,
+// not CUDACores; PlainLoads too, since the kernel needs ldmatrix) up to
+// head dim 128, where its dk and dv accumulators stop fitting in
+// registers; CUDA cores else.
+func (s Spec) gradTiles(sm int) gradTiles {
+	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && sm >= 80 && s.HeadDim <= 128 {
+		return gradTiles{MMA: true, BM: 64, BN: 64, DP: mmaGradDP(s.HeadDim)}
+	}
+	return gradTilesFor(s.HeadDim)
+}
+
+// mmaGradDP is XG_DP: the head dim padded so each half is whole pairs of
+// 8-column tiles.
+func mmaGradDP(d int) int { return (d + 31) / 32 * 32 }
+
+func (t gradTiles) kernel() string {
+	if t.MMA {
+		return "xa_attention_bwd_mma"
+	}
+	return "xa_attention_bwd"
+}
+
+func (t gradTiles) threads() int {
+	if t.MMA {
+		return 256
+	}
+	return 128
+}
 
 func gradTilesFor(d int) gradTiles {
 	dp := (d + 7) / 8 * 8
 	switch {
 	case dp <= 64:
-		return gradTiles{64, 64, dp}
+		return gradTiles{BM: 64, BN: 64, DP: dp}
 	case dp <= 128:
-		return gradTiles{32, 32, dp}
+		return gradTiles{BM: 32, BN: 32, DP: dp}
 	}
-	return gradTiles{16, 16, dp}
+	return gradTiles{BM: 16, BN: 16, DP: dp}
 }
 
-// smemBytes mirrors XG_SMEM_FLOATS in attention_bwd.cu.
+// smemBytes mirrors XG_MSMEM_BYTES in attention_bwd_mma.cu and
+// XG_SMEM_FLOATS in attention_bwd.cu.
 func (t gradTiles) smemBytes() int {
+	if t.MMA {
+		return 2*(4*t.BM*(t.DP+8)+3*t.BM*(t.BM+8)) + 8*t.BM
+	}
 	qs := t.DP + 1
 	return 4 * (2*t.BN*qs + 2*t.BM*qs + 2*t.BM*(t.BN+1) + 2*t.BM)
 }
@@ -64,7 +103,7 @@ func allocGrad(d *gpu.Device, spec Spec) (*gradKernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gradKernel{fwd: fwd, tiles: gradTilesFor(spec.HeadDim)}
+	g := &gradKernel{fwd: fwd, tiles: spec.gradTiles(r.SM())}
 	qb, kvb := spec.bytes()
 	rows := int64(spec.Batch) * int64(spec.Heads) * int64(spec.SeqLen)
 	for _, p := range []struct {
@@ -92,7 +131,7 @@ func buildGrad(d *gpu.Device, g *gradKernel) error {
 	for _, k := range []struct {
 		fn   *uintptr
 		name string
-	}{{&g.pre, "xa_attention_bwd_pre"}, {&g.bwd, "xa_attention_bwd"}, {&g.cvt, "xa_attention_bwd_dq"}} {
+	}{{&g.pre, "xa_attention_bwd_pre"}, {&g.bwd, g.tiles.kernel()}, {&g.cvt, "xa_attention_bwd_dq"}} {
 		if *k.fn, err = r.Function(g.fwd.mod, k.name); err != nil {
 			return fmt.Errorf("%s backward: %w", g.fwd.spec, err)
 		}
@@ -117,7 +156,7 @@ func (g *gradKernel) launchBackward(r *gpu.Runtime) error {
 	}
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
 	scale := float32(1 / math.Sqrt(float64(s.HeadDim)))
-	if err := r.Launch("xa_attention_bwd", g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{128, 1, 1},
+	if err := r.Launch(t.kernel(), g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{t.threads(), 1, 1},
 		t.smemBytes(), g.fwd.q, g.fwd.k, g.fwd.v, g.dout, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
 		gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale); err != nil {
 		return err
@@ -139,9 +178,12 @@ func (g *gradKernel) free(r *gpu.Runtime) {
 // describe names both halves for env.settings: the forward that saved the
 // state, then the backward's build (a spill shows in its local bytes).
 func (g *gradKernel) describe() string {
-	t := g.tiles
-	return fmt.Sprintf("forward %s; backward xa_attention_bwd (FlashAttention-2, CUDA cores, float32 math, dq by float32 atomics) "+
-		"%dx%d tiles, 128 threads, %d B shared, %d regs, %d B local", g.fwd.describe(), t.BM, t.BN, t.smemBytes(), g.regs, g.local)
+	t, unit := g.tiles, "CUDA cores, float32 math"
+	if t.MMA {
+		unit = "tensor cores, mma.sync m16n8k16, ldmatrix"
+	}
+	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",
+		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, t.threads(), t.smemBytes(), g.regs, g.local)
 }
 
 // checkGrad is check plus the backward kernel's shared memory on d.
@@ -149,7 +191,7 @@ func checkGrad(d *gpu.Device, spec Spec) error {
 	if err := Supports(d, gradSpec(spec)); err != nil {
 		return err
 	}
-	if need := gradTilesFor(spec.HeadDim).smemBytes(); need > d.RT.MaxDynSmem {
+	if need := spec.gradTiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
 		return fmt.Errorf("%s backward: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil
