@@ -19,8 +19,8 @@ import (
 // per tile, the head dim padded to DP. MMA is xa_attention_bwd_mma
 // (attention_bwd_mma.cu: 64x64 tiles, 8 warps, DP a multiple of 32), else
 // xa_attention_bwd on CUDA cores, whose every entry keeps 64 dk and dv
-// accumulators a thread (BN * DP * 2 / 128). Both keep shared memory
-// within attnMaxSmem.
+// accumulators a thread (BN * DP * 2 / 128) and shared memory within
+// attnMaxSmem.
 type gradTiles struct {
 	MMA        bool
 	BM, BN, DP int
@@ -30,10 +30,13 @@ type gradTiles struct {
 // sm: tensor cores under the forward's conditions (a 16-bit dtype, sm_80,
 // not CUDACores; PlainLoads too, since the kernel needs ldmatrix) up to
 // head dim 128, where its dk and dv accumulators stop fitting in
-// registers; CUDA cores else.
-func (s Spec) gradTiles(sm int) gradTiles {
-	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && sm >= 80 && s.HeadDim <= 128 {
-		return gradTiles{MMA: true, BM: 64, BN: 64, DP: mmaGradDP(s.HeadDim)}
+// registers, on a device that gives a block its shared memory (two stages
+// of q and dout: 130 KB at 128; sm_80 and sm_90 do, sm_86 and sm_89 not);
+// CUDA cores else.
+func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
+	m := gradTiles{MMA: true, BM: 64, BN: 64, DP: mmaGradDP(s.HeadDim)}
+	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 && m.smemBytes() <= r.MaxDynSmem {
+		return m
 	}
 	return gradTilesFor(s.HeadDim)
 }
@@ -71,7 +74,7 @@ func gradTilesFor(d int) gradTiles {
 // XG_SMEM_FLOATS in attention_bwd.cu.
 func (t gradTiles) smemBytes() int {
 	if t.MMA {
-		return 2*(4*t.BM*(t.DP+8)+3*t.BM*(t.BM+8)) + 8*t.BM
+		return 2*(6*t.BM*(t.DP+8)+3*t.BM*(t.BM+8)) + 16*t.BM
 	}
 	qs := t.DP + 1
 	return 4 * (2*t.BN*qs + 2*t.BM*qs + 2*t.BM*(t.BN+1) + 2*t.BM)
@@ -103,7 +106,7 @@ func allocGrad(d *gpu.Device, spec Spec) (*gradKernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gradKernel{fwd: fwd, tiles: spec.gradTiles(r.SM())}
+	g := &gradKernel{fwd: fwd, tiles: spec.gradTiles(r)}
 	qb, kvb := spec.bytes()
 	rows := int64(spec.Batch) * int64(spec.Heads) * int64(spec.SeqLen)
 	for _, p := range []struct {
@@ -191,7 +194,7 @@ func checkGrad(d *gpu.Device, spec Spec) error {
 	if err := Supports(d, gradSpec(spec)); err != nil {
 		return err
 	}
-	if need := spec.gradTiles(d.RT.SM()).smemBytes(); need > d.RT.MaxDynSmem {
+	if need := spec.gradTiles(d.RT).smemBytes(); need > d.RT.MaxDynSmem {
 		return fmt.Errorf("%s backward: needs %d bytes of shared memory per block, %s allows %d", spec, need, d.Info().Name, d.RT.MaxDynSmem)
 	}
 	return nil

@@ -20,15 +20,19 @@
 //      float32 dq by atomics (every kv tile adds to the same rows).
 // The head dim is padded to XG_DP, a multiple of 32, so each half is whole
 // 16-column ldmatrix pairs; padding is zero and never stored. Shared memory
-// holds k, v (resident), q, dout and the three 64 x 64 matrices in the
-// dtype: 97792 bytes at head dim 128.
+// holds k, v (resident), two stages of q and dout (the next tile's load by
+// cp.async overlaps this one's products: one block of 8 warps fills an SM,
+// so nothing else would hide it) and the three 64 x 64 matrices in the
+// dtype: 133120 bytes at head dim 128, within sm_80's and sm_90's limits
+// (163 and 227 KB; the CUDA-core kernel runs where a block gets less).
 #if XA_DT != 0 && !XB_HIP && XM_FAST && XG_DP <= 128  // above 128 the CUDA-core kernel runs
 #define XG_MNT 256
 #define XG_MB 64                    // query rows and keys per tile
 #define XG_SS (XG_DP + 8)           // row stride of k, v, q, dout: 16-byte rows, 4 banks apart
 #define XG_TS (XG_MB + 8)           // row stride of the 64 x 64 matrices
 #define XG_NH (XG_DP / 16)          // 8-column tiles in half the head dim
-#define XG_MSMEM_BYTES (2 * (4 * XG_MB * XG_SS + 3 * XG_MB * XG_TS) + 8 * XG_MB)
+// k, v, two stages of q and dout, the three matrices, two stages of lse, D.
+#define XG_MSMEM_BYTES (2 * (6 * XG_MB * XG_SS + 3 * XG_MB * XG_TS) + 16 * XG_MB)
 
 // Rows [r0, r0 + 64) of a [len, XA_D] matrix into a [64, XG_SS] tile,
 // zero beyond len and XA_D: xm_tile's rule with 256 threads and XG_DP.
@@ -64,13 +68,13 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
 #endif
   xa_t* Ks = (xa_t*)smf;
   xa_t* Vs = Ks + XG_MB * XG_SS;
-  xa_t* Qs = Vs + XG_MB * XG_SS;
-  xa_t* Gs = Qs + XG_MB * XG_SS;  // dout
-  xa_t* Pt = Gs + XG_MB * XG_SS;  // p^T: [key][row]
-  xa_t* Dt = Pt + XG_MB * XG_TS;  // ds^T
-  xa_t* Ds = Dt + XG_MB * XG_TS;  // ds: [row][key]
-  float* Ls = (float*)(Ds + XG_MB * XG_TS);
-  float* Dd = Ls + XG_MB;
+  xa_t* Q2 = Vs + XG_MB * XG_SS;      // q of stage 0, then stage 1
+  xa_t* G2 = Q2 + 2 * XG_MB * XG_SS;  // dout, two stages
+  xa_t* Pt = G2 + 2 * XG_MB * XG_SS;  // p^T: [key][row]
+  xa_t* Dt = Pt + XG_MB * XG_TS;      // ds^T
+  xa_t* Ds = Dt + XG_MB * XG_TS;      // ds: [row][key]
+  float* L2 = (float*)(Ds + XG_MB * XG_TS);  // lse, two stages
+  float* D2 = L2 + 2 * XG_MB;                // D, two stages
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int wm = 16 * (warp & 3), wh = warp >> 2;  // the warp's 16 rows (or keys) and its half
   const int n0 = blockIdx.x * XG_MB, kh = blockIdx.y, b = blockIdx.z, g = H / KH;
@@ -85,104 +89,116 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.f;
 
-  for (int h = kh * g; h < (kh + 1) * g; ++h) {
-    const long bh = (long)b * H + h;
-    for (int m0 = mStart; m0 < S; m0 += XG_MB) {
-      __syncthreads();  // the last tile's readers are done
-      xg_tile(Qs, q + bh * S * XA_D, m0, S);
-      xg_tile(Gs, dout + bh * S * XA_D, m0, S);
-      xm_commit();
-      if (tid < XG_MB) {
-        const bool in = m0 + tid < S;
-        Ls[tid] = in ? lse[bh * S + m0 + tid] : 0.f;
-        Dd[tid] = in ? dd[bh * S + m0 + tid] : 0.f;
+  // The (head, query tile) pairs of the walk, flattened so the next one's
+  // q and dout load (cp.async, into the other stage) while this one computes.
+  const int nt = (S - mStart + XG_MB - 1) / XG_MB, walk = g * nt;
+  auto issue = [&](int it, int st) {
+    const long bh = (long)b * H + kh * g + it / nt;
+    const int m0 = mStart + (it % nt) * XG_MB;
+    xg_tile(Q2 + st * XG_MB * XG_SS, q + bh * S * XA_D, m0, S);
+    xg_tile(G2 + st * XG_MB * XG_SS, dout + bh * S * XA_D, m0, S);
+    if (tid < XG_MB) {
+      const bool in = m0 + tid < S;
+      L2[st * XG_MB + tid] = in ? lse[bh * S + m0 + tid] : 0.f;
+      D2[st * XG_MB + tid] = in ? dd[bh * S + m0 + tid] : 0.f;
+    }
+    xm_commit();
+  };
+  if (walk > 0) issue(0, 0);
+  for (int it = 0; it < walk; ++it) {
+    const int st = it & 1;
+    const long bh = (long)b * H + kh * g + it / nt;
+    const int m0 = mStart + (it % nt) * XG_MB;
+    xm_wait();
+    __syncthreads();  // this tile is in and visible; the last one's readers are done with the other stage
+    if (it + 1 < walk) issue(it + 1, st ^ 1);
+    const xa_t* Qs = Q2 + st * XG_MB * XG_SS;
+    const xa_t* Gs = G2 + st * XG_MB * XG_SS;
+    const float* Ls = L2 + st * XG_MB;
+    const float* Dd = D2 + st * XG_MB;
+    // 1. s and dp for rows wm.., keys 32 wh.. (4 tiles of 8).
+    float s[4][4], dp[4][4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XG_DP; kk += 16) {
+      unsigned aq[4], ag[4];
+      xm_ldsm4(aq, Qs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
+      xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < 4; n += 2) {
+        const int kr = 32 * wh + 8 * n + (lane & 7) + 8 * (lane >> 4), kc = kk + 8 * ((lane >> 3) & 1);
+        unsigned kb4[4], vb4[4];
+        xm_ldsm4(kb4, Ks + kr * XG_SS + kc);
+        xm_ldsm4(vb4, Vs + kr * XG_SS + kc);
+        xm_mma(s[n], aq, kb4);
+        xm_mma(s[n + 1], aq, kb4 + 2);
+        xm_mma(dp[n], ag, vb4);
+        xm_mma(dp[n + 1], ag, vb4 + 2);
       }
-      xm_wait();
-      __syncthreads();
-      // 1. s and dp for rows wm.., keys 32 wh.. (4 tiles of 8).
-      float s[4][4], dp[4][4];
+    }
+    // 2. p and ds, rounded to the dtype, stored as p^T, ds^T and ds.
 #pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.f;
-#pragma unroll
-      for (int kk = 0; kk < XG_DP; kk += 16) {
-        unsigned aq[4], ag[4];
-        xm_ldsm4(aq, Qs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
-        xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
-#pragma unroll
-        for (int n = 0; n < 4; n += 2) {
-          const int kr = 32 * wh + 8 * n + (lane & 7) + 8 * (lane >> 4), kc = kk + 8 * ((lane >> 3) & 1);
-          unsigned kb4[4], vb4[4];
-          xm_ldsm4(kb4, Ks + kr * XG_SS + kc);
-          xm_ldsm4(vb4, Vs + kr * XG_SS + kc);
-          xm_mma(s[n], aq, kb4);
-          xm_mma(s[n + 1], aq, kb4 + 2);
-          xm_mma(dp[n], ag, vb4);
-          xm_mma(dp[n + 1], ag, vb4 + 2);
-        }
-      }
-      // 2. p and ds, rounded to the dtype, stored as p^T, ds^T and ds.
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int r = wm + gq + 8 * (e >> 1), c = 32 * wh + 8 * n + 2 * tq + (e & 1);
-          const int row = m0 + r, col = n0 + c;
-          const bool vis = row < S && col < KV && (!causal || col <= row + shift);
-          const float p = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
-          const xa_t ds = xa_st(p * (dp[n][e] - Dd[r]));
-          Pt[c * XG_TS + r] = xa_st(p);
-          Dt[c * XG_TS + r] = ds;
-          Ds[r * XG_TS + c] = ds;
-        }
-      __syncthreads();
-      // 3. dv += p^T dout, dk += ds^T q: keys wm.., columns wh * XG_DP / 2...
-#pragma unroll
-      for (int kk = 0; kk < XG_MB; kk += 16) {
-        unsigned ap[4], as[4];
-        xm_ldsm4(ap, Pt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
-        xm_ldsm4(as, Dt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
-#pragma unroll
-        for (int n = 0; n < XG_NH; n += 2) {
-          const int br = kk + (lane & 7) + 8 * ((lane >> 3) & 1), bc = wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4);
-          unsigned gb4[4], qb4[4];
-          xm_ldsm4t(gb4, Gs + br * XG_SS + bc);
-          xm_ldsm4t(qb4, Qs + br * XG_SS + bc);
-          xm_mma(dva[n], ap, gb4);
-          xm_mma(dva[n + 1], ap, gb4 + 2);
-          xm_mma(dka[n], as, qb4);
-          xm_mma(dka[n + 1], as, qb4 + 2);
-        }
-      }
-      // 4. dq += scale ds k: rows wm.., columns wh * XG_DP / 2...
-      float dqa[XG_NH][4];
-#pragma unroll
-      for (int n = 0; n < XG_NH; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dqa[n][e] = 0.f;
-#pragma unroll
-      for (int kk = 0; kk < XG_MB; kk += 16) {
-        unsigned a[4];
-        xm_ldsm4(a, Ds + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
-#pragma unroll
-        for (int n = 0; n < XG_NH; n += 2) {
-          unsigned kb4[4];
-          xm_ldsm4t(kb4, Ks + (kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * XG_SS + wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4));
-          xm_mma(dqa[n], a, kb4);
-          xm_mma(dqa[n + 1], a, kb4 + 2);
-        }
-      }
+    for (int n = 0; n < 4; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int row = m0 + wm + gq + 8 * (e >> 1);
-        if (row >= S) continue;
-        float* dst = dq32 + (bh * S + row) * XA_D;
+        const int r = wm + gq + 8 * (e >> 1), c = 32 * wh + 8 * n + 2 * tq + (e & 1);
+        const int row = m0 + r, col = n0 + c;
+        const bool vis = row < S && col < KV && (!causal || col <= row + shift);
+        const float p = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+        const xa_t ds = xa_st(p * (dp[n][e] - Dd[r]));
+        Pt[c * XG_TS + r] = xa_st(p);
+        Dt[c * XG_TS + r] = ds;
+        Ds[r * XG_TS + c] = ds;
+      }
+    __syncthreads();
+    // 3. dv += p^T dout, dk += ds^T q: keys wm.., columns wh * XG_DP / 2...
 #pragma unroll
-        for (int n = 0; n < XG_NH; ++n) {
-          const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq + (e & 1);
-          if (c < XA_D) atomicAdd(dst + c, dqa[n][e] * scale);
-        }
+    for (int kk = 0; kk < XG_MB; kk += 16) {
+      unsigned ap[4], as[4];
+      xm_ldsm4(ap, Pt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+      xm_ldsm4(as, Dt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XG_NH; n += 2) {
+        const int br = kk + (lane & 7) + 8 * ((lane >> 3) & 1), bc = wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4);
+        unsigned gb4[4], qb4[4];
+        xm_ldsm4t(gb4, Gs + br * XG_SS + bc);
+        xm_ldsm4t(qb4, Qs + br * XG_SS + bc);
+        xm_mma(dva[n], ap, gb4);
+        xm_mma(dva[n + 1], ap, gb4 + 2);
+        xm_mma(dka[n], as, qb4);
+        xm_mma(dka[n + 1], as, qb4 + 2);
+      }
+    }
+    // 4. dq += scale ds k: rows wm.., columns wh * XG_DP / 2...
+    float dqa[XG_NH][4];
+#pragma unroll
+    for (int n = 0; n < XG_NH; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dqa[n][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XG_MB; kk += 16) {
+      unsigned a[4];
+      xm_ldsm4(a, Ds + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XG_NH; n += 2) {
+        unsigned kb4[4];
+        xm_ldsm4t(kb4, Ks + (kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * XG_SS + wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4));
+        xm_mma(dqa[n], a, kb4);
+        xm_mma(dqa[n + 1], a, kb4 + 2);
+      }
+    }
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = m0 + wm + gq + 8 * (e >> 1);
+      if (row >= S) continue;
+      float* dst = dq32 + (bh * S + row) * XA_D;
+#pragma unroll
+      for (int n = 0; n < XG_NH; ++n) {
+        const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq + (e & 1);
+        if (c < XA_D) atomicAdd(dst + c, dqa[n][e] * scale);
       }
     }
   }
