@@ -56,6 +56,19 @@ __device__ __forceinline__ void xg_tile(xa_t* __restrict__ dst, const xa_t* __re
   }
 }
 
+// Two adjacent float32 additions to global memory (8-byte aligned): one
+// vector reduction on sm_90, half the atomic operations of one a column
+// (each kv tile adds its whole dq tile, so these are the kernel's most
+// frequent memory operations); two atomics elsewhere.
+__device__ __forceinline__ void xg_red2(float* p, float a, float b) {
+#if !defined(XB_EMU) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(p), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(p, a);
+  atomicAdd(p + 1, b);
+#endif
+}
+
 // Arguments and grid (x = 64-key tiles) as xa_attention_bwd.
 XB_KERNEL void __launch_bounds__(XG_MNT, 1)
     xa_attention_bwd_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
@@ -191,14 +204,19 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
       }
     }
 #pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int row = m0 + wm + gq + 8 * (e >> 1);
+    for (int hr = 0; hr < 2; ++hr) {  // row gq + 8 hr: elements 2 hr and 2 hr + 1, columns c and c + 1
+      const int row = m0 + wm + gq + 8 * hr;
       if (row >= S) continue;
       float* dst = dq32 + (bh * S + row) * XA_D;
 #pragma unroll
       for (int n = 0; n < XG_NH; ++n) {
-        const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq + (e & 1);
-        if (c < XA_D) atomicAdd(dst + c, dqa[n][e] * scale);
+        const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq;
+        if (XA_D % 2 == 0) {  // c even, so c + 1 < XA_D too and the pair is 8-byte aligned
+          if (c < XA_D) xg_red2(dst + c, dqa[n][2 * hr] * scale, dqa[n][2 * hr + 1] * scale);
+        } else {
+          if (c < XA_D) atomicAdd(dst + c, dqa[n][2 * hr] * scale);
+          if (c + 1 < XA_D) atomicAdd(dst + c + 1, dqa[n][2 * hr + 1] * scale);
+        }
       }
     }
   }
