@@ -1,7 +1,7 @@
-// Package attention runs the attention workload's forward
-// (docs/workloads/attention.md) on CUDA, with our own kernels
-// (kernels/attention.cu, attention_mma.cu), compiled by NVRTC per head dim
-// and dtype.
+// Package attention runs the attention workload (docs/workloads/attention.md)
+// on CUDA, with our own kernels (kernels/attention.cu, attention_mma.cu;
+// the backward phases in backward.go, kernels/attention_bwd.cu and
+// attention_bwd_mma.cu), compiled by NVRTC per head dim and dtype.
 //
 // Algorithm: FlashAttention-2's forward (Dao 2023). One block of 128
 // threads per (query tile, batch*head) loads its q tile once; k/v tiles
