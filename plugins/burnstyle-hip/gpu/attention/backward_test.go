@@ -114,7 +114,7 @@ func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) {
 // the CUDA-core kernel (float32 after the CUDA-core forward; 16-bit with
 // CUDACores, and past head dim 128) in each tile table entry (64x64 to
 // D = 64, 32x32 to 128, 16x16 above), the mma.sync kernel (16-bit after the
-// mma.sync forward) at head dims padded to 32 (16, 20, 72) and at 128;
+// mma.sync forward) at head dims padded to 32 (16, 20) and at 96 and 128;
 // causal and not, GQA 4/2 and 2/1, kv_len longer and shorter than seq_len
 // (rows that see no key), several query and kv tiles.
 func TestEmuAttentionGrad(t *testing.T) {
@@ -122,16 +122,16 @@ func TestEmuAttentionGrad(t *testing.T) {
 	for _, causal := range []bool{false, true} {
 		checkGrad(t, d, attnSpec(2, 4, 2, 37, 53, 16, causal, "float32"))
 	}
-	checkGrad(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "float32"))   // 16 rows see no key
-	checkGrad(t, d, attnSpec(1, 2, 1, 21, 19, 136, true, "float32"))  // 16x16 tiles
-	cc := attnSpec(1, 2, 2, 45, 45, 72, true, "float16")              // 32x32 tiles
+	checkGrad(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "float32")) // 16 rows see no key
+	cc := attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16")           // 32x32 tiles
 	cc.CUDACores = true
 	checkGrad(t, d, cc)
-	checkGrad(t, d, attnSpec(1, 1, 1, 19, 23, 136, false, "bfloat16")) // past 128: CUDA cores
-	// mma.sync
+	checkGrad(t, d, attnSpec(1, 2, 1, 21, 19, 136, true, "bfloat16")) // past 128: CUDA cores, 16x16 tiles
+	// mma.sync. Head dims the forward's tests also use, so no new program
+	// is compiled for the emulator.
 	checkGrad(t, d, attnSpec(1, 4, 2, 70, 70, 16, true, "bfloat16"))   // 2 query and 2 kv tiles
-	checkGrad(t, d, attnSpec(1, 2, 1, 29, 41, 20, false, "float16"))   // D % 8 != 0
-	checkGrad(t, d, attnSpec(1, 2, 2, 45, 45, 72, true, "float16"))    // D padded to 96
+	checkGrad(t, d, attnSpec(1, 2, 1, 29, 41, 20, false, "float16"))   // D % 8 != 0, padded to 32
+	checkGrad(t, d, attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16"))   // D = 96
 	checkGrad(t, d, attnSpec(1, 2, 1, 83, 67, 16, true, "bfloat16"))   // 16 rows see no key, partial tiles
 	checkGrad(t, d, attnSpec(1, 2, 1, 37, 53, 128, false, "bfloat16")) // the suites' head dim
 }
