@@ -17,12 +17,13 @@ type attnKernel struct {
 	mod, fn        uintptr
 	q, k, v, o     gpu.Ptr
 	tq, tk, tv     *gpu.TensorMap // the wgmma kernel's (wgmma.go)
-	// lse, when allocated (backward.go), receives each query row's saved
-	// state for the backward; 0 for the forward alone.
-	lse gpu.Ptr
 	bytes          int64
 	regs, local    int
 	grid, smem, nt int
+
+	// lse, when allocated (backward.go), receives each query row's saved
+	// state for the backward; 0 for the forward alone.
+	lse gpu.Ptr
 }
 
 // allocAttn allocates q, k, v and out (out rounded up to whole 32-bit
