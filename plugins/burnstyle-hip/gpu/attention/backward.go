@@ -151,22 +151,43 @@ func buildGrad(d *gpu.Device, g *gradKernel) error {
 
 // launchBackward enqueues the three backward kernels on the current stream.
 func (g *gradKernel) launchBackward(r *gpu.Runtime) error {
+	for _, launch := range g.parts() {
+		if err := launch.fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gradPart is one backward kernel's launch, named for TimeGradParts.
+type gradPart struct {
+	name string
+	fn   func(r *gpu.Runtime) error
+}
+
+// parts are the backward's kernels in order: D = rowsum(dout * out) (and
+// dq32 zeroed), the main kernel, dq rounded to the dtype.
+func (g *gradKernel) parts() [3]gradPart {
 	s, t := g.fwd.spec, g.tiles
 	rows := s.Batch * s.Heads * s.SeqLen
-	if err := r.Launch("xa_attention_bwd_pre", g.pre, [3]int{(rows + 3) / 4, 1, 1}, [3]int{128, 1, 1}, 0,
-		g.fwd.o, g.dout, g.dd, g.dq32, gpu.I32(rows)); err != nil {
-		return err
-	}
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
 	scale := float32(1 / math.Sqrt(float64(s.HeadDim)))
-	if err := r.Launch(t.kernel(), g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{t.threads(), 1, 1},
-		t.smemBytes(), g.fwd.q, g.fwd.k, g.fwd.v, g.dout, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
-		gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale); err != nil {
-		return err
-	}
 	n := int64(s.QLen())
-	return r.Launch("xa_attention_bwd_dq", g.cvt, [3]int{int(min((n+127)/128, 8192)), 1, 1}, [3]int{128, 1, 1}, 0,
-		g.dq32, g.dq, gpu.I64(n))
+	return [3]gradPart{
+		{"xa_attention_bwd_pre", func(r *gpu.Runtime) error {
+			return r.Launch("xa_attention_bwd_pre", g.pre, [3]int{(rows + 3) / 4, 1, 1}, [3]int{128, 1, 1}, 0,
+				g.fwd.o, g.dout, g.dd, g.dq32, gpu.I32(rows))
+		}},
+		{t.kernel(), func(r *gpu.Runtime) error {
+			return r.Launch(t.kernel(), g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{t.threads(), 1, 1},
+				t.smemBytes(), g.fwd.q, g.fwd.k, g.fwd.v, g.dout, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
+				gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale)
+		}},
+		{"xa_attention_bwd_dq", func(r *gpu.Runtime) error {
+			return r.Launch("xa_attention_bwd_dq", g.cvt, [3]int{int(min((n+127)/128, 8192)), 1, 1}, [3]int{128, 1, 1}, 0,
+				g.dq32, g.dq, gpu.I64(n))
+		}},
+	}
 }
 
 func (g *gradKernel) free(r *gpu.Runtime) {

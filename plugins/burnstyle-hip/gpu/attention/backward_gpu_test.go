@@ -56,4 +56,12 @@ func TestGPUAttentionGrad(t *testing.T) {
 			t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 		}
 	}
+	s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
+	parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
+	if err != nil {
+		t.Fatalf("%s parts: %v", s, err)
+	}
+	for _, p := range parts {
+		t.Logf("TIMING %s backward part %s: median %.3f ms (warm L2)", s, p.Kernel, p.Ms)
+	}
 }

@@ -154,6 +154,11 @@ func TestEmuAttentionGradTiming(t *testing.T) {
 		!strings.Contains(tm.Kernel, "backward xa_attention_bwd (FlashAttention-2, CUDA cores") {
 		t.Errorf("CUDACores: %+v, %v", tm, err)
 	}
+	parts, err := attention.TimeGradParts(context.Background(), d, s, 2, 7)
+	if err != nil || len(parts) != 3 || parts[0].Kernel != "xa_attention_bwd_pre" || parts[1].Kernel != "xa_attention_bwd" ||
+		parts[2].Kernel != "xa_attention_bwd_dq" || !(parts[1].Ms > 0) {
+		t.Errorf("TimeGradParts: %+v, %v", parts, err)
+	}
 	if _, err := attention.TimeGrad(context.Background(), d, s, "forward", 1, 2, 7, false); err == nil || !strings.Contains(err.Error(), `phase "forward"`) {
 		t.Errorf("forward: err %v", err)
 	}

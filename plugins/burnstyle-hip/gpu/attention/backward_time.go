@@ -6,6 +6,7 @@ package attention
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
@@ -192,4 +193,56 @@ func SupportedGrad(spec Spec) error {
 		return err
 	}
 	return checkGrad(d, spec)
+}
+
+// GradPart is one backward kernel's median time (ms, warm L2).
+type GradPart struct {
+	Kernel string
+	Ms     float64
+}
+
+// TimeGradParts times each backward kernel alone, repeats launches each
+// after one warmup, following one forward and one whole backward: where the
+// backward's time goes (TestGPUAttentionGrad logs it). The main kernel
+// re-adds into dq32 each time, which changes its values, not its work.
+func TimeGradParts(ctx context.Context, d *gpu.Device, spec Spec, repeats int, seed uint64) ([]GradPart, error) {
+	if err := checkGrad(d, spec); err != nil {
+		return nil, err
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
+	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
+	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
+	hg := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	var out []GradPart
+	err := d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGrad(d, spec)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := upload(r, g, hq, hk, hv, hg); err != nil {
+			return err
+		}
+		if err := buildGrad(d, g); err != nil {
+			return err
+		}
+		if err := g.fwd.launch(r); err == nil {
+			err = g.launchBackward(r)
+		}
+		if err != nil {
+			r.Sync()
+			return err
+		}
+		for _, p := range g.parts() {
+			ms, err := r.TimedLaunches(ctx, spec.String()+" "+p.name, func() error { return p.fn(r) }, 1, repeats, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, GradPart{p.name, slices.Sorted(slices.Values(ms))[len(ms)/2]})
+		}
+		return nil
+	})
+	return out, err
 }
