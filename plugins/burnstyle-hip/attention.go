@@ -2,8 +2,7 @@ package burnstylehip
 
 // The attention workload's forward (docs/workloads/attention.md): our own
 // kernels through package gpu on CUDA (wgmma on Hopper, mma.sync else), the pure-Go
-// rows of package cpu elsewhere. Backward and both are unsupported (see
-// unsupported in support.go).
+// rows of package cpu elsewhere. Backward and both: attention_grad.go.
 
 import (
 	"context"
@@ -77,17 +76,22 @@ func attentionSpec(cfg result.Config) gpuattn.Spec {
 // attentionOnGPU says whether a request runs on the GPU, and if it cannot
 // why not: cuda always tries (and a spec the kernel does not take is
 // unsupported), auto takes the GPU when it opens and accepts the spec.
-func attentionOnGPU(device string, s gpuattn.Spec) (bool, error) {
+// phase picks the check: the backward phases run other kernels.
+func attentionOnGPU(device, phase string, s gpuattn.Spec) (bool, error) {
+	supported := gpuattn.Supported
+	if gradPhase(phase) {
+		supported = gpuattn.SupportedGrad
+	}
 	switch device {
 	case "cuda":
 		if _, err := gpu.Shared("cuda"); err != nil {
 			return true, fmt.Errorf("device \"cuda\" is not available: %w", err)
 		}
-		return true, gpuattn.Supported(s)
+		return true, supported(s)
 	case "cpu":
 		return false, nil
 	}
-	return gpuattn.Supported(s) == nil, nil
+	return supported(s) == nil, nil
 }
 
 func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
@@ -96,10 +100,16 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	if err := spec.AttentionShape.Check(); err != nil {
 		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
 	}
-	onGPU, err := attentionOnGPU(req.Device, spec)
+	onGPU, err := attentionOnGPU(req.Device, cfg.Phase, spec)
 	if err != nil {
 		res.Status, res.Message = result.StatusUnsupported, err.Error()
 		return res, nil
+	}
+	if gradPhase(cfg.Phase) {
+		if onGPU {
+			return runAttentionGradGPU(ctx, req, res, spec)
+		}
+		return runAttentionGradCPU(ctx, req, res, spec)
 	}
 	if onGPU {
 		t, err := gpuattn.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
@@ -198,7 +208,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	if err := spec.AttentionShape.Check(); err != nil {
 		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
 	}
-	onGPU, err := attentionOnGPU(req.Device, spec)
+	onGPU, err := attentionOnGPU(req.Device, req.Config.Phase, spec)
 	if err != nil {
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
@@ -208,6 +218,9 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 			resp.Status, resp.Message = st, "attention on the CPU "+msg
 			return resp, nil
 		}
+	}
+	if gradPhase(req.Config.Phase) {
+		return exportAttentionGrad(ctx, req, resp, spec, onGPU)
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {

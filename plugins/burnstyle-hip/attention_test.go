@@ -56,8 +56,6 @@ func TestAttentionUnsupported(t *testing.T) {
 		cfg          result.Config
 		want         string
 	}{
-		{"backward", "cpu", func() result.Config { c := attnConfig(); c.Phase = "backward"; return c }(), "burnstyle-hip has no attention backward"},
-		{"both", "auto", func() result.Config { c := attnConfig(); c.Phase = "both"; return c }(), "burnstyle-hip has no attention backward"},
 		{"float64", "cpu", attnConfig("dtype", "float64"), "dtype float64"},
 		{"head_dim", "cpu", attnConfig("head_dim", "512"), "head_dim 512 is above"},
 		{"rocm", "rocm", attnConfig(), "attention on rocm is not supported"},

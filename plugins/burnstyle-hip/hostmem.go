@@ -62,3 +62,14 @@ func scanHostBytes(s cpu.ScanShape, grads bool, item int64) float64 {
 	}
 	return float64(item) * (in + gcSlack*(state+work))
 }
+
+// attentionGradHostBytes bounds the CPU attention backward phases: q, k, v,
+// dout, out and its row statistics held from prepare, the gradients of this
+// call and of the one before, and per worker a kv head's float64 dk and dv
+// and rows of probabilities.
+func attentionGradHostBytes(s cpu.AttentionShape, workers int) float64 {
+	q := float64(s.Batch) * float64(s.Heads) * float64(s.SeqLen) * float64(s.HeadDim)
+	kv := float64(s.Batch) * float64(s.KVHeads) * float64(s.KVLen) * float64(s.HeadDim)
+	head := float64(s.KVLen) * float64(s.HeadDim)
+	return 4*(3*q+2*kv+gcSlack*(2*q+2*kv)) + float64(workers)*(16*head+8*float64(s.KVLen))
+}

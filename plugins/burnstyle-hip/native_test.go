@@ -39,7 +39,7 @@ func TestInfo(t *testing.T) {
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float64"}, "ttt_type": {"linear", "mlp"}, "backbone": {"transformer", "mamba"}}},
 		{Workload: "gemm", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda", "rocm"},
 			Values: map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}}},
-		{Workload: "attention", Phases: []string{"forward"}, Devices: []string{"cpu", "cuda"},
+		{Workload: "attention", Phases: []string{"forward", "backward", "both"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "bfloat16", "float16"}}, Max: map[string]int64{"head_dim": 256}},
 		{Workload: "scan", Phases: []string{"forward", "backward", "both"}, Devices: []string{"cpu", "cuda"},
 			Values: map[string][]string{"dtype": {"float32", "float64"}, "semiring": {"log", "max", "entropy"}}},

@@ -61,9 +61,11 @@ func (n *Native) capabilities() backend.Capabilities {
 			// Our FlashAttention-2-style kernel on CUDA (head_dim up to 256),
 			// pure Go on the CPU, which rounds bfloat16/float16 inputs to the
 			// dtype, computes in float32 and rounds out to the dtype.
-			// Forward only: backward and both are answered in unsupported.
+			// Backward and both: FlashAttention-2's backward, our kernels on
+			// CUDA (the forward that saves the row statistics is mma.sync or
+			// CUDA cores, never wgmma), pure Go on the CPU.
 			Workload: attentionName,
-			Phases:   []string{workload.PhaseForward},
+			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
 			Devices:  []string{"cpu", "cuda"},
 			Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
 			Max:      map[string]int64{"head_dim": 256},
@@ -96,9 +98,6 @@ func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 		if why := rocmUnsupported(cfg); why != "" {
 			return why
 		}
-	}
-	if cfg.Workload == attentionName && cfg.Phase != workload.PhaseForward {
-		return fmt.Sprintf("phase %s is not supported: burnstyle-hip has no attention backward (supported: forward)", cfg.Phase)
 	}
 	if cfg.Workload == scan.Name && device == "cuda" && (cfg.Phase != workload.PhaseForward || cfg.Get("semiring") == "entropy") {
 		return fmt.Sprintf("%s %s on cuda is not supported: burnstyle-hip's GPU scan kernel is the log and max forward (the CPU runs every semiring and phase)",

@@ -70,6 +70,20 @@ const attnRows = 16
 // Attention is the float32 forward; it returns a new out. Slices of the
 // wrong length are an error naming the shape.
 func Attention(s AttentionShape, q, k, v []float32) ([]float32, error) {
+	return attentionForward(s, q, k, v, nil)
+}
+
+// AttentionLSE is Attention that also returns each query row's
+// log-sum-exp of its scaled scores ([batch, heads, seq_len]), the saved
+// state of AttentionBackward.
+func AttentionLSE(s AttentionShape, q, k, v []float32) (out, lse []float32, err error) {
+	lse = make([]float32, s.Batch*s.Heads*s.SeqLen)
+	out, err = attentionForward(s, q, k, v, lse)
+	return out, lse, err
+}
+
+// attentionForward fills lse too when it is not nil.
+func attentionForward(s AttentionShape, q, k, v, lse []float32) ([]float32, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
@@ -93,18 +107,23 @@ func Attention(s AttentionShape, q, k, v []float32) ([]float32, error) {
 		p := scratch[w]
 		for i := i0; i < min(i0+attnRows, S); i++ {
 			row := (bh*S + i) * D
-			attentionRow(out[row:row+D], q[row:row+D], kh, vh, p[:s.Visible(i)], D, scale)
+			l := attentionRow(out[row:row+D], q[row:row+D], kh, vh, p[:s.Visible(i)], D, scale)
+			if lse != nil {
+				lse[bh*S+i] = l
+			}
 		}
 	})
 	return out, nil
 }
 
 // attentionRow writes one output row from the keys and values it sees
-// (len(p) of them; p is scratch for the probabilities).
-func attentionRow(o, qi, k, v, p []float32, D int, scale float32) {
+// (len(p) of them; p is scratch for the probabilities) and returns the row's
+// log-sum-exp of the scaled scores, the state the backward recomputes p
+// from (+Inf for a row that sees no key, so every p comes out 0).
+func attentionRow(o, qi, k, v, p []float32, D int, scale float32) float32 {
 	clear(o)
 	if len(p) == 0 {
-		return // no visible key: zeros
+		return float32(math.Inf(1)) // no visible key: zeros
 	}
 	m := float32(math.Inf(-1))
 	for j := range p {
@@ -131,6 +150,7 @@ func attentionRow(o, qi, k, v, p []float32, D int, scale float32) {
 	for t := range o {
 		o[t] *= inv
 	}
+	return m + float32(math.Log(float64(l)))
 }
 
 // AttentionDtype is Attention at a workload dtype: float32 as is; bfloat16

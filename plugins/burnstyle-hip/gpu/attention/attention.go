@@ -1,7 +1,7 @@
-// Package attention runs the attention workload's forward
-// (docs/workloads/attention.md) on CUDA, with our own kernels
-// (kernels/attention.cu, attention_mma.cu), compiled by NVRTC per head dim
-// and dtype.
+// Package attention runs the attention workload (docs/workloads/attention.md)
+// on CUDA, with our own kernels (kernels/attention.cu, attention_mma.cu;
+// the backward phases in backward.go, kernels/attention_bwd.cu and
+// attention_bwd_mma.cu), compiled by NVRTC per head dim and dtype.
 //
 // Algorithm: FlashAttention-2's forward (Dao 2023). One block of 128
 // threads per (query tile, batch*head) loads its q tile once; k/v tiles
@@ -295,18 +295,19 @@ func (s Spec) DeviceBytes() (int64, error) {
 func r4b(n int64) int64 { return (n + 3) / 4 * 4 }
 
 func (s Spec) source() string {
-	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu")
+	return gpu.Program(kernelFS, "attention.cu", "attention_frag.cuh", "attention_mma.cu", "attention_bwd.cu", "attention_bwd_mma.cu")
 }
 
 func (s Spec) defines() []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
 	// Both kernels' geometries: a 16-bit program holds both (the tensor-core
 	// kernel compiles only for XA_DT != 0).
-	t, m := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows)
+	t, m, g := attnTilesFor(s.HeadDim), mmaTilesFor(s.HeadDim, s.QueryRows, s.KVRows), gradTilesFor(s.HeadDim)
 	return []string{"-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa), fmt.Sprintf("-DXA_D=%d", s.HeadDim),
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
-		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks())}
+		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks()),
+		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim))}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

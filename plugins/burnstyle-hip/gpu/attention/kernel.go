@@ -20,6 +20,10 @@ type attnKernel struct {
 	bytes          int64
 	regs, local    int
 	grid, smem, nt int
+
+	// lse, when allocated (backward.go), receives each query row's saved
+	// state for the backward; 0 for the forward alone.
+	lse gpu.Ptr
 }
 
 // allocAttn allocates q, k, v and out (out rounded up to whole 32-bit
@@ -79,11 +83,11 @@ func (a *attnKernel) launch(r *gpu.Runtime) error {
 			a.tq, a.tk, a.tv, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
 	}
 	return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
-		a.q, a.k, a.v, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
+		a.q, a.k, a.v, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, a.lse)
 }
 
 func (a *attnKernel) free(r *gpu.Runtime) {
-	for _, p := range []gpu.Ptr{a.q, a.k, a.v, a.o} {
+	for _, p := range []gpu.Ptr{a.q, a.k, a.v, a.o, a.lse} {
 		if p != 0 {
 			r.Free(p)
 		}

@@ -66,6 +66,7 @@ __device__ __forceinline__ float xa_st(float x) { return x; }
 #endif
 
 __device__ __forceinline__ int xa_min(int a, int b) { return a < b ? a : b; }
+__device__ __forceinline__ int xa_max(int a, int b) { return a > b ? a : b; }
 
 #if XA_DT != 0 && !XB_HIP && !defined(XB_EMU)
 // Two floats rounded to the 16-bit dtype by the hardware, lo in the low
@@ -81,6 +82,14 @@ __device__ __forceinline__ unsigned xa_pack2(float lo, float hi) {
   return r;
 }
 #endif
+
+// The backward's saved state of one row (attention_bwd.cu): the log2-sum-exp2
+// of its scores in the kernels' log2 units (scaled by qmul), so p =
+// exp2(s * qmul - lse); +inf for a row that sees no key, which makes every
+// recomputed p 0.
+__device__ __forceinline__ float xa_lse(float m, float l) {
+  return l > 0.f ? m + log2f(l) : __uint_as_float(0x7f800000u);
+}
 
 // Loads rows [r0, r0 + n) of a [len, XA_D] matrix into a [n, stride] float
 // tile, zero beyond len and beyond XA_D, times mul.
@@ -98,12 +107,14 @@ __device__ __forceinline__ void xa_tile(float* __restrict__ dst, const xa_t* __r
 #ifndef XW_ST  // the wgmma program (attention_wgmma.cu) takes only the helpers above
 // q, out [B, H, S, XA_D]; k, v [B, KH, KV, XA_D]. Grid: x = query tiles
 // (fastest, so the tiles of one head run together and share its k, v in
-// L2), y = heads, z = batch. qmul = log2(e) / sqrt(XA_D). The explicit 1 block per SM lets
+// L2), y = heads, z = batch. qmul = log2(e) / sqrt(XA_D); lse, when not null,
+// gets each row's xa_lse for the backward phases. The explicit 1 block per SM lets
 // ptxas (CUDA 13, sm_90) use the registers it needs: without it, it capped
 // head dims 20 and 32 at 72 registers and spilled 48 bytes.
 XB_KERNEL void __launch_bounds__(XA_NT, 1)
     xa_attention_fwd(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
-                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul) {
+                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul,
+                     float* __restrict__ lse) {
   XB_DYN_SMEM(sm);
 #ifdef XB_EMU
   emu_check_smem(XA_SMEM_FLOATS * 4);
@@ -215,6 +226,7 @@ XB_KERNEL void __launch_bounds__(XA_NT, 1)
     const int row = m0 + g + 16 * i;
     if (row >= S) continue;
     const float inv = lrow[i] > 0.f ? 1.f / lrow[i] : 0.f;  // no visible key: zeros
+    if (lse != 0 && c == 0) lse[(long)bh * S + row] = xa_lse(mrow[i], lrow[i]);
     xa_t* o = out + ((long)bh * S + row) * XA_D;
 #pragma unroll
     for (int d = 0; d < XA_CD; ++d) {

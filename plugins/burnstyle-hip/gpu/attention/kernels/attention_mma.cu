@@ -22,7 +22,8 @@
 // XA_D rounded up to 16 (the k step), zero filled. XM_FAST (the default)
 // loads tiles by cp.async and fragments by ldmatrix; 0 uses plain loads.
 #if XA_DT != 0 && !XB_HIP  // tensor cores through PTX: CUDA only
-// Arguments and grid as xa_attention_fwd; qmul = log2(e)/sqrt(XA_D) is
+// Arguments and grid as xa_attention_fwd (lse, when not null, gets each
+// row's saved state for the backward, as there); qmul = log2(e)/sqrt(XA_D) is
 // applied to the float32 scores (q stays exact in the dtype). XM_MINB, the
 // blocks per SM ptxas must leave registers for, is 3 for 64-row tiles up
 // to D = 128 (157 registers at 128 with CUDA 13; asked for 1 block it took
@@ -33,7 +34,8 @@
 // spilled.
 XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
     xa_attention_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
-                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul) {
+                     xa_t* __restrict__ out, int H, int KH, int S, int KV, int causal, float qmul,
+                     float* __restrict__ lse) {
   XB_DYN_SMEM(smf);
 #ifdef XB_EMU
   emu_check_smem(XM_SMEM_BYTES);
@@ -204,6 +206,7 @@ XB_KERNEL void __launch_bounds__(XM_NT, XM_MINB)
       const int row = m0 + w0 + 16 * mt + gq + 8 * hr;
       if (row >= S) continue;
       const float inv = lrow[mt][hr] > 0.f ? 1.f / lrow[mt][hr] : 0.f;  // no visible key: zeros
+      if (lse != 0 && tq == 0) lse[(long)bh * S + row] = xa_lse(mrow[mt][hr], lrow[mt][hr]);
 #pragma unroll
       for (int n = 0; n < XM_NO; ++n)
 #pragma unroll

@@ -1,0 +1,41 @@
+package attention
+
+import (
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// TestGradTiles states the backward kernels' shape assumptions for every
+// head dim and which kernel each device and spec gets: the CUDA-core
+// kernel's 128 threads split BN keys evenly (128 % BN, DP % (128 / BN)),
+// within attnMaxSmem; the mma.sync kernel's head dim halves are whole
+// 16-column pairs (DP % 32), and it runs only where a block gets its
+// shared memory.
+func TestGradTiles(t *testing.T) {
+	for d := 1; d <= 256; d++ {
+		c := gradTilesFor(d)
+		if c.MMA || c.BM%16 != 0 || 128%c.BN != 0 || c.DP < d || c.DP%(128/c.BN) != 0 || c.smemBytes() > attnMaxSmem {
+			t.Errorf("d=%d: CUDA-core tiles %+v, %d B shared", d, c, c.smemBytes())
+		}
+		if dp := mmaGradDP(d); dp < d || dp%32 != 0 {
+			t.Errorf("d=%d: mma.sync head dim padded to %d", d, dp)
+		}
+	}
+	h100 := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}, MaxDynSmem: 227 << 10}
+	ada := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_89"}, MaxDynSmem: 99 << 10}
+	for _, tc := range []struct {
+		r     *gpu.Runtime
+		dtype string
+		d     int
+		cores bool
+		mma   bool
+	}{{h100, "bfloat16", 128, false, true}, {h100, "float16", 20, false, true}, {h100, "bfloat16", 136, false, false},
+		{h100, "float32", 128, false, false}, {h100, "bfloat16", 128, true, false}, {ada, "bfloat16", 128, false, false}} {
+		s := Spec{AttentionShape: cpu.AttentionShape{HeadDim: tc.d}, Dtype: tc.dtype, CUDACores: tc.cores}
+		if got := s.gradTiles(tc.r); got.MMA != tc.mma || (got.MMA && got.smemBytes() > tc.r.MaxDynSmem) {
+			t.Errorf("%s d=%d CUDACores=%v sm_%d: %+v (%d B), want tensor cores %v", tc.dtype, tc.d, tc.cores, tc.r.SM(), got, got.smemBytes(), tc.mma)
+		}
+	}
+}

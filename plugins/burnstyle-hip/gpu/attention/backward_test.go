@@ -1,0 +1,168 @@
+package attention_test
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/internal/emutest"
+)
+
+// refGrad is the backward's definition in float64 from refAttention's
+// probabilities, per (batch, head) row: dp = dout v^T, ds = p (dp - dout.out),
+// dq = scale ds k, dk += scale ds^T q, dv += p^T dout (dk, dv summed over
+// the group's heads).
+func refGrad(s attention.Spec, q, k, v, dout []float32) (dq, dk, dv []float64) {
+	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
+	out := refAttention(s, q, k, v)
+	dq, dk, dv = make([]float64, len(q)), make([]float64, len(k)), make([]float64, len(k))
+	scale := 1 / math.Sqrt(float64(D))
+	p := make([]float64, KV)
+	for bh := 0; bh < s.Batch*s.Heads; bh++ {
+		kb := (bh/s.Heads*s.KVHeads + bh%s.Heads/g) * KV * D
+		for i := 0; i < S; i++ {
+			qo := (bh*S + i) * D
+			n := KV
+			if s.Causal {
+				n = max(0, min(KV, i+KV-S+1))
+			}
+			m, l, di := math.Inf(-1), 0.0, 0.0
+			for j := 0; j < n; j++ {
+				var acc float64
+				for t := 0; t < D; t++ {
+					acc += float64(q[qo+t]) * float64(k[kb+j*D+t])
+				}
+				p[j] = acc * scale
+				m = math.Max(m, p[j])
+			}
+			for j := 0; j < n; j++ {
+				p[j] = math.Exp(p[j] - m)
+				l += p[j]
+			}
+			for t := 0; t < D; t++ {
+				di += float64(dout[qo+t]) * out[qo+t]
+			}
+			for j := 0; j < n; j++ {
+				var dp float64
+				for t := 0; t < D; t++ {
+					dp += float64(dout[qo+t]) * float64(v[kb+j*D+t])
+				}
+				pj := p[j] / l
+				ds := pj * (dp - di)
+				for t := 0; t < D; t++ {
+					dq[qo+t] += scale * ds * float64(k[kb+j*D+t])
+					dk[kb+j*D+t] += scale * ds * float64(q[qo+t])
+					dv[kb+j*D+t] += pj * float64(dout[qo+t])
+				}
+			}
+		}
+	}
+	return dq, dk, dv
+}
+
+// gradTol: float32 is accumulation order (dq by atomics in any order); the
+// 16-bit types round the gradients to the type and the forward's p.
+var gradTol = map[string]float64{"float32": 5e-6, "bfloat16": 1e-2, "float16": 2e-3}
+
+func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(s.HeadDim), uint64(s.KVLen)))
+	round := map[string]func(float32) float32{"float32": func(x float32) float32 { return x },
+		"bfloat16": cpu.RoundBF16, "float16": cpu.RoundF16}[s.Dtype]
+	fill := func(n int, span float32) []float32 {
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = round(span * (2*r.Float32() - 1))
+		}
+		return x
+	}
+	q, k, v, dout := fill(s.QLen(), 2), fill(s.KLen(), 2), fill(s.KLen(), 1), fill(s.QLen(), 1)
+	out, dq, dk, dv, err := attention.ExportGrad(context.Background(), d, s, q, k, v, dout)
+	if err != nil {
+		t.Fatalf("%s: %v", s, err)
+	}
+	wq, wk, wv := refGrad(s, q, k, v, dout)
+	for _, c := range []struct {
+		name string
+		got  []float32
+		want []float64
+	}{{"out", out, refAttention(s, q, k, v)}, {"dq", dq, wq}, {"dk", dk, wk}, {"dv", dv, wv}} {
+		var num, den float64
+		nan := 0
+		for i, w := range c.want {
+			if math.IsNaN(float64(c.got[i])) {
+				nan++
+				continue
+			}
+			num += (float64(c.got[i]) - w) * (float64(c.got[i]) - w)
+			den += w * w
+		}
+		e := math.Sqrt(num / den)
+		t.Logf("%s %s: rel L2 %.3g", s, c.name, e)
+		if nan > 0 || !(e <= gradTol[s.Dtype]) {
+			t.Errorf("%s %s: rel L2 %.3g (tol %g), %d NaN/unwritten", s, c.name, e, gradTol[s.Dtype], nan)
+		}
+	}
+}
+
+// TestEmuAttentionGrad: the backward kernels against float64 at odd sizes:
+// the CUDA-core kernel (float32 after the CUDA-core forward; 16-bit with
+// CUDACores, and past head dim 128) in each tile table entry (64x64 to
+// D = 64, 32x32 to 128, 16x16 above), the mma.sync kernel (16-bit after the
+// mma.sync forward) at head dims padded to 32 (16, 20) and at 96 and 128;
+// causal and not, GQA 4/2 and 2/1, kv_len longer and shorter than seq_len
+// (rows that see no key), several query and kv tiles.
+func TestEmuAttentionGrad(t *testing.T) {
+	d := emutest.Open(t)
+	for _, causal := range []bool{false, true} {
+		checkGrad(t, d, attnSpec(2, 4, 2, 37, 53, 16, causal, "float32"))
+	}
+	checkGrad(t, d, attnSpec(1, 2, 1, 53, 37, 16, true, "float32")) // 16 rows see no key
+	cc := attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16")           // 32x32 tiles
+	cc.CUDACores = true
+	checkGrad(t, d, cc)
+	checkGrad(t, d, attnSpec(1, 2, 1, 21, 19, 136, true, "bfloat16")) // past 128: CUDA cores, 16x16 tiles
+	// mma.sync. Head dims the forward's tests also use, so no new program
+	// is compiled for the emulator.
+	checkGrad(t, d, attnSpec(1, 4, 2, 70, 70, 16, true, "bfloat16"))   // 2 query and 2 kv tiles
+	checkGrad(t, d, attnSpec(1, 2, 1, 29, 41, 20, false, "float16"))   // D % 8 != 0, padded to 32
+	checkGrad(t, d, attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16"))   // D = 96
+	checkGrad(t, d, attnSpec(1, 2, 1, 83, 67, 16, true, "bfloat16"))   // 16 rows see no key, partial tiles
+	checkGrad(t, d, attnSpec(1, 2, 1, 37, 53, 128, false, "bfloat16")) // the suites' head dim
+}
+
+func TestEmuAttentionGradTiming(t *testing.T) {
+	d := emutest.Open(t)
+	s := attnSpec(1, 2, 1, 37, 37, 16, true, "bfloat16")
+	for _, phase := range []string{"backward", "both"} {
+		tm, err := attention.TimeGrad(context.Background(), d, s, phase, 1, 2, 7, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tm.SamplesMs) != 2 || tm.CompileMs <= 0 || !strings.Contains(tm.Kernel, "forward xa_attention_mma") ||
+			!strings.Contains(tm.Kernel, "backward xa_attention_bwd_mma (FlashAttention-2, tensor cores") || tm.PeakMemoryBytes <= 0 {
+			t.Errorf("%s: %+v", phase, tm)
+		}
+	}
+	s.CUDACores = true
+	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 0, 1, 7, false); err != nil ||
+		!strings.Contains(tm.Kernel, "backward xa_attention_bwd (FlashAttention-2, CUDA cores") {
+		t.Errorf("CUDACores: %+v, %v", tm, err)
+	}
+	parts, err := attention.TimeGradParts(context.Background(), d, s, 2, 7)
+	if err != nil || len(parts) != 3 || parts[0].Kernel != "xa_attention_bwd_pre" || parts[1].Kernel != "xa_attention_bwd" ||
+		parts[2].Kernel != "xa_attention_bwd_dq" || !(parts[1].Ms > 0) {
+		t.Errorf("TimeGradParts: %+v, %v", parts, err)
+	}
+	if _, err := attention.TimeGrad(context.Background(), d, s, "forward", 1, 2, 7, false); err == nil || !strings.Contains(err.Error(), `phase "forward"`) {
+		t.Errorf("forward: err %v", err)
+	}
+	if _, _, _, _, err := attention.ExportGrad(context.Background(), d, s, make([]float32, 3), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "have 3, 0, 0, 0") {
+		t.Errorf("short q: %v", err)
+	}
+}

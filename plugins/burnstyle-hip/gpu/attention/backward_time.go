@@ -1,0 +1,248 @@
+package attention
+
+// Timing and export of the backward phases (backward.go), as Time and
+// Export do the forward's.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// TimeGrad times phase "backward" (the three backward kernels, after one
+// forward that saved out and the row statistics before the first call) or
+// "both" (the forward and the backward). Inputs as Time's, dout seeded the
+// same way; the first call (NVRTC compile, module load, one call of the
+// phase, the saving forward included for backward) is CompileMs.
+func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	var out Timing
+	if phase != "backward" && phase != "both" {
+		return out, fmt.Errorf("%s: phase %q (want backward or both)", spec, phase)
+	}
+	if err := checkGrad(d, spec); err != nil {
+		return out, err
+	}
+	if warmup < 0 || repeats < 1 {
+		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
+	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
+	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
+	hg := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	if err := ctx.Err(); err != nil {
+		return out, err
+	}
+	var build string
+	err := d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGrad(d, spec)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := upload(r, g, hq, hk, hv, hg); err != nil {
+			return err
+		}
+		call := g.launchBackward
+		if phase == "both" {
+			call = func(r *gpu.Runtime) error {
+				if err := g.fwd.launch(r); err != nil {
+					return err
+				}
+				return g.launchBackward(r)
+			}
+		}
+		start := time.Now()
+		if err := buildGrad(d, g); err != nil {
+			return err
+		}
+		if phase == "backward" { // the saved state, made once
+			if err := g.fwd.launch(r); err != nil {
+				return err
+			}
+		}
+		if err := call(r); err != nil {
+			return err
+		}
+		if err := r.Sync(); err != nil {
+			return fmt.Errorf("%s %s: first call: %w", spec, phase, err)
+		}
+		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
+		out.PeakMemoryBytes, build = g.fwd.bytes, g.describe()
+		var flushBytes int64
+		if cold {
+			flushBytes = gpu.FlushBytes
+		}
+		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String()+" "+phase, func() error { return call(r) }, warmup, repeats, flushBytes)
+		return err
+	})
+	if err != nil {
+		return Timing{}, err
+	}
+	out.Device, out.Kernel = d.Info(), build
+	out.Timing = d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, one call), by the host clock, is compile_ms"
+	if phase == "backward" {
+		out.Timing += "; each sample is the backward alone (D = rowsum(dout*out), the main kernel, dq to the dtype) after one forward made before timing"
+	}
+	if cold {
+		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
+	}
+	return out, nil
+}
+
+// upload copies q, k, v and dout to the device and waits.
+func upload(r *gpu.Runtime, g *gradKernel, hq, hk, hv, hg []byte) error {
+	for _, up := range []struct {
+		p gpu.Ptr
+		b []byte
+	}{{g.fwd.q, hq}, {g.fwd.k, hk}, {g.fwd.v, hv}, {g.dout, hg}} {
+		if err := r.HtoD(up.p, up.b); err != nil {
+			return err
+		}
+	}
+	return r.Sync()
+}
+
+// ExportGrad uploads q, k, v and dout (rounded to the dtype), runs one
+// forward and one backward and returns out, dq, dk, dv as float32 in the
+// workload's shapes. Every output is poisoned with NaN first, so an element
+// a kernel misses shows.
+func ExportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []float32) (out, dq, dk, dv []float32, err error) {
+	if err := checkGrad(d, spec); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if len(q) != spec.QLen() || len(k) != spec.KLen() || len(v) != spec.KLen() || len(dout) != spec.QLen() {
+		return nil, nil, nil, nil, fmt.Errorf("%s backward: q, k, v, dout have %d, %d, %d, %d elements; want %d, %d, %d, %d",
+			spec, len(q), len(k), len(v), len(dout), spec.QLen(), spec.KLen(), spec.KLen(), spec.QLen())
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq, hk, hv, hg := gpu.Encode(q, dt), gpu.Encode(k, dt), gpu.Encode(v, dt), gpu.Encode(dout, dt)
+	raw := [4][]byte{make([]byte, len(hq)), make([]byte, len(hq)), make([]byte, len(hk)), make([]byte, len(hk))}
+	err = d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGrad(d, spec)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := buildGrad(d, g); err != nil {
+			return err
+		}
+		if err := upload(r, g, hq, hk, hv, hg); err != nil {
+			return err
+		}
+		dst := [4]gpu.Ptr{g.fwd.o, g.dq, g.dk, g.dv}
+		for i, p := range dst {
+			if err := r.Fill32(p, gpu.NaNWord(dt), r4b(int64(len(raw[i])))/4); err != nil {
+				return err
+			}
+		}
+		if err := g.fwd.launch(r); err == nil {
+			err = g.launchBackward(r)
+		}
+		if err != nil {
+			r.Sync()
+			return err
+		}
+		if err := r.Sync(); err != nil {
+			return fmt.Errorf("%s backward: %w", spec, err)
+		}
+		for i, p := range dst {
+			if err := r.DtoH(raw[i], p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return gpu.Decode(raw[0], dt), gpu.Decode(raw[1], dt), gpu.Decode(raw[2], dt), gpu.Decode(raw[3], dt), nil
+}
+
+// TimeGradShared is TimeGrad on Shared("cuda").
+func TimeGradShared(ctx context.Context, spec Spec, phase string, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return Timing{}, err
+	}
+	return TimeGrad(ctx, d, spec, phase, warmup, repeats, seed, cold)
+}
+
+// ExportGradShared is ExportGrad on Shared("cuda").
+func ExportGradShared(ctx context.Context, spec Spec, q, k, v, dout []float32) (out, dq, dk, dv []float32, err error) {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return ExportGrad(ctx, d, spec, q, k, v, dout)
+}
+
+// SupportedGrad is nil when the process-wide CUDA device opens and can run
+// the backward phases of spec; otherwise the reason.
+func SupportedGrad(spec Spec) error {
+	d, err := gpu.Shared("cuda")
+	if err != nil {
+		return err
+	}
+	return checkGrad(d, spec)
+}
+
+// GradPart is one backward kernel's median time (ms, warm L2).
+type GradPart struct {
+	Kernel string
+	Ms     float64
+}
+
+// TimeGradParts times each backward kernel alone, repeats launches each
+// after one warmup, following one forward and one whole backward: where the
+// backward's time goes (TestGPUAttentionGrad logs it). The main kernel
+// re-adds into dq32 each time, which changes its values, not its work.
+func TimeGradParts(ctx context.Context, d *gpu.Device, spec Spec, repeats int, seed uint64) ([]GradPart, error) {
+	if err := checkGrad(d, spec); err != nil {
+		return nil, err
+	}
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
+	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
+	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
+	hg := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	var out []GradPart
+	err := d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGrad(d, spec)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := upload(r, g, hq, hk, hv, hg); err != nil {
+			return err
+		}
+		if err := buildGrad(d, g); err != nil {
+			return err
+		}
+		if err := g.fwd.launch(r); err == nil {
+			err = g.launchBackward(r)
+		}
+		if err != nil {
+			r.Sync()
+			return err
+		}
+		for _, p := range g.parts() {
+			ms, err := r.TimedLaunches(ctx, spec.String()+" "+p.name, func() error { return p.fn(r) }, 1, repeats, 0)
+			if err != nil {
+				return err
+			}
+			out = append(out, GradPart{p.name, slices.Sorted(slices.Values(ms))[len(ms)/2]})
+		}
+		return nil
+	})
+	return out, err
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# burnstyle-hip's attention backward on the H100 (issue 30: "attention
+# backward natively, at least at the speed of pytorch/sdpa-flash"), in at
+# most ~4.5 minutes (typically 2-3):
+#   1. TestGPUAttentionGrad: the backward kernels against float64 in every
+#      dtype at head dims 40 to 256, then their times at the issue's shape;
+#   2. xbench verify --phase backward/both for burnstyle-hip and pytorch
+#      (scripts/testdata/attn-bwd-verify.plan; b1 h4/2 s1000 kv1100 d128 is
+#      non-causal: the workload allows causal only with kv_len = seq_len);
+#   3. one xbench run of the backward at the issue's shape (batch 4, 32/8
+#      heads, 4096, head dim 128, causal, bfloat16) with pytorch (cuDNN),
+#      pytorch/sdpa-flash and burnstyle-hip;
+# then a summary. Build beforehand (this machine has Go, the GPU machine not):
+#   . scripts/lib.sh && build_xbench
+#   CGO_ENABLED=0 go test -c -o bin/gpu/attention.test ./plugins/burnstyle-hip/gpu/attention
+#   bash scripts/h100-attn-bwd.sh OUTDIR        # on the GPU machine, bin/ carried
+# STEPS=verify,run runs only those steps. On a CPU, as a check of the
+# script (the GPU steps then fail or are unsupported):
+#   DEVICE=cpu SHAPE="--batch 1 --heads 4 --kv-heads 2 --seq-len 64 --head-dim 64" bash scripts/h100-attn-bwd.sh /tmp/b
+set -uo pipefail
+out=${1:-/tmp/h100-attn-bwd-out}
+deadline=${DEADLINE:-260}
+device=${DEVICE:-cuda}
+shape=${SHAPE:---batch 4 --heads 32 --kv-heads 8 --seq-len 4096 --head-dim 128}
+X=${XBENCH:-bin/xbench}
+T=${ATTN_TEST:-bin/gpu/attention.test}
+R=${R:-$out/results}
+mkdir -p "$out" "$R"
+export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export XBENCH_GIT_COMMIT=${XBENCH_GIT_COMMIT:-$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}
+start=$(date +%s)
+log="$out/h100-attn-bwd.log"
+: >"$log"
+STEP_MIN=${STEP_MIN:-20}
+. "$(dirname "$0")/device-step.sh"
+
+echo "commit $XBENCH_GIT_COMMIT" | tee -a "$log"
+[ "$device" = cuda ] && step machine 10 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
+if [ -x "$T" ]; then
+  step "gpu test (vs float64, timing)" 110 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUAttentionGrad$' -test.v
+else
+  echo "=== SKIP gpu test: no $T (build it: CGO_ENABLED=0 go test -c -o $T ./plugins/burnstyle-hip/gpu/attention)" | tee -a "$log"
+  fails=$((fails+1))
+fi
+step "verify backward" 60 $X verify --plan scripts/testdata/attn-bwd-verify.plan --device "$device" \
+  --backends burnstyle-hip,pytorch --timeout 40s --results "$R/verify"
+step "run backward at the issue shape" 90 $X run --workload attention --phase backward --device "$device" $shape --causal true \
+  --dtype bfloat16 --repeats 10 --timeout 80s --backends pytorch,pytorch/sdpa-flash,burnstyle-hip --results "$R/run"
+
+# Summary: the checks' failures and times, the verify verdicts, and the
+# run's medians as ratios of sdpa-flash's throughput, with the kernels each
+# burnstyle-hip cell ran (env.settings.attention_kernel).
+{
+  echo
+  echo "=== SUMMARY (t=$(( $(date +%s) - start ))s, $fails step(s) failed or skipped)"
+  grep -a "^=== .*: exit" "$log" | sed 's/^=== /  step /'
+  echo "-- gpu test"
+  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | head -30 | sed 's/^ */  /'
+  echo "-- verify"
+  grep -a -E "^verify attention|^burnstyle-hip|^pytorch" "$log" | head -60 | sed "s/^/  /"
+  echo "-- run (backward)"
+  python3 - "$R/run" <<'PY'
+import glob, json, statistics, sys
+rows = []
+runs = sorted(glob.glob(sys.argv[1] + "/*/"))  # run folders are named by start time: the last is this run's
+for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
+    try:
+        r = json.load(open(f))
+    except (ValueError, OSError):
+        continue
+    if "backend" not in r:
+        continue
+    name = r["backend"] + ("/" + r["variant"] if r.get("variant") else "")
+    s = r.get("samples_ms") or []
+    env = r.get("env", {})
+    rows.append((name, r.get("status"), statistics.median(s) if s else None,
+                 (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
+ref = next((m for n, st, m, _, _ in rows if n == "pytorch/sdpa-flash" and m), None)
+for n, st, m, kernel, msg in rows:
+    ratio = f"{ref / m:.2f}x of sdpa-flash's throughput" if ref and m else ""
+    print(f"  {n:24s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
+    if n.startswith("burnstyle-hip"):
+        print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
+    elif st != "ok":
+        print("      " + msg[:200])
+if not rows:
+    print("  no run results under " + sys.argv[1])
+PY
+} 2>&1 | tee -a "$log"
+tar czf "$out/results-attn-bwd.tgz" -C "$R" . 2>>"$log"
+echo "=== done at t=$(( $(date +%s) - start ))s; log $log" | tee -a "$log"
