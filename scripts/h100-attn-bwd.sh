@@ -33,6 +33,8 @@ log="$out/h100-attn-bwd.log"
 : >"$log"
 STEP_MIN=${STEP_MIN:-20}
 . "$(dirname "$0")/device-step.sh"
+. "$(dirname "$0")/lib-cupti.sh"
+install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" >> "$log"  # the device clock for pytorch; not in a pipe: it exports PYTHONPATH
 
 echo "commit $XBENCH_GIT_COMMIT" | tee -a "$log"
 [ "$device" = cuda ] && step machine 10 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
