@@ -13,14 +13,15 @@
 //      w owns rows 16 (w % 4).. and half the keys (w / 4);
 //   2. p = exp2(s qmul - lse), ds = p (dp - D) in float32, rounded to the
 //      dtype into shared memory three ways: p^T and ds^T (keys as rows, the
-//      A operand of the dk, dv products) and ds (the A operand of dq's);
+//      A operand of the dk, dv products) and ds (the A operand of dq's),
+//      s and p's products first, then dp's, so fewer registers are live;
 //   3. dv += p^T dout and dk += ds^T q: warp w owns keys 16 (w % XG_KP)..
 //      and a part of the head dim (w / XG_KP: halves at 64 keys, all of it
 //      at 128), 2 x XG_NKV accumulator tiles in registers for the walk;
 //   4. dq = ds k for rows 16 (w % 4).., half the head dim, added to the
 //      float32 dq by atomics (every kv tile adds to the same rows).
 // 128 keys halve the loads of q and dout and the dq atomics per product
-// (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers.
+// (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers (255 and a 48-byte spill under ptxas at head dim 128).
 // The head dim is padded to XG_DP, a multiple of 32, so each half is whole
 // 16-column ldmatrix pairs; padding is zero and never stored. Shared memory
 // holds k, v (resident), two stages of q and dout (the next tile's load by
@@ -140,30 +141,26 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
     const xa_t* Gs = G2 + st * XG_MB * XG_SS;
     const float* Ls = L2 + st * XG_MB;
     const float* Dd = D2 + st * XG_MB;
-    // 1. s and dp for rows wm.., keys XG_BK / 2 wh.. (XG_NS tiles of 8).
-    float s[XG_NS][4], dp[XG_NS][4];
+    // 1. s, then p = exp2(s qmul - lse) stored as p^T, for rows wm.., keys
+    // XG_BK / 2 wh.. (XG_NS tiles of 8); 2. dp, then ds = p (dp - D) stored
+    // as ds^T and ds. With 128 keys the float32 p is not kept for ds (its
+    // registers would spill beside dk and dv): ds reads back this lane's own
+    // p rounded to the dtype, as the p^T dout product uses it.
+    float s[XG_NS][4];
 #pragma unroll
-    for (int n = 0; n < XG_NS; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.f;
+    for (int n = 0; n < XG_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < XG_DP; kk += 16) {
-      unsigned aq[4], ag[4];
+      unsigned aq[4];
       xm_ldsm4(aq, Qs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
-      xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
 #pragma unroll
       for (int n = 0; n < XG_NS; n += 2) {
-        const int kr = (XG_BK / 2) * wh + 8 * n + (lane & 7) + 8 * (lane >> 4), kc = kk + 8 * ((lane >> 3) & 1);
-        unsigned kb4[4], vb4[4];
-        xm_ldsm4(kb4, Ks + kr * XG_SS + kc);
-        xm_ldsm4(vb4, Vs + kr * XG_SS + kc);
+        unsigned kb4[4];
+        xm_ldsm4(kb4, Ks + ((XG_BK / 2) * wh + 8 * n + (lane & 7) + 8 * (lane >> 4)) * XG_SS + kk + 8 * ((lane >> 3) & 1));
         xm_mma(s[n], aq, kb4);
         xm_mma(s[n + 1], aq, kb4 + 2);
-        xm_mma(dp[n], ag, vb4);
-        xm_mma(dp[n + 1], ag, vb4 + 2);
       }
     }
-    // 2. p and ds, rounded to the dtype, stored as p^T, ds^T and ds.
 #pragma unroll
     for (int n = 0; n < XG_NS; ++n)
 #pragma unroll
@@ -171,9 +168,31 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
         const int row = m0 + r, col = n0 + c;
         const bool vis = row < S && col < KV && (!causal || col <= row + shift);
-        const float p = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+        s[n][e] = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+        Pt[c * XG_TS + r] = xa_st(s[n][e]);
+      }
+    float dp[XG_NS][4];
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n) dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XG_DP; kk += 16) {
+      unsigned ag[4];
+      xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XG_NS; n += 2) {
+        unsigned vb4[4];
+        xm_ldsm4(vb4, Vs + ((XG_BK / 2) * wh + 8 * n + (lane & 7) + 8 * (lane >> 4)) * XG_SS + kk + 8 * ((lane >> 3) & 1));
+        xm_mma(dp[n], ag, vb4);
+        xm_mma(dp[n + 1], ag, vb4 + 2);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
+        const float p = XG_BK == 128 ? xa_ld(Pt[c * XG_TS + r]) : s[n][e];
         const xa_t ds = xa_st(p * (dp[n][e] - Dd[r]));
-        Pt[c * XG_TS + r] = xa_st(p);
         Dt[c * XG_TS + r] = ds;
         Ds[r * XG_DSS + c] = ds;
       }
