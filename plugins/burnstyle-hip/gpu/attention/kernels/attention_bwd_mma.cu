@@ -21,7 +21,8 @@
 //   4. dq = ds k for rows 16 (w % 4).., half the head dim, added to the
 //      float32 dq by atomics (every kv tile adds to the same rows).
 // 128 keys halve the loads of q and dout and the dq atomics per product
-// (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers (255 and a 48-byte spill under ptxas at head dim 128).
+// (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers
+// (255 and a 48-byte spill under ptxas at head dim 128).
 // The head dim is padded to XG_DP, a multiple of 32, so each half is whole
 // 16-column ldmatrix pairs; padding is zero and never stored. Shared memory
 // holds k, v (resident), two stages of q and dout (the next tile's load by
