@@ -59,7 +59,7 @@ step "run backward at the issue shape" 90 $X run --workload attention --phase ba
   echo "-- gpu test"
   grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | head -30 | sed 's/^ */  /'
   echo "-- verify"
-  grep -a -E "^verify attention|^burnstyle-hip|^pytorch" "$log" | head -60 | sed "s/^/  /"
+  grep -a -E "^verify attention|^burnstyle-hip|^pytorch" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
   echo "-- run (backward)"
   python3 - "$R/run" <<'PY'
 import glob, json, statistics, sys
