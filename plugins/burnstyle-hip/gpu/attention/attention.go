@@ -73,6 +73,9 @@ type Spec struct {
 	QueryRows int
 	// KVRows is its kv tile up to D = 128: 32 or 64, 0 for the default.
 	KVRows int
+	// GradKeys is the tensor-core backward's key tile (backward.go): 64
+	// or 128 keys, 0 for the default (defaultGradKeys).
+	GradKeys int
 	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
 	// (wgmma.go) would run: the baseline beside it.
 	MMASync bool
@@ -244,6 +247,9 @@ func (s Spec) String() string {
 	if s.QueryRows != 0 || s.KVRows != 0 {
 		out += fmt.Sprintf(" tile=%dx%d", s.QueryRows, s.KVRows)
 	}
+	if s.GradKeys != 0 {
+		out += fmt.Sprintf(" grad_keys=%d", s.GradKeys)
+	}
 	return out
 }
 
@@ -260,6 +266,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: query tile of %d rows (allowed: 64, 128, or 0 for the default)", s, s.QueryRows)
 	case s.KVRows != 0 && s.KVRows != 32 && s.KVRows != 64:
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
+	case s.GradKeys != 0 && s.GradKeys != 64 && s.GradKeys != 128:
+		return fmt.Errorf("%s: backward key tile of %d keys (allowed: 64, 128, or 0 for the default)", s, s.GradKeys)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
 	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 96 && s.WGMMAKeyRows != 128:
@@ -307,7 +315,7 @@ func (s Spec) defines() []string {
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
 		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks()),
-		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim))}
+		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim)), fmt.Sprintf("-DXG_BK=%d", s.gradKeys())}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

@@ -17,7 +17,8 @@ import (
 
 // gradTiles is the backward kernel's geometry: BM query rows and BN keys
 // per tile, the head dim padded to DP. MMA is xa_attention_bwd_mma
-// (attention_bwd_mma.cu: 64x64 tiles, 8 warps, DP a multiple of 32), else
+// (attention_bwd_mma.cu: 64 query rows by 64 or 128 keys, 8 warps, DP a
+// multiple of 32), else
 // xa_attention_bwd on CUDA cores, whose every entry keeps 64 dk and dv
 // accumulators a thread (BN * DP * 2 / 128) and shared memory within
 // attnMaxSmem.
@@ -31,14 +32,30 @@ type gradTiles struct {
 // not CUDACores; PlainLoads too, since the kernel needs ldmatrix) up to
 // head dim 128, where its dk and dv accumulators stop fitting in
 // registers, on a device that gives a block its shared memory (two stages
-// of q and dout: 130 KB at 128; sm_80 and sm_90 do, sm_86 and sm_89 not);
+// of q and dout: 130 KB at 128 with 64 keys, which sm_80 and sm_90 give and
+// sm_86 and sm_89 not; 190 KB with 128, sm_90 only, else 64 keys run);
 // CUDA cores else.
 func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
-	m := gradTiles{MMA: true, BM: 64, BN: 64, DP: mmaGradDP(s.HeadDim)}
-	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 && m.smemBytes() <= r.MaxDynSmem {
-		return m
+	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 {
+		for _, keys := range []int{s.gradKeys(), 64} {
+			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim)}); m.smemBytes() <= r.MaxDynSmem {
+				return m
+			}
+		}
 	}
 	return gradTilesFor(s.HeadDim)
+}
+
+// defaultGradKeys is the tensor-core backward's key tile when GradKeys is
+// 0: 64, until an H100 run of TestGPUAttentionGrad (which times 64 and
+// 128) says otherwise.
+const defaultGradKeys = 64
+
+func (s Spec) gradKeys() int {
+	if s.GradKeys != 0 {
+		return s.GradKeys
+	}
+	return defaultGradKeys
 }
 
 // mmaGradDP is XG_DP: the head dim padded so each half is whole pairs of
@@ -73,8 +90,9 @@ func gradTilesFor(d int) gradTiles {
 // smemBytes mirrors XG_MSMEM_BYTES in attention_bwd_mma.cu and
 // XG_SMEM_FLOATS in attention_bwd.cu.
 func (t gradTiles) smemBytes() int {
-	if t.MMA {
-		return 2*(6*t.BM*(t.DP+8)+3*t.BM*(t.BM+8)) + 16*t.BM
+	if t.MMA { // XG_MSMEM_BYTES
+		ss := t.DP + 8
+		return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BN*(t.BM+8)+t.BM*(t.BN+8)) + 16*t.BM
 	}
 	qs := t.DP + 1
 	return 4 * (2*t.BN*qs + 2*t.BM*qs + 2*t.BM*(t.BN+1) + 2*t.BM)
@@ -102,11 +120,15 @@ func gradSpec(spec Spec) Spec {
 // dq accumulator and dq, dk, dv. On the worker thread; free releases all.
 func allocGrad(d *gpu.Device, spec Spec) (*gradKernel, error) {
 	r := d.RT
+	t := spec.gradTiles(r)
+	if t.MMA {
+		spec.GradKeys = t.BN // the program's XG_BK: what the device fits
+	}
 	fwd, err := allocAttn(d, gradSpec(spec))
 	if err != nil {
 		return nil, err
 	}
-	g := &gradKernel{fwd: fwd, tiles: spec.gradTiles(r)}
+	g := &gradKernel{fwd: fwd, tiles: t}
 	qb, kvb := spec.bytes()
 	rows := int64(spec.Batch) * int64(spec.Heads) * int64(spec.SeqLen)
 	for _, p := range []struct {

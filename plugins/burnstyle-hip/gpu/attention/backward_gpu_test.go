@@ -44,24 +44,37 @@ func TestGPUAttentionGrad(t *testing.T) {
 	cc := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
 	cc.CUDACores = true
 	checkGrad(t, d, cc)
-	for _, phase := range []string{"backward", "both"} {
-		for _, dt := range []string{"bfloat16", "float16"} {
-			s := attnSpec(4, 32, 8, 4096, 4096, 128, true, dt)
-			tm, err := attention.TimeGrad(context.Background(), d, s, phase, 2, 5, 1, false)
-			if err != nil {
-				t.Fatalf("%s %s: %v", s, phase, err)
-			}
-			ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
-			f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[phase]
-			t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
+	for _, causal := range []bool{false, true} { // the wider key tile
+		s := attnSpec(1, 4, 2, 300, 300, 128, causal, "bfloat16")
+		s.GradKeys = 128
+		checkGrad(t, d, s)
+	}
+	type timed struct {
+		phase, dt string
+		keys      int
+	}
+	for _, tc := range []timed{{"backward", "bfloat16", 64}, {"backward", "bfloat16", 128}, {"backward", "float16", 0},
+		{"both", "bfloat16", 0}} {
+		phase := tc.phase
+		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
+		s.GradKeys = tc.keys
+		tm, err := attention.TimeGrad(context.Background(), d, s, phase, 2, 5, 1, false)
+		if err != nil {
+			t.Fatalf("%s %s: %v", s, phase, err)
 		}
+		ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
+		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[phase]
+		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 	}
-	s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-	parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
-	if err != nil {
-		t.Fatalf("%s parts: %v", s, err)
-	}
-	for _, p := range parts {
-		t.Logf("TIMING %s backward part %s: median %.3f ms (warm L2)", s, p.Kernel, p.Ms)
+	for _, keys := range []int{64, 128} {
+		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
+		s.GradKeys = keys
+		parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
+		if err != nil {
+			t.Fatalf("%s parts: %v", s, err)
+		}
+		for _, p := range parts {
+			t.Logf("TIMING %s backward part %s: median %.3f ms (warm L2)", s, p.Kernel, p.Ms)
+		}
 	}
 }

@@ -24,18 +24,23 @@ func TestGradTiles(t *testing.T) {
 		}
 	}
 	h100 := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}, MaxDynSmem: 227 << 10}
+	a100 := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_80"}, MaxDynSmem: 163 << 10}
 	ada := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_89"}, MaxDynSmem: 99 << 10}
 	for _, tc := range []struct {
-		r     *gpu.Runtime
-		dtype string
-		d     int
-		cores bool
-		mma   bool
-	}{{h100, "bfloat16", 128, false, true}, {h100, "float16", 20, false, true}, {h100, "bfloat16", 136, false, false},
-		{h100, "float32", 128, false, false}, {h100, "bfloat16", 128, true, false}, {ada, "bfloat16", 128, false, false}} {
-		s := Spec{AttentionShape: cpu.AttentionShape{HeadDim: tc.d}, Dtype: tc.dtype, CUDACores: tc.cores}
-		if got := s.gradTiles(tc.r); got.MMA != tc.mma || (got.MMA && got.smemBytes() > tc.r.MaxDynSmem) {
-			t.Errorf("%s d=%d CUDACores=%v sm_%d: %+v (%d B), want tensor cores %v", tc.dtype, tc.d, tc.cores, tc.r.SM(), got, got.smemBytes(), tc.mma)
+		r       *gpu.Runtime
+		dtype   string
+		d, keys int
+		cores   bool
+		mma     bool
+		runKeys int
+	}{{h100, "bfloat16", 128, 0, false, true, 64}, {h100, "bfloat16", 128, 128, false, true, 128}, {a100, "bfloat16", 128, 128, false, true, 64},
+		{h100, "float16", 20, 0, false, true, 64}, {h100, "bfloat16", 136, 0, false, false, 0},
+		{h100, "float32", 128, 0, false, false, 0}, {h100, "bfloat16", 128, 0, true, false, 0}, {ada, "bfloat16", 128, 0, false, false, 0}} {
+		s := Spec{AttentionShape: cpu.AttentionShape{HeadDim: tc.d}, Dtype: tc.dtype, CUDACores: tc.cores, GradKeys: tc.keys}
+		got := s.gradTiles(tc.r)
+		if got.MMA != tc.mma || (got.MMA && (got.smemBytes() > tc.r.MaxDynSmem || got.BN != tc.runKeys)) {
+			t.Errorf("%s d=%d keys=%d CUDACores=%v sm_%d: %+v (%d B), want tensor cores %v with %d keys",
+				tc.dtype, tc.d, tc.keys, tc.cores, tc.r.SM(), got, got.smemBytes(), tc.mma, tc.runKeys)
 		}
 	}
 }

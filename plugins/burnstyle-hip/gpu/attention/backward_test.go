@@ -134,6 +134,11 @@ func TestEmuAttentionGrad(t *testing.T) {
 	checkGrad(t, d, attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16"))   // D = 96
 	checkGrad(t, d, attnSpec(1, 2, 1, 83, 67, 16, true, "bfloat16"))   // 16 rows see no key, partial tiles
 	checkGrad(t, d, attnSpec(1, 2, 1, 37, 53, 128, false, "bfloat16")) // the suites' head dim
+	// 128 keys a block: 2 kv tiles, rows with no key, GQA.
+	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 150, 150, 16, true, "bfloat16"), attnSpec(1, 2, 1, 200, 133, 128, true, "bfloat16")} {
+		s.GradKeys = 128
+		checkGrad(t, d, s)
+	}
 }
 
 func TestEmuAttentionGradTiming(t *testing.T) {
@@ -149,7 +154,12 @@ func TestEmuAttentionGradTiming(t *testing.T) {
 			t.Errorf("%s: %+v", phase, tm)
 		}
 	}
-	s.CUDACores = true
+	s.GradKeys = 128
+	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 0, 1, 7, false); err != nil ||
+		!strings.Contains(tm.Kernel, "backward xa_attention_bwd_mma (FlashAttention-2, tensor cores, mma.sync m16n8k16, ldmatrix, dq by float32 atomics) 64x128 tiles") {
+		t.Errorf("GradKeys 128: %+v, %v", tm, err)
+	}
+	s.CUDACores, s.GradKeys = true, 0
 	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 0, 1, 7, false); err != nil ||
 		!strings.Contains(tm.Kernel, "backward xa_attention_bwd (FlashAttention-2, CUDA cores") {
 		t.Errorf("CUDACores: %+v, %v", tm, err)

@@ -5,41 +5,53 @@
 // mma.sync forward saved the rows' lse, and between xa_attention_bwd_pre
 // and xa_attention_bwd_dq as the CUDA-core kernel does.
 //
-// One block of XG_MNT = 256 threads (8 warps) per (64 keys, kv head, batch)
-// walks the 64-row query tiles of every query head of its GQA group
-// (causal: from the first row that sees one of its keys). Per query tile:
-//   1. s = q k^T and dp = dout v^T (64 x 64, k-dim the head dim): warp w
-//      owns rows 16 (w % 4).. and keys 32 (w / 4)..;
+// One block of XG_MNT = 256 threads (8 warps) per (XG_BK keys, kv head,
+// batch), XG_BK 64 or 128, walks the 64-row query tiles of every query head
+// of its GQA group (causal: from the first row that sees one of its keys).
+// Per query tile:
+//   1. s = q k^T and dp = dout v^T (64 x XG_BK, k-dim the head dim): warp
+//      w owns rows 16 (w % 4).. and half the keys (w / 4);
 //   2. p = exp2(s qmul - lse), ds = p (dp - D) in float32, rounded to the
 //      dtype into shared memory three ways: p^T and ds^T (keys as rows, the
-//      A operand of the dk, dv products) and ds (the A operand of dq's);
-//   3. dv += p^T dout and dk += ds^T q: warp w owns keys 16 (w % 4).. and
-//      half of the head dim (w / 4), 2 x XG_NH accumulator tiles in
-//      registers for the whole walk;
+//      A operand of the dk, dv products) and ds (the A operand of dq's),
+//      s and p's products first, then dp's, so fewer registers are live;
+//   3. dv += p^T dout and dk += ds^T q: warp w owns keys 16 (w % XG_KP)..
+//      and a part of the head dim (w / XG_KP: halves at 64 keys, all of it
+//      at 128), 2 x XG_NKV accumulator tiles in registers for the walk;
 //   4. dq = ds k for rows 16 (w % 4).., half the head dim, added to the
 //      float32 dq by atomics (every kv tile adds to the same rows).
+// 128 keys halve the loads of q and dout and the dq atomics per product
+// (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers
+// (255 and a 48-byte spill under ptxas at head dim 128).
 // The head dim is padded to XG_DP, a multiple of 32, so each half is whole
 // 16-column ldmatrix pairs; padding is zero and never stored. Shared memory
 // holds k, v (resident), two stages of q and dout (the next tile's load by
 // cp.async overlaps this one's products: one block of 8 warps fills an SM,
-// so nothing else would hide it) and the three 64 x 64 matrices in the
-// dtype: 133120 bytes at head dim 128, within sm_80's and sm_90's limits
-// (163 and 227 KB; the CUDA-core kernel runs where a block gets less).
+// so nothing else would hide it) and the three 64 x XG_BK matrices in the
+// dtype: 133120 bytes at head dim 128 and 64 keys, within sm_80's and
+// sm_90's limits (163 and 227 KB; the CUDA-core kernel runs where a block
+// gets less), 194048 with 128 keys (sm_90 only).
 #if XA_DT != 0 && !XB_HIP && XM_FAST && XG_DP <= 128  // above 128 the CUDA-core kernel runs
 #define XG_MNT 256
-#define XG_MB 64                    // query rows and keys per tile
+#define XG_MB 64                    // query rows per tile
 #define XG_SS (XG_DP + 8)           // row stride of k, v, q, dout: 16-byte rows, 4 banks apart
-#define XG_TS (XG_MB + 8)           // row stride of the 64 x 64 matrices
+#define XG_TS (XG_MB + 8)           // row stride of p^T, ds^T
+#define XG_DSS (XG_BK + 8)          // row stride of ds
 #define XG_NH (XG_DP / 16)          // 8-column tiles in half the head dim
+#define XG_NS (XG_BK / 16)          // 8-key score tiles in half the keys
+#define XG_KP (XG_BK / 16)          // 16-key m-tiles of dk, dv (4 or 8)
+#define XG_CP (8 / XG_KP)           // parts of the head dim per m-tile (2 or 1)
+#define XG_NKV (XG_DP / 8 / XG_CP)  // 8-column dk, dv tiles per warp
 // k, v, two stages of q and dout, the three matrices, two stages of lse, D.
-#define XG_MSMEM_BYTES (2 * (6 * XG_MB * XG_SS + 3 * XG_MB * XG_TS) + 16 * XG_MB)
+#define XG_MSMEM_BYTES (2 * (2 * XG_BK * XG_SS + 4 * XG_MB * XG_SS + 2 * XG_BK * XG_TS + XG_MB * XG_DSS) + 16 * XG_MB)
 
-// Rows [r0, r0 + 64) of a [len, XA_D] matrix into a [64, XG_SS] tile,
+// Rows [r0, r0 + N) of a [len, XA_D] matrix into a [N, XG_SS] tile,
 // zero beyond len and XA_D: xm_tile's rule with 256 threads and XG_DP.
+template <int N>
 __device__ __forceinline__ void xg_tile(xa_t* __restrict__ dst, const xa_t* __restrict__ src, int r0, int len) {
   if (XA_D % 8 == 0) {
     constexpr int C = XG_DP / 8;
-    for (int e = threadIdx.x; e < XG_MB * C; e += XG_MNT) {
+    for (int e = threadIdx.x; e < N * C; e += XG_MNT) {
       const int r = e / C, c = e % C;
       if (r0 + r < len && c * 8 < XA_D) {
         xm_cp16(dst + r * XG_SS + c * 8, src + (long)(r0 + r) * XA_D + c * 8);
@@ -49,7 +61,7 @@ __device__ __forceinline__ void xg_tile(xa_t* __restrict__ dst, const xa_t* __re
       }
     }
   } else {
-    for (int e = threadIdx.x; e < XG_MB * XG_DP; e += XG_MNT) {
+    for (int e = threadIdx.x; e < N * XG_DP; e += XG_MNT) {
       const int r = e / XG_DP, d = e % XG_DP;
       dst[r * XG_SS + d] = (r0 + r < len && d < XA_D) ? src[(long)(r0 + r) * XA_D + d] : (xa_t)0;
     }
@@ -69,7 +81,7 @@ __device__ __forceinline__ void xg_red2(float* p, float a, float b) {
 #endif
 }
 
-// Arguments and grid (x = 64-key tiles) as xa_attention_bwd.
+// Arguments and grid (x = XG_BK-key tiles) as xa_attention_bwd.
 XB_KERNEL void __launch_bounds__(XG_MNT, 1)
     xa_attention_bwd_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
                          const xa_t* __restrict__ dout, const float* __restrict__ lse, const float* __restrict__ dd,
@@ -80,25 +92,26 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   emu_check_smem(XG_MSMEM_BYTES);
 #endif
   xa_t* Ks = (xa_t*)smf;
-  xa_t* Vs = Ks + XG_MB * XG_SS;
-  xa_t* Q2 = Vs + XG_MB * XG_SS;      // q of stage 0, then stage 1
+  xa_t* Vs = Ks + XG_BK * XG_SS;
+  xa_t* Q2 = Vs + XG_BK * XG_SS;      // q of stage 0, then stage 1
   xa_t* G2 = Q2 + 2 * XG_MB * XG_SS;  // dout, two stages
   xa_t* Pt = G2 + 2 * XG_MB * XG_SS;  // p^T: [key][row]
-  xa_t* Dt = Pt + XG_MB * XG_TS;      // ds^T
-  xa_t* Ds = Dt + XG_MB * XG_TS;      // ds: [row][key]
-  float* L2 = (float*)(Ds + XG_MB * XG_TS);  // lse, two stages
-  float* D2 = L2 + 2 * XG_MB;                // D, two stages
+  xa_t* Dt = Pt + XG_BK * XG_TS;      // ds^T
+  xa_t* Ds = Dt + XG_BK * XG_TS;      // ds: [row][key]
+  float* L2 = (float*)(Ds + XG_MB * XG_DSS);  // lse, two stages
+  float* D2 = L2 + 2 * XG_MB;                 // D, two stages
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int wm = 16 * (warp & 3), wh = warp >> 2;  // the warp's 16 rows (or keys) and its half
-  const int n0 = blockIdx.x * XG_MB, kh = blockIdx.y, b = blockIdx.z, g = H / KH;
+  const int wm = 16 * (warp & 3), wh = warp >> 2;  // the warp's 16 rows of s, dp, dq and its half
+  const int wk = 16 * (warp % XG_KP), wc = (warp / XG_KP) * (XG_DP / XG_CP);  // its dk, dv keys and first column
+  const int n0 = blockIdx.x * XG_BK, kh = blockIdx.y, b = blockIdx.z, g = H / KH;
   const long kvOff = (long)(b * KH + kh) * KV * XA_D;
   const int shift = KV - S;
   const int mStart = causal ? xa_max(0, n0 - shift) / XG_MB * XG_MB : 0;
-  xg_tile(Ks, k + kvOff, n0, KV);
-  xg_tile(Vs, v + kvOff, n0, KV);
-  float dka[XG_NH][4], dva[XG_NH][4];
+  xg_tile<XG_BK>(Ks, k + kvOff, n0, KV);
+  xg_tile<XG_BK>(Vs, v + kvOff, n0, KV);
+  float dka[XG_NKV][4], dva[XG_NKV][4];
 #pragma unroll
-  for (int n = 0; n < XG_NH; ++n)
+  for (int n = 0; n < XG_NKV; ++n)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dka[n][e] = dva[n][e] = 0.f;
 
@@ -108,8 +121,8 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   auto issue = [&](int it, int st) {
     const long bh = (long)b * H + kh * g + it / nt;
     const int m0 = mStart + (it % nt) * XG_MB;
-    xg_tile(Q2 + st * XG_MB * XG_SS, q + bh * S * XA_D, m0, S);
-    xg_tile(G2 + st * XG_MB * XG_SS, dout + bh * S * XA_D, m0, S);
+    xg_tile<XG_MB>(Q2 + st * XG_MB * XG_SS, q + bh * S * XA_D, m0, S);
+    xg_tile<XG_MB>(G2 + st * XG_MB * XG_SS, dout + bh * S * XA_D, m0, S);
     if (tid < XG_MB) {
       const bool in = m0 + tid < S;
       L2[st * XG_MB + tid] = in ? lse[bh * S + m0 + tid] : 0.f;
@@ -129,53 +142,71 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
     const xa_t* Gs = G2 + st * XG_MB * XG_SS;
     const float* Ls = L2 + st * XG_MB;
     const float* Dd = D2 + st * XG_MB;
-    // 1. s and dp for rows wm.., keys 32 wh.. (4 tiles of 8).
-    float s[4][4], dp[4][4];
+    // 1. s, then p = exp2(s qmul - lse) stored as p^T, for rows wm.., keys
+    // XG_BK / 2 wh.. (XG_NS tiles of 8); 2. dp, then ds = p (dp - D) stored
+    // as ds^T and ds. With 128 keys the float32 p is not kept for ds (its
+    // registers would spill beside dk and dv): ds reads back this lane's own
+    // p rounded to the dtype, as the p^T dout product uses it.
+    float s[XG_NS][4];
 #pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[n][e] = dp[n][e] = 0.f;
+    for (int n = 0; n < XG_NS; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
     for (int kk = 0; kk < XG_DP; kk += 16) {
-      unsigned aq[4], ag[4];
+      unsigned aq[4];
       xm_ldsm4(aq, Qs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
-      xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
 #pragma unroll
-      for (int n = 0; n < 4; n += 2) {
-        const int kr = 32 * wh + 8 * n + (lane & 7) + 8 * (lane >> 4), kc = kk + 8 * ((lane >> 3) & 1);
-        unsigned kb4[4], vb4[4];
-        xm_ldsm4(kb4, Ks + kr * XG_SS + kc);
-        xm_ldsm4(vb4, Vs + kr * XG_SS + kc);
+      for (int n = 0; n < XG_NS; n += 2) {
+        unsigned kb4[4];
+        xm_ldsm4(kb4, Ks + ((XG_BK / 2) * wh + 8 * n + (lane & 7) + 8 * (lane >> 4)) * XG_SS + kk + 8 * ((lane >> 3) & 1));
         xm_mma(s[n], aq, kb4);
         xm_mma(s[n + 1], aq, kb4 + 2);
+      }
+    }
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
+        const int row = m0 + r, col = n0 + c;
+        const bool vis = row < S && col < KV && (!causal || col <= row + shift);
+        s[n][e] = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+        Pt[c * XG_TS + r] = xa_st(s[n][e]);
+      }
+    float dp[XG_NS][4];
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n) dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < XG_DP; kk += 16) {
+      unsigned ag[4];
+      xm_ldsm4(ag, Gs + (wm + (lane & 15)) * XG_SS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XG_NS; n += 2) {
+        unsigned vb4[4];
+        xm_ldsm4(vb4, Vs + ((XG_BK / 2) * wh + 8 * n + (lane & 7) + 8 * (lane >> 4)) * XG_SS + kk + 8 * ((lane >> 3) & 1));
         xm_mma(dp[n], ag, vb4);
         xm_mma(dp[n + 1], ag, vb4 + 2);
       }
     }
-    // 2. p and ds, rounded to the dtype, stored as p^T, ds^T and ds.
 #pragma unroll
-    for (int n = 0; n < 4; ++n)
+    for (int n = 0; n < XG_NS; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int r = wm + gq + 8 * (e >> 1), c = 32 * wh + 8 * n + 2 * tq + (e & 1);
-        const int row = m0 + r, col = n0 + c;
-        const bool vis = row < S && col < KV && (!causal || col <= row + shift);
-        const float p = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+        const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
+        const float p = XG_BK == 128 ? xa_ld(Pt[c * XG_TS + r]) : s[n][e];
         const xa_t ds = xa_st(p * (dp[n][e] - Dd[r]));
-        Pt[c * XG_TS + r] = xa_st(p);
         Dt[c * XG_TS + r] = ds;
-        Ds[r * XG_TS + c] = ds;
+        Ds[r * XG_DSS + c] = ds;
       }
     __syncthreads();
-    // 3. dv += p^T dout, dk += ds^T q: keys wm.., columns wh * XG_DP / 2...
+    // 3. dv += p^T dout, dk += ds^T q: keys wk.., columns wc...
 #pragma unroll
     for (int kk = 0; kk < XG_MB; kk += 16) {
       unsigned ap[4], as[4];
-      xm_ldsm4(ap, Pt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
-      xm_ldsm4(as, Dt + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+      xm_ldsm4(ap, Pt + (wk + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+      xm_ldsm4(as, Dt + (wk + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
 #pragma unroll
-      for (int n = 0; n < XG_NH; n += 2) {
-        const int br = kk + (lane & 7) + 8 * ((lane >> 3) & 1), bc = wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4);
+      for (int n = 0; n < XG_NKV; n += 2) {
+        const int br = kk + (lane & 7) + 8 * ((lane >> 3) & 1), bc = wc + 8 * n + 8 * (lane >> 4);
         unsigned gb4[4], qb4[4];
         xm_ldsm4t(gb4, Gs + br * XG_SS + bc);
         xm_ldsm4t(qb4, Qs + br * XG_SS + bc);
@@ -192,9 +223,9 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
 #pragma unroll
       for (int e = 0; e < 4; ++e) dqa[n][e] = 0.f;
 #pragma unroll
-    for (int kk = 0; kk < XG_MB; kk += 16) {
+    for (int kk = 0; kk < XG_BK; kk += 16) {
       unsigned a[4];
-      xm_ldsm4(a, Ds + (wm + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+      xm_ldsm4(a, Ds + (wm + (lane & 15)) * XG_DSS + kk + 8 * (lane >> 4));
 #pragma unroll
       for (int n = 0; n < XG_NH; n += 2) {
         unsigned kb4[4];
@@ -222,11 +253,11 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   }
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    const int key = n0 + wm + gq + 8 * (e >> 1);
+    const int key = n0 + wk + gq + 8 * (e >> 1);
     if (key >= KV) continue;
 #pragma unroll
-    for (int n = 0; n < XG_NH; ++n) {
-      const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq + (e & 1);
+    for (int n = 0; n < XG_NKV; ++n) {
+      const int c = wc + 8 * n + 2 * tq + (e & 1);
       if (c < XA_D) {
         dk[kvOff + (long)key * XA_D + c] = xa_st(dka[n][e] * scale);
         dv[kvOff + (long)key * XA_D + c] = xa_st(dva[n][e]);
