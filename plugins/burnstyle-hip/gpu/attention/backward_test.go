@@ -129,11 +129,17 @@ func TestEmuAttentionGrad(t *testing.T) {
 	checkGrad(t, d, attnSpec(1, 2, 1, 21, 19, 136, true, "bfloat16")) // past 128: CUDA cores, 16x16 tiles
 	// mma.sync. Head dims the forward's tests also use, so no new program
 	// is compiled for the emulator.
-	checkGrad(t, d, attnSpec(1, 4, 2, 70, 70, 16, true, "bfloat16"))   // 2 query and 2 kv tiles
-	checkGrad(t, d, attnSpec(1, 2, 1, 29, 41, 20, false, "float16"))   // D % 8 != 0, padded to 32
-	checkGrad(t, d, attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16"))   // D = 96
-	checkGrad(t, d, attnSpec(1, 2, 1, 83, 67, 16, true, "bfloat16"))   // 16 rows see no key, partial tiles
-	checkGrad(t, d, attnSpec(1, 2, 1, 37, 53, 128, false, "bfloat16")) // the suites' head dim
+	// 64 keys a block (the fallback where a block cannot get 190 KB).
+	for _, s := range []attention.Spec{
+		attnSpec(1, 4, 2, 70, 70, 16, true, "bfloat16"),   // 2 query and 2 kv tiles
+		attnSpec(1, 2, 1, 29, 41, 20, false, "float16"),   // D % 8 != 0, padded to 32
+		attnSpec(1, 2, 2, 45, 45, 96, true, "bfloat16"),   // D = 96
+		attnSpec(1, 2, 1, 83, 67, 16, true, "bfloat16"),   // 16 rows see no key, partial tiles
+		attnSpec(1, 2, 1, 37, 53, 128, false, "bfloat16"), // the suites' head dim
+	} {
+		s.GradKeys = 64
+		checkGrad(t, d, s)
+	}
 	// 128 keys a block: 2 kv tiles, rows with no key, GQA.
 	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 150, 150, 16, true, "bfloat16"), attnSpec(1, 2, 1, 200, 133, 128, true, "bfloat16")} {
 		s.GradKeys = 128
