@@ -336,12 +336,15 @@ var (
 	_ sweep.BatchExecutor = (*bench.Session)(nil)
 )
 
-// defaultCellsPerCall: on the H100 the harness's own cost was about 9 ms a
-// cell (a round trip, and handling the result); a call of 16 cells pays the
-// round trip once, while a crash (after which its batch runs again cell by
-// cell) costs at most 16 cells' time again. maxCellsPerCall bounds that.
+// defaultCellsPerCall is 1: on the H100 (results/h100-batch, the llm suite,
+// 400 cells on pytorch and burnstyle-hip) 16 cells a call took 56.9 s
+// against 53.1 and 49.7 s one by one, within the spread of two runs of the
+// same path; the round trip (~9 ms) is small beside a cell's own ~125 ms.
+// One by one also keeps a shape's backends timed side by side, which a
+// batch (a backend's next cells together) gives up. maxCellsPerCall bounds
+// what a crash costs: its batch runs again cell by cell.
 const (
-	defaultCellsPerCall = 16
+	defaultCellsPerCall = 1
 	maxCellsPerCall     = 1024
 )
 

@@ -52,7 +52,7 @@ func TestCompileAheadThroughRealProcesses(t *testing.T) {
 	o := runXbench(t, []string{"XBENCH_SLOWJIT_LOG=" + logPath}, "sweep", "--env", "venv", "--plugin-path", slowJITDir,
 		"--backends", "slowjit", "--device", "cpu", "--model-size", "tiny", "--ttt-type", "linear", "--dtype", "float32",
 		"--seq-len", "16,32,48,64,80", "--warmup", "0", "--repeats", "3",
-		"--compile-ahead", "2", "--compile-cache", cache, "--results", dir)
+		"--compile-ahead", "2", "--compile-cache", cache, "--cells-per-call", "4", "--results", dir)
 	if o.code != 0 {
 		t.Fatalf("exit %d\n%s", o.code, o.stderr)
 	}
