@@ -25,6 +25,7 @@ import (
 type gradTiles struct {
 	MMA        bool
 	BM, BN, DP int
+	Off        int // Spec.GradOff: XG_OFF, the changes turned off
 }
 
 // gradTiles picks the backward kernel for a device of compute capability
@@ -38,7 +39,7 @@ type gradTiles struct {
 func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 {
 		for _, keys := range []int{s.gradKeys(), 64} {
-			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim)}); m.smemBytes() <= r.MaxDynSmem {
+			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim), Off: s.GradOff}); m.smemBytes() <= r.MaxDynSmem {
 				return m
 			}
 		}
@@ -94,6 +95,9 @@ func gradTilesFor(d int) gradTiles {
 func (t gradTiles) smemBytes() int {
 	if t.MMA { // XG_MSMEM_BYTES
 		ss := t.DP + 8
+		if false && t.Off&4 == 0 { // p and ds, [row][key] each
+			return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BM*(t.BN+8)) + 16*t.BM
+		}
 		return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BN*(t.BM+8)+t.BM*(t.BN+8)) + 16*t.BM
 	}
 	qs := t.DP + 1
@@ -230,8 +234,12 @@ func (g *gradKernel) describe() string {
 	if t.MMA {
 		unit = "tensor cores, mma.sync m16n8k16, ldmatrix"
 	}
-	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",
-		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, t.threads(), t.smemBytes(), g.regs, g.local)
+	off := ""
+	if t.MMA && t.Off != 0 {
+		off = fmt.Sprintf(", changes %d off", t.Off)
+	}
+	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
+		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
 }
 
 // checkGrad is check plus the backward kernel's shared memory on d.

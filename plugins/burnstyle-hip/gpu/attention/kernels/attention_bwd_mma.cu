@@ -103,7 +103,18 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
   const int wm = 16 * (warp & 3), wh = warp >> 2;  // the warp's 16 rows of s, dp, dq and its half
   const int wk = 16 * (warp % XG_KP), wc = (warp / XG_KP) * (XG_DP / XG_CP);  // its dk, dv keys and first column
+#if XG_OFF & 1
   const int n0 = blockIdx.x * XG_BK, kh = blockIdx.y, b = blockIdx.z, g = H / KH;
+#else
+  // Heaviest first: under a causal mask a block of a lower key tile walks
+  // more query tiles (64 times the lightest at 4096 tokens), and blocks
+  // start in the order of their linear index, x fastest, so the key tile
+  // becomes its slowest digit: every (kv head, batch) of tile 0, then of
+  // tile 1, ..., and the last blocks to start are the shortest, which
+  // keeps the SMs' finish times close (longest job first).
+  const int lin = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z), nhb = gridDim.y * gridDim.z;
+  const int n0 = (lin / nhb) * XG_BK, kh = lin % nhb % gridDim.y, b = lin % nhb / gridDim.y, g = H / KH;
+#endif
   const long kvOff = (long)(b * KH + kh) * KV * XA_D;
   const int shift = KV - S;
   const int mStart = causal ? xa_max(0, n0 - shift) / XG_MB * XG_MB : 0;
