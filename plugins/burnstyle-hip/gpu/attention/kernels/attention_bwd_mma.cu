@@ -81,6 +81,43 @@ __device__ __forceinline__ void xg_red2(float* p, float a, float b) {
 #endif
 }
 
+// 2^x by one MUFU instruction (ex2.approx.ftz: 2 ulp, below the 16-bit
+// dtype's rounding of p; exp2f adds a denormal fix-up around it); exp2f on
+// the emulator.
+__device__ __forceinline__ float xg_exp2(float x) {
+#if !defined(XB_EMU) && defined(__CUDA_ARCH__)
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return exp2f(x);
+#endif
+}
+
+// p = exp2(s qmul - lse) in place for one warp's XG_NS score tiles (rows
+// m0 + r0 and m0 + r0 + 8, keys col0 + 8 n and + 1, lse l0 and l8): one FMA
+// and one ex2 an element. With M, p is 0 where the key is past kv_len, the
+// row past seq_len or the key past the causal diagonal (col > row + shift);
+// the caller asks for M only on tiles that cross one of those edges, so the
+// interior tiles (all but about two a block under a causal mask) skip the
+// compares.
+template <bool M>
+__device__ __forceinline__ void xg_exp(float (&s)[XG_NS][4], float l0, float l8, float qmul, int row0, int col0, int S,
+                                       int KV, int causal, int shift) {
+#pragma unroll
+  for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const float p = xg_exp2(fmaf(s[n][e], qmul, -(e < 2 ? l0 : l8)));
+      if (M) {
+        const int row = row0 + 8 * (e >> 1), col = col0 + 8 * n + (e & 1);
+        s[n][e] = row < S && col < KV && (!causal || col <= row + shift) ? p : 0.f;
+      } else {
+        s[n][e] = p;
+      }
+    }
+}
+
 // Arguments and grid (x = XG_BK-key tiles) as xa_attention_bwd.
 XB_KERNEL void __launch_bounds__(XG_MNT, 1)
     xa_attention_bwd_mma(const xa_t* __restrict__ q, const xa_t* __restrict__ k, const xa_t* __restrict__ v,
@@ -173,6 +210,7 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         xm_mma(s[n + 1], aq, kb4 + 2);
       }
     }
+#if XG_OFF & 2
 #pragma unroll
     for (int n = 0; n < XG_NS; ++n)
 #pragma unroll
@@ -181,6 +219,24 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         const int row = m0 + r, col = n0 + c;
         const bool vis = row < S && col < KV && (!causal || col <= row + shift);
         s[n][e] = vis ? exp2f(s[n][e] * qmul - Ls[r]) : 0.f;
+      }
+#else
+    {
+      const bool edge = m0 + XG_MB > S || n0 + XG_BK > KV || (causal && n0 + XG_BK - 1 > m0 + shift);
+      const float l0 = Ls[wm + gq], l8 = Ls[wm + gq + 8];
+      const int row0 = m0 + wm + gq, col0 = n0 + (XG_BK / 2) * wh + 2 * tq;
+      if (edge) {
+        xg_exp<true>(s, l0, l8, qmul, row0, col0, S, KV, causal, shift);
+      } else {
+        xg_exp<false>(s, l0, l8, qmul, row0, col0, S, KV, causal, shift);
+      }
+    }
+#endif
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
         Pt[c * XG_TS + r] = xa_st(s[n][e]);
       }
     float dp[XG_NS][4];
