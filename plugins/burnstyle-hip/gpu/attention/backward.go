@@ -95,7 +95,7 @@ func gradTilesFor(d int) gradTiles {
 func (t gradTiles) smemBytes() int {
 	if t.MMA { // XG_MSMEM_BYTES
 		ss := t.DP + 8
-		if false && t.Off&4 == 0 { // p and ds, [row][key] each
+		if t.Off&4 == 0 { // p and ds, [row][key] each
 			return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BM*(t.BN+8)) + 16*t.BM
 		}
 		return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BN*(t.BM+8)+t.BM*(t.BN+8)) + 16*t.BM

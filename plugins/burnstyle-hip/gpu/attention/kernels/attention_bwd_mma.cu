@@ -43,7 +43,12 @@
 #define XG_CP (8 / XG_KP)           // parts of the head dim per m-tile (2 or 1)
 #define XG_NKV (XG_DP / 8 / XG_CP)  // 8-column dk, dv tiles per warp
 // k, v, two stages of q and dout, the three matrices, two stages of lse, D.
+// XG_OFF bit 4 (the older round trip): p^T, ds^T and ds; else p and ds.
+#if XG_OFF & 4
 #define XG_MSMEM_BYTES (2 * (2 * XG_BK * XG_SS + 4 * XG_MB * XG_SS + 2 * XG_BK * XG_TS + XG_MB * XG_DSS) + 16 * XG_MB)
+#else
+#define XG_MSMEM_BYTES (2 * (2 * XG_BK * XG_SS + 4 * XG_MB * XG_SS + 2 * XG_MB * XG_DSS) + 16 * XG_MB)
+#endif
 
 // Rows [r0, r0 + N) of a [len, XA_D] matrix into a [N, XG_SS] tile,
 // zero beyond len and XA_D: xm_tile's rule with 256 threads and XG_DP.
@@ -132,9 +137,18 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   xa_t* Vs = Ks + XG_BK * XG_SS;
   xa_t* Q2 = Vs + XG_BK * XG_SS;      // q of stage 0, then stage 1
   xa_t* G2 = Q2 + 2 * XG_MB * XG_SS;  // dout, two stages
+#if XG_OFF & 4
   xa_t* Pt = G2 + 2 * XG_MB * XG_SS;  // p^T: [key][row]
   xa_t* Dt = Pt + XG_BK * XG_TS;      // ds^T
   xa_t* Ds = Dt + XG_BK * XG_TS;      // ds: [row][key]
+#else
+  // p and ds as [row][key], each lane's two adjacent keys one 32-bit word
+  // (the C fragment's pairs): the dk, dv products read p^T and ds^T by
+  // ldmatrix .trans, dq reads ds as it is. Rows 4 banks apart: the word
+  // stores (banks 4 gq + tq) and the ldmatrix rows are conflict-free.
+  xa_t* Ps = G2 + 2 * XG_MB * XG_SS;
+  xa_t* Ds = Ps + XG_MB * XG_DSS;
+#endif
   float* L2 = (float*)(Ds + XG_MB * XG_DSS);  // lse, two stages
   float* D2 = L2 + 2 * XG_MB;                 // D, two stages
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
@@ -232,6 +246,7 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
       }
     }
 #endif
+#if XG_OFF & 4
 #pragma unroll
     for (int n = 0; n < XG_NS; ++n)
 #pragma unroll
@@ -239,6 +254,15 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         const int r = wm + gq + 8 * (e >> 1), c = (XG_BK / 2) * wh + 8 * n + 2 * tq + (e & 1);
         Pt[c * XG_TS + r] = xa_st(s[n][e]);
       }
+#else
+#pragma unroll
+    for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const int r = wm + gq + 8 * hr, c = (XG_BK / 2) * wh + 8 * n + 2 * tq;
+        *(unsigned*)(Ps + r * XG_DSS + c) = xm_pack(s[n][2 * hr], s[n][2 * hr + 1]);
+      }
+#endif
     float dp[XG_NS][4];
 #pragma unroll
     for (int n = 0; n < XG_NS; ++n) dp[n][0] = dp[n][1] = dp[n][2] = dp[n][3] = 0.f;
@@ -254,6 +278,7 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         xm_mma(dp[n + 1], ag, vb4 + 2);
       }
     }
+#if XG_OFF & 4
 #pragma unroll
     for (int n = 0; n < XG_NS; ++n)
 #pragma unroll
@@ -264,13 +289,35 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         Dt[c * XG_TS + r] = ds;
         Ds[r * XG_DSS + c] = ds;
       }
+#else
+    {
+      const float d0 = Dd[wm + gq], d8 = Dd[wm + gq + 8];
+#pragma unroll
+      for (int n = 0; n < XG_NS; ++n)
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const int r = wm + gq + 8 * hr, c = (XG_BK / 2) * wh + 8 * n + 2 * tq;
+          const float p0 = XG_BK == 128 ? xa_ld(Ps[r * XG_DSS + c]) : s[n][2 * hr];
+          const float p1 = XG_BK == 128 ? xa_ld(Ps[r * XG_DSS + c + 1]) : s[n][2 * hr + 1];
+          const float dd = hr ? d8 : d0;
+          *(unsigned*)(Ds + r * XG_DSS + c) = xm_pack(p0 * (dp[n][2 * hr] - dd), p1 * (dp[n][2 * hr + 1] - dd));
+        }
+    }
+#endif
     __syncthreads();
     // 3. dv += p^T dout, dk += ds^T q: keys wk.., columns wc...
 #pragma unroll
     for (int kk = 0; kk < XG_MB; kk += 16) {
       unsigned ap[4], as[4];
+#if XG_OFF & 4
       xm_ldsm4(ap, Pt + (wk + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
       xm_ldsm4(as, Dt + (wk + (lane & 15)) * XG_TS + kk + 8 * (lane >> 4));
+#else
+      // matrix j of the A fragment: keys wk + 8 (j & 1).., rows kk + 8 (j >> 1)..
+      const int ar = (kk + (lane & 7) + 8 * (lane >> 4)) * XG_DSS + wk + 8 * ((lane >> 3) & 1);
+      xm_ldsm4t(ap, Ps + ar);
+      xm_ldsm4t(as, Ds + ar);
+#endif
 #pragma unroll
       for (int n = 0; n < XG_NKV; n += 2) {
         const int br = kk + (lane & 7) + 8 * ((lane >> 3) & 1), bc = wc + 8 * n + 8 * (lane >> 4);
