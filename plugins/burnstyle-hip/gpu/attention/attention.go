@@ -80,7 +80,7 @@ type Spec struct {
 	// XG_OFF in attention_bwd_mma.cu: 1 the heaviest-first block order, 2
 	// masking only where a tile needs it, 4 p and ds stored once as
 	// [row][key] words, 8 the warps' 2 x 4 split of s, dp and 4 x 2 of dk,
-	// dv): 0 runs them all; TestGPUAttentionGrad times the older builds
+	// dv, 16 their 2 x 4 split of dq): 0 runs them all; TestGPUAttentionGrad times the older builds
 	// beside the default.
 	GradOff int
 	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
@@ -278,8 +278,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.GradKeys != 0 && s.GradKeys != 64 && s.GradKeys != 128:
 		return fmt.Errorf("%s: backward key tile of %d keys (allowed: 64, 128, or 0 for the default)", s, s.GradKeys)
-	case s.GradOff < 0 || s.GradOff > 15:
-		return fmt.Errorf("%s: backward changes off %d (allowed: 0 to 15, bits 1, 2, 4, 8)", s, s.GradOff)
+	case s.GradOff < 0 || s.GradOff > 31:
+		return fmt.Errorf("%s: backward changes off %d (allowed: 0 to 31, bits 1, 2, 4, 8, 16)", s, s.GradOff)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
 	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 96 && s.WGMMAKeyRows != 128:

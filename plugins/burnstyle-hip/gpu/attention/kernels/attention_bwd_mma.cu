@@ -19,8 +19,10 @@
 //   3. dv += p^T dout and dk += ds^T q (A operands by ldmatrix .trans):
 //      warp w owns keys XG_BK / 4 (w % 4).. and half the head dim (w / 4),
 //      2 x XG_KMT x XG_NKV accumulator tiles in registers for the walk;
-//   4. dq = ds k for rows 16 (w % 4).., half the head dim, added to the
-//      float32 dq by atomics (every kv tile adds to the same rows).
+//   4. dq = ds k for rows 32 (w % 2).., a quarter of the head dim (w / 2)
+//      (16 rows and half of it where the quarters are not whole 16-column
+//      pairs), added to the float32 dq by atomics (every kv tile adds to
+//      the same rows).
 // Blocks start heaviest first (the lowest key tiles under a causal mask).
 // 128 keys halve the loads of q and dout and the dq atomics per product
 // (FlashAttention-2's tile at head dim 128) for twice the dk, dv registers
@@ -40,7 +42,6 @@
 #define XG_SS (XG_DP + 8)           // row stride of k, v, q, dout: 16-byte rows, 4 banks apart
 #define XG_TS (XG_MB + 8)           // row stride of p^T, ds^T
 #define XG_DSS (XG_BK + 8)          // row stride of ds
-#define XG_NH (XG_DP / 16)          // 8-column tiles in half the head dim
 // The warps' shares of s, dp (64 x XG_BK) and of dk, dv (XG_BK x XG_DP).
 // XG_OFF bit 8 (the older layout): s, dp by 4 warps along the rows x 2
 // along the keys (16 rows x XG_BK / 2 keys each), dk, dv by XG_BK / 16
@@ -59,6 +60,19 @@
 #define XG_SWM 2
 #define XG_KW 4
 #endif
+// dq (64 x XG_DP): XG_OFF bit 16, or a head dim whose quarters are not
+// whole 16-column pairs (32, 96), 4 warps along the rows x 2 along the
+// head dim (16 rows x half of it), else 2 x 4 (32 rows x a quarter): a
+// fifth less ldmatrix traffic (ds and k) for the same product.
+#if (XG_OFF & 16) || XG_DP % 64 != 0
+#define XG_QMT 1  // 16-row m-tiles of dq per warp
+#define XG_QW 4   // warps along its rows
+#else
+#define XG_QMT 2
+#define XG_QW 2
+#endif
+#define XG_QC (XG_DP * XG_QW / 8)  // dq columns per warp
+#define XG_NQ (XG_QC / 8)          // their 8-column tiles
 #define XG_SK (XG_BK * XG_SWM / 8)  // keys of s, dp per warp
 #define XG_NS (XG_SK / 8)           // their 8-key tiles
 #define XG_KMT (XG_BK / 16 / XG_KW)  // 16-key m-tiles of dk, dv per warp
@@ -203,7 +217,7 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
   float* L2 = (float*)(Ds + XG_MB * XG_DSS);  // lse, two stages
   float* D2 = L2 + 2 * XG_MB;                 // D, two stages
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31, gq = lane >> 2, tq = lane & 3;
-  const int wm = 16 * (warp & 3), wh = warp >> 2;  // the warp's 16 rows of dq and its half of the head dim
+  const int qr = 16 * XG_QMT * (warp % XG_QW), qc = XG_QC * (warp / XG_QW);  // the warp's first row and column of dq
   const int sr = 16 * XG_SMT * (warp % XG_SWM), sc = XG_SK * (warp / XG_SWM);  // its first row and key of s, dp
   const int wk = 16 * XG_KMT * (warp % XG_KW), wc = (warp / XG_KW) * (XG_DP / XG_CP);  // its dk, dv keys and first column
 #if XG_OFF & 1
@@ -364,40 +378,48 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
         }
       }
     }
-    // 4. dq += scale ds k: rows wm.., columns wh * XG_DP / 2...
-    float dqa[XG_NH][4];
+    // 4. dq += scale ds k: rows qr.. (XG_QMT m-tiles), columns qc...
+    float dqa[XG_QMT][XG_NQ][4];
 #pragma unroll
-    for (int n = 0; n < XG_NH; ++n)
+    for (int mt = 0; mt < XG_QMT; ++mt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) dqa[n][e] = 0.f;
+      for (int n = 0; n < XG_NQ; ++n)
 #pragma unroll
+        for (int e = 0; e < 4; ++e) dqa[mt][n][e] = 0.f;
+#pragma unroll 2  // fully unrolled, ptxas spills (44 bytes at head dim 128, 128 keys)
     for (int kk = 0; kk < XG_BK; kk += 16) {
-      unsigned a[4];
-      xm_ldsm4(a, Ds + (wm + (lane & 15)) * XG_DSS + kk + 8 * (lane >> 4));
+      unsigned a[XG_QMT][4];
 #pragma unroll
-      for (int n = 0; n < XG_NH; n += 2) {
+      for (int mt = 0; mt < XG_QMT; ++mt) xm_ldsm4(a[mt], Ds + (qr + 16 * mt + (lane & 15)) * XG_DSS + kk + 8 * (lane >> 4));
+#pragma unroll
+      for (int n = 0; n < XG_NQ; n += 2) {
         unsigned kb4[4];
-        xm_ldsm4t(kb4, Ks + (kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * XG_SS + wh * (XG_DP / 2) + 8 * n + 8 * (lane >> 4));
-        xm_mma(dqa[n], a, kb4);
-        xm_mma(dqa[n + 1], a, kb4 + 2);
-      }
-    }
+        xm_ldsm4t(kb4, Ks + (kk + (lane & 7) + 8 * ((lane >> 3) & 1)) * XG_SS + qc + 8 * n + 8 * (lane >> 4));
 #pragma unroll
-    for (int hr = 0; hr < 2; ++hr) {  // row gq + 8 hr: elements 2 hr and 2 hr + 1, columns c and c + 1
-      const int row = m0 + wm + gq + 8 * hr;
-      if (row >= S) continue;
-      float* dst = dq32 + (bh * S + row) * XA_D;
-#pragma unroll
-      for (int n = 0; n < XG_NH; ++n) {
-        const int c = wh * (XG_DP / 2) + 8 * n + 2 * tq;
-        if (XA_D % 2 == 0) {  // c even, so c + 1 < XA_D too and the pair is 8-byte aligned
-          if (c < XA_D) xg_red2(dst + c, dqa[n][2 * hr] * scale, dqa[n][2 * hr + 1] * scale);
-        } else {
-          if (c < XA_D) atomicAdd(dst + c, dqa[n][2 * hr] * scale);
-          if (c + 1 < XA_D) atomicAdd(dst + c + 1, dqa[n][2 * hr + 1] * scale);
+        for (int mt = 0; mt < XG_QMT; ++mt) {
+          xm_mma(dqa[mt][n], a[mt], kb4);
+          xm_mma(dqa[mt][n + 1], a[mt], kb4 + 2);
         }
       }
     }
+#pragma unroll
+    for (int mt = 0; mt < XG_QMT; ++mt)
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {  // row gq + 8 hr: elements 2 hr and 2 hr + 1, columns c and c + 1
+        const int row = m0 + qr + 16 * mt + gq + 8 * hr;
+        if (row >= S) continue;
+        float* dst = dq32 + (bh * S + row) * XA_D;
+#pragma unroll
+        for (int n = 0; n < XG_NQ; ++n) {
+          const int c = qc + 8 * n + 2 * tq;
+          if (XA_D % 2 == 0) {  // c even, so c + 1 < XA_D too and the pair is 8-byte aligned
+            if (c < XA_D) xg_red2(dst + c, dqa[mt][n][2 * hr] * scale, dqa[mt][n][2 * hr + 1] * scale);
+          } else {
+            if (c < XA_D) atomicAdd(dst + c, dqa[mt][n][2 * hr] * scale);
+            if (c + 1 < XA_D) atomicAdd(dst + c + 1, dqa[mt][n][2 * hr + 1] * scale);
+          }
+        }
+      }
   }
 #pragma unroll
   for (int mt = 0; mt < XG_KMT; ++mt)
