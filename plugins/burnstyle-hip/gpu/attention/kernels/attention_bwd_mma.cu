@@ -161,6 +161,20 @@ __device__ __forceinline__ void xg_exp(float (&s)[XG_SMT][XG_NS][4], const float
       }
 }
 
+// The two 16-bit values of a word as float32 (exact): float16 by the
+// hardware's cvt (xa_ld's bit decode costs a dozen instructions and
+// branches an element), bfloat16 by shifts.
+__device__ __forceinline__ void xg_unpack(unsigned w, float& lo, float& hi) {
+#if XA_DT == 2 && !defined(XB_EMU)
+  const unsigned short l = (unsigned short)(w & 0xffffu), h = (unsigned short)(w >> 16);
+  asm("cvt.f32.f16 %0, %1;" : "=f"(lo) : "h"(l));
+  asm("cvt.f32.f16 %0, %1;" : "=f"(hi) : "h"(h));
+#else
+  lo = xa_ld((xa_t)(w & 0xffffu));
+  hi = xa_ld((xa_t)(w >> 16));
+#endif
+}
+
 // acc = a b^T for one warp's share of s or dp: a the 64-row tile (q or
 // dout), b the XG_BK keys (k or v), both [row][XG_SS] with the head dim
 // as the k-dim; rows r0.. (XG_SMT m-tiles of 16), keys c0.. (XG_NS of 8).
@@ -340,8 +354,8 @@ XB_KERNEL void __launch_bounds__(XG_MNT, 1)
           Ds[r * XG_DSS + c] = ds0;
           Ds[r * XG_DSS + c + 1] = ds1;
 #else
-          const float p0 = XG_BK == 128 ? xa_ld(Ps[r * XG_DSS + c]) : s[mt][n][2 * hr];
-          const float p1 = XG_BK == 128 ? xa_ld(Ps[r * XG_DSS + c + 1]) : s[mt][n][2 * hr + 1];
+          float p0 = s[mt][n][2 * hr], p1 = s[mt][n][2 * hr + 1];
+          if (XG_BK == 128) xg_unpack(*(const unsigned*)(Ps + r * XG_DSS + c), p0, p1);
           *(unsigned*)(Ds + r * XG_DSS + c) = xm_pack(p0 * (dp[mt][n][2 * hr] - dr), p1 * (dp[mt][n][2 * hr + 1] - dr));
 #endif
         }
