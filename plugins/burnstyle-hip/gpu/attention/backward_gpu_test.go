@@ -59,7 +59,7 @@ func TestGPUAttentionGrad(t *testing.T) {
 	}
 	for _, tc := range []timed{{"backward", "bfloat16", 128, 31}, {"backward", "bfloat16", 128, 30}, {"backward", "bfloat16", 128, 28},
 		{"backward", "bfloat16", 128, 24}, {"backward", "bfloat16", 128, 16},
-		{"backward", "bfloat16", 0, 0}, {"backward", "bfloat16", 64, 0}, {"backward", "float16", 0, 0}, {"both", "bfloat16", 0, 0}} {
+		{"backward", "bfloat16", 0, 0}, {"backward", "float16", 0, 0}, {"both", "bfloat16", 0, 0}} {
 		phase := tc.phase
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
 		s.GradKeys, s.GradOff = tc.keys, tc.off
@@ -71,9 +71,8 @@ func TestGPUAttentionGrad(t *testing.T) {
 		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[phase]
 		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 	}
-	for _, off := range []int{31, 0} {
+	{ // every NVRTC compile costs seconds: the default's parts only
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-		s.GradKeys, s.GradOff = 128, off
 		parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
 		if err != nil {
 			t.Fatalf("%s parts: %v", s, err)
