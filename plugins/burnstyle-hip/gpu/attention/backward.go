@@ -33,9 +33,9 @@ type gradTiles struct {
 // not CUDACores; PlainLoads too, since the kernel needs ldmatrix) up to
 // head dim 128, where its dk and dv accumulators stop fitting in
 // registers, on a device that gives a block its shared memory (two stages
-// of q and dout: 130 KB at 128 with 64 keys, which sm_80 and sm_90 give and
-// sm_86 and sm_89 not; 190 KB with 128, sm_90 only, else 64 keys run);
-// CUDA cores else.
+// of q and dout: 121 KB at 128 with 64 keys, 130 with GradOff bit 4, which
+// sm_80 and sm_90 give and sm_86 and sm_89 not; 171 KB with 128 keys, 190
+// with bit 4, sm_90 only, else 64 keys run); CUDA cores else.
 func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 {
 		for _, keys := range []int{s.gradKeys(), 64} {
@@ -49,7 +49,7 @@ func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 
 // defaultGradKeys is the tensor-core backward's key tile when GradKeys is
 // 0: 128 (FlashAttention-2's tile at head dim 128), where a block gets its
-// 190 KB (else 64, above). On the H100 at the issue-30 shape (b4 h32/8
+// 171 KB (else 64, above). On the H100 at the issue-30 shape (b4 h32/8
 // s4096 d128 causal bf16, TestGPUAttentionGrad) 128 keys took 10.997 ms
 // against 12.189 for 64 (results/h100-attn-bwd).
 const defaultGradKeys = 128
