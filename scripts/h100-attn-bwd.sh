@@ -4,8 +4,9 @@
 # most 5 minutes (typically 2-3):
 #   1. TestGPUAttentionGrad: the backward kernels against float64 in every
 #      dtype at head dims 40 to 256, then their times at the shape
-#      (the mma.sync kernel with 64 and with 128 keys a block) and each
-#      backward kernel's share;
+#      (the mma.sync kernel at 128 keys a block with its changes turned
+#      off one by one, grad_off=31, 30, 28, 24, 16, beside the default;
+#      float16; both) and each backward kernel's share;
 #   2. xbench verify --phase backward/both for burnstyle-hip and pytorch
 #      (scripts/testdata/attn-bwd-verify.plan; b1 h4/2 s1000 kv1100 d128 is
 #      non-causal: the workload allows causal only with kv_len = seq_len);

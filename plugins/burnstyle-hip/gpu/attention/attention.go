@@ -76,6 +76,13 @@ type Spec struct {
 	// GradKeys is the tensor-core backward's key tile (backward.go): 64
 	// or 128 keys, 0 for the default (defaultGradKeys).
 	GradKeys int
+	// GradOff turns changes of the tensor-core backward off (bits of
+	// XG_OFF in attention_bwd_mma.cu: 1 the heaviest-first block order, 2
+	// masking only where a tile needs it, 4 p and ds stored once as
+	// [row][key] words, 8 the warps' 2 x 4 split of s, dp and 4 x 2 of dk,
+	// dv, 16 their 2 x 4 split of dq): 0 runs them all; TestGPUAttentionGrad times the older builds
+	// beside the default.
+	GradOff int
 	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
 	// (wgmma.go) would run: the baseline beside it.
 	MMASync bool
@@ -250,6 +257,9 @@ func (s Spec) String() string {
 	if s.GradKeys != 0 {
 		out += fmt.Sprintf(" grad_keys=%d", s.GradKeys)
 	}
+	if s.GradOff != 0 {
+		out += fmt.Sprintf(" grad_off=%d", s.GradOff)
+	}
 	return out
 }
 
@@ -268,6 +278,8 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.GradKeys != 0 && s.GradKeys != 64 && s.GradKeys != 128:
 		return fmt.Errorf("%s: backward key tile of %d keys (allowed: 64, 128, or 0 for the default)", s, s.GradKeys)
+	case s.GradOff < 0 || s.GradOff > 31:
+		return fmt.Errorf("%s: backward changes off %d (allowed: 0 to 31, bits 1, 2, 4, 8, 16)", s, s.GradOff)
 	case s.HeadDim > 256:
 		return fmt.Errorf("%s: head_dim %d > 256, the largest the kernel is built for", s, s.HeadDim)
 	case s.WGMMAKeyRows != 0 && s.WGMMAKeyRows != 64 && s.WGMMAKeyRows != 96 && s.WGMMAKeyRows != 128:
@@ -315,7 +327,8 @@ func (s Spec) defines() []string {
 		fmt.Sprintf("-DXA_DP=%d", t.DP), fmt.Sprintf("-DXA_BM=%d", t.BM), fmt.Sprintf("-DXA_BN=%d", t.BN),
 		fmt.Sprintf("-DXM_DP=%d", m.DP), fmt.Sprintf("-DXM_BM=%d", m.BM), fmt.Sprintf("-DXM_BN=%d", m.BN),
 		fmt.Sprintf("-DXM_FAST=%d", b2i(!s.PlainLoads)), fmt.Sprintf("-DXM_MINB=%d", m.minBlocks()),
-		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim)), fmt.Sprintf("-DXG_BK=%d", s.gradKeys())}
+		fmt.Sprintf("-DXG_BM=%d", g.BM), fmt.Sprintf("-DXG_BN=%d", g.BN), fmt.Sprintf("-DXG_DP=%d", mmaGradDP(s.HeadDim)), fmt.Sprintf("-DXG_BK=%d", s.gradKeys()),
+		fmt.Sprintf("-DXG_OFF=%d", s.GradOff)}
 }
 
 // AttentionSupports says whether this device can run spec, and why not.

@@ -25,6 +25,7 @@ import (
 type gradTiles struct {
 	MMA        bool
 	BM, BN, DP int
+	Off        int // Spec.GradOff: XG_OFF, the changes turned off
 }
 
 // gradTiles picks the backward kernel for a device of compute capability
@@ -32,13 +33,13 @@ type gradTiles struct {
 // not CUDACores; PlainLoads too, since the kernel needs ldmatrix) up to
 // head dim 128, where its dk and dv accumulators stop fitting in
 // registers, on a device that gives a block its shared memory (two stages
-// of q and dout: 130 KB at 128 with 64 keys, which sm_80 and sm_90 give and
-// sm_86 and sm_89 not; 190 KB with 128, sm_90 only, else 64 keys run);
-// CUDA cores else.
+// of q and dout: 121 KB at 128 with 64 keys, 130 with GradOff bit 4, which
+// sm_80 and sm_90 give and sm_86 and sm_89 not; 171 KB with 128 keys, 190
+// with bit 4, sm_90 only, else 64 keys run); CUDA cores else.
 func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 {
 		for _, keys := range []int{s.gradKeys(), 64} {
-			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim)}); m.smemBytes() <= r.MaxDynSmem {
+			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim), Off: s.GradOff}); m.smemBytes() <= r.MaxDynSmem {
 				return m
 			}
 		}
@@ -48,7 +49,7 @@ func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 
 // defaultGradKeys is the tensor-core backward's key tile when GradKeys is
 // 0: 128 (FlashAttention-2's tile at head dim 128), where a block gets its
-// 190 KB (else 64, above). On the H100 at the issue-30 shape (b4 h32/8
+// 171 KB (else 64, above). On the H100 at the issue-30 shape (b4 h32/8
 // s4096 d128 causal bf16, TestGPUAttentionGrad) 128 keys took 10.997 ms
 // against 12.189 for 64 (results/h100-attn-bwd).
 const defaultGradKeys = 128
@@ -94,6 +95,9 @@ func gradTilesFor(d int) gradTiles {
 func (t gradTiles) smemBytes() int {
 	if t.MMA { // XG_MSMEM_BYTES
 		ss := t.DP + 8
+		if t.Off&4 == 0 { // p and ds, [row][key] each
+			return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BM*(t.BN+8)) + 16*t.BM
+		}
 		return 2*(2*t.BN*ss+4*t.BM*ss+2*t.BN*(t.BM+8)+t.BM*(t.BN+8)) + 16*t.BM
 	}
 	qs := t.DP + 1
@@ -230,8 +234,12 @@ func (g *gradKernel) describe() string {
 	if t.MMA {
 		unit = "tensor cores, mma.sync m16n8k16, ldmatrix"
 	}
-	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles, %d threads, %d B shared, %d regs, %d B local",
-		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, t.threads(), t.smemBytes(), g.regs, g.local)
+	off := ""
+	if t.MMA && t.Off != 0 {
+		off = fmt.Sprintf(", changes %d off", t.Off)
+	}
+	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
+		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
 }
 
 // checkGrad is check plus the backward kernel's shared memory on d.

@@ -48,16 +48,21 @@ func TestGPUAttentionGrad(t *testing.T) {
 		s := attnSpec(1, 4, 2, 300, 300, 128, causal, "bfloat16")
 		s.GradKeys = 128
 		checkGrad(t, d, s)
+		s.GradOff = 31 // the build before the GradOff changes, timed below
+		checkGrad(t, d, s)
 	}
+	// The mma.sync backward with its changes turned off (GradOff bits, see
+	// Spec) one after another, then the default, then the other builds.
 	type timed struct {
 		phase, dt string
-		keys      int
+		keys, off int
 	}
-	for _, tc := range []timed{{"backward", "bfloat16", 64}, {"backward", "bfloat16", 128}, {"backward", "float16", 0},
-		{"both", "bfloat16", 0}} {
+	for _, tc := range []timed{{"backward", "bfloat16", 128, 31}, {"backward", "bfloat16", 128, 30}, {"backward", "bfloat16", 128, 28},
+		{"backward", "bfloat16", 128, 24}, {"backward", "bfloat16", 128, 16},
+		{"backward", "bfloat16", 0, 0}, {"backward", "float16", 0, 0}, {"both", "bfloat16", 0, 0}} {
 		phase := tc.phase
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.GradKeys = tc.keys
+		s.GradKeys, s.GradOff = tc.keys, tc.off
 		tm, err := attention.TimeGrad(context.Background(), d, s, phase, 2, 5, 1, false)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s, phase, err)
@@ -66,9 +71,8 @@ func TestGPUAttentionGrad(t *testing.T) {
 		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[phase]
 		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 	}
-	for _, keys := range []int{64, 128} {
+	{ // every NVRTC compile costs seconds: the default's parts only
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
-		s.GradKeys = keys
 		parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
 		if err != nil {
 			t.Fatalf("%s parts: %v", s, err)

@@ -23,6 +23,13 @@ func TestGradTiles(t *testing.T) {
 			t.Errorf("d=%d: mma.sync head dim padded to %d", d, dp)
 		}
 	}
+	// XG_MSMEM_BYTES at head dim 128: p^T, ds^T and ds (GradOff bit 4, the
+	// older round trip) or p and ds.
+	for _, tc := range []struct{ keys, off, want int }{{128, 4, 194560}, {128, 0, 175104}, {64, 31, 133120}, {64, 0, 123904}} {
+		if got := (gradTiles{MMA: true, BM: 64, BN: tc.keys, DP: 128, Off: tc.off}).smemBytes(); got != tc.want {
+			t.Errorf("%d keys, GradOff %d: %d bytes of shared memory, want %d", tc.keys, tc.off, got, tc.want)
+		}
+	}
 	h100 := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}, MaxDynSmem: 227 << 10}
 	a100 := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_80"}, MaxDynSmem: 163 << 10}
 	ada := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_89"}, MaxDynSmem: 99 << 10}
