@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"time"
 
 	gpuattn "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 
@@ -138,37 +137,14 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	// already in the dtype), computes in float32 and rounds out per call.
 	q, k, v := attentionInputs(spec)
 	res.PeakMemoryBytes = int64(2*len(q)+2*len(k)+spec.KVLen*runtime.GOMAXPROCS(0)) * 4
-	var callErr error
-	step := func() float64 {
-		start := time.Now()
-		var out []float32
-		if out, callErr = cpu.Attention(spec.AttentionShape, q, k, v); callErr == nil {
+	call := func() error {
+		out, err := cpu.Attention(spec.AttentionShape, q, k, v)
+		if err == nil {
 			roundTo(spec.Dtype, out)
 		}
-		return float64(time.Since(start).Nanoseconds()) / 1e6
+		return err
 	}
-	res.CompileMs = step()
-	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
-		step()
-	}
-	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s attention: %w", Name, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush() // before the clock starts: not in the sample
-		}
-		res.SamplesMs = append(res.SamplesMs, step())
-	}
-	if req.Mode.ColdCache {
-		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
-	}
-	if callErr != nil {
-		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
-		return res, nil
-	}
-	res.Status = result.StatusOK
-	return res, nil
+	return timeOnCPU(ctx, req, res, "attention", call)
 }
 
 // attentionInputs are seeded values in the workload's fixture ranges (q, k

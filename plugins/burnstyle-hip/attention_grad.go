@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
-	"time"
 
 	gpuattn "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 
@@ -84,34 +83,7 @@ func runAttentionGradCPU(ctx context.Context, req backend.RunRequest, res result
 		return res, nil
 	}
 	res.PeakMemoryBytes = int64(attentionGradHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0)))
-	var callErr error
-	step := func() float64 {
-		start := time.Now()
-		callErr = call()
-		return float64(time.Since(start).Nanoseconds()) / 1e6
-	}
-	res.CompileMs = step()
-	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
-		step()
-	}
-	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s attention %s: %w", Name, cfg.Phase, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush() // before the clock starts: not in the sample
-		}
-		res.SamplesMs = append(res.SamplesMs, step())
-	}
-	if req.Mode.ColdCache {
-		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
-	}
-	if callErr != nil {
-		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
-		return res, nil
-	}
-	res.Status = result.StatusOK
-	return res, nil
+	return timeOnCPU(ctx, req, res, "attention "+cfg.Phase, call)
 }
 
 // exportAttentionGrad reads q, k, v and dout, runs one forward and one

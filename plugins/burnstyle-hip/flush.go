@@ -6,13 +6,17 @@ package burnstylehip
 // CUDA graphs for the GEMM on cuda (the TTT forward always replays one).
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload/gemm"
 )
 
@@ -70,4 +74,41 @@ func llcBytes() int {
 		}
 	}
 	return best
+}
+
+// timeOnCPU is the CPU path's timing loop for every workload: the first
+// call alone is compile_ms, then cfg.Warmup calls, then cfg.Repeats timed
+// by the host clock, each after a host-cache flush outside the clock when
+// the run is cold; a failed call ends the run as failed. what names the
+// run in an interrupt's error.
+func timeOnCPU(ctx context.Context, req backend.RunRequest, res result.Result, what string, call func() error) (result.Result, error) {
+	cfg := req.Config
+	var callErr error
+	step := func() float64 {
+		start := time.Now()
+		callErr = call()
+		return float64(time.Since(start).Nanoseconds()) / 1e6
+	}
+	res.CompileMs = step()
+	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
+		step()
+	}
+	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
+		if err := ctx.Err(); err != nil {
+			return res, fmt.Errorf("run %s %s: %w", Name, what, err)
+		}
+		if req.Mode.ColdCache {
+			cpuFlush() // before the clock starts: not in the sample
+		}
+		res.SamplesMs = append(res.SamplesMs, step())
+	}
+	if req.Mode.ColdCache {
+		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
+	}
+	if callErr != nil {
+		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
+		return res, nil
+	}
+	res.Status = result.StatusOK
+	return res, nil
 }

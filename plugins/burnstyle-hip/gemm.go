@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"strings"
-	"time"
 
 	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
 
@@ -97,34 +96,11 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	}
 	a, b := gemmInputs(spec)
 	res.PeakMemoryBytes = int64(len(a)+len(b)+spec.Batch*spec.M*spec.N) * 4
-	var callErr error
-	step := func() float64 {
-		start := time.Now()
-		_, callErr = cpu.GEMMDtype(spec.Dtype, spec.Batch, spec.M, spec.N, spec.K, spec.TransA, spec.TransB, a, b)
-		return float64(time.Since(start).Nanoseconds()) / 1e6
+	call := func() error {
+		_, err := cpu.GEMMDtype(spec.Dtype, spec.Batch, spec.M, spec.N, spec.K, spec.TransA, spec.TransB, a, b)
+		return err
 	}
-	res.CompileMs = step()
-	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
-		step()
-	}
-	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s gemm: %w", Name, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush() // before the clock starts: not in the sample
-		}
-		res.SamplesMs = append(res.SamplesMs, step())
-	}
-	if req.Mode.ColdCache {
-		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
-	}
-	if callErr != nil {
-		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
-		return res, nil
-	}
-	res.Status = result.StatusOK
-	return res, nil
+	return timeOnCPU(ctx, req, res, "gemm", call)
 }
 
 // gemmInputs are seeded uniform values in the stored layouts.

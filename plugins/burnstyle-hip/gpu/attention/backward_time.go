@@ -28,11 +28,7 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 	if warmup < 0 || repeats < 1 {
 		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
 	}
-	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
-	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
-	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
-	hg := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	hq, hk, hv, hg := seededInputs(spec, seed, true)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
@@ -84,13 +80,11 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 		return Timing{}, err
 	}
 	out.Device, out.Kernel = d.Info(), build
-	out.Timing = d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, one call), by the host clock, is compile_ms"
+	sample := ""
 	if phase == "backward" {
-		out.Timing += "; each sample is the backward alone (D = rowsum(dout*out), the main kernel, dq to the dtype) after one forward made before timing"
+		sample = "each sample is the backward alone (D = rowsum(dout*out), the main kernel, dq to the dtype) after one forward made before timing"
 	}
-	if cold {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
-	}
+	out.Timing = timingNote(d, build, "one call", sample, cold)
 	return out, nil
 }
 
@@ -209,11 +203,7 @@ func TimeGradParts(ctx context.Context, d *gpu.Device, spec Spec, repeats int, s
 	if err := checkGrad(d, spec); err != nil {
 		return nil, err
 	}
-	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
-	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
-	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
-	hg := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	hq, hk, hv, hg := seededInputs(spec, seed, true)
 	var out []GradPart
 	err := d.W.Do(func() error {
 		r := d.RT

@@ -27,10 +27,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 	if warmup < 0 || repeats < 1 {
 		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
 	}
-	_, dt, _, _ := attnDtypeCode(spec.Dtype)
-	hq := gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
-	hk := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
-	hv := gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
+	hq, hk, hv, _ := seededInputs(spec, seed, false)
 	if err := ctx.Err(); err != nil {
 		return out, err
 	}
@@ -78,11 +75,36 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 		return Timing{}, err
 	}
 	out.Device, out.Kernel = d.Info(), build
-	out.Timing = d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms"
-	if cold {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
-	}
+	out.Timing = timingNote(d, build, "one launch", "", cold)
 	return out, nil
+}
+
+// seededInputs are the workload's q, k, v and, with grad, dout on the host
+// in the dtype: PCG streams 1 to 4 of the seed
+// (docs/workloads/attention.md), the same for the forward and the backward.
+func seededInputs(spec Spec, seed uint64, grad bool) (q, k, v, dout []byte) {
+	_, dt, _, _ := attnDtypeCode(spec.Dtype)
+	q = gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 1), dt)
+	k = gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 2), dt)
+	v = gpu.Encode(gpu.RandomInputs(spec.KLen(), seed, 3), dt)
+	if grad {
+		dout = gpu.Encode(gpu.RandomInputs(spec.QLen(), seed, 4), dt)
+	}
+	return q, k, v, dout
+}
+
+// timingNote is a result's env.timing: the clock, the build, what the first
+// (compile) call held, what a sample is where it is not one call (sample),
+// and the cold-L2 flush.
+func timingNote(d *gpu.Device, build, first, sample string, cold bool) string {
+	note := d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, " + first + "), by the host clock, is compile_ms"
+	if sample != "" {
+		note += "; " + sample
+	}
+	if cold {
+		note += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
+	}
+	return note
 }
 
 // ExportAttention uploads q, k, v (rounded to bfloat16 or float16 on the
