@@ -17,7 +17,7 @@ out=${1:-/tmp/h100-sweep-fast-out}
 deadline=${DEADLINE:-560}
 X=${XBENCH:-bin/xbench}
 R=${RESULTS:-results/h100-sweep-fast}
-HELPERS=${HELPERS:-5}
+HELPERS=${HELPERS:-5}  # 5 already keep the 16 cores busy: 10 and 16 took as long (results/h100-helpers-probe)
 B=${BACKENDS:-pytorch,jax,triton/bucket-tuned,burnstyle-hip}  # or plain triton (tuned per shape)
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
