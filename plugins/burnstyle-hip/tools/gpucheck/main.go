@@ -56,7 +56,17 @@ func main() {
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
+	exchanges := flag.String("exchanges", "", "only the cluster kernel's exchanges: verify, then time inner-only and the forward side by side (X or CSxX, e.g. 1,2,3,8x3; exchange.go)")
+	rounds := flag.Int("rounds", 2, "-exchanges: timing rounds over the variants")
 	flag.Parse()
+	var xvs []exchangeVariant
+	if *exchanges != "" {
+		var err error
+		if xvs, err = parseExchanges(*exchanges); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 
 	t0 := time.Now()
 	d, err := gpu.Open(*device)
@@ -69,6 +79,12 @@ func main() {
 	fmt.Printf("device: %s | %s | count %d | dense: %s\n", info.Name, info.Driver, info.Count, d.BLAS())
 	report := map[string]any{"device": info}
 	fails := 0
+	if xvs != nil {
+		var f int
+		report["exchanges"], f = checkExchanges(d, xvs, *tsize, *tlen, *repeats, *rounds)
+		fails += f
+		*verify, *timing, *ceilings = false, false, false
+	}
 
 	if *verify && *forward {
 		both := []string{"float32", "bfloat16"}
