@@ -35,7 +35,7 @@ gc="-backward=false -tsize $size -tlen $len -repeats 20 -rounds 2"
 step "exchanges $variants" 110 $G $gc -exchanges "$variants" -json "$out/exchange.json"
 if grep -qE "^=== exchanges .*: exit (124|137) " "$log"; then
   safe=$(echo "$variants" | tr ',' '\n' | grep -v '3$' | paste -sd, -)
-  step "exchanges $safe (barrier variants alone)" 60 $G $gc -rounds 1 -exchanges "$safe" -json "$out/exchange-safe.json"
+  step "exchanges $safe (barrier variants alone)" 60 $G $gc -rounds 1 -exchanges "$safe" -json "$out/exchange.json"  # the first wrote none: killed
 fi
 echo "=== summary (t=$(( $(date +%s) - start ))s, $fails failed steps)" | tee -a "$log"
 grep -hE "^(cl[0-9]|  cl[0-9]|summary|gpucheck done|=== )" "$log" | grep -v "^=== summary" | tee "$out/summary.txt"
