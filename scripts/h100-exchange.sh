@@ -3,9 +3,11 @@
 # linear float32 inner-only at most 0.3 ms), in at most 150 s (typically
 # 80-100): gpucheck -exchanges verifies every variant against the float64
 # model (inner-only B=1 L=2048 float32, bfloat16 for one variant of each
-# exchange; the float32 forward at L=128), then times inner-only float32 in
-# two rounds over the variants (same process, same GPU state) with cycles per
-# step, and the float32 forward for the 4-CTA variants:
+# exchange; the float32 forward at L=128; the float32 training step, whose
+# forward records the inner state, at tiny and 125m L=128 with the defaults
+# and each exchange), then times inner-only float32 in two rounds over the
+# variants (same process, same GPU state) with cycles per step by part, and
+# the float32 forward of each variant:
 #   1  two barrier.cluster rounds a step (run 6's kernel, the baseline)
 #   2  one barrier.cluster round a step (the gradient sums formed early)
 #   3  one st.async point-to-point exchange a step onto mbarriers
@@ -23,7 +25,7 @@ out=${1:-/tmp/h100-exchange-out}
 deadline=${DEADLINE:-150}
 size=${SIZE:-125m}
 len=${LEN:-2048}
-variants=${VARIANTS:-1,2,3,8x1,8x2,8x3}
+variants=${VARIANTS:-1,3,8x1,8x3}
 G=${GPUCHECK:-.devbin/gpucheck}
 mkdir -p "$out"
 start=$(date +%s)
@@ -38,4 +40,4 @@ if grep -qE "^=== exchanges .*: exit (124|137) " "$log"; then
   step "exchanges $safe (barrier variants alone)" 60 $G $gc -rounds 1 -exchanges "$safe" -json "$out/exchange.json"  # the first wrote none: killed
 fi
 echo "=== summary (t=$(( $(date +%s) - start ))s, $fails failed steps)" | tee -a "$log"
-grep -hE "^(cl[0-9]|  cl[0-9]|summary|gpucheck done|=== )" "$log" | grep -v "^=== summary" | tee "$out/summary.txt"
+grep -hE "^(cl[0-9]|  cl[0-9]|train |summary|gpucheck done|=== )" "$log" | grep -v "^=== summary" | tee "$out/summary.txt"

@@ -46,7 +46,7 @@ func parseExchanges(list string) ([]exchangeVariant, error) {
 // variant of each exchange; the float32 forward at a short length), then
 // times inner-only float32 side by side, in rounds, so every variant sees
 // the same GPU state; and the float32 forward once per variant.
-func checkExchanges(d *gpu.Device, vs []exchangeVariant, size string, L, repeats, rounds int) (map[string]any, int) {
+func checkExchanges(d *gpu.Device, vs []exchangeVariant, size string, L, repeats, rounds int, train bool) (map[string]any, int) {
 	fails := 0
 	var vrows []map[string]any
 	fmt.Printf("\nexchange verification against float64 (size %s)\n%-9s %-8s %-9s %-5s %-10s %-10s %s\n", size, "tag", "dtype", "phase", "L", "rel_l2", "max_abs", "verdict")
@@ -85,6 +85,11 @@ func checkExchanges(d *gpu.Device, vs []exchangeVariant, size string, L, repeats
 					"rel_l2": o.RelL2, "max_abs": o.MaxAbs, "nan": o.NaN, "verdict": verdict, "describe": o.Describe})
 			}
 		}
+	}
+	if train {
+		f, rows := verifyExchangeTrain(d, vs, size)
+		fails += f
+		vrows = append(vrows, rows...)
 	}
 	fmt.Printf("\nexchange timing, %s B=1 L=%d K=16 float32, %d timed calls after 3 warmup (device events), %d rounds\n", size, L, repeats, rounds)
 	fmt.Printf("%-9s %-5s %-10s %-9s %-9s %s\n", "tag", "round", "phase", "median", "min", "cycles/step by part")
@@ -129,4 +134,55 @@ func checkExchanges(d *gpu.Device, vs []exchangeVariant, size string, L, repeats
 		fmt.Printf("  %-9s %v\n", v.tag(), medians[v.tag()])
 	}
 	return map[string]any{"verify": vrows, "timing": trows}, fails
+}
+
+// verifyExchangeTrain checks the training step, whose forward records the
+// inner state from the cluster kernel, at tiny (B=2 L=64) and size (B=1
+// L=128) float32 with the default options and with each exchange of vs at
+// the cluster size the training step picks (one float64 step each).
+func verifyExchangeTrain(d *gpu.Device, vs []exchangeVariant, size string) (int, []map[string]any) {
+	fails := 0
+	var rows []map[string]any
+	fmt.Printf("\ntraining step against the CPU float64 step (float32, worst relative L2 of logits and gradients)\n")
+	for _, sz := range []struct {
+		size string
+		B, L int
+	}{{"tiny", 2, 64}, {size, 1, 128}} {
+		if sz.size == "tiny" && sz.B == 1 {
+			continue
+		}
+		cfg := check.Config(sz.size, "linear", "float32", false, sz.B, sz.L)
+		cfg.Backward = true
+		s, w, in, err := check.Inputs(cfg, 11)
+		if err != nil {
+			fatal(err)
+		}
+		ref, err := check.TrainReference(cfg, s, w, in)
+		if err != nil {
+			fatal(err)
+		}
+		opts := map[string]gputtt.Options{"default": {}}
+		for _, v := range vs {
+			opts[fmt.Sprintf("x%d", v.x)] = gputtt.Options{Exchange: v.x}
+		}
+		for _, tag := range []string{"default", "x1", "x2", "x3"} {
+			opt, ok := opts[tag]
+			if !ok {
+				continue
+			}
+			o, err := check.VerifyTrain(d, cfg, w, in, ref, opt)
+			name, worst := o.Worst()
+			verdict := "PASS"
+			switch {
+			case err != nil:
+				verdict, fails = "ERROR "+err.Error(), fails+1
+			case !o.Pass():
+				verdict, fails = fmt.Sprintf("FAIL (tol %.g)", o.Tol), fails+1
+			}
+			fmt.Printf("train %-5s %-8s L=%-4d worst %-10.3g (%s) %s\n", sz.size, tag, sz.L, worst, name, verdict)
+			rows = append(rows, map[string]any{"tag": "train-" + tag, "size": sz.size, "dtype": "float32", "phase": "backward",
+				"L": sz.L, "B": sz.B, "worst_rel_l2": worst, "worst": name, "verdict": verdict, "describe": o.Describe})
+		}
+	}
+	return fails, rows
 }

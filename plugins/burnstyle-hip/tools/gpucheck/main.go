@@ -58,6 +58,7 @@ func main() {
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
 	exchanges := flag.String("exchanges", "", "only the cluster kernel's exchanges: verify, then time inner-only and the forward side by side (X or CSxX, e.g. 1,2,3,8x3; exchange.go)")
 	rounds := flag.Int("rounds", 2, "-exchanges: timing rounds over the variants")
+	xtrain := flag.Bool("xtrain", true, "-exchanges: also verify the training step (float32, tiny and 125m) at each exchange")
 	flag.Parse()
 	var xvs []exchangeVariant
 	if *exchanges != "" {
@@ -81,7 +82,7 @@ func main() {
 	fails := 0
 	if xvs != nil {
 		var f int
-		report["exchanges"], f = checkExchanges(d, xvs, *tsize, *tlen, *repeats, *rounds)
+		report["exchanges"], f = checkExchanges(d, xvs, *tsize, *tlen, *repeats, *rounds, *xtrain)
 		fails += f
 		*verify, *timing, *ceilings = false, false, false
 	}

@@ -166,6 +166,20 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   XB_CL_ARRIVE();
   XB_CL_WAIT();
   long long tick = prof ? clock64() : 0, acc1 = 0, acc2 = 0;
+#if XB_CLX == 1
+#define XB_FT(s)
+#else
+  // Finer ticks of one exchange step, seen by the last thread (its warp has
+  // the most coefficients to compute): put and product, sums and send,
+  // coefficients, the wait, statistics to G, then G to the step's end.
+  long long ft = tick, fine[6] = {0, 0, 0, 0, 0, 0};
+#define XB_FT(s)                                \
+  if (prof && tid == XB_NT - 1) {               \
+    const long long t_ = clock64();             \
+    fine[s] += t_ - ft;                         \
+    ft = t_;                                    \
+  }
+#endif
 
   float zbp = 0.f, qp = 0.f;  // previous step's Zbar and Q of the owned element
   for (int n = 0; n <= nmb; ++n) {
@@ -199,6 +213,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       qw += q1;
       t = tv - K[i * SF + cg];
     }
+    XB_FT(0);
     // (b) Partial row statistics to every CTA.
 #if XB_CLX == 1
     {
@@ -239,9 +254,16 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     XB_CL_ARRIVE();
 #endif
 #endif
+    XB_FT(1);
     if (!last) {  // coefficients of this step, read after the block barrier of (d)
       for (int e = tid; e < XB_KB * XB_KB; e += XB_NT) {
+#if XB_CLX == 1
         const int ii = e / XB_KB, j = e % XB_KB;
+#else
+        // Row pairs (r, KB-1-r) share a warp, so every warp has about as
+        // many j <= ii to compute (row ii has ii + 1).
+        const int rr = e / XB_KB, j = e % XB_KB, ii = rr & 1 ? XB_KB - 1 - rr / 2 : rr / 2;
+#endif
         float v = 0.f;
         if (j <= ii) {
           float a = 0.f, a1 = 0.f;
@@ -254,15 +276,17 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
           }
           v = tokc[ii] * gs[j] * (a + a1 + 1.f);
         }
-        Cc[e] = v;
+        Cc[ii * XB_KB + j] = v;
       }
     }
+    XB_FT(2);
 #if XB_CLX == 3
     XB_MB_WAIT(mb + p, (unsigned)(n >> 1) & 1u);
     if (tid == 0 && n + 2 <= nmb) XB_MB_EXPECT(mb + p, CL_XBYTES);
 #else
     XB_CL_WAIT();
 #endif
+    XB_FT(3);
     // (c) Row statistics; the previous step's output.
 #if XB_CLX == 1
     float mu = 0.f, ms = 0.f, m2 = 0.f, s2 = 0.f;
@@ -323,6 +347,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (i == 0) tr[XB_F * XB_F + cg] = bv[c];
     }
     if (prof && tid == 0) { const long long tk = clock64(); acc1 += tk - tick; tick = tk; }
+    XB_FT(4);
     // (d) G of the owned element.
     G[i * FC + c] = ((float)XB_F * g - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
     __syncthreads();
@@ -361,6 +386,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
     __syncthreads();
     if (prof && tid == 0) { const long long t = clock64(); acc2 += t - tick; tick = t; }
+    XB_FT(5);
   }
   // A chunked forward carries the inner state to the launch of the next
   // chunk. Each CTA reads and writes only its own columns, so Wsave may be W1.
@@ -378,5 +404,12 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     prof[bh * 8 + 0] = acc1;
     prof[bh * 8 + 1] = acc2;
   }
+#if XB_CLX != 1
+  if (prof && tid == XB_NT - 1 && rk == 0) {
+#pragma unroll
+    for (int s = 0; s < 6; ++s) prof[bh * 8 + 2 + s] = fine[s];
+  }
+#endif
+#undef XB_FT
 }
 XB_EXPORT(xb_inner_linear_cl)
