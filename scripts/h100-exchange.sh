@@ -17,7 +17,10 @@
 # Build beforehand (the GPU machine has no Go):
 #   CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o .devbin/ ./plugins/burnstyle-hip/tools/gpucheck
 #   bash scripts/h100-exchange.sh OUTDIR
-# VARIANTS overrides the list. On a CPU, as a check of the script, with the
+# With BEFORE naming a second gpucheck built from an earlier commit (e.g.
+# .devbin/gpucheck-r2), its exchange-3 variants are timed after the first
+# step, in the same call (BEFORE_VARIANTS, default 3,8x3). VARIANTS
+# overrides the list. On a CPU, as a check of the script, with the
 # emulator's variables set as in gpu/internal/emutest:
 #   SIZE=tiny LEN=64 bash scripts/h100-exchange.sh /tmp/x
 set -uo pipefail
@@ -25,7 +28,7 @@ out=${1:-/tmp/h100-exchange-out}
 deadline=${DEADLINE:-150}
 size=${SIZE:-125m}
 len=${LEN:-2048}
-variants=${VARIANTS:-1,3,8x1,8x3}
+variants=${VARIANTS:-1,2,3,8x2,8x3}
 G=${GPUCHECK:-.devbin/gpucheck}
 mkdir -p "$out"
 start=$(date +%s)
@@ -38,6 +41,10 @@ step "exchanges $variants" 110 $G $gc -exchanges "$variants" -json "$out/exchang
 if grep -qE "^=== exchanges .*: exit (124|137) " "$log"; then
   safe=$(echo "$variants" | tr ',' '\n' | grep -v '3$' | paste -sd, -)
   step "exchanges $safe (barrier variants alone)" 60 $G $gc -rounds 1 -exchanges "$safe" -json "$out/exchange.json"  # the first wrote none: killed
+fi
+B=${BEFORE:-}
+if [ -n "$B" ] && [ -x "$B" ]; then
+  step "before: $B ${BEFORE_VARIANTS:-3,8x3}" 60 $B $gc -xtrain=false -exchanges "${BEFORE_VARIANTS:-3,8x3}"
 fi
 echo "=== summary (t=$(( $(date +%s) - start ))s, $fails failed steps)" | tee -a "$log"
 grep -hE "^(cl[0-9]|  cl[0-9]|train |summary|gpucheck done|=== )" "$log" | grep -v "^=== summary" | tee "$out/summary.txt"

@@ -62,6 +62,48 @@ __device__ __forceinline__ float xb_csum(float v) {
   return v;
 }
 
+#if XB_CLX != 1
+// The exchange-2/3 schedule's arithmetic, written for latency: a step's
+// time was set by one thread's chains, not by issue (H100, request 2 of
+// issue 30: coefficients ~1000 cycles and the product ~900-1400 a step,
+// against ~100 of waiting for the exchange).
+// Z and QW of one element (row kr of K, qr of Q, column wr of W, plus b)
+// in eight independent chains.
+__device__ __forceinline__ void xb_cl_zq(const float* kr, const float* qr, const float* wr, float b,
+                                         float& z, float& qw) {
+  float z0 = b, z1 = 0.f, z2 = 0.f, z3 = 0.f, q0 = b, q1 = 0.f, q2 = 0.f, q3 = 0.f;
+#pragma unroll 4
+  for (int k = 0; k < XB_F; k += 8) {
+    const float4 w0 = *(const float4*)(wr + k), w1 = *(const float4*)(wr + k + 4);
+    const float4 a0 = *(const float4*)(kr + k), a1 = *(const float4*)(kr + k + 4);
+    const float4 b0 = *(const float4*)(qr + k), b1 = *(const float4*)(qr + k + 4);
+    z0 = fmaf(a0.x, w0.x, z0); z1 = fmaf(a0.y, w0.y, z1); z2 = fmaf(a0.z, w0.z, z2); z3 = fmaf(a0.w, w0.w, z3);
+    q0 = fmaf(b0.x, w0.x, q0); q1 = fmaf(b0.y, w0.y, q1); q2 = fmaf(b0.z, w0.z, q2); q3 = fmaf(b0.w, w0.w, q3);
+    z0 = fmaf(a1.x, w1.x, z0); z1 = fmaf(a1.y, w1.y, z1); z2 = fmaf(a1.z, w1.z, z2); z3 = fmaf(a1.w, w1.w, z3);
+    q0 = fmaf(b1.x, w1.x, q0); q1 = fmaf(b1.y, w1.y, q1); q2 = fmaf(b1.z, w1.z, q2); q3 = fmaf(b1.w, w1.w, q3);
+  }
+  z = (z0 + z1) + (z2 + z3);
+  qw = (q0 + q1) + (q2 + q3);
+}
+
+// Q_i . K_j over F columns in four chains.
+__device__ __forceinline__ float xb_cl_dot(const float* x, const float* y) {
+  float a0 = 0.f, a1 = 0.f, a2 = 0.f, a3 = 0.f;
+#pragma unroll 4
+  for (int k = 0; k < XB_F; k += 8) {
+    const float4 x0 = *(const float4*)(x + k), x1 = *(const float4*)(x + k + 4);
+    const float4 y0 = *(const float4*)(y + k), y1 = *(const float4*)(y + k + 4);
+    a0 = fmaf(x0.x, y0.x, a0); a1 = fmaf(x0.y, y0.y, a1); a2 = fmaf(x0.z, y0.z, a2); a3 = fmaf(x0.w, y0.w, a3);
+    a0 = fmaf(x1.x, y1.x, a0); a1 = fmaf(x1.y, y1.y, a1); a2 = fmaf(x1.z, y1.z, a2); a3 = fmaf(x1.w, y1.w, a3);
+  }
+  return (a0 + a1) + (a2 + a3);
+}
+// The causal coefficients c[i][j], j <= i, are KB (KB + 1) / 2 dot products:
+// thread t computes number t + NT r of them (row-major), CL_CPASS at most.
+#define CL_NTRI (XB_KB * (XB_KB + 1) / 2)
+#define CL_CPASS ((CL_NTRI + XB_NT - 1) / XB_NT)
+#endif
+
 XB_KERNEL void __launch_bounds__(XB_NT, 1)
     xb_inner_linear_cl(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
                        const act_t* __restrict__ xv, const float* __restrict__ gate,
@@ -112,6 +154,16 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #else
   float A0 = 0.f;  // sum of lw^2 over the head's F columns
   for (int k = 0; k < XB_F; ++k) A0 = fmaf(lnw[hd * XB_F + k], lnw[hd * XB_F + k], A0);
+  int cii[CL_CPASS], cjj[CL_CPASS];  // this thread's coefficients; row -1: none
+#pragma unroll
+  for (int r = 0; r < CL_CPASS; ++r) {
+    const int q = tid + r * XB_NT;
+    int ii = 0;
+    while ((ii + 1) * (ii + 2) / 2 <= q) ++ii;
+    cii[r] = q < CL_NTRI ? ii : -1;
+    cjj[r] = q < CL_NTRI ? q - ii * (ii + 1) / 2 : 0;
+  }
+  for (int e = tid; e < XB_KB * XB_KB; e += XB_NT) Cc[e] = 0.f;  // j > i stays 0
 #if XB_CLX == 3
   if (tid == 0) {  // steps 0 and 1 armed now, step n + 2 once step n has arrived
     XB_MB_INIT(mb, 1);
@@ -149,10 +201,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
     if (tid < XB_KB) S[2 * XB_KB * SF + tid] = pg;
   };
-  // Global loads run only between the step's last exchange and the next
-  // step's first: a cluster arrive has release semantics and would wait for
-  // them. So the rows of step n+2 are loaded after the exchange of step n
-  // and stored at the start of step n+1; the prologue stages steps 0 and 1.
+  // With cluster barriers, global loads run only between the step's last
+  // exchange and the next step's first: a cluster arrive has release
+  // semantics and would wait for them. So the rows of step n+2 are loaded
+  // after the exchange of step n (with st.async, when step n starts) and
+  // stored at the start of step n+1; the prologue stages steps 0 and 1.
   fetch(0);
   put(st);
   float tv = pv, tvn = 0.f;  // V of the owned element this step and the next
@@ -169,12 +222,12 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #if XB_CLX == 1
 #define XB_FT(s)
 #else
-  // Finer ticks of one exchange step, seen by the last thread (its warp has
-  // the most coefficients to compute): put and product, sums and send,
-  // coefficients, the wait, statistics to G, then G to the step's end.
+  // Finer ticks of one exchange step, seen by thread 0 (it has the most
+  // coefficients to compute): put and product, sums and send, coefficients,
+  // the wait, statistics to G, then G to the step's end.
   long long ft = tick, fine[6] = {0, 0, 0, 0, 0, 0};
 #define XB_FT(s)                                \
-  if (prof && tid == XB_NT - 1) {               \
+  if (prof && tid == 0) {                       \
     const long long t_ = clock64();             \
     fine[s] += t_ - ft;                         \
     ft = t_;                                    \
@@ -193,7 +246,15 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
         put(st + ((n + 1) & 1) * CL_STAGE);
         tvn = pv;
       }
+#if XB_CLX == 3
+      // No cluster arrive waits for loads here: the rows of step n+2 get a
+      // whole step to arrive.
+      if (n + 2 < nmb) fetch(n + 2);
+#endif
       // (a) Z and QW of the owned element.
+#if XB_CLX != 1
+      xb_cl_zq(K + i * SF, Q + i * SF, Wt + c * SWT, bv[c], z, qw);
+#else
       float z1 = 0.f, q1 = 0.f;
       z = qw = bv[c];
       const float* kr = K + i * SF;
@@ -211,6 +272,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       }
       z += z1;
       qw += q1;
+#endif
       t = tv - K[i * SF + cg];
     }
     XB_FT(0);
@@ -256,14 +318,9 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #endif
     XB_FT(1);
     if (!last) {  // coefficients of this step, read after the block barrier of (d)
-      for (int e = tid; e < XB_KB * XB_KB; e += XB_NT) {
 #if XB_CLX == 1
+      for (int e = tid; e < XB_KB * XB_KB; e += XB_NT) {
         const int ii = e / XB_KB, j = e % XB_KB;
-#else
-        // Row pairs (r, KB-1-r) share a warp, so every warp has about as
-        // many j <= ii to compute (row ii has ii + 1).
-        const int rr = e / XB_KB, j = e % XB_KB, ii = rr & 1 ? XB_KB - 1 - rr / 2 : rr / 2;
-#endif
         float v = 0.f;
         if (j <= ii) {
           float a = 0.f, a1 = 0.f;
@@ -276,8 +333,15 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
           }
           v = tokc[ii] * gs[j] * (a + a1 + 1.f);
         }
-        Cc[ii * XB_KB + j] = v;
+        Cc[e] = v;
       }
+#else
+#pragma unroll
+      for (int r = 0; r < CL_CPASS; ++r)
+        if (cii[r] >= 0)
+          Cc[cii[r] * XB_KB + cjj[r]] =
+              tokc[cii[r]] * gs[cjj[r]] * (xb_cl_dot(Q + cii[r] * SF, K + cjj[r] * SF) + 1.f);
+#endif
     }
     XB_FT(2);
 #if XB_CLX == 3
@@ -297,12 +361,19 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     }
 #else
     float4 sa = {0.f, 0.f, 0.f, 0.f}, sb = {0.f, 0.f, 0.f, 0.f};
+    {
+      float4 ta = {0.f, 0.f, 0.f, 0.f}, tb = {0.f, 0.f, 0.f, 0.f};  // odd ranks: two add chains
 #pragma unroll
-    for (int r = 0; r < XB_CS; ++r) {
-      const float* s = xa + ((p * XB_CS + r) * XB_KB + i) * CL_XW;
-      const float4 x = *(const float4*)s, y = *(const float4*)(s + 4);
-      sa.x += x.x; sa.y += x.y; sa.z += x.z; sa.w += x.w;
-      sb.x += y.x; sb.y += y.y; sb.z += y.z; sb.w += y.w;
+      for (int r = 0; r < XB_CS; ++r) {
+        const float* s = xa + ((p * XB_CS + r) * XB_KB + i) * CL_XW;
+        const float4 x = *(const float4*)s, y = *(const float4*)(s + 4);
+        float4& a = r & 1 ? ta : sa;
+        float4& b = r & 1 ? tb : sb;
+        a.x += x.x; a.y += x.y; a.z += x.z; a.w += x.w;
+        b.x += y.x; b.y += y.y; b.z += y.z; b.w += y.w;
+      }
+      sa.x += ta.x; sa.y += ta.y; sa.z += ta.z; sa.w += ta.w;
+      sb.x += tb.x; sb.y += tb.y; sb.z += tb.z; sb.w += tb.w;
     }
     float mu = sa.x, ms = sa.y, m2 = sa.z, s2 = sa.w;
 #endif
@@ -339,7 +410,9 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     qp = Q[i * SF + cg];
     tv = tvn;
 #endif
+#if XB_CLX != 3
     if (n + 2 < nmb) fetch(n + 2);
+#endif
     if (trace) {  // the training step's record of the state at this step's start
       float* tr = trace + ((long)bh * nmb + n) * (XB_F * XB_F + XB_F);
 #pragma unroll
@@ -405,7 +478,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     prof[bh * 8 + 1] = acc2;
   }
 #if XB_CLX != 1
-  if (prof && tid == XB_NT - 1 && rk == 0) {
+  if (prof && tid == 0 && rk == 0) {
 #pragma unroll
     for (int s = 0; s < 6; ++s) prof[bh * 8 + 2 + s] = fine[s];
   }
