@@ -56,12 +56,22 @@ func (m *Model) capture() (err error) {
 	if err := m.recordOn(c, m.enqueueCall); err != nil {
 		return err
 	}
-	if err := r.Check("instantiate graph", r.Graph.Instantiate(&c.Exec, c.Graph, 0)); err != nil {
+	if err := r.Check("instantiate graph", r.Graph.Instantiate(&c.Exec, c.Graph, m.instantiateFlags())); err != nil {
 		return err
 	}
 	m.cap = c
 	m.compileMs += float64(time.Since(t0).Microseconds()) / 1e3
 	return nil
+}
+
+// instantiateFlags keeps the lanes' stream priorities in the replay
+// (gpu.GraphUseNodePriority) unless Options.LaunchPriority asks for the
+// driver's default, one priority for the whole graph.
+func (m *Model) instantiateFlags() uint64 {
+	if m.opt.LaunchPriority {
+		return 0
+	}
+	return gpu.GraphUseNodePriority
 }
 
 // recordOn captures what enqueue sends into c.graph, with c.stream as the

@@ -24,6 +24,10 @@ type Options struct {
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
+	// LaunchPriority replays a graph at its launch stream's priority instead
+	// of each lane's own (XBENCH_GPU_NODE_PRIORITY=0; graph.go).
+	LaunchPriority bool
+	SerialBackward bool // training step: the backward on one stream, no side stream (XBENCH_GPU_OVERLAP=0)
 	// Shape, when set, is the model's dimensions instead of those of
 	// cfg.ModelSize: the tests run a named size's widths (its kernels'
 	// code paths) with fewer layers and a smaller vocabulary.
@@ -154,6 +158,12 @@ func withEnv(opt Options) Options {
 	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_THREADS")); err == nil && opt.BwdThreads == 0 {
 		opt.BwdThreads = v
+	}
+	if os.Getenv("XBENCH_GPU_NODE_PRIORITY") == "0" {
+		opt.LaunchPriority = true
+	}
+	if os.Getenv("XBENCH_GPU_OVERLAP") == "0" {
+		opt.SerialBackward = true
 	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true

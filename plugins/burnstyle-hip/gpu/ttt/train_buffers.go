@@ -189,7 +189,7 @@ func (m *Model) setupTrain() error {
 		err = m.setupMambaTrain(t)
 	}
 	m.train = t
-	if err != nil {
+	if err != nil || m.opt.SerialBackward {
 		return err
 	}
 	return m.setupOverlap()
