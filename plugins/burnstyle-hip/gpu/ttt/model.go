@@ -118,7 +118,9 @@ func NewModelWith(d *gpu.Device, cfg ttt.Config, weights map[string]tensorfile.T
 			return err
 		}
 		if cfg.Backward {
-			return m.setupTrain() // the training step runs the flat forward
+			if err := m.setupTrain(); err != nil || m.mamba() {
+				return err // the mamba backbone's training forward is flat
+			}
 		}
 		return m.setupChunks()
 	})
@@ -273,7 +275,12 @@ func (m *Model) Describe() string {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
 	}
 	if m.train != nil {
-		forward = fmt.Sprintf("training step (flat forward, backward %s %d threads %d B shared)", m.geo.bwdName(), m.geo.NTB, m.geo.bwdSmemBytes())
+		streams := "critical and side streams"
+		if m.train.ov == nil {
+			streams = "one stream"
+		}
+		forward = fmt.Sprintf("training step (%s forward, backward %s %d threads %d B shared, %s)", forward, m.geo.bwdName(),
+			m.geo.NTB, m.geo.bwdSmemBytes(), streams)
 	}
 	if m.graphed() {
 		forward += ", one graph replay per call"
