@@ -64,11 +64,16 @@ func (m *Model) capture() (err error) {
 	return nil
 }
 
-// instantiateFlags keeps the lanes' stream priorities in the replay
-// (gpu.GraphUseNodePriority) unless Options.LaunchPriority asks for the
-// driver's default, one priority for the whole graph.
+// instantiateFlags keeps the lanes' stream priorities in the replay of a
+// training step with two backward streams (gpu.GraphUseNodePriority), which
+// needs them: its critical chain must win SMs over the side stream's dW
+// products (train_overlap.go; 57.2 -> 54.5 ms on the H100, gpucheck
+// -steptrace). Other graphs, and Options.LaunchPriority, keep the driver's
+// default, one priority for the whole graph: the forward's lanes ranked by
+// chunk measured slower when the ranks held (13.73 vs 13.43 ms, 125m linear
+// float32 at 4 chunks, results/h100-ttt-step).
 func (m *Model) instantiateFlags() uint64 {
-	if m.opt.LaunchPriority {
+	if m.opt.LaunchPriority || m.train == nil || m.train.ov == nil {
 		return 0
 	}
 	return gpu.GraphUseNodePriority

@@ -28,6 +28,8 @@ type Options struct {
 	// of each lane's own (XBENCH_GPU_NODE_PRIORITY=0; graph.go).
 	LaunchPriority bool
 	SerialBackward bool // training step: the backward on one stream, no side stream (XBENCH_GPU_OVERLAP=0)
+	SideASAP       bool // training step: dW products issued when their operands exist, not in the inner backward's window (XBENCH_GPU_SIDE=asap)
+	HeadParts      int  // training step: row parts of the tied head's dembed spread over windows; 0 picks (XBENCH_GPU_HEAD_PARTS)
 	// Shape, when set, is the model's dimensions instead of those of
 	// cfg.ModelSize: the tests run a named size's widths (its kernels'
 	// code paths) with fewer layers and a smaller vocabulary.
@@ -166,6 +168,12 @@ func withEnv(opt Options) Options {
 	}
 	if os.Getenv("XBENCH_GPU_OVERLAP") == "0" {
 		opt.SerialBackward = true
+	}
+	if os.Getenv("XBENCH_GPU_SIDE") == "asap" {
+		opt.SideASAP = true
+	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_HEAD_PARTS")); err == nil && opt.HeadParts == 0 {
+		opt.HeadParts = v
 	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true

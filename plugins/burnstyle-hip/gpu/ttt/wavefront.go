@@ -91,7 +91,7 @@ func (m *Model) setupChunks() error {
 	for c := range ch.lanes {
 		ln := &ch.lanes[c]
 		rank := c
-		if m.opt.FlatPriority {
+		if m.opt.FlatPriority || m.train != nil { // a training step's replay keeps ranks (graph.go): flat measured faster
 			rank = 0
 		}
 		if ln.stream, err = r.NewStream(rank); err != nil {

@@ -24,14 +24,17 @@ import (
 // traceVariants are the -steptrace variants by name: the training step
 // (or, prefix "fwd", the forward) of linear float32 with these options.
 var traceVariants = map[string]gputtt.Options{
-	"nodeprio":   {},                     // the default: graph nodes at their lanes' priorities
-	"launchprio": {LaunchPriority: true}, // the graph at one priority (before)
-	"eager":      {Eager: true},          // host launches, stream priorities as made
+	"default":    {},                     // chunked forward, side work in the inner backward's windows, node priorities
+	"launchprio": {LaunchPriority: true}, // the graph at one priority
+	"asap":       {SideASAP: true},       // side work issued as soon as its operands exist
+	"flatfwd":    {Chunks: 1},            // the flat training forward
+	"parts1":     {HeadParts: 1},         // dembed in one piece
+	"parts3":     {HeadParts: 3},
+	"parts12":    {HeadParts: 12},
+	"eager":      {Eager: true},          // host launches
 	"serial":     {SerialBackward: true}, // no side stream
-	"serial-lp":  {SerialBackward: true, LaunchPriority: true},
-	"fwd4":       {Chunks: 4},                       // forward, 4 chunks, lane priorities kept
-	"fwd4-lp":    {Chunks: 4, LaunchPriority: true}, // forward, 4 chunks, one priority
-	"fwd1":       {Chunks: 1},                       // the flat forward
+	"fwd4":       {Chunks: 4},            // the inference forward, 4 chunks
+	"fwd1":       {Chunks: 1},            // the flat inference forward
 }
 
 // stepTrace times each variant and writes every kernel record of its last
@@ -129,9 +132,9 @@ func writeTimeline(f *os.File, variant string, recs []cupti.Record) {
 }
 
 // summarize prints and returns the timeline's shape: per stream the busy
-// time, and per inner backward its duration, the wait after the chain's
-// layernorm backward, the wait before the prep backward, and how busy the
-// other streams were meanwhile.
+// time, and per inner backward its duration, the chain's time since the
+// previous one, and how busy the other kernels were meanwhile (graph
+// replays run on streams of the driver's own, so streams are not lanes).
 func summarize(recs []cupti.Record) map[string]any {
 	s := sortByStart(recs)
 	t0, t1 := s[0].Start, s[0].End
@@ -145,42 +148,32 @@ func summarize(recs []cupti.Record) map[string]any {
 		fmt.Printf(" %d:%.2f", st, busy[st])
 	}
 	fmt.Println()
-	var waitIn, waitOut, dur, others float64
+	var gaps, dur, others float64
 	n := 0
-	firstBwd := uint64(0)
-	for i, r := range s {
+	var first, prevEnd uint64
+	for _, r := range s {
 		if !strings.Contains(r.Name(), "_bwd") || !strings.Contains(r.Name(), "inner") {
 			continue
 		}
-		if firstBwd == 0 {
-			firstBwd = r.Start
-		}
-		in, out := -1.0, -1.0
-		for j := i - 1; j >= 0; j-- { // the latest layernorm backward that ended before it
-			if strings.Contains(s[j].Name(), "layernorm_bwd") && s[j].End <= r.Start {
-				in = float64(r.Start-s[j].End) / 1e3
-				break
-			}
-		}
-		for j := i + 1; j < len(s); j++ {
-			if strings.Contains(s[j].Name(), "prep_bwd") {
-				out = float64(s[j].Start-r.End) / 1e3
-				break
-			}
+		gap := 0.0
+		if n == 0 {
+			first = r.Start
+		} else if r.Start > prevEnd {
+			gap = float64(r.Start-prevEnd) / 1e3
 		}
 		o := overlapUs(s, r)
 		d := float64(r.End-r.Start) / 1e3
-		fmt.Printf("   inner_bwd %2d at %8.1f us: %7.1f us on %d blocks, stream %d; wait after ln_bwd %6.1f us, before prep_bwd %6.1f us; other kernels busy %5.1f%% of it\n",
-			n, float64(r.Start-t0)/1e3, d, r.Grid[0], r.Stream, in, out, 100*o/d)
-		waitIn, waitOut, dur, others = waitIn+max(in, 0), waitOut+max(out, 0), dur+d, others+o
+		fmt.Printf("   inner_bwd %2d at %8.1f us: %7.1f us on %d blocks; %6.1f us after the previous one; other kernels busy %5.1f%% of it\n",
+			n, float64(r.Start-t0)/1e3, d, r.Grid[0], gap, 100*o/d)
+		gaps, dur, others, prevEnd = gaps+gap, dur+d, others+o, r.End
 		n++
 	}
 	sum := map[string]any{"span_ms": float64(t1-t0) / 1e6, "records": len(s)}
 	if n > 0 {
-		sum["inner_bwd_ms"], sum["wait_in_ms"], sum["wait_out_ms"] = dur/1e3, waitIn/1e3, waitOut/1e3
-		sum["overlap_frac"], sum["forward_ms"], sum["backward_ms"] = others/dur, float64(firstBwd-t0)/1e6, float64(t1-firstBwd)/1e6
-		fmt.Printf("   inner_bwd total %.2f ms, waits before %.2f ms and after %.2f ms, others busy %.0f%% of it; forward ~%.2f ms (to the first inner_bwd), rest %.2f ms\n",
-			dur/1e3, waitIn/1e3, waitOut/1e3, 100*others/dur, float64(firstBwd-t0)/1e6, float64(t1-firstBwd)/1e6)
+		sum["inner_bwd_ms"], sum["between_ms"], sum["overlap_frac"] = dur/1e3, gaps/1e3, others/dur
+		sum["to_first_inner_bwd_ms"], sum["after_last_ms"] = float64(first-t0)/1e6, float64(t1-prevEnd)/1e6
+		fmt.Printf("   to the first inner_bwd %.2f ms; inner_bwds %.2f ms, between them %.2f ms, after the last %.2f ms; others busy %.0f%% of the inner_bwds\n",
+			float64(first-t0)/1e6, dur/1e3, gaps/1e3, float64(t1-prevEnd)/1e6, 100*others/dur)
 	}
 	return sum
 }
