@@ -33,6 +33,7 @@ import "github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 type overlap struct {
 	crit, side lane
 	start      uintptr   // the base stream's work before the backward
+	begin      uintptr   // the base stream's work before the step
 	zeroed     uintptr   // the side stream has zeroed the gradients
 	pool       []uintptr // ordering events, handed out in order each call
 	used       int
@@ -74,6 +75,9 @@ func (m *Model) setupOverlap() error {
 	if o.zeroed, err = r.NewSyncEvent(); err != nil {
 		return err
 	}
+	if o.begin, err = r.NewSyncEvent(); err != nil {
+		return err
+	}
 	o.pool = make([]uintptr, 4*len(m.w.layers)+2*m.headParts()+8) // two a sideWork, at most a part and two layers' worth each
 
 	for i := range o.pool {
@@ -101,7 +105,7 @@ func (m *Model) closeOverlap() {
 			r.Drv.StreamDestroy(ln.stream)
 		}
 	}
-	for _, e := range append(o.pool, o.start, o.zeroed) {
+	for _, e := range append(o.pool, o.start, o.zeroed, o.begin) {
 		if e != 0 {
 			r.Drv.EventDestroy(e)
 		}
@@ -149,18 +153,23 @@ func (m *Model) forkBackward() error {
 	return r.WaitEvent(o.start)
 }
 
-// zeroGrads zeroes the gradients: on the side stream, first, where the
-// backward has two (its dW products, which overwrite, follow there; the
-// chain's first accumulation waits for it in gradsZeroed), else inline.
+// zeroGrads zeroes the gradients, called before the forward: on the side
+// stream, first, where the backward has two (its dW products, which
+// overwrite, follow there; the chain's first accumulation waits for it in
+// gradsZeroed), else inline.
 func (m *Model) zeroGrads() error {
 	g := &m.train.grads
 	if !m.overlapping() {
 		return m.zeroF32(g.base, g.floats)()
 	}
 	r, o := m.dev.RT, m.train.ov
+	m.useLane(lane{})
+	if err := r.Record(o.begin); err != nil {
+		return err
+	}
 	m.useLane(o.side)
-	defer m.useLane(o.crit)
-	if err := r.WaitEvent(o.start); err != nil {
+	defer m.useLane(lane{})
+	if err := r.WaitEvent(o.begin); err != nil {
 		return err
 	}
 	if err := m.zeroF32(g.base, g.floats)(); err != nil {
