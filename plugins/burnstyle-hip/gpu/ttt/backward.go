@@ -43,47 +43,27 @@ func (m *Model) rmsBwd(x, w, dy, dw, slot gpu.Ptr, acc bool) func() error {
 	}
 }
 
-// enqueueLossHead is the loss and the tied head's dxf = dlogits embed on
-// the span's rows: after the flat forward, or in each chunk's lane after its
-// head (chunkedTrain), where it overlaps the later chunks' forward. The
-// loss kernel marks a sequence's last row (no label) by its index modulo
-// its L argument: a chunk that ends its sequence passes its own row count,
-// any other one more than that, so none of its rows is marked.
-func (m *Model) enqueueLossHead(sp span) error {
-	r, cfg, s, t, A := m.dev.RT, m.cfg, m.size, m.train, m.actBytes()
-	C, V := s.Hidden, s.Vocab
-	invN := float32(0)
-	if labelled := cfg.Batch * (cfg.SeqLen - 1); labelled > 0 {
-		invN = 1 / float32(labelled)
-	}
-	L := cfg.SeqLen
-	if !sp.whole {
-		L = sp.n
-		if sp.t0+sp.n < cfg.SeqLen {
-			L = sp.n + 1
-		}
-	}
-	dlogits := t.dlogits.Off(sp.r0*V, A)
-	var err error
-	m.step(&err, "softmax_xent", func() error { // named so xbench profile files it as elementwise
-		return r.Launch("xb_xent", m.fn["xb_xent"], [3]int{sp.n, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
-			m.buf.logits.Off(sp.r0*V, A), m.buf.tokens.Off(sp.r0, 4), dlogits, t.loss.Off(sp.r0, 4), gpu.I32(V), gpu.I32(L), invN)
-	})
-	m.step(&err, "gemm_head_bwd", m.gemmB(false, false, sp.n, C, V, dlogits, V, m.w.embed, C, t.dtmp.Off(sp.r0*C, 4), C, true))
-	return err
-}
-
 func (m *Model) enqueueBackward() error {
 	r, cfg, s := m.dev.RT, m.cfg, m.size
 	w, t, g := &m.w, m.train, &m.train.grads
 	N, C, V := cfg.Batch*cfg.SeqLen, s.Hidden, s.Vocab
-	err := m.forkBackward()
-	// The tied head: dxf = dlogits embed (here after a flat forward, else
-	// done by the chunks), dembed = dlogits^T xf (the embedding's
-	// scatter-add comes after layer 0).
-	if err == nil && !m.chunkedTrain() {
-		err = m.enqueueLossHead(span{n: N, whole: true})
+	invN := float32(0)
+	if labelled := cfg.Batch * (cfg.SeqLen - 1); labelled > 0 {
+		invN = 1 / float32(labelled)
 	}
+	// the gradients were zeroed before the forward (zeroGrads)
+	err := m.forkBackward()
+	m.step(&err, "softmax_xent", func() error { // named so xbench profile files it as elementwise
+		return r.Launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
+			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, gpu.I32(V), gpu.I32(cfg.SeqLen), invN)
+	})
+	// The tied head: dxf = dlogits embed, dembed = dlogits^T xf (the
+	// embedding's scatter-add comes after layer 0). Computing the loss and
+	// dxf in each chunk's lane after its head instead measured no faster
+	// (the first inner backward started at 16.89 ms against 16.88, H100,
+	// results/h100-ttt-step): the four narrower dxf products cost more and
+	// slowed the last chunks' forward as much as they overlapped it.
+	m.step(&err, "gemm_head_bwd", m.gemmB(false, false, N, C, V, t.dlogits, V, w.embed, C, t.dtmp, C, true))
 	// dembed by row parts [v0, v1) of the vocabulary, one per window
 	for j, parts := 0, m.headParts(); j < parts; j++ {
 		v0, v1 := j*V/parts&^7, (j+1)*V/parts&^7 // 8-element aligned starts

@@ -80,7 +80,7 @@ func (m *Model) copyF32(src, dst gpu.Ptr, n int) func() error {
 // model set up lanes (wavefront.go; not under a profile, whose events need
 // one stream), else flat. Both run the same stages on spans of rows.
 func (m *Model) enqueueTrainForward() error {
-	if m.chunkedTrain() {
+	if m.chunks != nil && m.prof == nil {
 		return m.wavefront(m.trainStage)
 	}
 	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
@@ -91,10 +91,6 @@ func (m *Model) enqueueTrainForward() error {
 	}
 	return nil
 }
-
-// chunkedTrain says whether this step's forward is chunked (and so also
-// computes the loss and dxf in each chunk's lane).
-func (m *Model) chunkedTrain() bool { return m.chunks != nil && m.prof == nil }
 
 // trainStage runs stage st of the training forward on the span's rows:
 // 0 the embedding, 1..layers a layer, layers+1 the final norm and head.
@@ -110,9 +106,6 @@ func (m *Model) trainStage(st int, sp span) error {
 		xf := rows(t.xf, C, A)
 		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, rows(t.hs[2*len(w.layers)], C, 4), w.finalNorm, xf, gpu.I32(C)))
 		m.step(&err, "gemm_head", func() error { return m.gemm(true, false, sp.n, V, C, xf, C, w.embed, C, rows(b.logits, V, A), V) })
-		if err == nil && !sp.whole {
-			err = m.enqueueLossHead(sp)
-		}
 	default:
 		err = m.enqueueTrainLayer(st-1, sp)
 	}
