@@ -9,7 +9,7 @@
 # peers beside it. From the repository root on the GPU machine, with static
 # binaries built beforehand:
 #   CGO_ENABLED=0 go build -o bin/ ./harness/cmd/xbench ./plugins/burnstyle-hip/cmd/burnstyle-hip ./plugins/burnstyle-hip/tools/gpucheck
-#   DEADLINE=240 bash scripts/h100-ttt-step.sh OUTDIR
+#   DEADLINE=330 bash scripts/h100-ttt-step.sh OUTDIR   (~4-5 min with jax; BACKENDS=burnstyle-hip ~3 min)
 # BACKENDS (default burnstyle-hip,jax) picks the run's backends; STEPS="a,b"
 # runs only the steps whose names contain those words (device-step.sh).
 # Expected (2026-11-27): every verification row PASS but the bfloat16 rows
@@ -17,7 +17,7 @@
 # "launchprio"/"serial" rows; the run's burnstyle-hip median near gpucheck's.
 set -uo pipefail
 out=${1:-/tmp/h100-ttt-step}
-deadline=${DEADLINE:-240}
+deadline=${DEADLINE:-330}
 B=${BIN:-bin}
 R=${R:-results/h100-ttt-step}
 backends=${BACKENDS:-burnstyle-hip,jax}
@@ -31,7 +31,10 @@ log="$out/h100-ttt-step.log"
 . "$(dirname "$0")/device-step.sh"
 
 step machine 15 nvidia-smi -L
-step "gpucheck verify backward" 90 "$B/gpucheck" -forward=false -backward=true -time=false -json "$out/verify.json"
+# tiny (every chunk kind, B=2, both inner models) and the issue's 125m
+# linear; BCASES= (empty) verifies every case, ~6 min of float64 on the CPU
+step "gpucheck verify backward" 120 "$B/gpucheck" -forward=false -backward=true -time=false \
+  -bcases "${BCASES-tiny/,125m/linear/.}" -json "$out/verify.json"
 step "gpucheck steptrace" 45 "$B/gpucheck" -verify=false -repeats 20 -steptrace default,launchprio,asap,flatfwd,serial \
   -timeline "$out/timeline.csv" -json "$out/steptrace.json"
 step "run backward" 150 "$B/xbench" run --workload ttt --phase backward --model-size 125m --ttt-type linear \
