@@ -23,7 +23,7 @@ import "github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 // inner backward takes its 12 SMs first and the dW products the rest. The
 // tied head's dembed (~2.5 ms, longer than a window) is cut by rows into
 // parts spread over the first windows, and the gradients are zeroed on the
-// side stream while the chain computes the loss.
+// side stream beside the forward.
 //
 // The side stream reads gradient buffers the chain rewrites for the next
 // layer (dh's act copy, dgu, dP), so those are rings, and before the chain
@@ -78,8 +78,9 @@ func (m *Model) setupOverlap() error {
 	if o.begin, err = r.NewSyncEvent(); err != nil {
 		return err
 	}
-	o.pool = make([]uintptr, 4*len(m.w.layers)+2*m.headParts()+8) // two a sideWork, at most a part and two layers' worth each
-
+	// two events a sideWork: one a window (layers + the flush), or one a
+	// dW product and head part with Options.SideASAP
+	o.pool = make([]uintptr, 4*len(m.w.layers)+2*m.headParts()+8)
 	for i := range o.pool {
 		if o.pool[i], err = r.NewSyncEvent(); err != nil {
 			return err
