@@ -56,6 +56,9 @@ func main() {
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
+	steptrace := flag.String("steptrace", "", "time only these step variants (steptrace.go: nodeprio,launchprio,eager,serial,fwd4,...) with a CUPTI timeline of each")
+	bcases := flag.String("bcases", "", "verify only the training-step cases whose size/type/tag. contains one of these words (e.g. tiny/,125m/linear/.)")
+	timeline := flag.String("timeline", "", "-steptrace: write every kernel record of each variant's last sample here (CSV)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -140,10 +143,12 @@ func main() {
 		report["verify"] = rows
 	}
 	if *verify && *backward {
-		rows, f := verifyBackward(d, *only)
+		rows, f := verifyBackward(d, *only, *bcases)
 		report["verify_backward"], fails = rows, fails+f
 	}
-	if *chunks != "" {
+	if *steptrace != "" {
+		report["steptrace"] = stepTrace(d, *steptrace, *timeline, *tsize, *tlen, *repeats)
+	} else if *chunks != "" {
 		for _, typ := range strings.Split(*chunkTypes, ",") {
 			report["chunks_"+typ] = timeChunks(d, typ, *chunks, *tsize, *tlen, *repeats)
 		}
