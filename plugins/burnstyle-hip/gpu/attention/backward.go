@@ -27,7 +27,7 @@ type gradTiles struct {
 	WGMMA      bool // xa_attention_bwd_wgmma (backward_wgmma.go), Stages its ring
 	BM, BN, DP int
 	Stages     int
-	Off        int // Spec.GradOff: XG_OFF, the changes turned off
+	Off        int // the changes turned off: Spec.GradOff (XG_OFF), or GradWGMMAOff (XV_OFF) for WGMMA
 }
 
 // gradTiles picks the backward kernel for a device of compute capability
@@ -266,7 +266,7 @@ func (g *gradKernel) describe() string {
 		unit = "tensor cores, mma.sync m16n8k16, ldmatrix"
 	}
 	off := ""
-	if t.MMA && t.Off != 0 {
+	if (t.MMA || t.WGMMA) && t.Off != 0 {
 		off = fmt.Sprintf(", changes %d off", t.Off)
 	}
 	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",

@@ -32,14 +32,20 @@ func (s Spec) gradWGMMATiles() gradTiles {
 	if st == 0 {
 		st = defaultGradStages
 	}
-	return gradTiles{WGMMA: true, BM: 64, BN: 128, DP: s.HeadDim, Stages: st}
+	return gradTiles{WGMMA: true, BM: 64, BN: 128, DP: s.HeadDim, Stages: st, Off: s.GradWGMMAOff}
 }
 
 // gradWGMMASmem mirrors XV_SMEM_BYTES: 1024 to align the base, k and v,
 // the q/dout ring, two dS buffers, two slots of lse and D, 1 + stages
-// mbarriers.
+// mbarriers (16-byte aligned after them), and the two warpgroups' dq tiles
+// of 64 rows of 288 bytes (unless GradWGMMAOff bit 4 adds dq by
+// red.global). Head dim 128: 202784 bytes at 2 stages.
 func gradWGMMASmem(t gradTiles) int {
-	return 1024 + 2*t.BN*t.DP*2 + 2*t.Stages*t.BM*t.DP*2 + 2*t.BM*t.BN*2 + 16*t.BM + 8*(1+t.Stages)
+	n := 1024 + 2*t.BN*t.DP*2 + 2*t.Stages*t.BM*t.DP*2 + 2*t.BM*t.BN*2 + 16*t.BM + (8*(1+t.Stages)+15)/16*16
+	if t.Off&4 == 0 {
+		n += 2 * t.BM * 288
+	}
+	return n
 }
 
 // gradWGMMAProgram is the wgmma backward's program: attention.cu for the
@@ -50,7 +56,7 @@ func (s Spec) gradWGMMAProgram(t gradTiles) (string, []string) {
 	src := gpu.Program(kernelFS, "attention.cu", "attention_wgmma.cuh", "attention_wgmma_ops.cuh", "attention_wgmma_steps.cuh",
 		"attention_bwd_wgmma.cu")
 	return src, []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
-		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages)}
+		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages), fmt.Sprintf("-DXV_OFF=%d", t.Off)}
 }
 
 // gradMaps are the boxes of q and dout (head dim, rows, batch*heads: 64

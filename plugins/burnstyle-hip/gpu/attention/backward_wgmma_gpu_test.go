@@ -13,11 +13,11 @@ import (
 
 // TestGPUAttentionGradWGMMA runs with XBENCH_REQUIRE_GPU=1 on an H100
 // (scripts/h100-attn-bwd.sh): the wgmma backward (the default there) against
-// the float64 reference in bfloat16 and float16 at head dims 64 and 128,
-// causal and not, GQA and not, kv_len shorter and longer than seq_len (rows
-// that see no key), two ring depths; then its time at the issue-30 shape
-// (b4 h32/8 s4096 d128 causal) beside the mma.sync backward's, and its
-// kernels' shares.
+// the float64 reference beyond TestGPUAttentionGrad's default checks:
+// float16 at head dim 64, GQA and not, kv_len shorter and longer than
+// seq_len (rows that see no key), 700 tokens, two ring depths, the first
+// build (GradWGMMAOff 7); then its time at the issue-30 shape (b4 h32/8 s4096 d128 causal) beside
+// the mma.sync backward's and its older builds', and its kernels' shares.
 func TestGPUAttentionGradWGMMA(t *testing.T) {
 	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
 		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
@@ -31,31 +31,39 @@ func TestGPUAttentionGradWGMMA(t *testing.T) {
 	if tm, err := attention.TimeGrad(context.Background(), d, probe, "backward", 0, 1, 1, false); err != nil {
 		t.Fatalf("%s: %v", probe, err)
 	} else if !strings.Contains(tm.Kernel, "xa_attention_bwd_wgmma") {
-		t.Skipf("%s runs %s here, not the wgmma backward (an H100 is needed)", probe, tm.Kernel)
+		if d.RT.SM() == 90 {
+			t.Fatalf("%s runs %s on sm_90, not the wgmma backward", probe, tm.Kernel)
+		}
+		t.Skipf("%s runs %s here, not the wgmma backward (sm_90 is needed)", probe, tm.Kernel)
 	}
 	st3 := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
-	st3.GradStages = 3
+	st3.GradStages, st3.GradWGMMAOff = 3, 4 // 3 stages fit beside dq by red.global only
+	first := attnSpec(1, 4, 2, 300, 300, 64, true, "float16")
+	first.GradWGMMAOff = 7 // the first build
+	// TestGPUAttentionGrad's default checks (bfloat16 at 64 and 128,
+	// float16 at 128, 300 tokens, causal and not) run this kernel too.
 	for _, s := range []attention.Spec{
-		attnSpec(1, 4, 2, 300, 300, 128, false, "bfloat16"), attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16"),
-		attnSpec(1, 4, 2, 300, 300, 64, false, "bfloat16"), attnSpec(1, 4, 2, 300, 300, 64, true, "bfloat16"),
-		attnSpec(1, 4, 2, 300, 300, 128, true, "float16"), attnSpec(1, 4, 2, 300, 300, 64, false, "float16"),
+		attnSpec(1, 4, 2, 300, 300, 64, false, "float16"),
 		attnSpec(2, 4, 1, 77, 203, 128, false, "bfloat16"), // kv_len > seq_len, GQA 4:1, partial tiles
 		attnSpec(1, 4, 2, 203, 77, 64, true, "float16"),    // kv_len < seq_len: rows that see no key
 		attnSpec(1, 2, 2, 150, 270, 128, true, "bfloat16"), // no GQA, causal bottom-right
 		attnSpec(1, 2, 1, 700, 700, 128, true, "bfloat16"), // 6 key tiles, 11 query tiles a head
-		st3,
+		st3, first,
 	} {
 		checkGrad(t, d, s)
 	}
+	// The mma.sync backward, the wgmma default, each of its changes turned
+	// off alone and all three (the first build), and both phases.
 	type timed struct {
 		phase, dt string
 		mmaSync   bool
-		stages    int
+		off       int
 	}
-	for _, tc := range []timed{{"backward", "bfloat16", true, 0}, {"backward", "bfloat16", false, 0}, {"backward", "bfloat16", false, 3},
-		{"backward", "float16", false, 0}, {"both", "bfloat16", false, 0}} {
+	for _, tc := range []timed{{"backward", "bfloat16", true, 0}, {"backward", "bfloat16", false, 0}, {"backward", "bfloat16", false, 1},
+		{"backward", "bfloat16", false, 2}, {"backward", "bfloat16", false, 4}, {"backward", "bfloat16", false, 7},
+		{"both", "bfloat16", false, 0}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.GradMMASync, s.GradStages = tc.mmaSync, tc.stages
+		s.GradMMASync, s.GradWGMMAOff = tc.mmaSync, tc.off
 		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, 2, 5, 1, false)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s, tc.phase, err)

@@ -1,7 +1,6 @@
 package attention_test
 
 import (
-	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -11,7 +10,8 @@ import (
 
 // TestGradWGMMANVRTC compiles the Hopper backward with the real NVRTC for
 // sm_90a (no GPU; test.sh names the venv's NVRTC) at both head dims and
-// dtypes and the ring depths the GPU test times, and fails on a compile or
+// dtypes, the ring depths and the older builds (GradWGMMAOff) the GPU test
+// times, and fails on a compile or
 // ptxas error, a spill, ptxas serializing the products (C7510), or a
 // program without the kernel.
 func TestGradWGMMANVRTC(t *testing.T) {
@@ -20,13 +20,14 @@ func TestGradWGMMANVRTC(t *testing.T) {
 	}
 	t.Parallel()
 	for _, b := range []struct {
-		dt     string
-		dim    int
-		stages int
-	}{{"bfloat16", 128, 0}, {"float16", 128, 0}, {"bfloat16", 64, 0}, {"float16", 64, 0}, {"bfloat16", 128, 3}} {
+		dt          string
+		dim, stages int
+		off         int
+	}{{"bfloat16", 128, 0, 0}, {"float16", 128, 0, 0}, {"bfloat16", 64, 0, 0}, {"float16", 64, 0, 0}, {"bfloat16", 128, 3, 4},
+		{"bfloat16", 128, 0, 7}, {"float16", 64, 0, 7}, {"bfloat16", 128, 0, 4}, {"bfloat16", 128, 0, 1}} {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, true, b.dt)
-		s.GradStages = b.stages
-		name := fmt.Sprintf("%s stages=%d", s, b.stages)
+		s.GradStages, s.GradWGMMAOff = b.stages, b.off
+		name := s.String()
 		log, err := attention.GradCompileReport(s)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, log)

@@ -30,15 +30,21 @@
 // on the tiles that cross either.
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define XV_NT 256
+#ifndef XV_OFF
+#define XV_OFF 0  // Spec.GradWGMMAOff: 1 issues dv, dk after the barrier, 2 stores dS by 16-bit stores, 4 adds dq by red.global
+#endif
 #define XV_BM 64                   // query rows per tile
 #define XV_BK 128                  // keys per block, 64 per warpgroup
 #define XV_NH (XA_D / 64)          // 64-column halves of q, k, v, dout
 #define XV_QB (XV_BM * XA_D * 2)   // bytes of a q (or dout) tile
 #define XV_KB (XV_BK * XA_D * 2)   // bytes of the k (or v) tile
 #define XV_DSB (XV_BM * XV_BK * 2)  // bytes of one dS buffer
+#define XV_DQS (64 * 4 + 32)                        // row stride of a warpgroup's dq tile (64 float32 columns)
+#define XV_BARB ((8 * (1 + XW_ST) + 15) / 16 * 16)  // the barriers' bytes, 16-byte aligned after them
 // 1024 to align the base, k, v, the ring of q and dout, two dS buffers,
-// two slots of 64 lse and 64 D, then the kv barrier and one per stage.
-#define XV_SMEM_BYTES (1024 + 2 * XV_KB + 2 * XW_ST * XV_QB + 2 * XV_DSB + 2 * 2 * XV_BM * 4 + 8 * (1 + XW_ST))
+// two slots of 64 lse and 64 D, the kv barrier and one per stage, then the
+// two warpgroups' dq tiles (without XV_OFF bit 4).
+#define XV_SMEM_BYTES (1024 + 2 * XV_KB + 2 * XW_ST * XV_QB + 2 * XV_DSB + 2 * 2 * XV_BM * 4 + XV_BARB + (XV_OFF & 4 ? 0 : 2 * XV_BM * XV_DQS))
 
 // SS m64n64k16 with B transposed (imm-trans-b 1: B is MN-major, k by rows
 // as v in the forward's P.v): dq's product, B = k. The _first form
@@ -113,6 +119,7 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
   const unsigned sV = sK + XV_KB, sQ = sV + XV_KB, sG = sQ + XW_ST * XV_QB, sDS = sG + XW_ST * XV_QB;
   float* lsd = (float*)((char*)smf + (sDS + 2 * XV_DSB - raw));  // [slot][lse 64, D 64]
   const unsigned bars = sDS + 2 * XV_DSB + 2 * 2 * XV_BM * 4, kvfull = bars;
+  const unsigned sDQ = bars + XV_BARB;
 #define XV_FULL(st) (bars + 8 + 8 * (st))
   const int tid = threadIdx.x;
   const int c = __shfl_sync(0xffffffffu, tid >> 7, 0);  // warpgroup, warp-uniform as the compiler sees it
@@ -222,6 +229,7 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
         for (int e = 4 * j; e < 4 * j + 4; ++e) s[e] = s[e] * (dp[e] - ((e & 1) ? dr.y : dr.x));
       }
       xv_pack(da, s);
+#if XV_OFF & 2
 #pragma unroll
       for (int j = 0; j < 4; ++j)
 #pragma unroll
@@ -237,17 +245,44 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
             asm volatile("st.shared.u16 [%0], %1;" ::"r"(addr), "h"(v16) : "memory");
           }
         }
+#else
+      // By stmatrix .trans: da[j][i] is the m8n8 fragment of keys 16 w + 8
+      // (i & 1).. by rows 16 j + 8 (i >> 1)..; transposed, each of its 8
+      // rows is one query row's 8 keys, 16 bytes: lane l gives the address
+      // of row l % 8 of matrix l / 8, its chunk swizzled. 4 instructions
+      // for the 32 16-bit stores.
+      {
+        const int i = lane >> 3, h = i & 1;
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int rr = 16 * j + 8 * (i >> 1) + (lane & 7);
+          const unsigned addr = ds0 + rr * 128 + (((2 * w + h) ^ (rr & 7)) << 4);
+          asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(da[j][0]),
+                       "r"(da[j][1]), "r"(da[j][2]), "r"(da[j][3])
+                       : "memory");
+        }
+      }
+#endif
     }
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the stores, visible to wgmma's reads
     if (it + 1 < walk && t < XV_BM) lsd[((it + 1) & 1) * 2 * XV_BM + c * XV_BM + t] = nextStat;
+#if XV_OFF & 1
     xw_named_sync(1);  // both warpgroups stored dS (and finished tile it - 1: its stage is free)
     if (tid == 0 && it + XW_ST - 1 < walk) issue(it + XW_ST - 1);
-    // dv += P^T dout, dk += dS^T q, dq = dS k.
+#endif
+    // dv += P^T dout, dk += dS^T q (issued before the barrier: the tensor
+    // cores start on them while the other warpgroup finishes its dS), then
+    // dq = dS k once both halves of dS are stored.
     xw_hold_u<16>(&pa[0][0]);
     xw_hold_u<16>(&da[0][0]);
     xw_fence();
     xv_nn(dva, pa, ga);
     xv_nn(dka, da, qa);
+#if !(XV_OFF & 1)
+    xw_commit();
+    xw_named_sync(1);  // both warpgroups stored dS (and finished tile it - 1: its stage is free)
+    if (tid == 0 && it + XW_ST - 1 < walk) issue(it + XW_ST - 1);
+#endif
     float dqa[32];
     {
       const unsigned dsb = sDS + (it & 1) * XV_DSB;
@@ -287,6 +322,7 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
     // dq's element e: row 16 w + gq + 8 ((e >> 1) & 1), column dc + 8 (e >>
     // 2) + 2 tq + (e & 1).
     const int dc = XA_D == 128 ? 64 * c : 0;
+#if XV_OFF & 4
 #pragma unroll
     for (int hr = 0; hr < 2; ++hr) {
       const int row = m0 + 16 * w + gq + 8 * hr;
@@ -298,7 +334,44 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
         asm volatile("red.global.add.v2.f32 [%0], {%1, %2};" ::"l"(dst + 8 * j), "f"(a0), "f"(a1) : "memory");
       }
     }
+#else
+    // Through shared memory: each warp stores its 16 rows of the 64-column
+    // tile (rows XV_DQS bytes apart: 32 more than 256, so a half-warp's
+    // 8-byte stores, 4 rows by 4 lanes, fill the 32 banks once), then its lanes 0-15 add one row each to dq32
+    // by a bulk reduction (cp.reduce.async.bulk .add.f32): 64 operations of
+    // 256 bytes where red.global would send 256 instructions' worth of
+    // 32-byte sectors. Each lane's previous reduction has finished reading
+    // its row (wait_group.read, long done: it was issued a tile ago) before
+    // the warp writes the buffer again.
+    {
+      const unsigned qs = sDQ + c * XV_BM * XV_DQS;
+      asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+      __syncwarp();
+#pragma unroll
+      for (int hr = 0; hr < 2; ++hr) {
+        const unsigned ra = qs + (16 * w + gq + 8 * hr) * XV_DQS + 8 * tq;
+#pragma unroll
+        for (int j = 0; j < 8; ++j)
+          asm volatile("st.shared.v2.f32 [%0], {%1, %2};" ::"r"(ra + 32 * j), "f"(dqa[4 * j + 2 * hr] * scale),
+                       "f"(dqa[4 * j + 2 * hr + 1] * scale)
+                       : "memory");
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncwarp();
+      const int row = m0 + 16 * w + lane;
+      if (lane < 16 && row < S) {
+        asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], 256;" ::"l"(
+                         dq32 + (bh * S + row) * XA_D + dc),
+                     "r"(qs + (16 * w + lane) * XV_DQS)
+                     : "memory");
+        asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+      }
+    }
+#endif
   }
+#if !(XV_OFF & 4)
+  asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the reductions done before the block's shared memory goes
+#endif
   // dk (scaled) and dv, rounded: each lane's column pairs as 32-bit stores.
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
