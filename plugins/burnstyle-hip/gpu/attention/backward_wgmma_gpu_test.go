@@ -15,8 +15,8 @@ import (
 // (scripts/h100-attn-bwd.sh): the wgmma backward (the default there) against
 // the float64 reference beyond TestGPUAttentionGrad's default checks:
 // float16 at head dim 64, GQA and not, kv_len shorter and longer than
-// seq_len (rows that see no key), 700 tokens, two ring depths, the first
-// build (GradWGMMAOff 7); then its time at the issue-30 shape (b4 h32/8 s4096 d128 causal) beside
+// seq_len (rows that see no key), 700 tokens, two ring depths, the older
+// builds (GradWGMMAOff); then its time at the issue-30 shape (b4 h32/8 s4096 d128 causal) beside
 // the mma.sync backward's and its older builds', and its kernels' shares.
 func TestGPUAttentionGradWGMMA(t *testing.T) {
 	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
@@ -37,9 +37,18 @@ func TestGPUAttentionGradWGMMA(t *testing.T) {
 		t.Skipf("%s runs %s here, not the wgmma backward (sm_90 is needed)", probe, tm.Kernel)
 	}
 	st3 := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
-	st3.GradStages, st3.GradWGMMAOff = 3, 4 // 3 stages fit beside dq by red.global only
-	first := attnSpec(1, 4, 2, 300, 300, 64, true, "float16")
-	first.GradWGMMAOff = 7 // the first build
+	st3.GradStages, st3.GradWGMMAOff = 3, 5 // 3 stages fit beside dq by red.global only
+	// The builds timed below, each once at a small shape (the default's
+	// checks are TestGPUAttentionGrad's).
+	var builds []attention.Spec
+	for i, off := range []int{1, 2, 4, 5, 9, 16, 31} {
+		s := attnSpec(1, 4, 2, 203, 300, []int{64, 128}[i%2], i%2 == 0, []string{"float16", "bfloat16"}[i%2])
+		if s.Causal {
+			s.KVLen = s.SeqLen
+		}
+		s.GradWGMMAOff = off
+		builds = append(builds, s)
+	}
 	// TestGPUAttentionGrad's default checks (bfloat16 at 64 and 128,
 	// float16 at 128, 300 tokens, causal and not) run this kernel too.
 	for _, s := range []attention.Spec{
@@ -48,23 +57,31 @@ func TestGPUAttentionGradWGMMA(t *testing.T) {
 		attnSpec(1, 4, 2, 203, 77, 64, true, "float16"),    // kv_len < seq_len: rows that see no key
 		attnSpec(1, 2, 2, 150, 270, 128, true, "bfloat16"), // no GQA, causal bottom-right
 		attnSpec(1, 2, 1, 700, 700, 128, true, "bfloat16"), // 6 key tiles, 11 query tiles a head
-		st3, first,
+		st3,
 	} {
 		checkGrad(t, d, s)
 	}
-	// The mma.sync backward, the wgmma default, each of its changes turned
-	// off alone and all three (the first build), and both phases.
-	type timed struct {
-		phase, dt string
-		mmaSync   bool
-		off       int
+	for _, s := range builds {
+		checkGrad(t, d, s)
 	}
-	for _, tc := range []timed{{"backward", "bfloat16", true, 0}, {"backward", "bfloat16", false, 0}, {"backward", "bfloat16", false, 1},
-		{"backward", "bfloat16", false, 2}, {"backward", "bfloat16", false, 4}, {"backward", "bfloat16", false, 7},
-		{"both", "bfloat16", false, 0}} {
+	// The mma.sync backward, then the wgmma builds: the default, each of
+	// its changes off alone (1: dv, dk after the barrier behind dq; 9: the
+	// same before dq), 1 and 4 together, the first build (31), 3 stages
+	// beside red.global, the default again (the spread of one build's
+	// times in this run), both phases.
+	type timed struct {
+		phase, dt   string
+		mmaSync     bool
+		off, stages int
+	}
+	for _, tc := range []timed{{"backward", "bfloat16", true, 0, 0}, {"backward", "bfloat16", false, 0, 0},
+		{"backward", "bfloat16", false, 1, 0}, {"backward", "bfloat16", false, 9, 0}, {"backward", "bfloat16", false, 2, 0},
+		{"backward", "bfloat16", false, 4, 0}, {"backward", "bfloat16", false, 16, 0}, {"backward", "bfloat16", false, 5, 0},
+		{"backward", "bfloat16", false, 31, 0}, {"backward", "bfloat16", false, 5, 3}, {"backward", "bfloat16", false, 0, 0},
+		{"both", "bfloat16", false, 0, 0}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.GradMMASync, s.GradWGMMAOff = tc.mmaSync, tc.off
-		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, 2, 5, 1, false)
+		s.GradMMASync, s.GradWGMMAOff, s.GradStages = tc.mmaSync, tc.off, tc.stages
+		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, 3, 15, 1, false)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s, tc.phase, err)
 		}

@@ -24,7 +24,8 @@ func TestGradWGMMANVRTC(t *testing.T) {
 		dim, stages int
 		off         int
 	}{{"bfloat16", 128, 0, 0}, {"float16", 128, 0, 0}, {"bfloat16", 64, 0, 0}, {"float16", 64, 0, 0}, {"bfloat16", 128, 3, 4},
-		{"bfloat16", 128, 0, 7}, {"float16", 64, 0, 7}, {"bfloat16", 128, 0, 4}, {"bfloat16", 128, 0, 1}} {
+		{"bfloat16", 128, 0, 31}, {"float16", 64, 0, 31}, {"bfloat16", 128, 0, 16}, {"bfloat16", 128, 0, 4}, {"bfloat16", 128, 0, 1}, {"float16", 64, 0, 1},
+		{"bfloat16", 128, 0, 9}, {"bfloat16", 128, 0, 5}, {"bfloat16", 128, 3, 5}} {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, true, b.dt)
 		s.GradStages, s.GradWGMMAOff = b.stages, b.off
 		name := s.String()
