@@ -9,11 +9,12 @@ import (
 )
 
 // TestGradWGMMANVRTC compiles the Hopper backward with the real NVRTC for
-// sm_90a (no GPU; test.sh names the venv's NVRTC) at both head dims and
-// dtypes, the ring depths and the older builds (GradWGMMAOff) the GPU test
-// times, and fails on a compile or
-// ptxas error, a spill, ptxas serializing the products (C7510), or a
-// program without the kernel.
+// sm_90a (no GPU; test.sh names the venv's NVRTC): the default in bfloat16
+// at head dim 128 and float16 at 64, the first build (GradWGMMAOff 31), 3
+// stages beside red.global (the most shared memory), dq before dv and dk
+// (bit 1); it fails on a compile or ptxas error, a spill, ptxas
+// serializing the products (C7510, C7512), or a program without the
+// kernel.
 func TestGradWGMMANVRTC(t *testing.T) {
 	if os.Getenv("XBENCH_LIBNVRTC") == "" {
 		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the wgmma attention backward for sm_90a")
@@ -23,9 +24,7 @@ func TestGradWGMMANVRTC(t *testing.T) {
 		dt          string
 		dim, stages int
 		off         int
-	}{{"bfloat16", 128, 0, 0}, {"float16", 128, 0, 0}, {"bfloat16", 64, 0, 0}, {"float16", 64, 0, 0}, {"bfloat16", 128, 3, 4},
-		{"bfloat16", 128, 0, 31}, {"float16", 64, 0, 31}, {"bfloat16", 128, 0, 16}, {"bfloat16", 128, 0, 4}, {"bfloat16", 128, 0, 1}, {"float16", 64, 0, 1},
-		{"bfloat16", 128, 0, 9}, {"bfloat16", 128, 0, 5}, {"bfloat16", 128, 3, 5}} {
+	}{{"bfloat16", 128, 0, 0}, {"float16", 64, 0, 0}, {"bfloat16", 128, 0, 31}, {"bfloat16", 128, 3, 5}, {"float16", 128, 0, 1}} {
 		s := attnSpec(1, 1, 1, 1, 1, b.dim, true, b.dt)
 		s.GradStages, s.GradWGMMAOff = b.stages, b.off
 		name := s.String()
@@ -37,7 +36,7 @@ func TestGradWGMMANVRTC(t *testing.T) {
 		if !strings.Contains(log, "xa_attention_bwd_wgmma") {
 			t.Errorf("%s: ptxas reports no xa_attention_bwd_wgmma (compiled out?):\n%s", name, log)
 		}
-		if strings.Contains(log, "C7510") || strings.Contains(log, "serialized") {
+		if strings.Contains(log, "C7510") || strings.Contains(log, "C7512") || strings.Contains(log, "serialized") {
 			t.Errorf("%s: ptxas serialized the wgmma products:\n%s", name, log)
 		}
 		if stores, loads := ptxasSpills(t, name, log); stores > 0 || loads > 0 {
