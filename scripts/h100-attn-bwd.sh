@@ -9,8 +9,8 @@
 #      the issue's shape the mma.sync backward's time (its older builds,
 #      grad_off=31..16, only with XBENCH_GRAD_ABLATION=1), the wgmma
 #      backward's beside it with each of its changes turned off
-#      (grad_wgmma_off=1, 9, 2, 4, 16, 5, and 31: the first build; 3 stages),
-#      both, and the default's kernels' shares;
+#      (grad_wgmma_off=1, 2, 4, 5, and 7: the first build; 3 stages beside
+#      red.global), both, and the default's kernels' shares;
 #   2. one xbench run of the backward at the issue's shape (batch 4, 32/8
 #      heads, 4096, head dim 128, causal, bfloat16) with pytorch (cuDNN),
 #      pytorch/sdpa-flash, burnstyle-hip (wgmma) and burnstyle-hip/mma-sync;

@@ -31,9 +31,8 @@
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define XV_NT 256
 #ifndef XV_OFF
-#define XV_OFF 0  // Spec.GradWGMMAOff: 1 issues dv, dk after the barrier, 2 stores dS by 16-bit stores, 4 adds dq by red.global, 8 (with 1) dv, dk before dq, 16 walks head by head upward
+#define XV_OFF 0  // Spec.GradWGMMAOff: 1 issues dv, dk after the barrier, 2 stores dS by 16-bit stores, 4 adds dq by red.global
 #endif
-#define XV_REORDER ((XV_OFF & 1) && !(XV_OFF & 8))  // dv, dk after the barrier, behind dq
 #define XV_BM 64                   // query rows per tile
 #define XV_BK 128                  // keys per block, 64 per warpgroup
 #define XV_NH (XA_D / 64)          // 64-column halves of q, k, v, dout
@@ -132,20 +131,6 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
   const int shift = KV - S;
   const int mStart = causal ? xa_max(0, n0 - shift) / XV_BM * XV_BM : 0;
   const int nt = S > mStart ? (S - mStart + XV_BM - 1) / XV_BM : 0, walk = g * nt;
-  // Step it of the walk: its query head (of the group) and first row. By
-  // default the query tiles from the last down, and per tile the group's
-  // heads in turn: the blocks of one kv head that run at once (the key
-  // tiles beside each other in the heaviest-first order) start on the
-  // same tile and stay in step, so each q and dout tile comes from memory
-  // once for all of them and their dq reductions meet in L2. XV_OFF bit
-  // 16: head by head, tiles upward (the first build).
-#if XV_OFF & 16
-#define XV_HEAD(it) ((it) / nt)
-#define XV_M0(it) (mStart + ((it) % nt) * XV_BM)
-#else
-#define XV_HEAD(it) ((it) % g)
-#define XV_M0(it) (mStart + (nt - 1 - (it) / g) * XV_BM)
-#endif
   const long kvOff = (long)(b * KH + kh) * KV * XA_D;
   // This lane's keys in the accumulators of dk, dv, S^T, dP^T (rows 16w +
   // gq and + 8 of the warpgroup's 64), their columns 8 (e >> 2) + 2 tq +
@@ -162,7 +147,7 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
   }
   // Tile it's q and dout into stage it % XW_ST (one thread).
   auto issue = [&](int it) {
-    const int st = it % XW_ST, bh = b * H + kh * g + XV_HEAD(it), m0 = XV_M0(it);
+    const int st = it % XW_ST, bh = b * H + kh * g + it / nt, m0 = mStart + (it % nt) * XV_BM;
     xw_bar_expect(XV_FULL(st), 2 * XV_QB);
 #pragma unroll
     for (int hh = 0; hh < XV_NH; ++hh) {
@@ -173,8 +158,8 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
   // Tile it's lse (warpgroup 0) and D (1) into slot it & 1: rows past S
   // take lse = +inf, so their p is 0.
   auto rowstats = [&](int it) -> float {
-    const long bh = (long)b * H + kh * g + XV_HEAD(it);
-    const int row = XV_M0(it) + t;
+    const long bh = (long)b * H + kh * g + it / nt;
+    const int row = mStart + (it % nt) * XV_BM + t;
     if (c == 0) return row < S ? lse[bh * S + row] : __int_as_float(0x7f800000);
     return row < S ? dd[bh * S + row] : 0.f;
   };
@@ -195,8 +180,8 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
   }
   const unsigned ka = sK + 64 * c * 128, va = sV + 64 * c * 128;  // this warpgroup's 64 keys of k and v
   for (int it = 0; it < walk; ++it) {
-    const int st = it % XW_ST, m0 = XV_M0(it);
-    const long bh = (long)b * H + kh * g + XV_HEAD(it);
+    const int st = it % XW_ST, m0 = mStart + (it % nt) * XV_BM;
+    const long bh = (long)b * H + kh * g + it / nt;
     const float nextStat = (it + 1 < walk && t < XV_BM) ? rowstats(it + 1) : 0.f;
     xw_bar_wait(XV_FULL(st), (it / XW_ST) & 1);
     const unsigned qa = sQ + st * XV_QB, ga = sG + st * XV_QB;
@@ -285,19 +270,14 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
     xw_named_sync(1);  // both warpgroups stored dS (and finished tile it - 1: its stage is free)
     if (tid == 0 && it + XW_ST - 1 < walk) issue(it + XW_ST - 1);
 #endif
-    // dv += P^T dout, dk += dS^T q; dq = dS k once both halves of dS are
-    // stored. By default dv and dk are issued before the barrier (the
-    // tensor cores start on them while the other warpgroup finishes its
-    // dS). XV_OFF bit 1 issues them after it: behind dq (bit 8 clear), so
-    // dq's epilogue below runs while they do, or before dq (bit 8 set: the
-    // first build, one group for all three).
+    // dv += P^T dout, dk += dS^T q (issued before the barrier: the tensor
+    // cores start on them while the other warpgroup finishes its dS), then
+    // dq = dS k once both halves of dS are stored.
     xw_hold_u<16>(&pa[0][0]);
     xw_hold_u<16>(&da[0][0]);
     xw_fence();
-#if !XV_REORDER
     xv_nn(dva, pa, ga);
     xv_nn(dka, da, qa);
-#endif
 #if !(XV_OFF & 1)
     xw_commit();
     xw_named_sync(1);  // both warpgroups stored dS (and finished tile it - 1: its stage is free)
@@ -333,20 +313,12 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
 #endif
     }
     xw_commit();
-#if XV_REORDER
-    xv_nn(dva, pa, ga);
-    xv_nn(dka, da, qa);
-    xw_commit();
-    xw_wait1();  // dq done, dv and dk still running
-    xw_hold<32>(dqa);
-#else
     xw_wait0();
     xw_hold<XA_D / 2>(dva);
     xw_hold<XA_D / 2>(dka);
     xw_hold<32>(dqa);
     xw_hold_u<16>(&pa[0][0]);
     xw_hold_u<16>(&da[0][0]);
-#endif
     // dq's element e: row 16 w + gq + 8 ((e >> 1) & 1), column dc + 8 (e >>
     // 2) + 2 tq + (e & 1).
     const int dc = XA_D == 128 ? 64 * c : 0;
@@ -396,13 +368,6 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
       }
     }
 #endif
-#if XV_REORDER
-    xw_wait0();  // dv, dk done: their A fragments (pa, da) may be rewritten
-    xw_hold<XA_D / 2>(dva);
-    xw_hold<XA_D / 2>(dka);
-    xw_hold_u<16>(&pa[0][0]);
-    xw_hold_u<16>(&da[0][0]);
-#endif
   }
 #if !(XV_OFF & 4)
   asm volatile("cp.async.bulk.wait_group 0;" ::: "memory");  // the reductions done before the block's shared memory goes
@@ -420,8 +385,6 @@ XB_KERNEL void __launch_bounds__(XV_NT, 1)
     }
   }
 #undef XV_FULL
-#undef XV_HEAD
-#undef XV_M0
 }
 XB_EXPORT(xa_attention_bwd_wgmma)
 #endif
