@@ -269,8 +269,12 @@ func (g *gradKernel) describe() string {
 	if (t.MMA || t.WGMMA) && t.Off != 0 {
 		off = fmt.Sprintf(", changes %d off", t.Off)
 	}
-	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
-		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
+	dq := "dq by float32 atomics"
+	if t.WGMMA && t.Off&4 == 0 {
+		dq = "dq by float32 bulk reductions"
+	}
+	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, %s) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
+		g.fwd.describe(), t.kernel(), unit, dq, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
 }
 
 // checkGrad is check plus the backward kernel's shared memory on d.
