@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
 # burnstyle-hip's attention backward on the H100 (issue 30: "attention
-# backward natively, at least at the speed of pytorch/sdpa-flash"), in at
-# most 5 minutes (typically 2-3):
-#   1. TestGPUAttentionGrad: the backward kernels against float64 in every
-#      dtype at head dims 40 to 256, then their times at the issue's shape
-#      (the mma.sync kernel at 128 keys a block with its changes turned
-#      off one by one, grad_off=31, 30, 28, 24, 16, beside the default;
-#      float16; both) and each backward kernel's share;
-#   2. xbench verify --phase backward/both for burnstyle-hip and pytorch
+# backward natively, at least at the speed of pytorch/sdpa-flash"), in about
+# 150 s:
+#   1. TestGPUAttentionGrad and TestGPUAttentionGradWGMMA: the backward
+#      kernels against float64 (every dtype, head dims 40 to 256; on the
+#      H100 the wgmma backward is the default at head dim 64 and 128 in 16
+#      bits, the mma.sync one runs with GradMMASync or its knobs), then at
+#      the issue's shape the mma.sync backward's time (its older builds,
+#      grad_off=31..16, only with XBENCH_GRAD_ABLATION=1), the wgmma
+#      backward's beside it with each of its changes turned off
+#      (grad_wgmma_off=1, 2, 4, 5, and 7: the first build; 3 stages beside
+#      red.global), both, and the default's kernels' shares;
+#   2. one xbench run of the backward at the issue's shape (batch 4, 32/8
+#      heads, 4096, head dim 128, causal, bfloat16) with pytorch (cuDNN),
+#      pytorch/sdpa-flash, burnstyle-hip (wgmma) and burnstyle-hip/mma-sync;
+#   3. xbench verify --phase backward/both for burnstyle-hip (wgmma),
+#      burnstyle-hip/mma-sync and pytorch
 #      (scripts/testdata/attn-bwd-verify.plan; b1 h4/2 s1000 kv1100 d128 is
 #      non-causal: the workload allows causal only with kv_len = seq_len);
-#   3. one xbench run of the backward at the issue's shape (batch 4, 32/8
-#      heads, 4096, head dim 128, causal, bfloat16) with pytorch (cuDNN),
-#      pytorch/sdpa-flash and burnstyle-hip;
 # then a summary. Build beforehand (this machine has Go, the GPU machine not):
 #   . scripts/lib.sh && build_xbench
 #   CGO_ENABLED=0 go test -c -o bin/gpu/attention.test ./plugins/burnstyle-hip/gpu/attention
@@ -22,7 +27,7 @@
 #   DEVICE=cpu SHAPE="--batch 1 --heads 4 --kv-heads 2 --seq-len 64 --head-dim 64" bash scripts/h100-attn-bwd.sh /tmp/b
 set -uo pipefail
 out=${1:-/tmp/h100-attn-bwd-out}
-deadline=${DEADLINE:-300}
+deadline=${DEADLINE:-200}
 device=${DEVICE:-cuda}
 shape=${SHAPE:---batch 4 --heads 32 --kv-heads 8 --seq-len 4096 --head-dim 128}
 X=${XBENCH:-bin/xbench}
@@ -42,15 +47,15 @@ install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" >> "$log"  # the device cloc
 echo "commit $XBENCH_GIT_COMMIT" | tee -a "$log"
 [ "$device" = cuda ] && step machine 10 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv
 if [ -x "$T" ]; then
-  step "gpu test (vs float64, timing)" 150 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUAttentionGrad$' -test.v
+  step "gpu test (vs float64, timing)" 90 env XBENCH_REQUIRE_GPU=1 "$T" -test.run '^TestGPUAttentionGrad(WGMMA)?$' -test.v
 else
   echo "=== SKIP gpu test: no $T (build it: CGO_ENABLED=0 go test -c -o $T ./plugins/burnstyle-hip/gpu/attention)" | tee -a "$log"
   fails=$((fails+1))
 fi
-step "verify backward" 60 $X verify --plan scripts/testdata/attn-bwd-verify.plan --device "$device" \
-  --backends burnstyle-hip,pytorch --timeout 40s --results "$R/verify"
-step "run backward at the issue shape" 90 $X run --workload attention --phase backward --device "$device" $shape --causal true \
-  --dtype bfloat16 --repeats 10 --timeout 80s --backends pytorch,pytorch/sdpa-flash,burnstyle-hip --results "$R/run"
+step "run backward at the issue shape" 40 $X run --workload attention --phase backward --device "$device" $shape --causal true \
+  --dtype bfloat16 --repeats 10 --timeout 80s --backends pytorch,pytorch/sdpa-flash,burnstyle-hip,burnstyle-hip/mma-sync --results "$R/run"
+step "verify backward" 50 $X verify --plan scripts/testdata/attn-bwd-verify.plan --device "$device" \
+  --backends burnstyle-hip,burnstyle-hip/mma-sync,pytorch --timeout 40s --results "$R/verify"
 
 # Summary: the checks' failures and times, the verify verdicts, and the
 # run's medians as ratios of sdpa-flash's throughput, with the kernels each
@@ -60,7 +65,7 @@ step "run backward at the issue shape" 90 $X run --workload attention --phase ba
   echo "=== SUMMARY (t=$(( $(date +%s) - start ))s, $fails step(s) failed or skipped)"
   grep -a "^=== .*: exit" "$log" | sed 's/^=== /  step /'
   echo "-- gpu test"
-  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | head -30 | sed 's/^ */  /'
+  grep -a -E "^\s*--- (FAIL|PASS)|rel L2 .* \(tol|TIMING" "$log" | head -40 | sed 's/^ */  /' | cut -c1-330
   echo "-- verify"
   grep -a -E "^verify attention|^burnstyle-hip|^pytorch" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
   echo "-- run (backward)"

@@ -26,16 +26,18 @@ const attentionName = attention.Name
 
 // attentionSpec reads the configuration, resolving the workload's "0 means
 // equal" defaults of kv_heads and kv_len.
-// mmaSyncVariant runs the attention forward on the mma.sync kernel where
-// the Hopper (wgmma) kernel would run: sm_90, bfloat16 or float16, head dim
-// 64 or 128. Elsewhere it runs what the plain backend runs. The baseline
-// the wgmma kernel is measured against, in the same run.
+// mmaSyncVariant runs the attention on the mma.sync kernels where the
+// Hopper (wgmma) kernels would run (sm_90, bfloat16 or float16, head dim
+// 64 or 128): the forward, and in the backward phases the backward too
+// (the forward that saves the backward's state is mma.sync anyway).
+// Elsewhere it runs what the plain backend runs. The baseline the wgmma
+// kernels are measured against, in the same run.
 var mmaSyncVariant = backend.Variant{
 	Name:        "mma-sync",
-	Description: "attention forward on the mma.sync (FlashAttention-2) kernel instead of the Hopper wgmma kernel (cuda only)",
+	Description: "attention forward and backward on the mma.sync (FlashAttention-2) kernels instead of the Hopper wgmma kernels (cuda only)",
 	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
 		Workload: attention.Name,
-		Phases:   []string{workload.PhaseForward},
+		Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
 		Devices:  []string{"cuda"},
 		Values:   map[string][]string{"dtype": {"bfloat16", "float16"}},
 		Max:      map[string]int64{"head_dim": 256},
@@ -47,16 +49,23 @@ var mmaSyncVariant = backend.Variant{
 // 96-key tiles at head dim 128) instead of the default serial schedule
 // (gpu/attention's WGMMAOverlap). On the H100 at the issue-30 shape it ran
 // 1.193 ms against the serial 1.059 (results/h100-wgmma). Elsewhere it runs
-// what the plain backend runs.
+// what the plain backend runs. Forward only.
 var wgmmaOverlapVariant = backend.Variant{
-	Name:         "wgmma-overlap",
-	Description:  "attention forward on the Hopper wgmma kernel with the softmax of a tile overlapped with the previous tile's P.v, instead of the serial schedule (cuda only)",
-	Capabilities: mmaSyncVariant.Capabilities,
+	Name:        "wgmma-overlap",
+	Description: "attention forward on the Hopper wgmma kernel with the softmax of a tile overlapped with the previous tile's P.v, instead of the serial schedule (cuda only)",
+	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
+		Workload: attention.Name,
+		Phases:   []string{workload.PhaseForward},
+		Devices:  []string{"cuda"},
+		Values:   map[string][]string{"dtype": {"bfloat16", "float16"}},
+		Max:      map[string]int64{"head_dim": 256},
+	}}},
 }
 
 // attentionVariant sets the kernel knobs a variant stands for.
 func attentionVariant(spec *gpuattn.Spec, variant string) {
 	spec.MMASync = variant == mmaSyncVariant.Name
+	spec.GradMMASync = spec.MMASync
 	spec.WGMMAOverlap = variant == wgmmaOverlapVariant.Name
 }
 

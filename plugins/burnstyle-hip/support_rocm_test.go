@@ -54,6 +54,11 @@ func TestVendorVariants(t *testing.T) {
 	attnCfg := func(dt string) result.Config {
 		return result.Config{Workload: "attention", Phase: "forward", Params: map[string]string{"dtype": dt, "head_dim": "128"}}
 	}
+	attnGradCfg := func(phase string) result.Config {
+		c := attnCfg("bfloat16")
+		c.Phase = phase
+		return c
+	}
 	for _, tc := range []struct {
 		variant, device string
 		cfg             result.Config
@@ -71,6 +76,9 @@ func TestVendorVariants(t *testing.T) {
 		{"mma-sync", "cuda", attnCfg("float16"), ""},
 		{"wgmma-overlap", "cpu", attnCfg("bfloat16"), "supported: cuda"},
 		{"wgmma-overlap", "cuda", attnCfg("bfloat16"), ""},
+		{"mma-sync", "cuda", attnGradCfg("backward"), ""}, // the mma.sync backward beside the wgmma one
+		{"mma-sync", "cuda", attnGradCfg("both"), ""},
+		{"wgmma-overlap", "cuda", attnGradCfg("backward"), "phase backward is not supported"}, // a forward schedule
 	} {
 		got := n.unsupported(tc.variant, tc.device, tc.cfg)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {

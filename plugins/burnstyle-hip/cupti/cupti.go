@@ -41,10 +41,24 @@ const (
 )
 
 // Record is one kernel, copy or memset as the device ran it: its kind and
-// start and end in nanoseconds on the GPU's timestamp clock.
+// start and end in nanoseconds on the GPU's timestamp clock; for a kernel
+// also its stream, grid, block and dynamic shared memory, and its name
+// (Name), which a timeline of a call (gpucheck -steptrace) shows.
 type Record struct {
-	Kind       uint32
-	Start, End uint64
+	Kind        uint32
+	Start, End  uint64
+	Stream      uint32
+	Grid, Block [3]int32
+	DynSmem     int32
+	name        *byte // const char* owned by CUPTI, shared by the kernel's records
+}
+
+// Name is a kernel record's function name, "" for other kinds.
+func (r Record) Name() string {
+	if r.name == nil {
+		return ""
+	}
+	return goString(r.name) // CUPTI keeps it for the process
 }
 
 // Span is the milliseconds from the first record's start to the last one's
@@ -239,18 +253,30 @@ func (t *Tracer) bufferCompleted(_ uintptr, _ uint32, buffer uintptr, _ uintptr,
 
 // parse reads one record at offset off of b. Kernel (CUpti_ActivityKernel4
 // and later), memcpy and memset records all hold start and end as uint64 at
-// bytes 16 and 24; other kinds are not asked for and are skipped.
+// bytes 16 and 24; other kinds are not asked for and are skipped. A kernel
+// record (every version since 4 keeps this prefix) also holds its stream at
+// 48, grid and block at 52..75, dynamic shared memory at 80 and its name's
+// pointer at 104.
 func parse(b []byte, off uintptr) (Record, bool) {
 	if off+32 > uintptr(len(b)) {
 		return Record{}, false
 	}
-	kind := *(*uint32)(unsafe.Pointer(&b[off]))
+	u32 := func(at uintptr) uint32 { return *(*uint32)(unsafe.Pointer(&b[off+at])) }
+	kind := u32(0)
 	switch kind {
 	case kindConcurrentKernel, kindMemcpy, kindMemset:
 	default:
 		return Record{}, false
 	}
-	return Record{Kind: kind, Start: *(*uint64)(unsafe.Pointer(&b[off+16])), End: *(*uint64)(unsafe.Pointer(&b[off+24]))}, true
+	r := Record{Kind: kind, Start: *(*uint64)(unsafe.Pointer(&b[off+16])), End: *(*uint64)(unsafe.Pointer(&b[off+24]))}
+	if kind == kindConcurrentKernel && off+112 <= uintptr(len(b)) {
+		r.Stream, r.DynSmem = u32(48), int32(u32(80))
+		for i := range 3 {
+			r.Grid[i], r.Block[i] = int32(u32(52+4*uintptr(i))), int32(u32(64+4*uintptr(i)))
+		}
+		r.name = *(**byte)(unsafe.Pointer(&b[off+104]))
+	}
+	return r, true
 }
 
 func (t *Tracer) check(op string, r int32) error {

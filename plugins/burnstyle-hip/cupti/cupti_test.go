@@ -13,6 +13,18 @@ func record(kind uint32, start, end uint64) []byte {
 	return b
 }
 
+// kernelRecord is a CUpti_ActivityKernel prefix with a launch and no name.
+func kernelRecord() []byte {
+	b := record(kindConcurrentKernel, 10, 20)
+	b = append(b, make([]byte, 112-len(b))...)
+	binary.LittleEndian.PutUint32(b[48:], 7)
+	for i, v := range []uint32{12, 1, 1, 256, 1, 1} {
+		binary.LittleEndian.PutUint32(b[52+4*i:], v)
+	}
+	binary.LittleEndian.PutUint32(b[80:], 200<<10)
+	return b
+}
+
 func TestParseReadsStartAndEndOfTheKindsASpanIsMadeOf(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -20,9 +32,11 @@ func TestParseReadsStartAndEndOfTheKindsASpanIsMadeOf(t *testing.T) {
 		want Record
 		ok   bool
 	}{
-		{"kernel", record(kindConcurrentKernel, 100, 5600), Record{kindConcurrentKernel, 100, 5600}, true},
-		{"memcpy", record(kindMemcpy, 7, 9), Record{kindMemcpy, 7, 9}, true},
-		{"memset", record(kindMemset, 1, 2), Record{kindMemset, 1, 2}, true},
+		{"kernel", record(kindConcurrentKernel, 100, 5600), Record{Kind: kindConcurrentKernel, Start: 100, End: 5600}, true},
+		{"memcpy", record(kindMemcpy, 7, 9), Record{Kind: kindMemcpy, Start: 7, End: 9}, true},
+		{"memset", record(kindMemset, 1, 2), Record{Kind: kindMemset, Start: 1, End: 2}, true},
+		{"kernel with its launch", kernelRecord(), Record{Kind: kindConcurrentKernel, Start: 10, End: 20, Stream: 7,
+			Grid: [3]int32{12, 1, 1}, Block: [3]int32{256, 1, 1}, DynSmem: 200 << 10}, true},
 		{"other kind skipped", record(5, 1, 2), Record{}, false},
 		{"truncated", record(kindConcurrentKernel, 1, 2)[:24], Record{}, false},
 	} {
@@ -42,9 +56,9 @@ func TestSpanIsFirstStartToLastEnd(t *testing.T) {
 		want float64
 	}{
 		{"none", nil, 0},
-		{"one 5.5 us kernel", []Record{{kindConcurrentKernel, 1000, 6500}}, 0.0055},
-		{"out of order, with a gap", []Record{{kindConcurrentKernel, 5000, 9000}, {kindMemset, 1000, 2000}}, 0.008},
-		{"overlapping", []Record{{kindConcurrentKernel, 0, 10000}, {kindConcurrentKernel, 2000, 3000}}, 0.01},
+		{"one 5.5 us kernel", []Record{{Kind: kindConcurrentKernel, Start: 1000, End: 6500}}, 0.0055},
+		{"out of order, with a gap", []Record{{Kind: kindConcurrentKernel, Start: 5000, End: 9000}, {Kind: kindMemset, Start: 1000, End: 2000}}, 0.008},
+		{"overlapping", []Record{{Kind: kindConcurrentKernel, Start: 0, End: 10000}, {Kind: kindConcurrentKernel, Start: 2000, End: 3000}}, 0.01},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Span(tc.recs); got != tc.want {

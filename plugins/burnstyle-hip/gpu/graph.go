@@ -54,8 +54,15 @@ func (r *Runtime) bindGraphs(lib uintptr, path string, names graphNames) {
 }
 
 const (
-	captureThreadLocal = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, hipStreamCaptureModeThreadLocal
-	StreamNonBlocking  = 1 // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
+	// GraphUseNodePriority (CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY,
+	// hipGraphInstantiateFlagUseNodePriority) runs each kernel node at the
+	// priority its stream had when it was captured. Without it the whole
+	// graph runs at its launch stream's priority, so lanes made with
+	// different priorities (the chunked forward's, the backward's critical
+	// and side streams) compete as equals.
+	GraphUseNodePriority = 8
+	captureThreadLocal   = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, hipStreamCaptureModeThreadLocal
+	StreamNonBlocking    = 1 // CU_STREAM_NON_BLOCKING, hipStreamNonBlocking
 )
 
 // Captured is a model's forward as an instantiated graph, replayed on stream.

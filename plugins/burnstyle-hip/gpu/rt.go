@@ -52,7 +52,10 @@ type Runtime struct {
 	Tracer     *cupti.Tracer
 	TracerWhy  string
 	LastTraced bool
-	Graph      *graphAPI // nil: no stream capture, forwards are launched eagerly
+	// LastRecords are the records of the last sample spanOf took (a
+	// timeline of one call: gpucheck -steptrace).
+	LastRecords []cupti.Record
+	Graph       *graphAPI // nil: no stream capture, forwards are launched eagerly
 }
 
 // cuLaunchConfig and cuLaunchAttr are cuda.h's CUlaunchConfig and

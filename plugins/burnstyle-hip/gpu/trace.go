@@ -47,6 +47,7 @@ func openTracer() (*cupti.Tracer, string) {
 // (the events' sample stands).
 func (r *Runtime) spanOf() (ms float64, ok bool, err error) {
 	recs, err := r.Tracer.Drain()
+	r.LastRecords = recs
 	if err != nil || len(recs) == 0 {
 		return 0, false, err
 	}

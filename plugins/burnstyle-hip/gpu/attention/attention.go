@@ -86,6 +86,21 @@ type Spec struct {
 	// MMASync keeps the mma.sync kernel on sm_90, where the wgmma kernel
 	// (wgmma.go) would run: the baseline beside it.
 	MMASync bool
+	// GradMMASync keeps the mma.sync backward on sm_90, where the wgmma
+	// backward (backward_wgmma.go) would run: the baseline beside it. A
+	// GradKeys or GradOff other than 0 (knobs of the mma.sync backward)
+	// asks for it too.
+	GradMMASync bool
+	// GradStages is the wgmma backward's q/dout ring depth: 2 to 4, 0 for
+	// the default (defaultGradStages).
+	GradStages int
+	// GradWGMMAOff turns changes of the wgmma backward off (bits of XV_OFF
+	// in attention_bwd_wgmma.cu: 1 issues dv and dk after the warpgroups'
+	// barrier instead of before it, 2 stores dS by 16-bit stores instead
+	// of stmatrix, 4 adds dq by red.global instead of bulk reductions from
+	// shared memory): 0 runs them all; the GPU test times the first build
+	// (7) beside the default.
+	GradWGMMAOff int
 	// WGMMADebug (1 or 2) and WGMMAVSwap compile the wgmma kernel's debug
 	// modes (attention_wgmma.cu): for TestGPUWGMMADebug only.
 	WGMMADebug int
@@ -260,6 +275,15 @@ func (s Spec) String() string {
 	if s.GradOff != 0 {
 		out += fmt.Sprintf(" grad_off=%d", s.GradOff)
 	}
+	if s.GradMMASync {
+		out += " grad=mma-sync"
+	}
+	if s.GradStages != 0 {
+		out += fmt.Sprintf(" grad_stages=%d", s.GradStages)
+	}
+	if s.GradWGMMAOff != 0 {
+		out += fmt.Sprintf(" grad_wgmma_off=%d", s.GradWGMMAOff)
+	}
 	return out
 }
 
@@ -278,6 +302,10 @@ func (s Spec) check() error {
 		return fmt.Errorf("%s: kv tile of %d rows (allowed: 32, 64, or 0 for the default)", s, s.KVRows)
 	case s.GradKeys != 0 && s.GradKeys != 64 && s.GradKeys != 128:
 		return fmt.Errorf("%s: backward key tile of %d keys (allowed: 64, 128, or 0 for the default)", s, s.GradKeys)
+	case s.GradStages != 0 && (s.GradStages < 2 || s.GradStages > 4):
+		return fmt.Errorf("%s: wgmma backward ring of %d stages (allowed: 2 to 4, or 0 for the default)", s, s.GradStages)
+	case s.GradWGMMAOff < 0 || s.GradWGMMAOff > 7:
+		return fmt.Errorf("%s: wgmma backward changes off %d (allowed: 0 to 7, bits 1, 2, 4)", s, s.GradWGMMAOff)
 	case s.GradOff < 0 || s.GradOff > 31:
 		return fmt.Errorf("%s: backward changes off %d (allowed: 0 to 31, bits 1, 2, 4, 8, 16)", s, s.GradOff)
 	case s.HeadDim > 256:

@@ -24,8 +24,10 @@ import (
 // attnMaxSmem.
 type gradTiles struct {
 	MMA        bool
+	WGMMA      bool // xa_attention_bwd_wgmma (backward_wgmma.go), Stages its ring
 	BM, BN, DP int
-	Off        int // Spec.GradOff: XG_OFF, the changes turned off
+	Stages     int
+	Off        int // the changes turned off: Spec.GradOff (XG_OFF), or GradWGMMAOff (XV_OFF) for WGMMA
 }
 
 // gradTiles picks the backward kernel for a device of compute capability
@@ -37,6 +39,9 @@ type gradTiles struct {
 // sm_80 and sm_90 give and sm_86 and sm_89 not; 171 KB with 128 keys, 190
 // with bit 4, sm_90 only, else 64 keys run); CUDA cores else.
 func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
+	if s.gradWGMMA(r.SM()) && r.TensorMaps() {
+		return s.gradWGMMATiles()
+	}
 	if s.Dtype != "float32" && !s.CUDACores && !s.PlainLoads && r.SM() >= 80 && s.HeadDim <= 128 {
 		for _, keys := range []int{s.gradKeys(), 64} {
 			if m := (gradTiles{MMA: true, BM: 64, BN: keys, DP: mmaGradDP(s.HeadDim), Off: s.GradOff}); m.smemBytes() <= r.MaxDynSmem {
@@ -66,6 +71,9 @@ func (s Spec) gradKeys() int {
 func mmaGradDP(d int) int { return (d + 31) / 32 * 32 }
 
 func (t gradTiles) kernel() string {
+	if t.WGMMA {
+		return "xa_attention_bwd_wgmma"
+	}
 	if t.MMA {
 		return "xa_attention_bwd_mma"
 	}
@@ -73,7 +81,7 @@ func (t gradTiles) kernel() string {
 }
 
 func (t gradTiles) threads() int {
-	if t.MMA {
+	if t.MMA || t.WGMMA {
 		return 256
 	}
 	return 128
@@ -93,6 +101,9 @@ func gradTilesFor(d int) gradTiles {
 // smemBytes mirrors XG_MSMEM_BYTES in attention_bwd_mma.cu and
 // XG_SMEM_FLOATS in attention_bwd.cu.
 func (t gradTiles) smemBytes() int {
+	if t.WGMMA {
+		return gradWGMMASmem(t)
+	}
 	if t.MMA { // XG_MSMEM_BYTES
 		ss := t.DP + 8
 		if t.Off&4 == 0 { // p and ds, [row][key] each
@@ -109,6 +120,8 @@ func (t gradTiles) smemBytes() int {
 type gradKernel struct {
 	fwd                  *attnKernel
 	pre, bwd, cvt        uintptr
+	bmod                 uintptr        // the wgmma backward's own program, else 0
+	tq, tk, tv, tg       *gpu.TensorMap // its maps of q, k, v, dout
 	dout, dd, dq32       gpu.Ptr
 	dq, dk, dv           gpu.Ptr
 	tiles                gradTiles
@@ -159,10 +172,17 @@ func buildGrad(d *gpu.Device, g *gradKernel) error {
 		return err
 	}
 	var err error
-	for _, k := range []struct {
+	fns := []struct {
 		fn   *uintptr
 		name string
-	}{{&g.pre, "xa_attention_bwd_pre"}, {&g.bwd, g.tiles.kernel()}, {&g.cvt, "xa_attention_bwd_dq"}} {
+	}{{&g.pre, "xa_attention_bwd_pre"}, {&g.bwd, g.tiles.kernel()}, {&g.cvt, "xa_attention_bwd_dq"}}
+	if g.tiles.WGMMA {
+		if g.bwd, err = buildGradWGMMA(d, g); err != nil {
+			return err
+		}
+		fns = append(fns[:1], fns[2])
+	}
+	for _, k := range fns {
 		if *k.fn, err = r.Function(g.fwd.mod, k.name); err != nil {
 			return fmt.Errorf("%s backward: %w", g.fwd.spec, err)
 		}
@@ -207,6 +227,11 @@ func (g *gradKernel) parts() [3]gradPart {
 				g.fwd.o, g.dout, g.dd, g.dq32, gpu.I32(rows))
 		}},
 		{t.kernel(), func(r *gpu.Runtime) error {
+			if t.WGMMA {
+				return r.Launch(t.kernel(), g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{t.threads(), 1, 1},
+					t.smemBytes(), g.tq, g.tk, g.tv, g.tg, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
+					gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale)
+			}
 			return r.Launch(t.kernel(), g.bwd, [3]int{(s.KVLen + t.BN - 1) / t.BN, s.KVHeads, s.Batch}, [3]int{t.threads(), 1, 1},
 				t.smemBytes(), g.fwd.q, g.fwd.k, g.fwd.v, g.dout, g.fwd.lse, g.dd, g.dq32, g.dk, g.dv,
 				gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, scale)
@@ -224,6 +249,9 @@ func (g *gradKernel) free(r *gpu.Runtime) {
 			r.Free(p)
 		}
 	}
+	if g.bmod != 0 {
+		r.Drv.ModuleUnload(g.bmod)
+	}
 	g.fwd.free(r)
 }
 
@@ -231,15 +259,22 @@ func (g *gradKernel) free(r *gpu.Runtime) {
 // state, then the backward's build (a spill shows in its local bytes).
 func (g *gradKernel) describe() string {
 	t, unit := g.tiles, "CUDA cores, float32 math"
-	if t.MMA {
+	switch {
+	case t.WGMMA:
+		unit = fmt.Sprintf("tensor cores, wgmma m64nNk16 sm_90a, TMA q/dout ring of %d stages, 2 warpgroups", t.Stages)
+	case t.MMA:
 		unit = "tensor cores, mma.sync m16n8k16, ldmatrix"
 	}
 	off := ""
-	if t.MMA && t.Off != 0 {
+	if (t.MMA || t.WGMMA) && t.Off != 0 {
 		off = fmt.Sprintf(", changes %d off", t.Off)
 	}
-	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, dq by float32 atomics) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
-		g.fwd.describe(), t.kernel(), unit, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
+	dq := "dq by float32 atomics"
+	if t.WGMMA && t.Off&4 == 0 {
+		dq = "dq by float32 bulk reductions"
+	}
+	return fmt.Sprintf("forward %s; backward %s (FlashAttention-2, %s, %s) %dx%d tiles%s, %d threads, %d B shared, %d regs, %d B local",
+		g.fwd.describe(), t.kernel(), unit, dq, t.BM, t.BN, off, t.threads(), t.smemBytes(), g.regs, g.local)
 }
 
 // checkGrad is check plus the backward kernel's shared memory on d.

@@ -14,8 +14,10 @@ import (
 // (scripts/h100-attn-bwd.sh): the backward kernels against the float64
 // reference in every dtype at the suites' head dims and odd lengths (GQA,
 // causal and not, kv_len apart from seq_len), then the backward's time at
-// the issue-30 shape (b4 h32/8 s4096 d128 causal), logged as TFLOP/s by
-// the workload's count (2.5 F).
+// the issue-30 shape (b4 h32/8 s4096 d128 causal) of the mma.sync
+// backward, logged as TFLOP/s by the workload's count (2.5 F). On an H100
+// the default checks run the wgmma backward and the GradKeys ones the
+// mma.sync backward.
 func TestGPUAttentionGrad(t *testing.T) {
 	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
 		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
@@ -44,6 +46,10 @@ func TestGPUAttentionGrad(t *testing.T) {
 	cc := attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")
 	cc.CUDACores = true
 	checkGrad(t, d, cc)
+	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 64, true, "bfloat16"), attnSpec(1, 4, 2, 300, 300, 128, false, "float16")} {
+		s.GradMMASync = true // the mma.sync backward where the wgmma one is the default
+		checkGrad(t, d, s)
+	}
 	for _, causal := range []bool{false, true} { // the wider key tile
 		s := attnSpec(1, 4, 2, 300, 300, 128, causal, "bfloat16")
 		s.GradKeys = 128
@@ -52,27 +58,31 @@ func TestGPUAttentionGrad(t *testing.T) {
 		checkGrad(t, d, s)
 	}
 	// The mma.sync backward with its changes turned off (GradOff bits, see
-	// Spec) one after another, then the default, then the other builds.
+	// Spec) one after another, then its default (GradMMASync: on sm_90 the
+	// wgmma backward is the default, TestGPUAttentionGradWGMMA times it).
+	// The older builds cost an NVRTC compile each (seconds): only with
+	// XBENCH_GRAD_ABLATION=1 (their times: results/h100-attn-bwd).
 	type timed struct {
-		phase, dt string
 		keys, off int
 	}
-	for _, tc := range []timed{{"backward", "bfloat16", 128, 31}, {"backward", "bfloat16", 128, 30}, {"backward", "bfloat16", 128, 28},
-		{"backward", "bfloat16", 128, 24}, {"backward", "bfloat16", 128, 16},
-		{"backward", "bfloat16", 0, 0}, {"backward", "float16", 0, 0}, {"both", "bfloat16", 0, 0}} {
-		phase := tc.phase
-		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.GradKeys, s.GradOff = tc.keys, tc.off
-		tm, err := attention.TimeGrad(context.Background(), d, s, phase, 2, 5, 1, false)
+	runs := []timed{{0, 0}}
+	if os.Getenv("XBENCH_GRAD_ABLATION") == "1" {
+		runs = []timed{{128, 31}, {128, 30}, {128, 28}, {128, 24}, {128, 16}, {0, 0}}
+	}
+	for _, tc := range runs {
+		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
+		s.GradKeys, s.GradOff, s.GradMMASync = tc.keys, tc.off, true
+		tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 2, 5, 1, false)
 		if err != nil {
-			t.Fatalf("%s %s: %v", s, phase, err)
+			t.Fatalf("%s backward: %v", s, err)
 		}
 		ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
-		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[phase]
-		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
+		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * 2.5
+		t.Logf("TIMING %s backward: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 	}
-	{ // every NVRTC compile costs seconds: the default's parts only
+	{ // every NVRTC compile costs seconds: the mma.sync default's parts only
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
+		s.GradMMASync = true
 		parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)
 		if err != nil {
 			t.Fatalf("%s parts: %v", s, err)

@@ -51,21 +51,43 @@ func (m *Model) enqueueBackward() error {
 	if labelled := cfg.Batch * (cfg.SeqLen - 1); labelled > 0 {
 		invN = 1 / float32(labelled)
 	}
+	// the gradients were zeroed before the forward (zeroGrads)
 	err := m.forkBackward()
-	m.step(&err, "zero_grads", m.zeroF32(g.base, g.floats))
 	m.step(&err, "softmax_xent", func() error { // named so xbench profile files it as elementwise
 		return r.Launch("xb_xent", m.fn["xb_xent"], [3]int{N, 1, 1}, [3]int{rowThreads, 1, 1}, 0,
 			m.buf.logits, m.buf.tokens, t.dlogits, t.loss, gpu.I32(V), gpu.I32(cfg.SeqLen), invN)
 	})
 	// The tied head: dxf = dlogits embed, dembed = dlogits^T xf (the
-	// embedding's scatter-add comes after layer 0).
+	// embedding's scatter-add comes after layer 0). Computing the loss and
+	// dxf in each chunk's lane after its head instead measured no faster
+	// (the first inner backward started at 16.89 ms against 16.88, H100,
+	// results/h100-ttt-step): the four narrower dxf products cost more and
+	// slowed the last chunks' forward as much as they overlapped it.
 	m.step(&err, "gemm_head_bwd", m.gemmB(false, false, N, C, V, t.dlogits, V, w.embed, C, t.dtmp, C, true))
-	m.step(&err, "gemm_head_bwd", func() error {
-		return m.sideWork(nil, m.gemmB(true, false, V, C, N, t.dlogits, V, t.xf, C, g.embed, C, true))
+	// dembed by row parts [v0, v1) of the vocabulary, one per window
+	for j, parts := 0, m.headParts(); j < parts; j++ {
+		v0, v1 := j*V/parts&^7, (j+1)*V/parts&^7 // 8-element aligned starts
+		if j == parts-1 {
+			v1 = V
+		}
+		if v1 <= v0 {
+			continue
+		}
+		m.step(&err, "gemm_head_bwd", func() error {
+			return m.sideAt(j, nil, m.gemmB(true, false, v1-v0, C, N, t.dlogits.Off(v0, m.actBytes()), V, t.xf, C, g.embed.Off(v0*C, 4), C, true))
+		})
+	}
+	m.step(&err, "norm_bwd", func() error {
+		if err := m.gradsZeroed(); err != nil {
+			return err
+		}
+		return m.rmsBwd(t.hs[2*len(w.layers)], w.finalNorm, t.dtmp, g.finalNorm, t.slots[0], false)()
 	})
-	m.step(&err, "norm_bwd", m.rmsBwd(t.hs[2*len(w.layers)], w.finalNorm, t.dtmp, g.finalNorm, t.slots[0], false))
 	for l := len(w.layers) - 1; l >= 0 && err == nil; l-- {
 		err = m.enqueueLayerBackward(l, len(w.layers)-1-l)
+	}
+	if err == nil {
+		err = m.openWindow(1 << 30) // what no inner backward's window took
 	}
 	if err == nil {
 		err = m.joinBackward()
@@ -99,7 +121,7 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 		return r.Launch("xb_swiglu_bwd", m.fn["xb_swiglu_bwd"], grid, blk, 0, tl.gu, t.da, dgu, gpu.I32(I), gpu.I64(int64(N)*int64(I)))
 	})
 	m.step(&err, "gemm_gate_up_bwd", func() error {
-		return m.sideWork([]gpu.Ptr{dhOut, dgu}, func() error {
+		return m.sideAt(i, []gpu.Ptr{dhOut, dgu}, func() error {
 			if err := m.gemmB(true, false, I, C, N, tl.a, I, dhOut, C, g.wdown, C, true)(); err != nil {
 				return err
 			}
@@ -123,6 +145,9 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 			tl.o, lw.postW, t.dtmp, t.dO, g.postW, g.postB, gpu.I32(C), gpu.I32(N))
 	})
 	m.step(&err, "inner_bwd", func() error {
+		if err := m.openWindow(i); err != nil {
+			return err
+		}
 		return m.launchInnerBwd(&lw.inner, &g.inner, tl.xq, tl.xk, tl.xv, tl.gate, tl.trace, t.dO,
 			int64(L*C), int64(s.HeadDim), int64(C))
 	})
@@ -140,7 +165,7 @@ func (m *Model) enqueueLayerBackward(l, i int) error {
 		})
 	}
 	m.step(&err, "gemm_qkvg_bwd", func() error {
-		return m.sideWork([]gpu.Ptr{dhMid, dP}, func() error {
+		return m.sideAt(i+1, []gpu.Ptr{dhMid, dP}, func() error { // the next layer's window
 			if err := m.gemmB(true, false, C, C, N, tl.y, C, dhMid, C, g.wo, C, true)(); err != nil {
 				return err
 			}

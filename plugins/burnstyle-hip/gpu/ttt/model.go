@@ -25,6 +25,12 @@ type Options struct {
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
+	// LaunchPriority replays a graph at its launch stream's priority instead
+	// of each lane's own (XBENCH_GPU_NODE_PRIORITY=0; graph.go).
+	LaunchPriority bool
+	SerialBackward bool // training step: the backward on one stream, no side stream (XBENCH_GPU_OVERLAP=0)
+	SideASAP       bool // training step: dW products issued when their operands exist, not in the inner backward's window (XBENCH_GPU_SIDE=asap)
+	HeadParts      int  // training step: row parts of the tied head's dembed spread over windows; 0 picks (XBENCH_GPU_HEAD_PARTS)
 	// Shape, when set, is the model's dimensions instead of those of
 	// cfg.ModelSize: the tests run a named size's widths (its kernels'
 	// code paths) with fewer layers and a smaller vocabulary.
@@ -115,7 +121,9 @@ func NewModelWith(d *gpu.Device, cfg ttt.Config, weights map[string]tensorfile.T
 			return err
 		}
 		if cfg.Backward {
-			return m.setupTrain() // the training step runs the flat forward
+			if err := m.setupTrain(); err != nil || m.mamba() {
+				return err // the mamba backbone's training forward is flat
+			}
 		}
 		return m.setupChunks()
 	})
@@ -158,6 +166,18 @@ func withEnv(opt Options) Options {
 	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_THREADS")); err == nil && opt.BwdThreads == 0 {
 		opt.BwdThreads = v
+	}
+	if os.Getenv("XBENCH_GPU_NODE_PRIORITY") == "0" {
+		opt.LaunchPriority = true
+	}
+	if os.Getenv("XBENCH_GPU_OVERLAP") == "0" {
+		opt.SerialBackward = true
+	}
+	if os.Getenv("XBENCH_GPU_SIDE") == "asap" {
+		opt.SideASAP = true
+	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_HEAD_PARTS")); err == nil && opt.HeadParts == 0 {
+		opt.HeadParts = v
 	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true
@@ -287,7 +307,12 @@ func (m *Model) Describe() string {
 		forward = fmt.Sprintf("%d chunks per sequence", len(m.chunks.lanes))
 	}
 	if m.train != nil {
-		forward = fmt.Sprintf("training step (flat forward, backward %s %d threads %d B shared)", m.geo.bwdName(), m.geo.NTB, m.geo.bwdSmemBytes())
+		streams := "critical and side streams"
+		if m.train.ov == nil {
+			streams = "one stream"
+		}
+		forward = fmt.Sprintf("training step (%s forward, backward %s %d threads %d B shared, %s)", forward, m.geo.bwdName(),
+			m.geo.NTB, m.geo.bwdSmemBytes(), streams)
 	}
 	if m.graphed() {
 		forward += ", one graph replay per call"

@@ -189,7 +189,7 @@ func (m *Model) setupTrain() error {
 		err = m.setupMambaTrain(t)
 	}
 	m.train = t
-	if err != nil {
+	if err != nil || m.opt.SerialBackward {
 		return err
 	}
 	return m.setupOverlap()
@@ -219,7 +219,10 @@ func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	scratch := 4*N*(4*C+I+1) + a*N*(5*C+V+4*I+2*ldp) + 4*N*int64(s.Heads) + 4*heads*state +
 		2*gpu.CublasWorkspace // the backward's two streams have a cuBLAS handle each
 	grads := 4 * ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone)
-	return int64(s.Layers)*perLayer + 4*N*C + scratch + grads
+	// the chunked forward's lanes (wavefront.go): a cuBLAS workspace each
+	// and the inner state saved between chunks
+	lanes := int64(defaultChunks[cfg.TTTType == "mlp"]) * (gpu.CublasWorkspace + int64(s.Layers)*heads*state*4)
+	return int64(s.Layers)*perLayer + 4*N*C + scratch + grads + lanes
 }
 
 // readF32 copies n float32 from p to the host.

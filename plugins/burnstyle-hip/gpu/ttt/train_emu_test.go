@@ -110,7 +110,10 @@ func TestEmuInnerBackward(t *testing.T) {
 // the logits, the loss and every parameter's gradient by relative L2, each
 // reported. Two sequences, so the shared parameters' sums over the batch
 // are exercised; the cluster kernel's trace at 4 CTAs (tiny's default) and
-// 1; K 16 and 8; a graph-captured and an eager step. bfloat16 is graded
+// 1; K 16 and 8; a graph-captured and an eager step; the forward chunked
+// (wavefront.go: 2 chunks a sequence, 4 at K 8, so a middle chunk that
+// both loads and saves the inner state, its trace in the whole sequence's
+// slots; the flat one is TestEmuEngineTrain's profile). bfloat16 is graded
 // at the workload's tolerance against the reference at its bf16-rounded
 // weights (the point it evaluates), and reported against the plain one,
 // from which the weights' rounding alone moves small gradients by ~5%.

@@ -1,13 +1,18 @@
 package ttt
 
-import "github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+import (
+	"fmt"
 
-// The training step's forward: the launches of the flat forward
-// (forward.go), but writing every activation the backward needs into the
-// layer's own buffers instead of the forward's shared ones, snapshotting the
-// residual stream around each block, and having the inner kernel record its
-// state at every mini-batch start. It is kept apart from enqueueLayer, which
-// stays the forward-only path (and the one the chunked forward shares).
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+)
+
+// The training step's forward: the launches of the forward (forward.go),
+// flat or chunked as the forward is (wavefront.go), but writing every
+// activation the backward needs into the layer's own buffers instead of the
+// forward's shared ones, snapshotting the residual stream around each
+// block, and having the inner kernel record its state at every mini-batch
+// start. It is kept apart from enqueueLayer, which stays the forward-only
+// path.
 
 // enqueueCall is one call's work as Run times and graph.go captures it:
 // the training step, or the forward.
@@ -22,6 +27,11 @@ func (m *Model) enqueueCall() error {
 func (m *Model) enqueueTrain() error {
 	if m.cfg.InnerOnly {
 		return m.enqueueInnerTrain()
+	}
+	var err error
+	m.step(&err, "zero_grads", m.zeroGrads) // before the forward: on the side stream it hides under it
+	if err != nil {
+		return err
 	}
 	if err := m.enqueueTrainForward(); err != nil {
 		return err
@@ -66,45 +76,88 @@ func (m *Model) copyF32(src, dst gpu.Ptr, n int) func() error {
 	}
 }
 
+// enqueueTrainForward is the training step's forward: chunked where the
+// model set up lanes (wavefront.go; not under a profile, whose events need
+// one stream), else flat. Both run the same stages on spans of rows.
 func (m *Model) enqueueTrainForward() error {
-	r, cfg, s := m.dev.RT, m.cfg, m.size
-	b, w, t := &m.buf, &m.w, m.train
-	N, L, C, I, V, nh, ldp := cfg.Batch*cfg.SeqLen, cfg.SeqLen, s.Hidden, s.MLP, s.Vocab, s.Heads, w.ldp
-	sp := span{n: N, whole: true}
-	swGrid := [3]int{min((N*I+rowThreads-1)/rowThreads, 32*max(r.SMCount, 1)), 1, 1}
-	var err error
-	m.step(&err, "embed", m.rowLaunch("xb_embed", sp, b.tokens, w.embed, t.hs[0], gpu.I32(C)))
-	for l := range w.layers {
-		lw, tl := &w.layers[l], &t.layers[l]
-		h0, h1, h2 := t.hs[2*l], t.hs[2*l+1], t.hs[2*l+2]
-		// in is the TTT block's input: the layer's, or (mamba) the conv
-		// block's output; p the fused projection, kept per layer by mamba
-		// for the convolutions' and the gate's backward.
-		in, p := h0, b.p
-		prep := m.rowLaunch("xb_prep", sp, b.p, gpu.I32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, gpu.I32(L), gpu.I32(nh), gpu.I32(0))
-		postNorm := m.rowLaunch("xb_layernorm", sp, tl.o, lw.postW, lw.postB, tl.y, gpu.I32(C))
-		if m.mamba() {
-			in, p = m.enqueueTrainConvBlock(&err, l, h0), tl.mamba.p
-			prep, postNorm = m.trainPrepMamba(l), m.trainPostNormGate(l)
-		}
-		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, in, lw.tttNorm, tl.x1, gpu.I32(C)))
-		m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, N, ldp, C, tl.x1, C, lw.wqkvg, ldp, p, ldp) })
-		m.step(&err, "prep", prep)
-		m.step(&err, "inner", func() error {
-			return m.launchInner(&lw.inner, tl.xq, tl.xk, tl.xv, tl.gate, tl.o, int64(L*C), int64(s.HeadDim), int64(C), 0, tl.trace)
-		})
-		m.step(&err, "norm", postNorm)
-		m.step(&err, "copy", m.copyF32(in, h1, N*C))
-		m.step(&err, "gemm_o", func() error { return m.gemm(false, true, N, C, C, tl.y, C, lw.wo, C, h1, C) })
-		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h1, lw.mlpNorm, tl.x2, gpu.I32(C)))
-		m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, N, 2*I, C, tl.x2, C, lw.wgu, 2*I, tl.gu, 2*I) })
-		m.step(&err, "swiglu", func() error {
-			return r.Launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, tl.gu, tl.a, gpu.I32(I), gpu.I64(int64(N)*int64(I)))
-		})
-		m.step(&err, "copy", m.copyF32(h1, h2, N*C))
-		m.step(&err, "gemm_down", func() error { return m.gemm(false, true, N, C, I, tl.a, I, lw.wdown, C, h2, C) })
+	if m.chunks != nil && m.prof == nil {
+		return m.wavefront(m.trainStage)
 	}
-	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, t.hs[2*len(w.layers)], w.finalNorm, t.xf, gpu.I32(C)))
-	m.step(&err, "gemm_head", func() error { return m.gemm(true, false, N, V, C, t.xf, C, w.embed, C, b.logits, V) })
+	sp := span{n: m.cfg.Batch * m.cfg.SeqLen, whole: true}
+	for st := 0; st < len(m.w.layers)+2; st++ {
+		if err := m.trainStage(st, sp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trainStage runs stage st of the training forward on the span's rows:
+// 0 the embedding, 1..layers a layer, layers+1 the final norm and head.
+func (m *Model) trainStage(st int, sp span) error {
+	C, V := m.size.Hidden, m.size.Vocab
+	b, w, t, A := &m.buf, &m.w, m.train, m.actBytes()
+	rows := func(p gpu.Ptr, width int, bytes int64) gpu.Ptr { return p.Off(sp.r0*width, bytes) }
+	var err error
+	switch st {
+	case 0:
+		m.step(&err, "embed", m.rowLaunch("xb_embed", sp, b.tokens.Off(sp.r0, 4), w.embed, rows(t.hs[0], C, 4), gpu.I32(C)))
+	case len(w.layers) + 1:
+		xf := rows(t.xf, C, A)
+		m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, rows(t.hs[2*len(w.layers)], C, 4), w.finalNorm, xf, gpu.I32(C)))
+		m.step(&err, "gemm_head", func() error { return m.gemm(true, false, sp.n, V, C, xf, C, w.embed, C, rows(b.logits, V, A), V) })
+	default:
+		err = m.enqueueTrainLayer(st-1, sp)
+	}
+	return err
+}
+
+// enqueueTrainLayer runs layer l of the training forward on the span's rows
+// (the mamba backbone: whole spans only, its training forward is flat).
+func (m *Model) enqueueTrainLayer(l int, sp span) error {
+	r, cfg, s, A := m.dev.RT, m.cfg, m.size, m.actBytes()
+	b, w, t := &m.buf, &m.w, m.train
+	L, C, I, nh, ldp := cfg.SeqLen, s.Hidden, s.MLP, s.Heads, w.ldp
+	lw, tl := &w.layers[l], &t.layers[l]
+	rows := func(p gpu.Ptr, width int, bytes int64) gpu.Ptr { return p.Off(sp.r0*width, bytes) }
+	h0, h1, h2 := rows(t.hs[2*l], C, 4), rows(t.hs[2*l+1], C, 4), rows(t.hs[2*l+2], C, 4)
+	x1, o, y, x2 := rows(tl.x1, C, A), rows(tl.o, C, A), rows(tl.y, C, A), rows(tl.x2, C, A)
+	gu, a := rows(tl.gu, 2*I, A), rows(tl.a, I, A)
+	swGrid := [3]int{min((sp.n*I+rowThreads-1)/rowThreads, 32*max(r.SMCount, 1)), 1, 1}
+	var err error
+	// in is the TTT block's input: the layer's, or (mamba) the conv
+	// block's output; p the fused projection, kept per layer by mamba for
+	// the convolutions' and the gate's backward. prep writes head-major
+	// rows, so it takes the whole buffers and the span's first row.
+	in, p := h0, rows(b.p, ldp, A)
+	prep := m.rowLaunch("xb_prep", sp, b.p, gpu.I32(ldp), lw.lrB, w.rope, tl.xq, tl.xk, tl.xv, tl.gate, gpu.I32(L), gpu.I32(nh), gpu.I32(sp.r0))
+	postNorm := m.rowLaunch("xb_layernorm", sp, o, lw.postW, lw.postB, y, gpu.I32(C))
+	if m.mamba() {
+		if !sp.whole {
+			return fmt.Errorf("gpu: the mamba backbone's training forward is flat, not chunked")
+		}
+		in, p = m.enqueueTrainConvBlock(&err, l, h0), tl.mamba.p
+		prep, postNorm = m.trainPrepMamba(l), m.trainPostNormGate(l)
+	}
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, in, lw.tttNorm, x1, gpu.I32(C)))
+	m.step(&err, "gemm_qkvg", func() error { return m.gemm(false, false, sp.n, ldp, C, x1, C, lw.wqkvg, ldp, p, ldp) })
+	m.step(&err, "prep", prep)
+	m.step(&err, "inner", func() error {
+		io := innerIO{tl.xq, tl.xk, tl.xv, tl.gate, tl.o, tl.trace}
+		if sp.whole {
+			return m.launchInner(&lw.inner, io.xq, io.xk, io.xv, io.gate, io.out, int64(L*C), int64(s.HeadDim), int64(C), 0, io.trace)
+		}
+		return m.innerChunk(l, sp, io)
+	})
+	m.step(&err, "norm", postNorm)
+	m.step(&err, "copy", m.copyF32(in, h1, sp.n*C))
+	m.step(&err, "gemm_o", func() error { return m.gemm(false, true, sp.n, C, C, y, C, lw.wo, C, h1, C) })
+	m.step(&err, "norm", m.rowLaunch("xb_rmsnorm", sp, h1, lw.mlpNorm, x2, gpu.I32(C)))
+	m.step(&err, "gemm_gate_up", func() error { return m.gemm(false, false, sp.n, 2*I, C, x2, C, lw.wgu, 2*I, gu, 2*I) })
+	m.step(&err, "swiglu", func() error {
+		return r.Launch("xb_swiglu", m.fn["xb_swiglu"], swGrid, [3]int{rowThreads, 1, 1}, 0, gu, a, gpu.I32(I), gpu.I64(int64(sp.n)*int64(I)))
+	})
+	m.step(&err, "copy", m.copyF32(h1, h2, sp.n*C))
+	m.step(&err, "gemm_down", func() error { return m.gemm(false, true, sp.n, C, I, a, I, lw.wdown, C, h2, C) })
 	return err
 }

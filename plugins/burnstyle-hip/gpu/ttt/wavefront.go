@@ -91,7 +91,7 @@ func (m *Model) setupChunks() error {
 	for c := range ch.lanes {
 		ln := &ch.lanes[c]
 		rank := c
-		if m.opt.FlatPriority {
+		if m.opt.FlatPriority || m.train != nil { // a training step's replay keeps ranks (graph.go): flat measured faster
 			rank = 0
 		}
 		if ln.stream, err = r.NewStream(rank); err != nil {
@@ -170,6 +170,21 @@ func (m *Model) laneHandle(stream uintptr) (uintptr, error) {
 // stream: every lane waits for what came before, and the default stream
 // waits for every lane.
 func (m *Model) enqueueChunked() error {
+	return m.wavefront(func(st int, sp span) error {
+		switch st {
+		case 0:
+			return m.enqueueEmbed(sp)
+		case len(m.w.layers) + 1:
+			return m.enqueueHead(sp)
+		}
+		return m.enqueueLayer(st-1, sp)
+	})
+}
+
+// wavefront enqueues stage(st, sp) for the stages 0 (embed), 1..layers and
+// layers+1 (the head) of every span, each span on its chunk's lane, by
+// anti-diagonals; the forward and the training step's forward share it.
+func (m *Model) wavefront(stage func(st int, sp span) error) error {
 	r, ch := m.dev.RT, m.chunks
 	defer m.useLane(lane{})
 	if err := r.Record(ch.start); err != nil {
@@ -190,16 +205,9 @@ func (m *Model) enqueueChunked() error {
 			}
 			ln := ch.lanes[sp.c]
 			m.useLane(ln)
-			var err error
-			switch st {
-			case 0:
-				err = m.enqueueEmbed(sp)
-			case stages - 1:
-				if err = m.enqueueHead(sp); err == nil {
-					err = r.Record(ln.done)
-				}
-			default:
-				err = m.enqueueLayer(st-1, sp)
+			err := stage(st, sp)
+			if err == nil && st == stages-1 {
+				err = r.Record(ln.done)
 			}
 			if err != nil {
 				return fmt.Errorf("chunk %d of sequence %d, stage %d: %w", sp.c, sp.b, st, err)
@@ -225,12 +233,24 @@ func (m *Model) useLane(ln lane) {
 	}
 }
 
-// enqueueInnerChunk runs layer l's inner loop over one chunk: from the
-// layer's weights for the first chunk, else from the state the previous
-// chunk saved, which it waits for.
+// innerIO are an inner loop's inputs and output over the whole batch, and
+// (the training forward) its state trace, [B*nh][L/K] slots, or 0.
+type innerIO struct{ xq, xk, xv, gate, out, trace gpu.Ptr }
+
+// enqueueInnerChunk runs layer l's inner loop over one chunk of the
+// forward's shared buffers.
 func (m *Model) enqueueInnerChunk(l int, sp span) error {
+	b := &m.buf
+	return m.innerChunk(l, sp, innerIO{b.xq, b.xk, b.xv, b.gate, b.o, 0})
+}
+
+// innerChunk runs layer l's inner loop over one chunk of io: from the
+// layer's weights for the first chunk, else from the state the previous
+// chunk saved, which it waits for; a trace gets the chunk's mini-batches'
+// states in their slots of the whole sequence's.
+func (m *Model) innerChunk(l int, sp span, io innerIO) error {
 	r, ch, cfg, s, A := m.dev.RT, m.chunks, m.cfg, m.size, m.actBytes()
-	b, iw := &m.buf, &m.w.layers[l].inner
+	b, iw := &io, &m.w.layers[l].inner
 	L, C, nh, f := cfg.SeqLen, s.Hidden, s.Heads, s.HeadDim
 	seq, hid := l*cfg.Batch+sp.b, m.innerHidden() // this sequence's state slot of layer l
 	slot := innerState{ch.stateW.Off(seq*nh*f*hid, 4), ch.stateB.Off(seq*nh*hid, 4),
@@ -249,13 +269,18 @@ func (m *Model) enqueueInnerChunk(l int, sp span) error {
 	}
 	in := sp.b*nh*L*f + sp.t0*f // element offset of the chunk in [B, nh, L, f]
 	xq, xk, xv := b.xq.Off(in, A), b.xk.Off(in, A), b.xv.Off(in, A)
-	gate, out := b.gate.Off(sp.b*nh*L+sp.t0, 4), b.o.Off(sp.b*L*C+sp.t0*C, A)
+	gate, out := b.gate.Off(sp.b*nh*L+sp.t0, 4), b.out.Off(sp.b*L*C+sp.t0*C, A)
+	var trace gpu.Ptr
+	if b.trace != 0 {
+		nmb := L / cfg.MiniBatch
+		trace = b.trace.Off((sp.b*nh*nmb+sp.t0/cfg.MiniBatch)*m.geo.innerStateFloats(), 4)
+	}
 	var err error
 	if m.geo.MLP {
-		err = m.launchMLPInner(1, xq, xk, xv, gate, from, iw, out, int64(L*C), int64(f), int64(C), 0, save, sp.n/cfg.MiniBatch, 0)
+		err = m.launchMLPInner(1, xq, xk, xv, gate, from, iw, out, int64(L*C), int64(f), int64(C), 0, save, sp.n/cfg.MiniBatch, trace)
 	} else {
 		err = m.launchLinearInner(1, xq, xk, xv, gate, from.W1, from.b1, iw, out,
-			int64(L*C), int64(f), int64(C), 0, save.W1, save.b1, sp.n/cfg.MiniBatch, 0)
+			int64(L*C), int64(f), int64(C), 0, save.W1, save.b1, sp.n/cfg.MiniBatch, trace)
 	}
 	if err != nil || last {
 		return err

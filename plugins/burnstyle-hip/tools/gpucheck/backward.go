@@ -42,8 +42,12 @@ type bcase struct {
 // reference at the bf16-rounded weights (the point the run evaluates); the
 // plain float64 reference's error is reported beside it, since the weights'
 // rounding alone moves small gradients (lr_b) by ~5%.
-func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
-	cases := []bcase{
+//
+// cases, when set, picks the cases whose key "size/type/tag." contains one
+// of its comma-separated words ("125m/linear/." is 125m linear untagged):
+// each 125m case's float64 reference takes the CPU about a minute.
+func verifyBackward(d *gpu.Device, only, cases string) ([]map[string]any, int) {
+	all := []bcase{
 		{"tiny", "linear", 2, 64, 16, gputtt.Options{}, ""},
 		{"tiny", "mlp", 2, 64, 16, gputtt.Options{}, ""},
 		{"tiny", "linear", 2, 64, 8, gputtt.Options{}, "K8"},
@@ -63,8 +67,8 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 	fmt.Printf("\ntraining step against the CPU float64 step (every parameter's gradient, relative L2)\n")
 	fmt.Printf("%-5s %-6s %-8s %-3s %-4s %-3s %-10s %-10s %-10s %-34s %s\n", "size", "type", "dtype", "B", "L", "K",
 		"tag", "logits", "loss_err", "worst grad", "verdict")
-	for _, c := range cases {
-		if !strings.Contains(c.size, only) {
+	for _, c := range all {
+		if !strings.Contains(c.size, only) || !picked(cases, c.size+"/"+c.typ+"/"+c.tag+".") {
 			continue
 		}
 		cfg := check.Config(c.size, c.typ, "float32", false, c.B, c.L)
@@ -187,6 +191,20 @@ func verifyInnerBackward(d *gpu.Device, only string, fails *int) []map[string]an
 			"rel_l2": worst, "verdict": verdict})
 	}
 	return rows
+}
+
+// picked says whether key contains one of the comma-separated words of
+// list; an empty list picks everything.
+func picked(list, key string) bool {
+	if list == "" {
+		return true
+	}
+	for _, w := range strings.Split(list, ",") {
+		if w != "" && strings.Contains(key, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func relErr(a, b float64) float64 {

@@ -59,6 +59,9 @@ func main() {
 	exchanges := flag.String("exchanges", "", "only the cluster kernel's exchanges: verify, then time inner-only and the forward side by side (X or CSxX, e.g. 1,2,3,8x3; exchange.go)")
 	rounds := flag.Int("rounds", 2, "-exchanges: timing rounds over the variants")
 	xtrain := flag.Bool("xtrain", true, "-exchanges: also verify the training step (float32, tiny and 125m) at each exchange")
+	steptrace := flag.String("steptrace", "", "time only these step variants (steptrace.go: nodeprio,launchprio,eager,serial,fwd4,...) with a CUPTI timeline of each")
+	bcases := flag.String("bcases", "", "verify only the training-step cases whose size/type/tag. contains one of these words (e.g. tiny/,125m/linear/.)")
+	timeline := flag.String("timeline", "", "-steptrace: write every kernel record of each variant's last sample here (CSV)")
 	flag.Parse()
 	var xvs []exchangeVariant
 	if *exchanges != "" {
@@ -157,10 +160,12 @@ func main() {
 		report["verify"] = rows
 	}
 	if *verify && *backward {
-		rows, f := verifyBackward(d, *only)
+		rows, f := verifyBackward(d, *only, *bcases)
 		report["verify_backward"], fails = rows, fails+f
 	}
-	if *chunks != "" {
+	if *steptrace != "" {
+		report["steptrace"] = stepTrace(d, *steptrace, *timeline, *tsize, *tlen, *repeats)
+	} else if *chunks != "" {
 		for _, typ := range strings.Split(*chunkTypes, ",") {
 			report["chunks_"+typ] = timeChunks(d, typ, *chunks, *tsize, *tlen, *repeats)
 		}

@@ -31,8 +31,9 @@
 // head stride) and nmb mini-batches are walked; W1/b1 are the weights or the
 // state a previous chunk left in Wsave/bsave (per head, [F][F] and [F]).
 // trace, when set (the training step), gets the state at the start of every
-// mini-batch, [B*nh][nmb][F*F + F] (W1 row-major, then b1), stored in the
-// same window as the global loads so no cluster barrier waits for it.
+// mini-batch, [B*nh][L/KB][F*F + F] (W1 row-major, then b1), stored in the
+// same window as the global loads so no cluster barrier waits for it; a
+// chunk gets trace at its first mini-batch's slot.
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
@@ -413,8 +414,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
 #if XB_CLX != 3
     if (n + 2 < nmb) fetch(n + 2);
 #endif
-    if (trace) {  // the training step's record of the state at this step's start
-      float* tr = trace + ((long)bh * nmb + n) * (XB_F * XB_F + XB_F);
+    // --- training trace (every exchange): the state at this step's start,
+    // heads strided by the whole sequence's L / KB steps (a chunk writes
+    // its own steps' slots).
+    if (trace) {
+      float* tr = trace + ((long)bh * (L / XB_KB) + n) * (XB_F * XB_F + XB_F);
 #pragma unroll
       for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
       if (i == 0) tr[XB_F * XB_F + cg] = bv[c];

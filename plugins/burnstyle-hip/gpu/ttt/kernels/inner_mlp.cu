@@ -98,9 +98,10 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
   const float* g0 = gate + (long)bh * L;
   act_t* o0 = out + b * osb + hd * osh;
   // trace, when set (the training step), gets the state at the start of
-  // every mini-batch: [B*nh][nmb][W1 (F*H) | b1 (H) | W2 (H*F) | b2 (F)],
-  // each value stored just before the update that overwrites it.
-  float* tr = trace ? trace + (long)bh * nmb * MLP_STATE : 0;
+  // every mini-batch: [B*nh][L/KB][W1 (F*H) | b1 (H) | W2 (H*F) | b2 (F)],
+  // each value stored just before the update that overwrites it; a chunk
+  // gets trace at its first mini-batch's slot (the head stride is L/KB).
+  float* tr = trace ? trace + (long)bh * (L / XB_KB) * MLP_STATE : 0;
   XbFetch pf = {};
   xb_fetch(pf, q0, k0, v0, g0, 0);
   xb_put(pf, Qb, K, T, Kt, gs);
