@@ -32,6 +32,14 @@ extern "C" void emu_check_smem(long bytes);
 extern "C" int emu_cluster_rank(int cs);
 extern "C" void emu_cluster_sync(void);
 extern "C" void* emu_cluster_map(void* p, int rank);
+// mbarriers (8 bytes of shared memory) with transaction counts, and st.async:
+// a store into (another block's) shared memory that completes its bytes on
+// the mbarrier there. A wait yields until the phase of the given parity has
+// completed; a wait nothing can complete is reported, not hung.
+extern "C" void emu_mb_init(void* mb, int count);
+extern "C" void emu_mb_expect(void* mb, int bytes);
+extern "C" void emu_mb_wait(void* mb, unsigned parity);
+extern "C" void emu_st_async(void* dst, const void* src, int bytes, void* mb);
 
 #define threadIdx (emu_cur()->tid)
 #define blockIdx (emu_cur()->bid)

@@ -54,7 +54,7 @@ static CUresult check_guards() {
 // which, unlike swapcontext, leaves the signal mask alone: no system call
 // per switch. swapcontext's two sigprocmask calls were most of the
 // emulator's time (perf, 2026-11-26), as kernels switch at every barrier.
-enum { RUN, BAR, WARP, CLBAR, DONE };
+enum { RUN, BAR, WARP, CLBAR, SPIN, DONE };
 struct Fiber {
   ucontext_t ctx;  // the first entry
   jmp_buf jb;      // where it yielded
@@ -108,6 +108,41 @@ extern "C" void* emu_cluster_map(void* p, int rank) {
   }
   return g_dyn[rank].data() + off;
 }
+// An mbarrier: phase parity, expected and pending arrivals, and the
+// transaction count, which st.async may take below zero before the
+// arrival that expects those bytes (the phase completes at zero either way).
+struct EmuMbar {
+  unsigned phase : 1, expected : 15, pending : 16;
+  int tx;
+};
+static_assert(sizeof(EmuMbar) == 8, "an mbarrier is 8 bytes of shared memory");
+static unsigned long g_mb_events;  // mbarrier updates so far: a spinning wait retries only after one
+static void mb_update(EmuMbar* b, int arrivals, int tx) {
+  if (arrivals > (int)b->pending && g_fault.empty()) g_fault = "mbarrier: more arrivals than the phase expects";
+  b->pending -= arrivals;
+  b->tx += tx;
+  if (b->pending == 0 && b->tx == 0) {
+    b->phase ^= 1;
+    b->pending = b->expected;
+  }
+  g_mb_events++;
+}
+extern "C" void emu_mb_init(void* mb, int count) {
+  if ((((uintptr_t)mb) & 7) || count < 1 || count >= (1 << 15)) {
+    if (g_fault.empty()) g_fault = "mbarrier init: misaligned or bad count";
+    return;
+  }
+  *(EmuMbar*)mb = EmuMbar{0, (unsigned)count, (unsigned)count, 0};
+}
+extern "C" void emu_mb_expect(void* mb, int bytes) { mb_update((EmuMbar*)mb, 1, bytes); }
+extern "C" void emu_st_async(void* dst, const void* src, int bytes, void* mb) {
+  if (((uintptr_t)dst) % bytes && g_fault.empty()) g_fault = "st.async: misaligned address";
+  memcpy(dst, src, bytes);
+  mb_update((EmuMbar*)mb, 0, -bytes);
+}
+extern "C" void emu_mb_wait(void* mb, unsigned parity) {
+  while (((EmuMbar*)mb)->phase == (parity & 1)) yield_as(SPIN);
+}
 extern "C" float emu_shfl_xor_f(float v, int m) {
   g_warpbuf[g_cur->flat] = v;  // m < 32 <= g_warp: the partner is in the same warp
   yield_as(WARP);
@@ -143,6 +178,7 @@ static bool run_block(int n) {
     f.state = RUN;
     f.started = false;
   }
+  unsigned long seen = g_mb_events;
   for (;;) {
     for (int i = 0; i < n; ++i)
       if (g_fib[i].state == RUN) resume(g_fib[i]);
@@ -173,8 +209,13 @@ static bool run_block(int n) {
         if (g_fib[i].state == CLBAR) g_fib[i].state = RUN;
       released++;
     }
+    if (!released && g_mb_events != seen) {  // mbarrier waits look again after any update
+      seen = g_mb_events;
+      for (int i = 0; i < n; ++i)
+        if (g_fib[i].state == SPIN) g_fib[i].state = RUN, released++;
+    }
     if (!released) {
-      g_fault = "divergent barrier or shuffle (threads wait on different barriers)";
+      g_fault = "divergent barrier or shuffle, or an mbarrier phase nothing completes (threads wait on different barriers)";
       return false;
     }
   }

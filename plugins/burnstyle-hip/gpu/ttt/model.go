@@ -16,6 +16,7 @@ type Options struct {
 	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
 	InnerVariant int  // linear kernel layout: 0 picks, 2 row groups, 1 phase per barrier, 3 cluster (XBENCH_GPU_INNER_VARIANT)
 	ClusterSize  int  // variant 3: CTAs per head; 0 is 4 (XBENCH_GPU_CLUSTER)
+	Exchange     int  // variant 3's cross-CTA exchange: 1 two cluster barriers a step, 2 one, 3 st.async point to point; 0 picks (XBENCH_GPU_EXCHANGE)
 	OnePassStats bool // row statistics in one reduction round (variant 2; XBENCH_GPU_ONEPASS=1)
 	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
@@ -145,6 +146,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_CLUSTER")); err == nil && opt.ClusterSize == 0 {
 		opt.ClusterSize = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_EXCHANGE")); err == nil && opt.Exchange == 0 {
+		opt.Exchange = v
+	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_UNROLL")); err == nil && opt.Unroll == 0 {
 		opt.Unroll = v
 	}
@@ -194,9 +198,12 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 	}
 	g := geometry{F: size.HeadDim, KB: cfg.MiniBatch, MLP: cfg.TTTType == "mlp",
 		BF16: cfg.Dtype == "bfloat16", BaseLR: ttt.BaseLR(cfg.TTTType), Variant: opt.InnerVariant,
-		OnePass: opt.OnePassStats, Unroll: opt.Unroll, CS: opt.ClusterSize}
+		OnePass: opt.OnePassStats, Unroll: opt.Unroll, CS: opt.ClusterSize, CLX: opt.Exchange}
 	if g.CS <= 0 {
-		g.CS = 4
+		g.CS = defaultClusterSize(cfg, g)
+	}
+	if opt.Exchange < 0 || opt.Exchange > 3 {
+		return g, size, fmt.Errorf("gpu: cluster exchange %d (Options.Exchange, XBENCH_GPU_EXCHANGE): want 1 (two cluster barriers a step), 2 (one), 3 (st.async point to point) or 0 (default %d)", opt.Exchange, defaultExchange)
 	}
 	if g.Variant == 3 && g.CS > 1 && !clusters {
 		return g, size, fmt.Errorf("gpu: the cluster kernel with %d CTAs per head needs thread-block clusters (CUDA sm_90+)", g.CS)
@@ -219,6 +226,23 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 		return g, size, fmt.Errorf("gpu: %s f=%d mini_batch=%d: %w", cfg.TTTType, size.HeadDim, cfg.MiniBatch, err)
 	}
 	return g, size, nil
+}
+
+// defaultClusterSize is the cluster kernel's CTAs per head when Options
+// leave it open: 4, except 8 for the inner-only phase, where the kernel has
+// the GPU to itself (H100, exchange 3: 0.2444 ms against 0.2795 at 4); in
+// the forward the chunked lanes run it beside the GEMMs, which the 4 SMs
+// more a head slow more than they gain (12.905 ms at 4, 13.517 at 8;
+// results/h100-exchange). Shapes that 8 cannot split (check) keep 4.
+func defaultClusterSize(cfg ttt.Config, g geometry) int {
+	if cfg.InnerOnly && !cfg.Backward && !g.MLP {
+		c := g
+		c.Variant, c.CS, c.NT = 3, 8, g.KB*g.F/8
+		if c.check() == nil {
+			return 8
+		}
+	}
+	return 4
 }
 
 // compile builds the program for this geometry and fetches every kernel.
@@ -293,8 +317,12 @@ func (m *Model) Describe() string {
 	if m.graphed() {
 		forward += ", one graph replay per call"
 	}
+	inner := m.geo.innerName()
+	if m.geo.cl() {
+		inner += fmt.Sprintf(" (cluster %d, exchange %d)", m.geo.clusterSize(), m.geo.exchange())
+	}
 	return fmt.Sprintf("%s %s %s: inner %s %d threads, %d B shared, %d regs, %d B local; dense %s; forward %s; compile %.1f ms",
-		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, m.geo.innerName(), m.geo.NT, m.geo.smemBytes(),
+		m.cfg.ModelSize, m.cfg.TTTType, m.cfg.Dtype, inner, m.geo.NT, m.geo.smemBytes(),
 		m.innerRegs, m.innerLocal, dense, forward, m.compileMs)
 }
 

@@ -56,10 +56,21 @@ func main() {
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
+	exchanges := flag.String("exchanges", "", "only the cluster kernel's exchanges: verify, then time inner-only and the forward side by side (X or CSxX, e.g. 1,2,3,8x3; exchange.go)")
+	rounds := flag.Int("rounds", 2, "-exchanges: timing rounds over the variants")
+	xtrain := flag.Bool("xtrain", true, "-exchanges: also verify the training step (float32, tiny and 125m) at each exchange")
 	steptrace := flag.String("steptrace", "", "time only these step variants (steptrace.go: nodeprio,launchprio,eager,serial,fwd4,...) with a CUPTI timeline of each")
 	bcases := flag.String("bcases", "", "verify only the training-step cases whose size/type/tag. contains one of these words (e.g. tiny/,125m/linear/.)")
 	timeline := flag.String("timeline", "", "-steptrace: write every kernel record of each variant's last sample here (CSV)")
 	flag.Parse()
+	var xvs []exchangeVariant
+	if *exchanges != "" {
+		var err error
+		if xvs, err = parseExchanges(*exchanges); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+	}
 
 	t0 := time.Now()
 	d, err := gpu.Open(*device)
@@ -72,6 +83,12 @@ func main() {
 	fmt.Printf("device: %s | %s | count %d | dense: %s\n", info.Name, info.Driver, info.Count, d.BLAS())
 	report := map[string]any{"device": info}
 	fails := 0
+	if xvs != nil {
+		var f int
+		report["exchanges"], f = checkExchanges(d, xvs, *tsize, *tlen, *repeats, *rounds, *xtrain)
+		fails += f
+		*verify, *timing, *ceilings = false, false, false
+	}
 
 	if *verify && *forward {
 		both := []string{"float32", "bfloat16"}
