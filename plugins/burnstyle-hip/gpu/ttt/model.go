@@ -24,6 +24,7 @@ type Options struct {
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
+	BwdVariant   int  // linear inner backward: 0 picks, 1 one block per head, 2 the forward's cluster (XBENCH_GPU_BWD_VARIANT)
 	// Shape, when set, is the model's dimensions instead of those of
 	// cfg.ModelSize: the tests run a named size's widths (its kernels'
 	// code paths) with fewer layers and a smaller vocabulary.
@@ -155,6 +156,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_THREADS")); err == nil && opt.BwdThreads == 0 {
 		opt.BwdThreads = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_VARIANT")); err == nil && opt.BwdVariant == 0 {
+		opt.BwdVariant = v
+	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true
 	}
@@ -183,7 +187,7 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 	}
 	if cfg.Backward {
 		g.Train = true
-		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0, opt.BwdThreads); err != nil {
+		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0, opt.BwdThreads, opt.BwdVariant); err != nil {
 			return g, size, err
 		}
 	}

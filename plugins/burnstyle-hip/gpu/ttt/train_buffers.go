@@ -74,6 +74,21 @@ func (g geometry) innerStateFloats() int {
 	return g.F*g.F + g.F
 }
 
+// traceFloats is one (batch, head)'s trace record of one mini-batch: the
+// state, and for linear 8 row statistics per row (XB_TRS of
+// inner_linear_cl.cu).
+func (g geometry) traceFloats() int {
+	return g.innerStateFloats() + traceStats(g.MLP, g.KB)
+}
+
+// traceStats is the linear trace's row statistics per mini-batch.
+func traceStats(mlp bool, kb int) int {
+	if mlp {
+		return 0
+	}
+	return 8 * kb
+}
+
 // gradLayout carves every gradient from c (a nil base only counts).
 func (m *Model) gradLayout(c *carver) gradBufs {
 	s, nh, f, h, K := m.size, m.size.Heads, m.geo.F, m.geo.hidden(), m.cfg.MiniBatch
@@ -133,7 +148,7 @@ func (m *Model) setupTrain() error {
 		}
 	}
 	head := int64(cfg.Batch * nh * cfg.SeqLen) // rows of [B, nh, L]
-	trace := int64(cfg.Batch*nh*(cfg.SeqLen/cfg.MiniBatch)) * int64(m.geo.innerStateFloats()) * 4
+	trace := int64(cfg.Batch*nh*(cfg.SeqLen/cfg.MiniBatch)) * int64(m.geo.traceFloats()) * 4
 	for _, p := range []*gpu.Ptr{&t.dq, &t.dk, &t.dv, &t.dO} {
 		get(p, 4*head*int64(f))
 	}
@@ -214,7 +229,7 @@ func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	N, C, I, V := int64(cfg.Batch)*int64(cfg.SeqLen), int64(s.Hidden), int64(s.MLP), int64(s.Vocab)
 	heads := int64(cfg.Batch * s.Heads)
 	ldp := (3*C + int64(s.Heads) + 7) / 8 * 8
-	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * state * 4
+	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * (state + int64(traceStats(cfg.TTTType == "mlp", cfg.MiniBatch))) * 4
 	perLayer := a*N*(7*C+3*I) + 4*N*int64(s.Heads) + trace + 4*N*2*C
 	scratch := 4*N*(4*C+I+1) + a*N*(5*C+V+4*I+2*ldp) + 4*N*int64(s.Heads) + 4*heads*state +
 		2*gpu.CublasWorkspace // the backward's two streams have a cuBLAS handle each

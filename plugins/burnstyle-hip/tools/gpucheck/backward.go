@@ -42,7 +42,7 @@ type bcase struct {
 // reference at the bf16-rounded weights (the point the run evaluates); the
 // plain float64 reference's error is reported beside it, since the weights'
 // rounding alone moves small gradients (lr_b) by ~5%.
-func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
+func verifyBackward(d *gpu.Device, only, types string) ([]map[string]any, int) {
 	cases := []bcase{
 		{"tiny", "linear", 2, 64, 16, gputtt.Options{}, ""},
 		{"tiny", "mlp", 2, 64, 16, gputtt.Options{}, ""},
@@ -51,6 +51,8 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 		{"125m", "linear", 1, 128, 16, gputtt.Options{}, ""},
 		{"125m", "mlp", 1, 128, 16, gputtt.Options{}, ""},
 		{"125m", "linear", 2, 64, 16, gputtt.Options{ClusterSize: 2}, "cl2"},
+		{"tiny", "linear", 2, 64, 16, gputtt.Options{BwdVariant: 1}, "bwd-v1"}, // the one-block inner backward
+		{"125m", "linear", 1, 128, 16, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
 		// the mamba backbone: its conv block, shared-Q/K convolutions and output gate
 		{"tiny", "linear", 2, 64, 16, gputtt.Options{}, "mamba"},
 		{"tiny", "mlp", 2, 64, 16, gputtt.Options{}, "mamba"},
@@ -64,7 +66,7 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 	fmt.Printf("%-5s %-6s %-8s %-3s %-4s %-3s %-10s %-10s %-10s %-34s %s\n", "size", "type", "dtype", "B", "L", "K",
 		"tag", "logits", "loss_err", "worst grad", "verdict")
 	for _, c := range cases {
-		if !strings.Contains(c.size, only) {
+		if !strings.Contains(c.size, only) || !strings.Contains(types, c.typ) {
 			continue
 		}
 		cfg := check.Config(c.size, c.typ, "float32", false, c.B, c.L)
@@ -136,18 +138,21 @@ func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 			rows = append(rows, row)
 		}
 	}
-	return append(rows, verifyInnerBackward(d, only, &fails)...), fails
+	return append(rows, verifyInnerBackward(d, only, types, &fails)...), fails
 }
 
 // verifyInnerBackward checks the inner backward kernels alone (inner-only
 // training step, loss sum(out * dout)) against central differences of the
 // CPU inner model, at tiny.
-func verifyInnerBackward(d *gpu.Device, only string, fails *int) []map[string]any {
+func verifyInnerBackward(d *gpu.Device, only, types string, fails *int) []map[string]any {
 	if !strings.Contains("tiny", only) {
 		return nil
 	}
 	var rows []map[string]any
 	for _, typ := range []string{"linear", "mlp"} {
+		if !strings.Contains(types, typ) {
+			continue
+		}
 		cfg := check.Config("tiny", typ, "float32", true, 2, 64)
 		cfg.Backward = true
 		var outs []check.GradOutcome
@@ -204,7 +209,7 @@ func relErr(a, b float64) float64 {
 // weights, as the harness times) and the inner-only training step, with a
 // per-part profile of each: forward parts under their forward names,
 // backward parts ending in _bwd (plus softmax_xent and zero_grads).
-func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
+func timeBackward(d *gpu.Device, size string, L, repeats int, types string) []map[string]any {
 	cases := []struct {
 		typ, dtype string
 		inner      bool
@@ -215,7 +220,10 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 		{"mlp", "float32", false, gputtt.Options{}, ""}, {"mlp", "bfloat16", false, gputtt.Options{}, ""},
 		{"linear", "float32", true, gputtt.Options{}, ""}, {"linear", "bfloat16", true, gputtt.Options{}, ""},
 		{"mlp", "float32", true, gputtt.Options{}, ""},
-		// the linear inner backward's block size (256 by default): the kernel alone
+		// the linear inner backward: the one-block kernel (variant 1) beside the
+		// cluster kernel (the default), in the step and alone; its block size
+		{"linear", "float32", false, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
+		{"linear", "float32", true, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 512}, "bwd512"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 128}, "bwd128"},
 	}
@@ -223,6 +231,9 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 	fmt.Printf("\ntraining step (forward + backward) %s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)
 	fmt.Printf("%-6s %-8s %-12s %-7s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "tag", "median", "min", "first", "compile", "peak_MiB")
 	for _, c := range cases {
+		if !strings.Contains(types, c.typ) {
+			continue
+		}
 		cfg := check.Config(size, c.typ, c.dtype, c.inner, 1, L)
 		cfg.Backward = true
 		phase := "train"

@@ -56,6 +56,7 @@ func main() {
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
+	btypes := flag.String("btypes", "linear,mlp", "inner models of the training step's cases (linear, mlp or both)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -140,7 +141,7 @@ func main() {
 		report["verify"] = rows
 	}
 	if *verify && *backward {
-		rows, f := verifyBackward(d, *only)
+		rows, f := verifyBackward(d, *only, *btypes)
 		report["verify_backward"], fails = rows, fails+f
 	}
 	if *chunks != "" {
@@ -152,7 +153,7 @@ func main() {
 			report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
 		}
 		if *backward {
-			report["timing_backward"] = timeBackward(d, *tsize, *tlen, *repeats)
+			report["timing_backward"] = timeBackward(d, *tsize, *tlen, *repeats, *btypes)
 		}
 	}
 	report["wall_s"] = time.Since(t0).Seconds()

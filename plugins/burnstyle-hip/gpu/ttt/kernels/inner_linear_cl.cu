@@ -26,6 +26,11 @@
 #define XB_CS 1
 #endif
 #define FC (XB_F / XB_CS)
+// One mini-batch's record in the training trace: W1 (row-major), b1, then
+// per row 8 floats: mean and 1/s of Z, sum g and sum g*xh of the LayerNorm
+// gradient, mean and 1/s of Zbar, two unused (the inner backward reads
+// them instead of exchanging Z's and Zbar's rows again).
+#define XB_TRS (XB_F * XB_F + XB_F + 8 * XB_KB)
 #define SWT (XB_F + 4)                       // row stride of Wt
 #define AP (XB_F / XB_KB)                    // W columns updated per thread
 #define CL_STAGE (2 * XB_KB * SF + R4(XB_KB))  // Q, K, gate
@@ -225,6 +230,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       m2 *= 1.f / (float)XB_F;
       const float r2 = rsqrtf(fmaxf(s2 * (1.f / (float)XB_F) - m2 * m2, 0.f) + XB_EPS);
       o0[(long)((n - 1) * XB_KB + i) * ost + cg] = stf(qp + lw * (zbp - m2) * r2 + lb);
+      if (trace && rk == 0 && c == 0) {
+        float2 t;
+        t.x = m2, t.y = r2;
+        *(float2*)(trace + ((long)bh * nmb + n - 1) * XB_TRS + XB_F * XB_F + XB_F + i * 8 + 4) = t;
+      }
     }
     if (last) break;
     mu *= 1.f / (float)XB_F;
@@ -244,7 +254,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     XB_CL_WAIT();
     if (n + 2 < nmb) fetch(n + 2);
     if (trace) {  // the training step's record of the state at this step's start
-      float* tr = trace + ((long)bh * nmb + n) * (XB_F * XB_F + XB_F);
+      float* tr = trace + ((long)bh * nmb + n) * XB_TRS;
 #pragma unroll
       for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
       if (i == 0) tr[XB_F * XB_F + cg] = bv[c];
@@ -258,6 +268,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       sg += s.x; sgx += s.y;
     }
     G[i * FC + c] = ((float)XB_F * g - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
+    if (trace && rk == 0 && c == 0) {
+      float4 t;
+      t.x = mu, t.y = rs, t.z = sg, t.w = sgx;
+      *(float4*)(trace + ((long)bh * nmb + n) * XB_TRS + XB_F * XB_F + XB_F + i * 8) = t;
+    }
     __syncthreads();
     // (e) Zbar (its LayerNorm comes with the next exchange), the update, the
     // next mini-batch staged.
