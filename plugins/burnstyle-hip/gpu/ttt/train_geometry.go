@@ -66,7 +66,7 @@ func (g geometry) bwdSmemBytes() int {
 		cs := g.clusterSize()
 		fc := F / cs
 		return 4 * (2*fc*SF + 2*r4(fc) + 2*KB*SF + 3*KB*(fc+4) + 4*KB*KB + 3*r4(KB) + 8*KB +
-			cs*KB*4 + cs*(KB*KB+4*KB) + cs*KB*2 + 4*cs*KB*fc)
+			cs*(KB*KB+4*KB) + cs*KB*2 + 4*cs*KB*fc)
 	}
 	if !g.MLP {
 		return 4 * (2*F*SF + 2*r4(F) + 14*KB*SF + 4*KB*KB + 5*r4(KB))
@@ -159,12 +159,14 @@ func trainGeometry(g geometry, clusters bool, askedCS bool, bwdThreads, bwdVaria
 // checkBwdCluster states the cluster backward's shape assumptions beyond
 // the forward cluster kernel's (which it shares: FC columns a CTA, one
 // thread per owned element): float4 reads along FC, the partials' rows
-// (KB*F/NTB = CS a thread) and the gate and token-rate gradients on 2*KB
-// threads.
+// (KB*F/NTB = CS a thread), and the gate and token-rate gradients summed
+// over KB lanes of whole warps.
 func (g geometry) checkBwdCluster() error {
 	cs := g.clusterSize()
 	fc := g.F / cs
 	switch {
+	case g.KB < 8 || g.KB > 32 || g.KB&(g.KB-1) != 0:
+		return fmt.Errorf("cluster backward: mini-batch %d, need a power of 2 from 8 to 32", g.KB)
 	case fc%4 != 0:
 		return fmt.Errorf("cluster backward: %d columns a CTA, need a multiple of 4", fc)
 	case g.KB%cs != 0:

@@ -224,6 +224,8 @@ func timeBackward(d *gpu.Device, size string, L, repeats int, types string) []ma
 		// cluster kernel (the default), in the step and alone; its block size
 		{"linear", "float32", false, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
 		{"linear", "float32", true, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
+		{"linear", "float32", true, gputtt.Options{ClusterSize: 8}, "cl8"}, // forward and backward on 8 or 2 CTAs
+		{"linear", "float32", true, gputtt.Options{ClusterSize: 2}, "cl2"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 512}, "bwd512"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 128}, "bwd128"},
 	}

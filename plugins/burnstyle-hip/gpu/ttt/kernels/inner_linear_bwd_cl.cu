@@ -6,31 +6,40 @@
 // the output space (Z, G, Zbar, dZbar, dG, dZ, dV); Q and K rows are staged
 // whole. Thread t owns element (i = t / FC, c = t % FC) of those tiles.
 //
-// The forward saved each step's row statistics beside its state (XB_TRS:
-// mean and 1/s of Z, sum g and sum g*xh of the LayerNorm gradient, mean and
-// 1/s of Zbar), so Z, G and Zbar need no exchange. What crosses CTAs per
-// step (docs/ttt-backward.md for the formulas; FLOOR.md "The inner
-// backward on a cluster" for the arithmetic), three cluster rounds:
-//   R1  per row: sum d, sum d*xhb (the output LayerNorm's backward, d =
-//       dO*gamma) and sum G*U (the update's use of eta_last)
+// The forward saved each step's row statistics and Zbar beside its state
+// (XB_TRS: mean and 1/s of Z, sum g and sum g*xh of the LayerNorm
+// gradient, mean and 1/s of Zbar; Zbar whole), so Z, G, Zbar and the
+// output LayerNorm's backward (its row sums over Zbar and dO, loaded whole)
+// need no exchange. What crosses CTAs per step (docs/ttt-backward.md for
+// the formulas; FLOOR.md "The inner backward on a cluster" for the
+// arithmetic), two cluster rounds:
 //   R2  dM = -dZbar G^T partials over the owned columns ([K][K]), and per
 //       row sum u, sum u*xh, sum u*G (the LayerNorm gradient's backward)
+//       and sum G*U (the update's use of eta_last)
 //   R3  per row sum dx, sum dx*xh (its second reduction)
 // The products into the input space (dQ = dZbar W^T + ..., dK = dZ W^T -
 // eta G dW'^T + ...) contract over the owned columns: each CTA sends the
-// partial of owner s's columns to s, written before the next step's R1 and
+// partial of owner s's columns to s, written before the next step's R2 and
 // summed by s after its R3 (double-buffered by step parity). Global loads
-// and stores run between R3 and the next R1, the longest window, since a
+// and stores run between R3 and the next R2, the longest window, since a
 // cluster arrive (release) waits for them.
 #define SG (FC + 4)                           // row stride of owned-column tiles [K][FC]
 #define NTC (XB_KB * FC)                      // threads: one per owned element
 #define PQC ((XB_KB * XB_F + NTC - 1) / NTC)  // Q, K elements prefetched per thread
 #define PWC ((XB_F * FC + NTC - 1) / NTC)     // owned W elements prefetched per thread
 #define PRT (XB_KB * XB_F / NTC)              // rows per thread of the partials (= XB_CS)
-#define LINBC_SMEM_FLOATS                                                                      \
-  (2 * FC * SWT + 2 * R4(FC) + 2 * XB_KB * SF + 3 * XB_KB * SG + 4 * XB_KB * XB_KB +          \
-   3 * R4(XB_KB) + 8 * XB_KB + XB_CS * XB_KB * 4 + XB_CS * (XB_KB * XB_KB + 4 * XB_KB) +       \
-   XB_CS * XB_KB * 2 + 4 * XB_CS * XB_KB * FC)
+#define LINBC_SMEM_FLOATS                                                             \
+  (2 * FC * SWT + 2 * R4(FC) + 2 * XB_KB * SF + 3 * XB_KB * SG + 4 * XB_KB * XB_KB + \
+   3 * R4(XB_KB) + 8 * XB_KB + XB_CS * (XB_KB * XB_KB + 4 * XB_KB) + XB_CS * XB_KB * 2 + \
+   4 * XB_CS * XB_KB * FC)
+
+// Sum over the KB consecutive lanes of a row of a [K][K] tile (KB a power
+// of two up to 32; K*K a multiple of 32, so whole warps run the loop).
+__device__ __forceinline__ float xb_ksum(float v) {
+#pragma unroll
+  for (int o = XB_KB / 2; o > 0; o >>= 1) v += XB_SHFL_XOR(v, o);
+  return v;
+}
 
 XB_KERNEL void __launch_bounds__(NTC, 1)
     xb_inner_linear_bwd_cl(const act_t* __restrict__ xq, const act_t* __restrict__ xk,
@@ -65,10 +74,9 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   float* DE = PM + XB_KB * XB_KB;
   float* gs = DE + XB_KB * XB_KB;
   float* tokc = gs + R4(XB_KB);
-  float* uGf = tokc + R4(XB_KB);
-  float* sst = uGf + R4(XB_KB);    // [K][8]: the forward's row statistics
-  float* r1 = sst + 8 * XB_KB;     // [CS][K] float4
-  float* r2 = r1 + XB_CS * XB_KB * 4;  // [CS][K*K] dM, then [CS][K] float4
+  float* dtk = tokc + R4(XB_KB);   // d(tok) before the base_lr/f factor (rank 0)
+  float* sst = dtk + R4(XB_KB);    // [K][8]: the forward's row statistics
+  float* r2 = sst + 8 * XB_KB;     // [CS][K*K] dM, then [CS][K] float4
   float* r2b = r2 + XB_CS * XB_KB * XB_KB;
   float* r3 = r2 + XB_CS * (XB_KB * XB_KB + 4 * XB_KB);  // [CS][K] float2
   float* rp = r3 + XB_CS * XB_KB * 2;  // [2][CS][2][K][FC]: dQ, dK partials by step parity
@@ -76,10 +84,15 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   const int nmb = L / XB_KB;
   for (int e = tid; e < FC * SWT; e += NTC) dWt[e] = 0.f;
   for (int e = tid; e < FC; e += NTC) dbp[e] = 0.f;
-  for (int e = tid; e < XB_KB; e += NTC)
+  for (int e = tid; e < XB_KB; e += NTC) {
     tokc[e] = (float)XB_BASE_LR * fmaxf(0.f, 1.f / (float)(e + 1) + tokd[e]) / (float)XB_F;
+    dtk[e] = 0.f;
+  }
   const float lw = lnw[hd * XB_F + cg], lb = lnb[hd * XB_F + cg];
-  float dgam = 0.f, dbet = 0.f, dtok = 0.f;
+  float lws[XB_CS];  // gamma of columns c + FC*s: the row's whole dO and Zbar come in those
+#pragma unroll
+  for (int s = 0; s < XB_CS; ++s) lws[s] = lnw[hd * XB_F + c + FC * s];
+  float dgam = 0.f, dbet = 0.f;
   const long in0 = (long)bh * L * XB_F;
   const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
   const float* g0 = gate + (long)bh * L;
@@ -87,11 +100,10 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   const float* tr0 = trace + (long)bh * nmb * XB_TRS;
   // Lane c < XB_CS of each row writes this CTA's slot of that row in CTA c.
   const int peer = c < XB_CS ? c : 0;
-  float* r1w = XB_CL_MAP(r1 + (rk * XB_KB + i) * 4, peer);
   float* r2w = XB_CL_MAP(r2b + (rk * XB_KB + i) * 4, peer);
   float* r3w = XB_CL_MAP(r3 + (rk * XB_KB + i) * 2, peer);
 
-  float pq[PQC], pk[PQC], pw[PWC], pb = 0.f, pv = 0.f, pd = 0.f, pg = 0.f;
+  float pq[PQC], pk[PQC], pw[PWC], pz[XB_CS], pd[XB_CS], pb = 0.f, pv = 0.f, pg = 0.f;
   float4 ps;
   ps.x = ps.y = ps.z = ps.w = 0.f;
   auto fetch = [&](int n) {
@@ -110,7 +122,11 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
     if (tid < FC) pb = tr[XB_F * XB_F + rk * FC + tid];
     if (tid < 2 * XB_KB) ps = *(const float4*)(tr + XB_F * XB_F + XB_F + 4 * tid);
     pv = ldf(v0[base + i * XB_F + cg]);
-    pd = do0[(long)(n * XB_KB + i) * dst + cg];
+#pragma unroll
+    for (int s = 0; s < XB_CS; ++s) {
+      pd[s] = do0[(long)(n * XB_KB + i) * dst + c + FC * s];
+      pz[s] = tr[XB_TRZ + i * XB_F + c + FC * s];
+    }
     if (tid < XB_KB) pg = g0[(long)n * XB_KB + tid];
   };
   auto put = [&]() {
@@ -152,21 +168,34 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   for (int n = nmb - 1; n >= 0; --n) {
     put();
     const float tv = pv;  // V now; T = V - K below, after the barrier
-    const float dov = pd;
+    float dov = 0.f, zb = 0.f;  // the owned element's (an unrolled pick: pd[rk] would go to local memory)
+#pragma unroll
+    for (int s = 0; s < XB_CS; ++s)
+      if (s == rk) dov = pd[s], zb = pz[s];
     __syncthreads();
     const float el = tokc[XB_KB - 1];  // e_j = el * gate_j
     const float t = tv - X[i * SF + cg];
     const float mu = sst[i * 8 + 0], rs = sst[i * 8 + 1], sg = sst[i * 8 + 2], sgx = sst[i * 8 + 3];
     const float mub = sst[i * 8 + 4], rsb = sst[i * 8 + 5];
+    // The output LayerNorm's row sums over the whole row: sum d, sum d*xhb
+    // (d = dO*gamma) from the forward's Zbar.
+    float sdp = 0.f, sdx = 0.f;
+#pragma unroll
+    for (int s = 0; s < XB_CS; ++s) {
+      const float dd = pd[s] * lws[s];
+      sdp += dd;
+      sdx = fmaf(dd, pz[s] - mub, sdx);
+    }
+    sdp = xb_csum(sdp);
+    sdx = xb_csum(sdx) * rsb;
 
-    // P1: Z, QW, U of the owned element; the causal coefficients; G.
-    float z, qw, u;
+    // P1: Z and U of the owned element; the causal coefficients; G; dZbar.
+    float z, u;
     {
-      float z1 = 0.f, q1 = 0.f, u1 = 0.f;
-      z = qw = bv[c];
+      float z1 = 0.f, u1 = 0.f;
+      z = bv[c];
       u = dbp[c];
       const float* xr = X + i * SF;
-      const float* qr = Q + i * SF;
       const float* wr = Wt + c * SWT;
       const float* dr = dWt + c * SWT;
 #pragma unroll 4
@@ -174,16 +203,12 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
         const float4 w0 = *(const float4*)(wr + k), w1 = *(const float4*)(wr + k + 4);
         const float4 d0 = *(const float4*)(dr + k), d1 = *(const float4*)(dr + k + 4);
         const float4 a0 = *(const float4*)(xr + k), a1 = *(const float4*)(xr + k + 4);
-        const float4 b0 = *(const float4*)(qr + k), b1 = *(const float4*)(qr + k + 4);
         z = fmaf(a0.x, w0.x, z); z = fmaf(a0.y, w0.y, z); z = fmaf(a0.z, w0.z, z); z = fmaf(a0.w, w0.w, z);
         z1 = fmaf(a1.x, w1.x, z1); z1 = fmaf(a1.y, w1.y, z1); z1 = fmaf(a1.z, w1.z, z1); z1 = fmaf(a1.w, w1.w, z1);
-        qw = fmaf(b0.x, w0.x, qw); qw = fmaf(b0.y, w0.y, qw); qw = fmaf(b0.z, w0.z, qw); qw = fmaf(b0.w, w0.w, qw);
-        q1 = fmaf(b1.x, w1.x, q1); q1 = fmaf(b1.y, w1.y, q1); q1 = fmaf(b1.z, w1.z, q1); q1 = fmaf(b1.w, w1.w, q1);
         u = fmaf(a0.x, d0.x, u); u = fmaf(a0.y, d0.y, u); u = fmaf(a0.z, d0.z, u); u = fmaf(a0.w, d0.w, u);
         u1 = fmaf(a1.x, d1.x, u1); u1 = fmaf(a1.y, d1.y, u1); u1 = fmaf(a1.z, d1.z, u1); u1 = fmaf(a1.w, d1.w, u1);
       }
       z += z1;
-      qw += q1;
       u += u1;
     }
     for (int e = tid; e < XB_KB * XB_KB; e += NTC) {
@@ -199,36 +224,10 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
     const float rr = (lw * xh + lb - t) * lw;
     const float gv = ((float)XB_F * rr - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
     G[i * SG + c] = gv;
-    __syncthreads();
-    float zb = qw;
-#pragma unroll
-    for (int j = 0; j < XB_KB; ++j) zb = fmaf(-M[i * XB_KB + j], G[j * SG + c], zb);
     const float xhb = (zb - mub) * rsb;
-    const float d = dov * lw;
-    {
-      float4 s;
-      s.x = xb_csum(d);
-      s.y = xb_csum(d * xhb);
-      s.z = xb_csum(gv * u);
-      s.w = 0.f;
-      if (c < XB_CS) *(float4*)r1w = s;
-    }
-    XB_CL_ARRIVE();  // R1 (also carries the previous step's dQ, dK partials)
+    DZB[i * SG + c] = (dov * lw - (sdp + xhb * sdx) * (1.f / (float)XB_F)) * rsb;
     dgam = fmaf(dov, xhb, dgam);
     dbet += dov;
-    XB_CL_WAIT();
-    float dzb;
-    {
-      float sd = 0.f, sdx = 0.f, ug = 0.f;
-#pragma unroll
-      for (int s = 0; s < XB_CS; ++s) {
-        const float4 v = *(const float4*)(r1 + (s * XB_KB + i) * 4);
-        sd += v.x, sdx += v.y, ug += v.z;
-      }
-      if (c == 0) uGf[i] = ug;
-      dzb = (d - (sd + xhb * sdx) * (1.f / (float)XB_F)) * rsb;
-      DZB[i * SG + c] = dzb;
-    }
     __syncthreads();
 
     // P2: dG of the owned element, the row sums of its LayerNorm backward,
@@ -242,7 +241,7 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
       s.x = xb_csum(uu);
       s.y = xb_csum(uu * xh);
       s.z = xb_csum(uu * gv);
-      s.w = 0.f;
+      s.w = xb_csum(gv * u);
       if (c < XB_CS) *(float4*)r2w = s;
     }
     for (int e = tid; e < XB_KB * XB_KB; e += NTC) {
@@ -258,7 +257,7 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
 #pragma unroll
       for (int s = 0; s < XB_CS; ++s) XB_CL_MAP(r2 + rk * XB_KB * XB_KB + e, s)[0] = -v;
     }
-    XB_CL_ARRIVE();  // R2
+    XB_CL_ARRIVE();  // R2 (also carries the previous step's dQ, dK partials)
     // Meanwhile: this CTA's partials of dQ (dZbar W^T) and of dK (-eta G dW'^T,
     // dW' before this step's update) over its columns, for every column.
     float pdq[PRT], pdx[PRT];
@@ -291,7 +290,8 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
 #pragma unroll
       for (int s = 0; s < XB_CS; ++s) dm += r2[s * XB_KB * XB_KB + e];
       float de = dm * A1[e];
-      if (ii == XB_KB - 1) de -= uGf[j];  // the update's use of eta_last
+      if (ii == XB_KB - 1)  // the update's use of eta_last: sum G*U of row j
+        for (int s = 0; s < XB_CS; ++s) de -= r2b[(s * XB_KB + j) * 4 + 3];
       DE[e] = de;
       PM[e] = dm * tokc[ii] * gs[j];
     }
@@ -328,16 +328,15 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
       cq = fmaf(PM[i * XB_KB + j], X[j * SF + cg], cq);
       cx = fmaf(PM[j * XB_KB + i], Q[j * SF + cg], cx);
     }
-    if (rk == 0) {
-      if (tid < XB_KB) {  // d(tok[i]) before the base_lr/f factor
-        float s = 0.f;
-        for (int j = 0; j <= tid; ++j) s = fmaf(DE[tid * XB_KB + j], gs[j], s);
-        dtok += s;
-      } else if (tid < 2 * XB_KB) {  // d(gate[j])
-        const int j = tid - XB_KB;
-        float s = 0.f;
-        for (int ii = j; ii < XB_KB; ++ii) s = fmaf(DE[ii * XB_KB + j], tokc[ii], s);
-        dgate[(long)bh * L + n * XB_KB + j] = s;
+    if (rk == 0) {  // d(tok[i]) = sum_j dEta[i][j] gate[j], d(gate[j]) = sum_i dEta[i][j] tok[i]
+      for (int e = tid; e < XB_KB * XB_KB; e += NTC) {
+        const int ii = e / XB_KB, j = e % XB_KB;
+        const float st = xb_ksum(DE[e] * gs[j]);
+        const float sgt = xb_ksum(DE[j * XB_KB + ii] * tokc[j]);  // here ii is the gate's index
+        if (j == 0) {
+          dtk[ii] += st;
+          dgate[(long)bh * L + n * XB_KB + ii] = sgt;
+        }
       }
     }
     if (n > 0) fetch(n - 1);
@@ -406,8 +405,9 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   if (tid < FC) atomicAdd(gb1 + hd * XB_F + rk * FC + tid, dbp[tid]);
   atomicAdd(glnw + hd * XB_F + cg, dgam);
   atomicAdd(glnb + hd * XB_F + cg, dbet);
+  __syncthreads();  // dtk
   if (rk == 0 && tid < XB_KB && 1.f / (float)(tid + 1) + tokd[tid] > 0.f)
-    atomicAdd(gtokd + tid, dtok * (float)XB_BASE_LR / (float)XB_F);
+    atomicAdd(gtokd + tid, dtk[tid] * (float)XB_BASE_LR / (float)XB_F);
   // No CTA leaves while another may still write into its shared memory: the
   // last remote writes came before the last cluster barrier.
 }

@@ -28,9 +28,10 @@
 #define FC (XB_F / XB_CS)
 // One mini-batch's record in the training trace: W1 (row-major), b1, then
 // per row 8 floats: mean and 1/s of Z, sum g and sum g*xh of the LayerNorm
-// gradient, mean and 1/s of Zbar, two unused (the inner backward reads
-// them instead of exchanging Z's and Zbar's rows again).
-#define XB_TRS (XB_F * XB_F + XB_F + 8 * XB_KB)
+// gradient, mean and 1/s of Zbar, two unused; then Zbar [K][F] (the inner
+// backward reads them instead of exchanging Z's and Zbar's rows again).
+#define XB_TRZ (XB_F * XB_F + XB_F + 8 * XB_KB)
+#define XB_TRS (XB_TRZ + XB_KB * XB_F)
 #define SWT (XB_F + 4)                       // row stride of Wt
 #define AP (XB_F / XB_KB)                    // W columns updated per thread
 #define CL_STAGE (2 * XB_KB * SF + R4(XB_KB))  // Q, K, gate
@@ -236,7 +237,10 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
         *(float2*)(trace + ((long)bh * nmb + n - 1) * XB_TRS + XB_F * XB_F + XB_F + i * 8 + 4) = t;
       }
     }
-    if (last) break;
+    if (last) {
+      if (trace) trace[((long)bh * nmb + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
+      break;
+    }
     mu *= 1.f / (float)XB_F;
     const float rs = rsqrtf(fmaxf(ms * (1.f / (float)XB_F) - mu * mu, 0.f) + XB_EPS);
     const float xh = (z - mu) * rs;
@@ -254,6 +258,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     XB_CL_WAIT();
     if (n + 2 < nmb) fetch(n + 2);
     if (trace) {  // the training step's record of the state at this step's start
+      if (n > 0) trace[((long)bh * nmb + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
       float* tr = trace + ((long)bh * nmb + n) * XB_TRS;
 #pragma unroll
       for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
