@@ -65,20 +65,16 @@ func (c *carver) take(floats int) gpu.Ptr {
 	return p
 }
 
-// innerStateFloats is one (batch, head)'s inner state at one mini-batch
-// start, as the forward kernels' trace stores it.
+// innerStateFloats is one (batch, head)'s record in the training trace at
+// one mini-batch start, as the forward kernels store it: the inner state,
+// and for linear also 8 row statistics a row and Zbar (XB_TRS of
+// inner_linear_cl.cu), which the inner backward reads instead of
+// exchanging them across its cluster.
 func (g geometry) innerStateFloats() int {
 	if g.MLP {
 		return 2*g.F*g.hidden() + g.hidden() + g.F
 	}
-	return g.F*g.F + g.F
-}
-
-// traceFloats is one (batch, head)'s trace record of one mini-batch: the
-// state, and for linear 8 row statistics per row and Zbar (XB_TRS of
-// inner_linear_cl.cu).
-func (g geometry) traceFloats() int {
-	return g.innerStateFloats() + traceStats(g.MLP, g.KB, g.F)
+	return g.F*g.F + g.F + traceStats(g.MLP, g.KB, g.F)
 }
 
 // traceStats is the linear trace's additions per mini-batch of kb rows of
@@ -149,7 +145,7 @@ func (m *Model) setupTrain() error {
 		}
 	}
 	head := int64(cfg.Batch * nh * cfg.SeqLen) // rows of [B, nh, L]
-	trace := int64(cfg.Batch*nh*(cfg.SeqLen/cfg.MiniBatch)) * int64(m.geo.traceFloats()) * 4
+	trace := int64(cfg.Batch*nh*(cfg.SeqLen/cfg.MiniBatch)) * int64(m.geo.innerStateFloats()) * 4
 	for _, p := range []*gpu.Ptr{&t.dq, &t.dk, &t.dv, &t.dO} {
 		get(p, 4*head*int64(f))
 	}

@@ -17,8 +17,9 @@
 // head stride) and nmb mini-batches are walked; W1/b1 are the weights or the
 // state a previous chunk left in Wsave/bsave (per head, [F][F] and [F]).
 // trace, when set (the training step), gets the state at the start of every
-// mini-batch, [B*nh][nmb][F*F + F] (W1 row-major, then b1), stored in the
-// same window as the global loads so no cluster barrier waits for it.
+// mini-batch, [B*nh][L/KB][XB_TRS] (W1 row-major, b1, then what the inner
+// backward reads instead of exchanging: row statistics and Zbar), stored
+// in the same window as the global loads so no cluster barrier waits for it.
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
@@ -234,11 +235,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       if (trace && rk == 0 && c == 0) {
         float2 t;
         t.x = m2, t.y = r2;
-        *(float2*)(trace + ((long)bh * nmb + n - 1) * XB_TRS + XB_F * XB_F + XB_F + i * 8 + 4) = t;
+        *(float2*)(trace + ((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_F * XB_F + XB_F + i * 8 + 4) = t;
       }
     }
     if (last) {
-      if (trace) trace[((long)bh * nmb + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
+      if (trace) trace[((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
       break;
     }
     mu *= 1.f / (float)XB_F;
@@ -258,8 +259,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     XB_CL_WAIT();
     if (n + 2 < nmb) fetch(n + 2);
     if (trace) {  // the training step's record of the state at this step's start
-      if (n > 0) trace[((long)bh * nmb + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
-      float* tr = trace + ((long)bh * nmb + n) * XB_TRS;
+      if (n > 0) trace[((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
+      float* tr = trace + ((long)bh * (L / XB_KB) + n) * XB_TRS;
 #pragma unroll
       for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
       if (i == 0) tr[XB_F * XB_F + cg] = bv[c];
@@ -276,7 +277,7 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     if (trace && rk == 0 && c == 0) {
       float4 t;
       t.x = mu, t.y = rs, t.z = sg, t.w = sgx;
-      *(float4*)(trace + ((long)bh * nmb + n) * XB_TRS + XB_F * XB_F + XB_F + i * 8) = t;
+      *(float4*)(trace + ((long)bh * (L / XB_KB) + n) * XB_TRS + XB_F * XB_F + XB_F + i * 8) = t;
     }
     __syncthreads();
     // (e) Zbar (its LayerNorm comes with the next exchange), the update, the
