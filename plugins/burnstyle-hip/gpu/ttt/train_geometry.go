@@ -65,7 +65,7 @@ func (g geometry) bwdSmemBytes() int {
 	if g.BwdCL { // LINBC_SMEM_FLOATS
 		cs := g.clusterSize()
 		fc := F / cs
-		return 4 * (2*fc*SF + 2*r4(fc) + 4*KB*SF + 3*KB*(fc+4) + 5*KB*KB + 3*r4(KB) + 8*KB +
+		return 4 * (2*fc*SF + 2*r4(fc) + 2*KB*SF + 3*KB*(fc+4) + 4*KB*KB + 3*r4(KB) + 8*KB +
 			cs*(KB*KB+4*KB) + cs*KB*2 + 4*cs*KB*fc)
 	}
 	if !g.MLP {

@@ -29,7 +29,7 @@
 #define PWC ((XB_F * FC + NTC - 1) / NTC)     // owned W elements prefetched per thread
 #define PRT (XB_KB * XB_F / NTC)              // rows per thread of the partials (= XB_CS)
 #define LINBC_SMEM_FLOATS                                                             \
-  (2 * FC * SWT + 2 * R4(FC) + 4 * XB_KB * SF + 3 * XB_KB * SG + 5 * XB_KB * XB_KB + \
+  (2 * FC * SWT + 2 * R4(FC) + 2 * XB_KB * SF + 3 * XB_KB * SG + 4 * XB_KB * XB_KB + \
    3 * R4(XB_KB) + 8 * XB_KB + XB_CS * (XB_KB * XB_KB + 4 * XB_KB) + XB_CS * XB_KB * 2 + \
    4 * XB_CS * XB_KB * FC)
 
@@ -63,13 +63,13 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   float* dWt = Wt + FC * SWT;      // [FC][SWT]: dW'[:, cg] transposed
   float* bv = dWt + FC * SWT;
   float* dbp = bv + R4(FC);
-  float* Qs = dbp + R4(FC);        // [2][K][SF]: Q rows by step parity
-  float* Xs = Qs + 2 * XB_KB * SF; // [2][K][SF]: K rows
-  float* G = Xs + 2 * XB_KB * SF;  // [K][SG]
+  float* Q = dbp + R4(FC);         // [K][SF]
+  float* X = Q + XB_KB * SF;       // [K][SF]
+  float* G = X + XB_KB * SF;       // [K][SG]
   float* DZB = G + XB_KB * SG;
   float* DZ = DZB + XB_KB * SG;
-  float* A1s = DZ + XB_KB * SG;    // [2][K][K]: Q K^T + 1 (causal) by step parity
-  float* M = A1s + 2 * XB_KB * XB_KB;
+  float* A1 = DZ + XB_KB * SG;     // [K][K]
+  float* M = A1 + XB_KB * XB_KB;
   float* PM = M + XB_KB * XB_KB;
   float* DE = PM + XB_KB * XB_KB;
   float* gs = DE + XB_KB * XB_KB;
@@ -106,40 +106,13 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
   float pq[PQC], pk[PQC], pw[PWC], pz[XB_CS], pd[XB_CS], pb = 0.f, pv = 0.f, pg = 0.f;
   float4 ps;
   ps.x = ps.y = ps.z = ps.w = 0.f;
-  // A step's Q and K rows come a step before the rest, so that its Q K^T
-  // is computed in the shadow of the step before's second round.
-  auto fetchQK = [&](int n) {
+  auto fetch = [&](int n) {
     const long base = (long)n * XB_KB * XB_F;
 #pragma unroll
     for (int r = 0; r < PQC; ++r) {
       const int e = tid + NTC * r;
       if (e < XB_KB * XB_F) pq[r] = ldf(q0[base + e]), pk[r] = ldf(k0[base + e]);
     }
-  };
-  auto putQK = [&](int n) {
-    float* Q = Qs + (n & 1) * XB_KB * SF;
-    float* X = Xs + (n & 1) * XB_KB * SF;
-#pragma unroll
-    for (int r = 0; r < PQC; ++r) {
-      const int e = tid + NTC * r;
-      if (e < XB_KB * XB_F) {
-        const int o = (e / XB_F) * SF + e % XB_F;
-        Q[o] = pq[r];
-        X[o] = pk[r];
-      }
-    }
-  };
-  auto coef = [&](int n) {  // after putQK(n) and a block barrier
-    const float* Q = Qs + (n & 1) * XB_KB * SF;
-    const float* X = Xs + (n & 1) * XB_KB * SF;
-    float* A1 = A1s + (n & 1) * XB_KB * XB_KB;
-    for (int e = tid; e < XB_KB * XB_KB; e += NTC) {
-      const int ii = e / XB_KB, j = e % XB_KB;
-      A1[e] = j <= ii ? 1.f + xb_dot(Q + ii * SF, X + j * SF, XB_F) : 0.f;
-    }
-  };
-  auto fetch = [&](int n) {
-    const long base = (long)n * XB_KB * XB_F;
     const float* tr = tr0 + (long)n * XB_TRS;
 #pragma unroll
     for (int r = 0; r < PWC; ++r) {
@@ -157,6 +130,15 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
     if (tid < XB_KB) pg = g0[(long)n * XB_KB + tid];
   };
   auto put = [&]() {
+#pragma unroll
+    for (int r = 0; r < PQC; ++r) {
+      const int e = tid + NTC * r;
+      if (e < XB_KB * XB_F) {
+        const int o = (e / XB_F) * SF + e % XB_F;
+        Q[o] = pq[r];
+        X[o] = pk[r];
+      }
+    }
 #pragma unroll
     for (int r = 0; r < PWC; ++r) {
       const int e = tid + NTC * r;
@@ -179,19 +161,11 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
     dxk[o] = sx;
   };
 
-  fetchQK(nmb - 1);
   fetch(nmb - 1);
-  putQK(nmb - 1);
-  __syncthreads();
-  coef(nmb - 1);
-  if (nmb > 1) fetchQK(nmb - 2);
   XB_CL_ARRIVE();  // every CTA of the cluster runs before any remote write
   XB_CL_WAIT();
   float cq = 0.f, cx = 0.f;  // the owner's local dQ, dK terms of the step after this one
   for (int n = nmb - 1; n >= 0; --n) {
-    const float* Q = Qs + (n & 1) * XB_KB * SF;
-    const float* X = Xs + (n & 1) * XB_KB * SF;
-    const float* A1 = A1s + (n & 1) * XB_KB * XB_KB;
     put();
     const float tv = pv;  // V now; T = V - K below, after the barrier
     float dov = 0.f, zb = 0.f;  // the owned element's (an unrolled pick: pd[rk] would go to local memory)
@@ -237,7 +211,15 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
       z += z1;
       u += u1;
     }
-    for (int e = tid; e < XB_KB * XB_KB; e += NTC) M[e] = tokc[e / XB_KB] * gs[e % XB_KB] * A1[e];
+    for (int e = tid; e < XB_KB * XB_KB; e += NTC) {
+      const int ii = e / XB_KB, j = e % XB_KB;
+      float a = 0.f;
+      if (j <= ii) {
+        a = 1.f + xb_dot(Q + ii * SF, X + j * SF, XB_F);
+      }
+      A1[e] = a;
+      M[e] = tokc[ii] * gs[j] * a;
+    }
     const float xh = (z - mu) * rs;
     const float rr = (lw * xh + lb - t) * lw;
     const float gv = ((float)XB_F * rr - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
@@ -298,11 +280,6 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
 #pragma unroll
       for (int r = 0; r < PRT; ++r) pdx[r] *= -el * gs[ip0 + r];
     }
-    if (n > 0) {  // the next step's Q K^T
-      putQK(n - 1);
-      __syncthreads();
-      coef(n - 1);
-    }
     XB_CL_WAIT();
 
     // P3: dM, dEta, P = dM*eta; the LayerNorm gradient's backward up to its
@@ -362,7 +339,6 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
         }
       }
     }
-    if (n > 1) fetchQK(n - 2);
     if (n > 0) fetch(n - 1);
     XB_CL_WAIT();
 
@@ -405,32 +381,11 @@ XB_KERNEL void __launch_bounds__(NTC, 1)
 #pragma unroll 4
       for (int j = 0; j < XB_KB; ++j) {
         const float zb1 = DZB[j * SG + c], z1 = DZ[j * SG + c];
-        if constexpr (AP % 4 == 0) {  // the rows' Q, K values as float4 broadcasts
 #pragma unroll
-          for (int r = 0; r < AP; r += 4) {
-            const float4 q = *(const float4*)(Q + j * SF + aw + r), x = *(const float4*)(X + j * SF + aw + r);
-            dw[r] = fmaf(q.x, zb1, fmaf(x.x, z1, dw[r]));
-            dw[r + 1] = fmaf(q.y, zb1, fmaf(x.y, z1, dw[r + 1]));
-            dw[r + 2] = fmaf(q.z, zb1, fmaf(x.z, z1, dw[r + 2]));
-            dw[r + 3] = fmaf(q.w, zb1, fmaf(x.w, z1, dw[r + 3]));
-          }
-        } else {
-#pragma unroll
-          for (int r = 0; r < AP; ++r) dw[r] = fmaf(Q[j * SF + aw + r], zb1, fmaf(X[j * SF + aw + r], z1, dw[r]));
-        }
+        for (int r = 0; r < AP; ++r) dw[r] = fmaf(Q[j * SF + aw + r], zb1, fmaf(X[j * SF + aw + r], z1, dw[r]));
       }
-      if constexpr (AP % 4 == 0) {
 #pragma unroll
-        for (int r = 0; r < AP; r += 4) {
-          float4* o = (float4*)(dWt + c * SWT + aw + r);
-          float4 v = *o;
-          v.x += dw[r], v.y += dw[r + 1], v.z += dw[r + 2], v.w += dw[r + 3];
-          *o = v;
-        }
-      } else {
-#pragma unroll
-        for (int r = 0; r < AP; ++r) dWt[c * SWT + aw + r] += dw[r];
-      }
+      for (int r = 0; r < AP; ++r) dWt[c * SWT + aw + r] += dw[r];
       if (tid < FC) {
         float s = 0.f;
         for (int j = 0; j < XB_KB; ++j) s += DZB[j * SG + tid] + DZ[j * SG + tid];
