@@ -16,6 +16,7 @@ type Options struct {
 	InnerThreads int  // threads per inner-loop block; 0 picks (XBENCH_GPU_INNER_THREADS overrides)
 	InnerVariant int  // linear kernel layout: 0 picks, 2 row groups, 1 phase per barrier, 3 cluster (XBENCH_GPU_INNER_VARIANT)
 	ClusterSize  int  // variant 3: CTAs per head; 0 is 4 (XBENCH_GPU_CLUSTER)
+	BwdVariant   int  // linear inner backward: 0 picks, 1 one block per head, 2 the forward's cluster (XBENCH_GPU_BWD_VARIANT)
 	OnePassStats bool // row statistics in one reduction round (variant 2; XBENCH_GPU_ONEPASS=1)
 	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
@@ -24,7 +25,6 @@ type Options struct {
 	FlatPriority bool // chunk lanes at one stream priority (XBENCH_GPU_PRIORITY=flat)
 	Eager        bool // launch every kernel of a forward from the host, no graph replay (XBENCH_GPU_GRAPH=0)
 	BwdThreads   int  // training step: threads of the inner backward block; 0 picks (XBENCH_GPU_BWD_THREADS)
-	BwdVariant   int  // linear inner backward: 0 picks, 1 one block per head, 2 the forward's cluster (XBENCH_GPU_BWD_VARIANT)
 	// Shape, when set, is the model's dimensions instead of those of
 	// cfg.ModelSize: the tests run a named size's widths (its kernels'
 	// code paths) with fewer layers and a smaller vocabulary.
@@ -138,6 +138,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_CLUSTER")); err == nil && opt.ClusterSize == 0 {
 		opt.ClusterSize = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_VARIANT")); err == nil && opt.BwdVariant == 0 {
+		opt.BwdVariant = v
+	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_UNROLL")); err == nil && opt.Unroll == 0 {
 		opt.Unroll = v
 	}
@@ -155,9 +158,6 @@ func withEnv(opt Options) Options {
 	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_THREADS")); err == nil && opt.BwdThreads == 0 {
 		opt.BwdThreads = v
-	}
-	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_VARIANT")); err == nil && opt.BwdVariant == 0 {
-		opt.BwdVariant = v
 	}
 	if os.Getenv("XBENCH_GPU_GRAPH") == "0" {
 		opt.Eager = true

@@ -42,7 +42,7 @@ type bcase struct {
 // reference at the bf16-rounded weights (the point the run evaluates); the
 // plain float64 reference's error is reported beside it, since the weights'
 // rounding alone moves small gradients (lr_b) by ~5%.
-func verifyBackward(d *gpu.Device, only, types string) ([]map[string]any, int) {
+func verifyBackward(d *gpu.Device, only string) ([]map[string]any, int) {
 	cases := []bcase{
 		{"tiny", "linear", 2, 64, 16, gputtt.Options{}, ""},
 		{"tiny", "mlp", 2, 64, 16, gputtt.Options{}, ""},
@@ -66,7 +66,7 @@ func verifyBackward(d *gpu.Device, only, types string) ([]map[string]any, int) {
 	fmt.Printf("%-5s %-6s %-8s %-3s %-4s %-3s %-10s %-10s %-10s %-34s %s\n", "size", "type", "dtype", "B", "L", "K",
 		"tag", "logits", "loss_err", "worst grad", "verdict")
 	for _, c := range cases {
-		if !strings.Contains(c.size, only) || !strings.Contains(types, c.typ) {
+		if !strings.Contains(c.size, only) {
 			continue
 		}
 		cfg := check.Config(c.size, c.typ, "float32", false, c.B, c.L)
@@ -138,21 +138,18 @@ func verifyBackward(d *gpu.Device, only, types string) ([]map[string]any, int) {
 			rows = append(rows, row)
 		}
 	}
-	return append(rows, verifyInnerBackward(d, only, types, &fails)...), fails
+	return append(rows, verifyInnerBackward(d, only, &fails)...), fails
 }
 
 // verifyInnerBackward checks the inner backward kernels alone (inner-only
 // training step, loss sum(out * dout)) against central differences of the
 // CPU inner model, at tiny.
-func verifyInnerBackward(d *gpu.Device, only, types string, fails *int) []map[string]any {
+func verifyInnerBackward(d *gpu.Device, only string, fails *int) []map[string]any {
 	if !strings.Contains("tiny", only) {
 		return nil
 	}
 	var rows []map[string]any
 	for _, typ := range []string{"linear", "mlp"} {
-		if !strings.Contains(types, typ) {
-			continue
-		}
 		cfg := check.Config("tiny", typ, "float32", true, 2, 64)
 		cfg.Backward = true
 		var outs []check.GradOutcome

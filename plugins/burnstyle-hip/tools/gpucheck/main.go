@@ -54,9 +54,9 @@ func main() {
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
 	chunks := flag.String("chunks", "", "time only the forward at these chunk counts (e.g. 1,2,4,8)")
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
+	btypes := flag.String("btypes", "linear,mlp", "inner models of the training step's timed cases (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
-	btypes := flag.String("btypes", "linear,mlp", "inner models of the training step's cases (linear, mlp or both)")
 	flag.Parse()
 
 	t0 := time.Now()
@@ -141,7 +141,7 @@ func main() {
 		report["verify"] = rows
 	}
 	if *verify && *backward {
-		rows, f := verifyBackward(d, *only, *btypes)
+		rows, f := verifyBackward(d, *only)
 		report["verify_backward"], fails = rows, fails+f
 	}
 	if *chunks != "" {
