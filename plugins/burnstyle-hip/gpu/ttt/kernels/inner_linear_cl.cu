@@ -19,7 +19,8 @@
 // trace, when set (the training step), gets the state at the start of every
 // mini-batch, [B*nh][L/KB][XB_TRS] (W1 row-major, b1, then what the inner
 // backward reads instead of exchanging: row statistics and Zbar), stored
-// in the same window as the global loads so no cluster barrier waits for it.
+// in the same window as the global loads so no cluster barrier waits for it;
+// a chunk gets trace at its first mini-batch's slot.
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
