@@ -199,5 +199,9 @@ func (m *Model) launchInnerBwd(iw, gw *innerW, xq, xk, xv, gate, trace, dout gpu
 	if m.geo.MLP {
 		args = append(args, t.dstate)
 	}
-	return r.Launch(name, m.fn[name], [3]int{cfg.Batch * s.Heads, 1, 1}, [3]int{m.geo.NTB, 1, 1}, m.geo.bwdSmemBytes(), args...)
+	cs := 1
+	if m.geo.BwdCL {
+		cs = m.geo.clusterSize()
+	}
+	return r.LaunchCluster(name, m.fn[name], [3]int{cfg.Batch * s.Heads * cs, 1, 1}, [3]int{m.geo.NTB, 1, 1}, m.geo.bwdSmemBytes(), cs, args...)
 }

@@ -43,6 +43,7 @@ func hipPrograms() []emutest.HIPProgram {
 		tttProgram("125m", "linear", "float32", false, gputtt.Options{}),
 		tttProgram("125m", "linear", "bfloat16", false, gputtt.Options{InnerVariant: 1}),
 		tttProgram("tiny", "linear", "bfloat16", true, gputtt.Options{}),
+		tttProgram("tiny", "linear", "float32", true, gputtt.Options{BwdVariant: 1}), // the one-block inner backward
 	}
 	return ps
 }

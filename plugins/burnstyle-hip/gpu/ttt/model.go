@@ -17,6 +17,7 @@ type Options struct {
 	InnerVariant int  // linear kernel layout: 0 picks, 2 row groups, 1 phase per barrier, 3 cluster (XBENCH_GPU_INNER_VARIANT)
 	ClusterSize  int  // variant 3: CTAs per head; 0 is 4 (XBENCH_GPU_CLUSTER)
 	Exchange     int  // variant 3's cross-CTA exchange: 1 two cluster barriers a step, 2 one, 3 st.async point to point; 0 picks (XBENCH_GPU_EXCHANGE)
+	BwdVariant   int  // linear inner backward: 0 picks, 1 one block per head, 2 the forward's cluster (XBENCH_GPU_BWD_VARIANT)
 	OnePassStats bool // row statistics in one reduction round (variant 2; XBENCH_GPU_ONEPASS=1)
 	Unroll       int  // unroll depth of variant 2's product loop; 0 is 2 (XBENCH_GPU_UNROLL)
 	OwnGEMM      bool // portable GEMM kernels even where cuBLAS is loaded (XBENCH_GPU_GEMM=own)
@@ -149,6 +150,9 @@ func withEnv(opt Options) Options {
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_EXCHANGE")); err == nil && opt.Exchange == 0 {
 		opt.Exchange = v
 	}
+	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_BWD_VARIANT")); err == nil && opt.BwdVariant == 0 {
+		opt.BwdVariant = v
+	}
 	if v, err := strconv.Atoi(os.Getenv("XBENCH_GPU_UNROLL")); err == nil && opt.Unroll == 0 {
 		opt.Unroll = v
 	}
@@ -210,7 +214,7 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 	}
 	if cfg.Backward {
 		g.Train = true
-		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0, opt.BwdThreads); err != nil {
+		if g, err = trainGeometry(g, clusters, opt.ClusterSize > 0, opt.BwdThreads, opt.BwdVariant); err != nil {
 			return g, size, err
 		}
 	}

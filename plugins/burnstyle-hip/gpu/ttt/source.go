@@ -35,6 +35,9 @@ type geometry struct {
 	// the inner backward kernel's block size.
 	Train bool
 	NTB   int
+	// BwdCL runs the linear inner backward on the forward's cluster
+	// (inner_linear_bwd_cl.cu, NTB = KB*F/CS) instead of one block per head.
+	BwdCL bool
 }
 
 // cl says whether the variant-3 (cluster) linear kernel runs.

@@ -65,13 +65,25 @@ func (c *carver) take(floats int) gpu.Ptr {
 	return p
 }
 
-// innerStateFloats is one (batch, head)'s inner state at one mini-batch
-// start, as the forward kernels' trace stores it.
+// innerStateFloats is one (batch, head)'s record in the training trace at
+// one mini-batch start, as the forward kernels store it: the inner state,
+// and for linear also 8 row statistics a row and Zbar (XB_TRS of
+// inner_linear_cl.cu), which the inner backward reads instead of
+// exchanging them across its cluster.
 func (g geometry) innerStateFloats() int {
 	if g.MLP {
 		return 2*g.F*g.hidden() + g.hidden() + g.F
 	}
-	return g.F*g.F + g.F
+	return g.F*g.F + g.F + traceStats(g.MLP, g.KB, g.F)
+}
+
+// traceStats is the linear trace's additions per mini-batch of kb rows of
+// f: 8 row statistics a row and Zbar.
+func traceStats(mlp bool, kb, f int) int {
+	if mlp {
+		return 0
+	}
+	return 8*kb + kb*f
 }
 
 // gradLayout carves every gradient from c (a nil base only counts).
@@ -214,7 +226,7 @@ func trainBytes(cfg ttt.Config, s ttt.Size) int64 {
 	N, C, I, V := int64(cfg.Batch)*int64(cfg.SeqLen), int64(s.Hidden), int64(s.MLP), int64(s.Vocab)
 	heads := int64(cfg.Batch * s.Heads)
 	ldp := (3*C + int64(s.Heads) + 7) / 8 * 8
-	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * state * 4
+	trace := heads * int64(cfg.SeqLen/cfg.MiniBatch) * (state + int64(traceStats(cfg.TTTType == "mlp", cfg.MiniBatch, s.HeadDim))) * 4
 	perLayer := a*N*(7*C+3*I) + 4*N*int64(s.Heads) + trace + 4*N*2*C
 	scratch := 4*N*(4*C+I+1) + a*N*(5*C+V+4*I+2*ldp) + 4*N*int64(s.Heads) + 4*heads*state +
 		2*gpu.CublasWorkspace // the backward's two streams have a cuBLAS handle each

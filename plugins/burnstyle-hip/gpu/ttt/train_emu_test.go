@@ -35,6 +35,8 @@ func TestEmuInnerBackward(t *testing.T) {
 		{"125m", "linear", "float32", 32, 16, gputtt.Options{}},
 		{"125m", "linear", "float32", 32, 16, gputtt.Options{BwdThreads: 512}}, // gpucheck times 512 and 128 too
 		{"tiny", "linear", "float32", 32, 16, gputtt.Options{BwdThreads: 128}},
+		{"tiny", "linear", "float32", 32, 16, gputtt.Options{BwdVariant: 1}},  // the one-block kernel at its default size
+		{"125m", "linear", "float32", 32, 16, gputtt.Options{ClusterSize: 2}}, // the cluster backward at 32 columns a CTA
 		{"tiny", "mlp", "float32", 32, 16, gputtt.Options{}},
 		{"tiny", "mlp", "float32", 32, 8, gputtt.Options{}},
 		{"tiny", "mlp", "bfloat16", 32, 16, gputtt.Options{}},

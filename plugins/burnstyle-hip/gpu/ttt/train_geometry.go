@@ -14,8 +14,11 @@ func (g geometry) trainFiles() []string {
 		return nil
 	}
 	inner := "inner_linear_bwd.cu"
-	if g.MLP {
+	switch {
+	case g.MLP:
 		inner = "inner_mlp_bwd.cu"
+	case g.BwdCL:
+		inner = "inner_linear_bwd_cl.cu"
 	}
 	return []string{"backward.cu", "mamba_bwd.cu", "inner_bwd_common.cuh", inner}
 }
@@ -29,8 +32,11 @@ func (g geometry) trainDefines() []string {
 
 // bwdName is the inner backward kernel.
 func (g geometry) bwdName() string {
-	if g.MLP {
+	switch {
+	case g.MLP:
 		return "xb_inner_mlp_bwd"
+	case g.BwdCL:
+		return "xb_inner_linear_bwd_cl"
 	}
 	return "xb_inner_linear_bwd"
 }
@@ -56,6 +62,12 @@ func (g geometry) trainKernels() []string {
 func (g geometry) bwdSmemBytes() int {
 	F, KB := g.F, g.KB
 	SF := F + 4
+	if g.BwdCL { // LINBC_SMEM_FLOATS
+		cs := g.clusterSize()
+		fc := F / cs
+		return 4 * (2*fc*SF + 2*r4(fc) + 2*KB*SF + 3*KB*(fc+4) + 4*KB*KB + 3*r4(KB) + 8*KB +
+			cs*(KB*KB+4*KB) + cs*KB*2 + 4*cs*KB*fc)
+	}
 	if !g.MLP {
 		return 4 * (2*F*SF + 2*r4(F) + 14*KB*SF + 4*KB*KB + 5*r4(KB))
 	}
@@ -95,7 +107,7 @@ func pickBwdThreads(g geometry, want int) (int, error) {
 // trace comes from the cluster kernel (variant 3), so that layout is taken
 // whatever the default; a cluster size that splits the head dim is searched
 // where none was asked for (1 runs it without clusters).
-func trainGeometry(g geometry, clusters bool, askedCS bool, bwdThreads int) (geometry, error) {
+func trainGeometry(g geometry, clusters bool, askedCS bool, bwdThreads, bwdVariant int) (geometry, error) {
 	if !g.MLP {
 		if g.Variant != 0 && g.Variant != 3 {
 			return g, fmt.Errorf("gpu: the training step records the inner state from the cluster kernel (variant 3), not variant %d", g.Variant)
@@ -126,10 +138,60 @@ func trainGeometry(g geometry, clusters bool, askedCS bool, bwdThreads int) (geo
 			return g, fmt.Errorf("gpu: training step, linear f=%d mini_batch=%d: %w", g.F, g.KB, first)
 		}
 	}
+	if !g.MLP {
+		cl, err := pickBwdCluster(g, bwdThreads, bwdVariant)
+		if err != nil {
+			return g, fmt.Errorf("gpu: training step, linear f=%d mini_batch=%d: %w", g.F, g.KB, err)
+		}
+		if cl {
+			g.BwdCL, g.NTB = true, g.KB*g.F/g.clusterSize()
+			return g, nil
+		}
+	}
 	nt, err := pickBwdThreads(g, bwdThreads)
 	if err != nil {
 		return g, fmt.Errorf("gpu: training step, %s f=%d mini_batch=%d: %w", map[bool]string{false: "linear", true: "mlp"}[g.MLP], g.F, g.KB, err)
 	}
 	g.NTB = nt
 	return g, nil
+}
+
+// checkBwdCluster states the cluster backward's shape assumptions beyond
+// the forward cluster kernel's (which it shares: FC columns a CTA, one
+// thread per owned element): float4 reads along FC, the partials' rows
+// (KB*F/NTB = CS a thread), and the gate and token-rate gradients summed
+// over KB lanes of whole warps.
+func (g geometry) checkBwdCluster() error {
+	cs := g.clusterSize()
+	fc := g.F / cs
+	switch {
+	case g.KB < 8 || g.KB > 32 || g.KB&(g.KB-1) != 0:
+		return fmt.Errorf("cluster backward: mini-batch %d, need a power of 2 from 8 to 32", g.KB)
+	case fc%4 != 0:
+		return fmt.Errorf("cluster backward: %d columns a CTA, need a multiple of 4", fc)
+	case g.KB%cs != 0:
+		return fmt.Errorf("cluster backward: mini-batch %d is not a multiple of the cluster size %d", g.KB, cs)
+	case g.KB*fc > 1024:
+		return fmt.Errorf("cluster backward: %d threads, at most 1024", g.KB*fc)
+	}
+	return nil
+}
+
+// pickBwdCluster says whether the linear backward runs on the forward's
+// cluster: variant 2 asks for it (an error if the shape does not allow
+// it), 1 for one block per head; 0 takes the cluster where it fits and no
+// block size was asked for.
+func pickBwdCluster(g geometry, bwdThreads, variant int) (bool, error) {
+	switch variant {
+	case 0:
+		return bwdThreads == 0 && g.checkBwdCluster() == nil, nil
+	case 1:
+		return false, nil
+	case 2:
+		if bwdThreads != 0 && bwdThreads != g.KB*g.F/g.clusterSize() {
+			return false, fmt.Errorf("inner backward variant 2 runs %d threads (mini-batch x columns a CTA), not %d", g.KB*g.F/g.clusterSize(), bwdThreads)
+		}
+		return true, g.checkBwdCluster()
+	}
+	return false, fmt.Errorf("inner backward variant %d: want 0 (pick), 1 (one block per head) or 2 (cluster)", variant)
 }

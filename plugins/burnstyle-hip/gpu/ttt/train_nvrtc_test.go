@@ -62,5 +62,5 @@ func spills(log string) map[string]bool {
 
 // newKernel says whether fn is one of the training step's kernels.
 func newKernel(fn string) bool {
-	return strings.HasSuffix(fn, "_bwd") || fn == "xb_xent" || fn == "xb_copy" || fn == "xb_zero"
+	return strings.HasSuffix(fn, "_bwd") || strings.HasSuffix(fn, "_bwd_cl") || fn == "xb_xent" || fn == "xb_copy" || fn == "xb_zero"
 }

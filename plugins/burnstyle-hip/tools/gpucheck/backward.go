@@ -55,6 +55,8 @@ func verifyBackward(d *gpu.Device, only, cases string) ([]map[string]any, int) {
 		{"125m", "linear", 1, 128, 16, gputtt.Options{}, ""},
 		{"125m", "mlp", 1, 128, 16, gputtt.Options{}, ""},
 		{"125m", "linear", 2, 64, 16, gputtt.Options{ClusterSize: 2}, "cl2"},
+		{"tiny", "linear", 2, 64, 16, gputtt.Options{BwdVariant: 1}, "bwd-v1"}, // the one-block inner backward
+		{"125m", "linear", 1, 128, 16, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
 		// the mamba backbone: its conv block, shared-Q/K convolutions and output gate
 		{"tiny", "linear", 2, 64, 16, gputtt.Options{}, "mamba"},
 		{"tiny", "mlp", 2, 64, 16, gputtt.Options{}, "mamba"},
@@ -222,7 +224,7 @@ func relErr(a, b float64) float64 {
 // weights, as the harness times) and the inner-only training step, with a
 // per-part profile of each: forward parts under their forward names,
 // backward parts ending in _bwd (plus softmax_xent and zero_grads).
-func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
+func timeBackward(d *gpu.Device, size string, L, repeats int, types string) []map[string]any {
 	cases := []struct {
 		typ, dtype string
 		inner      bool
@@ -233,7 +235,12 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 		{"mlp", "float32", false, gputtt.Options{}, ""}, {"mlp", "bfloat16", false, gputtt.Options{}, ""},
 		{"linear", "float32", true, gputtt.Options{}, ""}, {"linear", "bfloat16", true, gputtt.Options{}, ""},
 		{"mlp", "float32", true, gputtt.Options{}, ""},
-		// the linear inner backward's block size (256 by default): the kernel alone
+		// the linear inner backward: the one-block kernel (variant 1) beside the
+		// cluster kernel (the default), in the step and alone; its block size
+		{"linear", "float32", false, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
+		{"linear", "float32", true, gputtt.Options{BwdVariant: 1}, "bwd-v1"},
+		{"linear", "float32", true, gputtt.Options{ClusterSize: 8}, "cl8"}, // forward and backward on 8 or 2 CTAs
+		{"linear", "float32", true, gputtt.Options{ClusterSize: 2}, "cl2"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 512}, "bwd512"},
 		{"linear", "float32", true, gputtt.Options{BwdThreads: 128}, "bwd128"},
 	}
@@ -241,6 +248,9 @@ func timeBackward(d *gpu.Device, size string, L, repeats int) []map[string]any {
 	fmt.Printf("\ntraining step (forward + backward) %s B=1 L=%d K=16, %d timed calls after 3 warmup (device events)\n", size, L, repeats)
 	fmt.Printf("%-6s %-8s %-12s %-7s %-9s %-9s %-9s %-10s %s\n", "type", "dtype", "phase", "tag", "median", "min", "first", "compile", "peak_MiB")
 	for _, c := range cases {
+		if !strings.Contains(types, c.typ) {
+			continue
+		}
 		cfg := check.Config(size, c.typ, c.dtype, c.inner, 1, L)
 		cfg.Backward = true
 		phase := "train"

@@ -54,6 +54,7 @@ func main() {
 	ceilings := flag.Bool("ceilings", true, "measure cuBLAS float32 and bf16 ceilings")
 	chunks := flag.String("chunks", "", "time only the forward at these chunk counts (e.g. 1,2,4,8)")
 	chunkTypes := flag.String("chunktypes", "linear", "inner models timed by -chunks (linear, mlp or both)")
+	btypes := flag.String("btypes", "linear,mlp", "inner models of the training step's timed cases (linear, mlp or both)")
 	forward := flag.Bool("forward", true, "verify and time the forward and inner-only phases")
 	backward := flag.Bool("backward", true, "verify and time the training step (phase backward)")
 	exchanges := flag.String("exchanges", "", "only the cluster kernel's exchanges: verify, then time inner-only and the forward side by side (X or CSxX, e.g. 1,2,3,8x3; exchange.go)")
@@ -174,7 +175,7 @@ func main() {
 			report["timing"] = timeAll(d, *variants, *ceilings, *tsize, *tlen, *repeats)
 		}
 		if *backward {
-			report["timing_backward"] = timeBackward(d, *tsize, *tlen, *repeats)
+			report["timing_backward"] = timeBackward(d, *tsize, *tlen, *repeats, *btypes)
 		}
 	}
 	report["wall_s"] = time.Since(t0).Seconds()

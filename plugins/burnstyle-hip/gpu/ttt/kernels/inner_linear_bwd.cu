@@ -90,7 +90,7 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
   const act_t *q0 = xq + in0, *k0 = xk + in0, *v0 = xv + in0;
   const float* g0 = gate + (long)bh * L;
   const float* do0 = dout + b * dsb + hd * dsh;
-  const float* tr0 = trace + (long)bh * nmb * BSTATE;
+  const float* tr0 = trace + (long)bh * nmb * XB_TRS;
 
   float pq[PVB], pk[PVB], pv[PVB], pd[PVB], pw[PWB], pg = 0.f;
   auto fetch = [&](int n) {
@@ -108,7 +108,7 @@ XB_KERNEL void __launch_bounds__(XB_NTB, 1)
 #pragma unroll
     for (int r = 0; r < PWB; ++r) {
       const int e = tid + XB_NTB * r;
-      if (e < BSTATE) pw[r] = tr0[(long)n * BSTATE + e];
+      if (e < BSTATE) pw[r] = tr0[(long)n * XB_TRS + e];
     }
     if (tid < XB_KB) pg = g0[(long)n * XB_KB + tid];
   };

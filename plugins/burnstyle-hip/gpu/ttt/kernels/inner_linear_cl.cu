@@ -31,9 +31,10 @@
 // head stride) and nmb mini-batches are walked; W1/b1 are the weights or the
 // state a previous chunk left in Wsave/bsave (per head, [F][F] and [F]).
 // trace, when set (the training step), gets the state at the start of every
-// mini-batch, [B*nh][L/KB][F*F + F] (W1 row-major, then b1), stored in the
-// same window as the global loads so no cluster barrier waits for it; a
-// chunk gets trace at its first mini-batch's slot.
+// mini-batch, [B*nh][L/KB][XB_TRS] (W1 row-major, b1, then what the inner
+// backward reads instead of exchanging: row statistics and Zbar), stored
+// in the same window as the global loads so no cluster barrier waits for it;
+// a chunk gets trace at its first mini-batch's slot.
 // Thread t owns element (i = t / FC, c = t % FC); the FC lanes of a row are
 // consecutive lanes of one warp. XB_CS = 1 is the portable fallback (one
 // block per head, cluster barriers become block barriers).
@@ -41,6 +42,12 @@
 #define XB_CS 1
 #endif
 #define FC (XB_F / XB_CS)
+// One mini-batch's record in the training trace: W1 (row-major), b1, then
+// per row 8 floats: mean and 1/s of Z, sum g and sum g*xh of the LayerNorm
+// gradient, mean and 1/s of Zbar, two unused; then Zbar [K][F] (the inner
+// backward reads them instead of exchanging Z's and Zbar's rows again).
+#define XB_TRZ (XB_F * XB_F + XB_F + 8 * XB_KB)
+#define XB_TRS (XB_TRZ + XB_KB * XB_F)
 #define SWT (XB_F + 4)                       // row stride of Wt
 #define AP (XB_F / XB_KB)                    // W columns updated per thread
 #define CL_STAGE (2 * XB_KB * SF + R4(XB_KB))  // Q, K, gate
@@ -382,8 +389,16 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
       m2 *= 1.f / (float)XB_F;
       const float r2 = rsqrtf(fmaxf(s2 * (1.f / (float)XB_F) - m2 * m2, 0.f) + XB_EPS);
       o0[(long)((n - 1) * XB_KB + i) * ost + cg] = stf(qp + lw * (zbp - m2) * r2 + lb);
+      if (trace && rk == 0 && c == 0) {
+        float2 t;
+        t.x = m2, t.y = r2;
+        *(float2*)(trace + ((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_F * XB_F + XB_F + i * 8 + 4) = t;
+      }
     }
-    if (last) break;
+    if (last) {
+      if (trace) trace[((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
+      break;
+    }
     mu *= 1.f / (float)XB_F;
     const float rs = rsqrtf(fmaxf(ms * (1.f / (float)XB_F) - mu * mu, 0.f) + XB_EPS);
     const float xh = (z - mu) * rs;
@@ -418,7 +433,8 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     // heads strided by the whole sequence's L / KB steps (a chunk writes
     // its own steps' slots).
     if (trace) {
-      float* tr = trace + ((long)bh * (L / XB_KB) + n) * (XB_F * XB_F + XB_F);
+      if (n > 0) trace[((long)bh * (L / XB_KB) + n - 1) * XB_TRS + XB_TRZ + i * XB_F + cg] = zbp;
+      float* tr = trace + ((long)bh * (L / XB_KB) + n) * XB_TRS;
 #pragma unroll
       for (int r = 0; r < AP; ++r) tr[(i * AP + r) * XB_F + cg] = Wt[c * SWT + i * AP + r];
       if (i == 0) tr[XB_F * XB_F + cg] = bv[c];
@@ -427,6 +443,11 @@ XB_KERNEL void __launch_bounds__(XB_NT, 1)
     XB_FT(4);
     // (d) G of the owned element.
     G[i * FC + c] = ((float)XB_F * g - sg - xh * sgx) * (rs * (1.f / (float)XB_F));
+    if (trace && rk == 0 && c == 0) {
+      float4 t;
+      t.x = mu, t.y = rs, t.z = sg, t.w = sgx;
+      *(float4*)(trace + ((long)bh * (L / XB_KB) + n) * XB_TRS + XB_F * XB_F + XB_F + i * 8) = t;
+    }
     __syncthreads();
     // (e) Zbar (its LayerNorm comes with the next exchange), the update, the
     // next mini-batch staged.
