@@ -215,14 +215,7 @@ func TestEmuAttentionRefuses(t *testing.T) {
 // dims and at odd lengths, then the times of one Llama-3-8B prefill cell
 // (b4 h32/8 s4096 d128 causal), logged as TFLOP/s by the workload's count.
 func TestGPUAttention(t *testing.T) {
-	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
-		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
-	}
-	d, err := gpu.Open("cuda")
-	if err != nil {
-		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
-	}
-	defer d.Close()
+	d := cudaDevice(t, "a GPU")
 	for _, dt := range []string{"float32", "bfloat16", "float16"} {
 		for _, cores := range []bool{false, true} {
 			if cores && dt == "float32" {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 )
 
@@ -19,14 +18,7 @@ import (
 // the default checks run the wgmma backward and the GradKeys ones the
 // mma.sync backward.
 func TestGPUAttentionGrad(t *testing.T) {
-	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
-		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
-	}
-	d, err := gpu.Open("cuda")
-	if err != nil {
-		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
-	}
-	defer d.Close()
+	d := cudaDevice(t, "a GPU")
 	// 8 programs (NVRTC compiles): the suites' head dims in bfloat16 and
 	// one padded dim per dtype; float32, CUDACores and head dim 256 run the
 	// CUDA-core kernel.

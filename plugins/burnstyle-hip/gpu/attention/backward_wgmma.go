@@ -70,23 +70,11 @@ func (s Spec) gradWGMMAProgram(t gradTiles) (string, []string) {
 		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages), fmt.Sprintf("-DXV_OFF=%d", t.Off)}
 }
 
-// gradMaps are the boxes of q and dout (head dim, rows, batch*heads: 64
-// columns by the tile's 64 rows) and of k and v (64 columns by 128 keys),
-// 128-byte swizzle; rows past a head's end read as zeros.
-func (s Spec) gradMaps(t gradTiles) (q, kv gpu.TiledMap) {
-	d := uint64(s.HeadDim)
-	q = gpu.TiledMap{Dims: []uint64{d, uint64(s.SeqLen), uint64(s.Batch * s.Heads)},
-		Box: []uint32{64, uint32(t.BM), 1}, Swizzle: gpu.TmapSwizzle128B}
-	kv = gpu.TiledMap{Dims: []uint64{d, uint64(s.KVLen), uint64(s.Batch * s.KVHeads)},
-		Box: []uint32{64, uint32(t.BN), 1}, Swizzle: gpu.TmapSwizzle128B}
-	return q, kv
-}
-
 // buildGradWGMMA compiles and loads the wgmma backward's program, looks its
 // kernel up and encodes its four tensor maps. On the worker thread.
 func buildGradWGMMA(d *gpu.Device, g *gradKernel) (uintptr, error) {
 	r, s := d.RT, g.fwd.spec
-	qm, kvm := s.gradMaps(g.tiles)
+	qm, kvm := s.tiledMaps(g.tiles.BM, g.tiles.BN)
 	for _, m := range []struct {
 		dst **gpu.TensorMap
 		p   gpu.Ptr

@@ -2,12 +2,10 @@ package attention_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 )
 
@@ -20,14 +18,7 @@ import (
 // s4096 d128 causal) beside the mma.sync backward's and its older builds',
 // and its kernels' shares.
 func TestGPUAttentionGradWGMMA(t *testing.T) {
-	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
-		t.Skip("needs a GPU: set XBENCH_REQUIRE_GPU=1")
-	}
-	d, err := gpu.Open("cuda")
-	if err != nil {
-		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
-	}
-	defer d.Close()
+	d := cudaDevice(t, "a GPU")
 	probe := attnSpec(1, 1, 1, 64, 64, 128, false, "bfloat16")
 	if tm, err := attention.TimeGrad(context.Background(), d, probe, "backward", 0, 1, 1, false); err != nil {
 		t.Fatalf("%s: %v", probe, err)

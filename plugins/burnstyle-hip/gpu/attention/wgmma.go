@@ -101,23 +101,24 @@ func wgmmaSource() string {
 		"attention_wgmma.cu")
 }
 
-// wgmmaMaps are the boxes of q (3-d: head dim, rows, batch*heads) and of k
-// and v (head dim, keys, batch*kv heads): 64 columns (the 128-byte swizzle
-// span) by the tile's rows (q 128, k and v BN), so a tile's halves are two
-// copies. Rows past a head's end read as zeros: the kernel masks those keys
-// and skips those rows.
-func (s Spec) wgmmaMaps(t attnTiles) (q, kv gpu.TiledMap) {
+// tiledMaps are the TMA boxes of q (3-d: head dim, rows, batch*heads; also
+// dout's in the backward) and of k and v (head dim, keys, batch*kv heads):
+// 64 columns (the 128-byte swizzle span) by bm rows for q and bn keys for k
+// and v, so a tile wider than 64 columns is two copies. Rows past a head's
+// end read as zeros: the kernels mask those keys and skip those rows. The
+// forward (BM 128, BN its key tile) and the backward (BM 64, BN 128) share it.
+func (s Spec) tiledMaps(bm, bn int) (q, kv gpu.TiledMap) {
 	d := uint64(s.HeadDim)
 	q = gpu.TiledMap{Dims: []uint64{d, uint64(s.SeqLen), uint64(s.Batch * s.Heads)},
-		Box: []uint32{64, uint32(t.BM), 1}, Swizzle: gpu.TmapSwizzle128B}
+		Box: []uint32{64, uint32(bm), 1}, Swizzle: gpu.TmapSwizzle128B}
 	kv = gpu.TiledMap{Dims: []uint64{d, uint64(s.KVLen), uint64(s.Batch * s.KVHeads)},
-		Box: []uint32{64, uint32(t.BN), 1}, Swizzle: gpu.TmapSwizzle128B}
+		Box: []uint32{64, uint32(bn), 1}, Swizzle: gpu.TmapSwizzle128B}
 	return q, kv
 }
 
 // encodeMaps makes a's three tensor maps (after allocation, before launch).
 func (a *attnKernel) encodeMaps(r *gpu.Runtime) error {
-	qm, kvm := a.spec.wgmmaMaps(a.tiles)
+	qm, kvm := a.spec.tiledMaps(a.tiles.BM, a.tiles.BN)
 	for _, m := range []struct {
 		dst **gpu.TensorMap
 		p   gpu.Ptr

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"testing"
 
@@ -22,14 +21,7 @@ import (
 
 func hopper(t *testing.T) *gpu.Device {
 	t.Helper()
-	if os.Getenv("XBENCH_REQUIRE_GPU") != "1" {
-		t.Skip("needs an H100: set XBENCH_REQUIRE_GPU=1")
-	}
-	d, err := gpu.Open("cuda")
-	if err != nil {
-		t.Fatalf("XBENCH_REQUIRE_GPU=1 but no CUDA GPU opened: %v", err)
-	}
-	t.Cleanup(d.Close)
+	d := cudaDevice(t, "an H100")
 	if sm := d.RT.SM(); sm != 90 {
 		t.Fatalf("the wgmma kernel needs sm_90, this device is sm_%d (%s)", sm, d.Info().Name)
 	}

@@ -70,7 +70,7 @@ func TestWGMMAGeometry(t *testing.T) {
 		if n := tl.smemBytes(); n > 227<<10 || n != 1024+128*d*2+2*tl.Stages*tl.BN*d*2+8*(1+3*tl.Stages) {
 			t.Errorf("%+v: %d bytes of shared memory", tc, n)
 		}
-		q, kv := s.wgmmaMaps(tl)
+		q, kv := s.tiledMaps(tl.BM, tl.BN)
 		if q.Dims[1] != 300 || q.Dims[2] != 8 || kv.Dims[1] != 200 || kv.Dims[2] != 4 || q.Box[0] != 64 || q.Box[1] != 128 || kv.Box[1] != uint32(tc.wantBN) {
 			t.Errorf("%+v: maps q %+v kv %+v", tc, q, kv)
 		}
