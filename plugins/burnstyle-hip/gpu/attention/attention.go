@@ -123,6 +123,11 @@ type Spec struct {
 	// WGMMAKeyRows is the wgmma kernel's k/v tile: 64 or 128 keys, 0 for
 	// the default (wgmmaTiles).
 	WGMMAKeyRows int
+
+	// lse is set by gradSpec (backward.go) for the backward phases'
+	// forward: the wgmma kernel is then built with XW_LSE (it writes the
+	// rows' log-sum-exp); the forward alone keeps the build without it.
+	lse bool
 }
 
 // AttentionTiming is what TimeAttention measured.
