@@ -42,7 +42,10 @@
 // no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
 // TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
 // (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there, the
-// wgmma-overlap variant runs the overlapped schedule.
+// wgmma-overlap variant runs the overlapped schedule. The backward phases'
+// forward (backward.go's gradSpec) runs the same kernel built with XW_LSE,
+// which also writes each row's log-sum-exp for the backward; the forward
+// alone is built without it.
 package attention
 
 import (
