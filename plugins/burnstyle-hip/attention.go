@@ -28,8 +28,9 @@ const attentionName = attention.Name
 // equal" defaults of kv_heads and kv_len.
 // mmaSyncVariant runs the attention on the mma.sync kernels where the
 // Hopper (wgmma) kernels would run (sm_90, bfloat16 or float16, head dim
-// 64 or 128): the forward, and in the backward phases the backward too
-// (the forward that saves the backward's state is mma.sync anyway).
+// 64 or 128): the forward, and in the backward phases both the forward
+// that saves the backward's state (the plain backend's is the wgmma kernel
+// built to save it) and the backward.
 // Elsewhere it runs what the plain backend runs. The baseline the wgmma
 // kernels are measured against, in the same run.
 var mmaSyncVariant = backend.Variant{

@@ -42,7 +42,10 @@
 // no emulator stand-in: NVRTC compiles it here (TestWGMMANVRTC),
 // TestGPUWGMMADebug and TestGPUWGMMA check it on an H100
 // (scripts/h100-wgmma.sh). The mma-sync variant keeps mma.sync there, the
-// wgmma-overlap variant runs the overlapped schedule.
+// wgmma-overlap variant runs the overlapped schedule. The backward phases'
+// forward (backward.go's gradSpec) runs the same kernel built with XW_LSE,
+// which also writes each row's log-sum-exp for the backward; the forward
+// alone is built without it.
 package attention
 
 import (
@@ -123,6 +126,11 @@ type Spec struct {
 	// WGMMAKeyRows is the wgmma kernel's k/v tile: 64 or 128 keys, 0 for
 	// the default (wgmmaTiles).
 	WGMMAKeyRows int
+
+	// lse is set by gradSpec (backward.go) for the backward phases'
+	// forward: the wgmma kernel is then built with XW_LSE (it writes the
+	// rows' log-sum-exp); the forward alone keeps the build without it.
+	lse bool
 }
 
 // AttentionTiming is what TimeAttention measured.

@@ -1,12 +1,13 @@
 package attention
 
 // The attention backward phases on CUDA (kernels/attention_bwd.cu): one
-// forward that saves each row's log-sum-exp (the mma.sync kernel for
-// bfloat16 and float16 from sm_80, the CUDA-core kernel else: the wgmma
-// kernel saves none), then three kernels: D = rowsum(dout * out) (which
-// also zeroes the float32 dq accumulator), the main kernel (dk, dv, and dq
-// by float32 atomics), and dq rounded to the dtype. backward times those
-// three after a forward made before timing; both times the four.
+// forward that saves each row's log-sum-exp (the kernel the forward alone
+// would run: wgmma built with XW_LSE on sm_90 where it runs, mma.sync for
+// bfloat16 and float16 from sm_80, the CUDA-core kernel else), then three
+// kernels: D = rowsum(dout * out) (which also zeroes the float32 dq
+// accumulator), the main kernel (dk, dv, and dq by float32 atomics), and
+// dq rounded to the dtype. backward times those three after a forward made
+// before timing; both times the four.
 
 import (
 	"fmt"
@@ -121,6 +122,7 @@ type gradKernel struct {
 	fwd                  *attnKernel
 	pre, bwd, cvt        uintptr
 	bmod                 uintptr        // the wgmma backward's own program, else 0
+	amod                 uintptr        // the program of pre, cvt (and an mma.sync or CUDA-core bwd) when the forward's (wgmma) lacks them, else 0
 	tq, tk, tv, tg       *gpu.TensorMap // its maps of q, k, v, dout
 	dout, dd, dq32       gpu.Ptr
 	dq, dk, dv           gpu.Ptr
@@ -128,11 +130,28 @@ type gradKernel struct {
 	regs, local, preRegs int
 }
 
-// gradSpec is the spec the backward phases run: the forward on the kernel
-// that saves the log-sum-exp (MMASync keeps it off the wgmma kernel).
+// gradSpec is the spec the backward phases run: the forward that saves
+// the log-sum-exp. The mma.sync and CUDA-core kernels save it whenever
+// given the buffer; the wgmma kernel only when built with XW_LSE (lse).
+// MMASync (the mma-sync variant) keeps the mma.sync forward here too.
+//
+// On the H100 at the issue-30 shape the mma.sync forward took about 2.5 ms
+// of "both" (6.35 ms) where the wgmma forward alone takes 1.06.
 func gradSpec(spec Spec) Spec {
-	spec.MMASync = true
+	spec.lse = true
 	return spec
+}
+
+// gradAuxProgram is the program holding the backward's other kernels when
+// the forward's is the wgmma one (sm_90a, which holds none of them): with
+// the wgmma backward only pre and dq, so attention.cu and attention_bwd.cu
+// (a fraction of the whole program's NVRTC time); else the whole mma.sync
+// program, whose backward kernel runs.
+func (s Spec) gradAuxProgram(t gradTiles) (string, []string) {
+	if t.WGMMA {
+		return gpu.Program(kernelFS, "attention.cu", "attention_bwd.cu"), s.defines()
+	}
+	return s.source(), s.defines()
 }
 
 // allocGrad allocates the forward's buffers and lse, dout, D, the float32
@@ -172,6 +191,13 @@ func buildGrad(d *gpu.Device, g *gradKernel) error {
 		return err
 	}
 	var err error
+	mod := g.fwd.mod
+	if g.fwd.tiles.Stages > 0 { // the wgmma forward's program holds no backward kernel
+		if g.amod, _, err = r.Module(g.fwd.spec.gradAuxProgram(g.tiles)); err != nil {
+			return fmt.Errorf("%s backward: compile: %w", g.fwd.spec, err)
+		}
+		mod = g.amod
+	}
 	fns := []struct {
 		fn   *uintptr
 		name string
@@ -183,7 +209,7 @@ func buildGrad(d *gpu.Device, g *gradKernel) error {
 		fns = append(fns[:1], fns[2])
 	}
 	for _, k := range fns {
-		if *k.fn, err = r.Function(g.fwd.mod, k.name); err != nil {
+		if *k.fn, err = r.Function(mod, k.name); err != nil {
 			return fmt.Errorf("%s backward: %w", g.fwd.spec, err)
 		}
 	}
@@ -249,8 +275,10 @@ func (g *gradKernel) free(r *gpu.Runtime) {
 			r.Free(p)
 		}
 	}
-	if g.bmod != 0 {
-		r.Drv.ModuleUnload(g.bmod)
+	for _, m := range []uintptr{g.bmod, g.amod} {
+		if m != 0 {
+			r.Drv.ModuleUnload(m)
+		}
 	}
 	g.fwd.free(r)
 }

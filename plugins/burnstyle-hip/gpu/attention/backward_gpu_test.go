@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
@@ -16,7 +17,9 @@ import (
 // the issue-30 shape (b4 h32/8 s4096 d128 causal) of the mma.sync
 // backward, logged as TFLOP/s by the workload's count (2.5 F). On an H100
 // the default checks run the wgmma backward and the GradKeys ones the
-// mma.sync backward.
+// mma.sync backward. Every check also compares the rows' lse the forward
+// saved (on an H100 the wgmma forward built with XW_LSE, except for the
+// mma-sync variant's MMASync) with float64.
 func TestGPUAttentionGrad(t *testing.T) {
 	d := cudaDevice(t, "a GPU")
 	// 8 programs (NVRTC compiles): the suites' head dims in bfloat16 and
@@ -29,7 +32,13 @@ func TestGPUAttentionGrad(t *testing.T) {
 		}
 		for _, dim := range dims {
 			for _, causal := range []bool{false, true} {
-				checkGrad(t, d, attnSpec(1, 4, 2, 300, 300, dim, causal, dt))
+				s := attnSpec(1, 4, 2, 300, 300, dim, causal, dt)
+				build := checkGrad(t, d, s)
+				// On an H100 the 16-bit checks' forward is the wgmma kernel
+				// saving the lse (checked against float64 by checkGrad).
+				if d.RT.SM() == 90 && dt != "float32" && !strings.Contains(build, "forward xa_attention_wgmma") {
+					t.Errorf("%s on sm_90: the backward's forward is not the wgmma kernel: %s", s, build)
+				}
 			}
 		}
 		checkGrad(t, d, attnSpec(2, 4, 1, 77, 203, 40, false, dt))
@@ -39,8 +48,15 @@ func TestGPUAttentionGrad(t *testing.T) {
 	cc.CUDACores = true
 	checkGrad(t, d, cc)
 	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 300, 300, 64, true, "bfloat16"), attnSpec(1, 4, 2, 300, 300, 128, false, "float16")} {
-		s.GradMMASync = true // the mma.sync backward where the wgmma one is the default
+		s.GradMMASync = true // the mma.sync backward where the wgmma one is the default (after the wgmma forward's lse)
 		checkGrad(t, d, s)
+	}
+	{ // the mma-sync variant: mma.sync forward and backward everywhere
+		s := attnSpec(1, 4, 2, 203, 300, 128, false, "bfloat16")
+		s.MMASync, s.GradMMASync = true, true
+		if build := checkGrad(t, d, s); !strings.Contains(build, "forward xa_attention_mma") || !strings.Contains(build, "backward xa_attention_bwd_mma") {
+			t.Errorf("%s (the mma-sync variant): ran %s", s, build)
+		}
 	}
 	for _, causal := range []bool{false, true} { // the wider key tile
 		s := attnSpec(1, 4, 2, 300, 300, 128, causal, "bfloat16")

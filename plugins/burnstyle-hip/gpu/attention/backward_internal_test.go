@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
@@ -49,5 +50,66 @@ func TestGradTiles(t *testing.T) {
 			t.Errorf("%s d=%d keys=%d CUDACores=%v sm_%d: %+v (%d B), want tensor cores %v with %d keys",
 				tc.dtype, tc.d, tc.keys, tc.cores, tc.r.SM(), got, got.smemBytes(), tc.mma, tc.runKeys)
 		}
+	}
+}
+
+// TestGradForwardSelect states which forward the backward phases run (the
+// one that saves the rows' lse): on sm_90 with tensor maps the wgmma kernel
+// wherever the forward alone runs it, built with XW_LSE (the forward
+// alone's build never is), in either schedule; mma.sync for the mma-sync
+// variant (MMASync), other head dims, other generations and without tensor
+// maps (the emulator); CUDA cores for float32. Beside the wgmma forward
+// the backward's pre and dq come from gradAuxProgram: attention_bwd.cu
+// alone under the wgmma backward, the whole mma.sync program under the
+// mma.sync one (GradMMASync), whose kernel it holds.
+func TestGradForwardSelect(t *testing.T) {
+	base := Spec{AttentionShape: cpu.AttentionShape{Batch: 4, Heads: 32, KVHeads: 8, SeqLen: 4096, KVLen: 4096, HeadDim: 128, Causal: true}, Dtype: "bfloat16"}
+	for _, tc := range []struct {
+		name string
+		edit func(*Spec)
+		sm   int
+		want string
+	}{
+		{"issue shape", func(*Spec) {}, 90, "xa_attention_wgmma"},
+		{"overlap", func(s *Spec) { s.WGMMAOverlap = true }, 90, "xa_attention_wgmma"},
+		{"float16 d64", func(s *Spec) { s.Dtype, s.HeadDim = "float16", 64 }, 90, "xa_attention_wgmma"},
+		{"kv_len != seq_len", func(s *Spec) { s.KVLen, s.Causal = 77, false }, 90, "xa_attention_wgmma"},
+		{"mma.sync backward", func(s *Spec) { s.GradMMASync = true }, 90, "xa_attention_wgmma"},
+		{"mma-sync variant", func(s *Spec) { s.MMASync, s.GradMMASync = true, true }, 90, "xa_attention_mma"},
+		{"d96", func(s *Spec) { s.HeadDim = 96 }, 90, "xa_attention_mma"},
+		{"sm_80", func(*Spec) {}, 80, "xa_attention_mma"},
+		{"float32", func(s *Spec) { s.Dtype = "float32" }, 90, "xa_attention_fwd"},
+	} {
+		s := base
+		tc.edit(&s)
+		g := gradSpec(s)
+		ft := g.tiles(tc.sm)
+		if got := ft.kernel(); got != tc.want {
+			t.Errorf("%s (sm_%d): the backward's forward runs %s, want %s", tc.name, tc.sm, got, tc.want)
+		}
+		if ft.Stages == 0 {
+			continue
+		}
+		_, defs := g.program(ft)
+		_, plain := s.program(s.tiles(tc.sm))
+		if !strings.Contains(strings.Join(defs, " "), "-DXW_LSE=1") || strings.Contains(strings.Join(plain, " "), "XW_LSE") {
+			t.Errorf("%s: the backward's forward is built with %q, the forward alone with %q: want XW_LSE=1 in the first only", tc.name, defs, plain)
+		}
+		if s.WGMMAOverlap != strings.Contains(strings.Join(defs, " "), "-DXW_OVERLAP=1") {
+			t.Errorf("%s: the backward's forward lost its schedule: %q", tc.name, defs)
+		}
+		aux, _ := g.gradAuxProgram(g.gradWGMMATiles())
+		if !s.GradMMASync {
+			if !strings.Contains(aux, "xa_attention_bwd_pre") || !strings.Contains(aux, "xa_attention_bwd_dq") || strings.Contains(aux, "xa_attention_bwd_mma") {
+				t.Errorf("%s: the pre/dq program beside the wgmma forward and backward holds the wrong kernels", tc.name)
+			}
+		} else if aux, _ = g.gradAuxProgram(gradTiles{MMA: true}); !strings.Contains(aux, "xa_attention_bwd_mma") {
+			t.Errorf("%s: the program beside the wgmma forward lacks the mma.sync backward", tc.name)
+		}
+	}
+	// The emulator (sm_90 without the driver's tensor maps) keeps mma.sync.
+	r := &gpu.Runtime{ArchOpts: []string{"--gpu-architecture=sm_90"}}
+	if got := gradSpec(base).deviceTiles(r).kernel(); got != "xa_attention_mma" {
+		t.Errorf("sm_90 without tensor maps: the backward's forward runs %s, want xa_attention_mma", got)
 	}
 }

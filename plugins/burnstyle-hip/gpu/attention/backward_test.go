@@ -65,11 +65,75 @@ func refGrad(s attention.Spec, q, k, v, dout []float32) (dq, dk, dv []float64) {
 	return dq, dk, dv
 }
 
+// refLSE is each row's saved state in float64: the log2-sum-exp2 of its
+// visible scores in log2 units (ln(sum exp(q.k / sqrt(D))) / ln 2, what
+// xa_lse computes), +inf for a row that sees no key.
+func refLSE(s attention.Spec, q, k []float32) []float64 {
+	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
+	out := make([]float64, s.Batch*s.Heads*S)
+	sc := make([]float64, KV)
+	for bh := 0; bh < s.Batch*s.Heads; bh++ {
+		kb := (bh/s.Heads*s.KVHeads + bh%s.Heads/g) * KV * D
+		for i := 0; i < S; i++ {
+			n := KV
+			if s.Causal {
+				n = max(0, min(KV, i+KV-S+1))
+			}
+			m, l := math.Inf(-1), 0.0
+			for j := 0; j < n; j++ {
+				var acc float64
+				for t := 0; t < D; t++ {
+					acc += float64(q[(bh*S+i)*D+t]) * float64(k[kb+j*D+t])
+				}
+				sc[j] = acc / math.Sqrt(float64(D))
+				m = math.Max(m, sc[j])
+			}
+			for j := 0; j < n; j++ {
+				l += math.Exp(sc[j] - m)
+			}
+			out[bh*S+i] = math.Inf(1)
+			if n > 0 {
+				out[bh*S+i] = (m + math.Log(l)) * math.Log2E
+			}
+		}
+	}
+	return out
+}
+
+// checkLSE compares the rows' lse the backward's forward saved with
+// refLSE: within 2e-3 + 1e-4 |lse| (log2 units: float32 scores of inputs
+// exact in the dtype), +inf exactly where a row sees no key, no row left
+// unwritten (NaN).
+func checkLSE(t *testing.T, s attention.Spec, got []float32, want []float64) {
+	t.Helper()
+	worst, bad := 0.0, 0
+	for i, w := range want {
+		g := float64(got[i])
+		if math.IsInf(w, 1) || math.IsInf(g, 0) || math.IsNaN(g) {
+			if !(math.IsInf(w, 1) && math.IsInf(g, 1)) {
+				if bad++; bad <= 3 {
+					t.Errorf("%s lse row %d: %v, want %v", s, i, g, w)
+				}
+			}
+			continue
+		}
+		worst = math.Max(worst, math.Abs(g-w)/(2e-3+1e-4*math.Abs(w)))
+	}
+	t.Logf("%s lse: worst error %.3g of the tolerance", s, worst)
+	if bad > 0 || !(worst <= 1) {
+		t.Errorf("%s lse: worst error %.3g of the tolerance, %d rows wrong or unwritten", s, worst, bad)
+	}
+}
+
 // gradTol: float32 is accumulation order (dq by atomics in any order); the
 // 16-bit types round the gradients to the type and the forward's p.
 var gradTol = map[string]float64{"float32": 5e-6, "bfloat16": 1e-2, "float16": 2e-3}
 
-func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) {
+// checkGrad runs s's forward and backward on d once (attention.ExportGradLSE)
+// and checks out, dq, dk, dv and the rows' saved lse against float64;
+// returns the build that ran (the forward that saved the lse, then the
+// backward), so a caller can state which kernels it checked.
+func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) string {
 	t.Helper()
 	r := rand.New(rand.NewPCG(uint64(s.HeadDim), uint64(s.KVLen)))
 	round := map[string]func(float32) float32{"float32": func(x float32) float32 { return x },
@@ -82,10 +146,11 @@ func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) {
 		return x
 	}
 	q, k, v, dout := fill(s.QLen(), 2), fill(s.KLen(), 2), fill(s.KLen(), 1), fill(s.QLen(), 1)
-	out, dq, dk, dv, err := attention.ExportGrad(context.Background(), d, s, q, k, v, dout)
+	out, dq, dk, dv, lse, build, err := attention.ExportGradLSE(d, s, q, k, v, dout)
 	if err != nil {
 		t.Fatalf("%s: %v", s, err)
 	}
+	checkLSE(t, s, lse, refLSE(s, q, k))
 	wq, wk, wv := refGrad(s, q, k, v, dout)
 	for _, c := range []struct {
 		name string
@@ -108,6 +173,7 @@ func checkGrad(t *testing.T, d *gpu.Device, s attention.Spec) {
 			t.Errorf("%s %s: rel L2 %.3g (tol %g), %d NaN/unwritten", s, c.name, e, gradTol[s.Dtype], nan)
 		}
 	}
+	return build
 }
 
 // TestEmuAttentionGrad: the backward kernels against float64 at odd sizes:
@@ -140,6 +206,7 @@ func TestEmuAttentionGrad(t *testing.T) {
 		s.GradKeys = 64
 		checkGrad(t, d, s)
 	}
+
 	// 128 keys a block: 2 kv tiles, rows with no key, GQA.
 	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 150, 150, 16, true, "bfloat16"), attnSpec(1, 2, 1, 200, 133, 128, true, "bfloat16")} {
 		s.GradKeys = 128

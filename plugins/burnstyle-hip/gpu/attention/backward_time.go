@@ -106,20 +106,37 @@ func upload(r *gpu.Runtime, g *gradKernel, hq, hk, hv, hg []byte) error {
 // workload's shapes. Every output is poisoned with NaN first, so an element
 // a kernel misses shows.
 func ExportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []float32) (out, dq, dk, dv []float32, err error) {
-	if err := checkGrad(d, spec); err != nil {
+	e, err := exportGrad(ctx, d, spec, q, k, v, dout)
+	if err != nil {
 		return nil, nil, nil, nil, err
 	}
+	return e.out, e.dq, e.dk, e.dv, nil
+}
+
+// gradExport is exportGrad's result: ExportGrad's four, the rows' saved
+// lse ([B, H, S], log2 units as xa_lse) and the build (describe).
+type gradExport struct {
+	out, dq, dk, dv, lse []float32
+	build                string
+}
+
+func exportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []float32) (gradExport, error) {
+	var e gradExport
+	if err := checkGrad(d, spec); err != nil {
+		return e, err
+	}
 	if len(q) != spec.QLen() || len(k) != spec.KLen() || len(v) != spec.KLen() || len(dout) != spec.QLen() {
-		return nil, nil, nil, nil, fmt.Errorf("%s backward: q, k, v, dout have %d, %d, %d, %d elements; want %d, %d, %d, %d",
+		return e, fmt.Errorf("%s backward: q, k, v, dout have %d, %d, %d, %d elements; want %d, %d, %d, %d",
 			spec, len(q), len(k), len(v), len(dout), spec.QLen(), spec.KLen(), spec.KLen(), spec.QLen())
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, nil, err
+		return e, err
 	}
 	_, dt, _, _ := attnDtypeCode(spec.Dtype)
 	hq, hk, hv, hg := gpu.Encode(q, dt), gpu.Encode(k, dt), gpu.Encode(v, dt), gpu.Encode(dout, dt)
-	raw := [4][]byte{make([]byte, len(hq)), make([]byte, len(hq)), make([]byte, len(hk)), make([]byte, len(hk))}
-	err = d.W.Do(func() error {
+	raw := [5][]byte{make([]byte, len(hq)), make([]byte, len(hq)), make([]byte, len(hk)), make([]byte, len(hk)),
+		make([]byte, 4*spec.Batch*spec.Heads*spec.SeqLen)}
+	err := d.W.Do(func() error {
 		r := d.RT
 		g, err := allocGrad(d, spec)
 		if err != nil {
@@ -132,9 +149,13 @@ func ExportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []f
 		if err := upload(r, g, hq, hk, hv, hg); err != nil {
 			return err
 		}
-		dst := [4]gpu.Ptr{g.fwd.o, g.dq, g.dk, g.dv}
+		dst := [5]gpu.Ptr{g.fwd.o, g.dq, g.dk, g.dv, g.fwd.lse}
 		for i, p := range dst {
-			if err := r.Fill32(p, gpu.NaNWord(dt), r4b(int64(len(raw[i])))/4); err != nil {
+			word := gpu.NaNWord(dt)
+			if i == 4 {
+				word = gpu.NaNWord(gpu.CudaR32F)
+			}
+			if err := r.Fill32(p, word, r4b(int64(len(raw[i])))/4); err != nil {
 				return err
 			}
 		}
@@ -153,12 +174,15 @@ func ExportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []f
 				return err
 			}
 		}
+		e.build = g.describe()
 		return nil
 	})
 	if err != nil {
-		return nil, nil, nil, nil, err
+		return gradExport{}, err
 	}
-	return gpu.Decode(raw[0], dt), gpu.Decode(raw[1], dt), gpu.Decode(raw[2], dt), gpu.Decode(raw[3], dt), nil
+	e.out, e.dq, e.dk, e.dv = gpu.Decode(raw[0], dt), gpu.Decode(raw[1], dt), gpu.Decode(raw[2], dt), gpu.Decode(raw[3], dt)
+	e.lse = gpu.Decode(raw[4], gpu.CudaR32F)
+	return e, nil
 }
 
 // TimeGradShared is TimeGrad on Shared("cuda").

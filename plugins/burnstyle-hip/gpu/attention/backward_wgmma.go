@@ -2,8 +2,9 @@ package attention
 
 // The Hopper backward (kernels/attention_bwd_wgmma.cu): when it runs, its
 // geometry, its program and its tensor maps. backward.go's gradTiles picks
-// it; the preprocess and the dq rounding stay those of the mma.sync
-// program, which also holds the forward that saves the rows' lse.
+// it; the preprocess and the dq rounding stay those of attention_bwd.cu
+// (in the forward's program, or gradAuxProgram's beside the wgmma
+// forward, which saves the rows' lse when built with XW_LSE).
 
 import (
 	"fmt"
@@ -108,4 +109,26 @@ func GradCompileReport(spec Spec) (string, error) {
 	}
 	src, defines := spec.gradWGMMAProgram(spec.gradWGMMATiles())
 	return gpu.NVRTCReport(src, defines, wgmmaArch)
+}
+
+// GradForwardCompileReport compiles, with NVRTC alone for sm_90a, the
+// forward the backward phases run on an H100 for spec (the wgmma kernel
+// built with XW_LSE where it runs, else the mma.sync program) and the
+// program of the backward's pre and dq kernels beside it, and returns
+// ptxas's reports of both.
+func GradForwardCompileReport(spec Spec) (string, error) {
+	if err := spec.check(); err != nil {
+		return "", err
+	}
+	g := gradSpec(spec)
+	ft := g.tiles(90)
+	src, defines := g.program(ft)
+	log, err := gpu.NVRTCReport(src, defines, wgmmaArch)
+	if err != nil || ft.Stages == 0 {
+		return log, err
+	}
+	gt := gradTiles{WGMMA: g.gradWGMMA(90), MMA: !g.gradWGMMA(90)}
+	src, defines = g.gradAuxProgram(gt)
+	aux, err := gpu.NVRTCReport(src, defines, "sm_90")
+	return log + aux, err
 }

@@ -16,7 +16,9 @@ import (
 // seq_len (rows that see no key), 700 tokens, two ring depths, the older
 // builds (GradWGMMAOff); then its time at the issue-30 shape (b4 h32/8
 // s4096 d128 causal) beside the mma.sync backward's and its older builds',
-// and its kernels' shares.
+// and its kernels' shares; "both" with the backward's forward on the
+// wgmma kernel saving the lse (the default), on mma.sync (MMASync, as
+// before) and in the overlapped schedule.
 func TestGPUAttentionGradWGMMA(t *testing.T) {
 	d := cudaDevice(t, "a GPU")
 	probe := attnSpec(1, 1, 1, 64, 64, 128, false, "bfloat16")
@@ -56,28 +58,43 @@ func TestGPUAttentionGradWGMMA(t *testing.T) {
 	for _, s := range builds {
 		checkGrad(t, d, s)
 	}
+	// The forward's other schedule (the wgmma-overlap variant's, 96-key
+	// tiles at head dim 128) saving the lse: rows that see no key, GQA.
+	for _, s := range []attention.Spec{attnSpec(1, 4, 2, 203, 77, 64, true, "float16"), attnSpec(1, 4, 2, 300, 300, 128, true, "bfloat16")} {
+		s.WGMMAOverlap = true
+		if build := checkGrad(t, d, s); !strings.Contains(build, "overlapped") || !strings.Contains(build, "saves the rows' lse") {
+			t.Errorf("%s overlap: the backward's forward is %s", s, build)
+		}
+	}
 	// The mma.sync backward, then the wgmma builds: the default, each of
 	// its changes off alone, 1 and 4 together, the first build (7), 3
 	// stages beside red.global, the default again (the spread of one
 	// build's times in this run), both phases.
+	// "both" last: the default (the wgmma forward saving the lse), then
+	// with the mma.sync forward (MMASync: what both ran before the wgmma
+	// forward could save it), then the overlapped forward.
 	type timed struct {
 		phase, dt   string
 		mmaSync     bool
 		off, stages int
+		fwdMMA      bool
+		overlap     bool
 	}
-	for _, tc := range []timed{{"backward", "bfloat16", true, 0, 0}, {"backward", "bfloat16", false, 0, 0},
-		{"backward", "bfloat16", false, 1, 0}, {"backward", "bfloat16", false, 2, 0}, {"backward", "bfloat16", false, 4, 0},
-		{"backward", "bfloat16", false, 5, 0}, {"backward", "bfloat16", false, 7, 0}, {"backward", "bfloat16", false, 5, 3},
-		{"backward", "bfloat16", false, 0, 0}, {"both", "bfloat16", false, 0, 0}} {
+	for _, tc := range []timed{{"backward", "bfloat16", true, 0, 0, false, false}, {"backward", "bfloat16", false, 0, 0, false, false},
+		{"backward", "bfloat16", false, 1, 0, false, false}, {"backward", "bfloat16", false, 2, 0, false, false}, {"backward", "bfloat16", false, 4, 0, false, false},
+		{"backward", "bfloat16", false, 5, 0, false, false}, {"backward", "bfloat16", false, 7, 0, false, false}, {"backward", "bfloat16", false, 5, 3, false, false},
+		{"backward", "bfloat16", false, 0, 0, false, false}, {"both", "bfloat16", false, 0, 0, false, false},
+		{"both", "bfloat16", false, 0, 0, true, false}, {"both", "bfloat16", false, 0, 0, false, true}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
-		s.GradMMASync, s.GradWGMMAOff, s.GradStages = tc.mmaSync, tc.off, tc.stages
+		s.GradMMASync, s.GradWGMMAOff, s.GradStages, s.MMASync, s.WGMMAOverlap = tc.mmaSync, tc.off, tc.stages, tc.fwdMMA, tc.overlap
 		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, 3, 15, 1, false)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s, tc.phase, err)
 		}
 		ms := slices.Sorted(slices.Values(tm.SamplesMs))[len(tm.SamplesMs)/2]
 		f := 4.0 * 4 * 32 * 4096 * 4096 * 128 / 2 * map[string]float64{"backward": 2.5, "both": 3.5}[tc.phase]
-		t.Logf("TIMING %s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, tc.phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
+		fwd := map[[2]bool]string{{false, false}: "", {true, false}: " fwd=mma-sync", {false, true}: " fwd=wgmma-overlap"}[[2]bool{tc.fwdMMA, tc.overlap}]
+		t.Logf("TIMING %s%s %s: median %.3f ms, %.1f TFLOP/s, compile %.0f ms; %s", s, fwd, tc.phase, ms, f/ms/1e9, tm.CompileMs, tm.Kernel)
 	}
 	s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
 	parts, err := attention.TimeGradParts(context.Background(), d, s, 5, 1)

@@ -44,3 +44,45 @@ func TestGradWGMMANVRTC(t *testing.T) {
 		}
 	}
 }
+
+// TestGradForwardNVRTC compiles the forward the backward phases run on an
+// H100 (the wgmma kernel built with XW_LSE: it also writes the rows'
+// log-sum-exp) with the real NVRTC for sm_90a, in both schedules (serial,
+// the default, and the overlap of the wgmma-overlap variant, the one
+// nearest its registers' limit) at both head dims, and the program of the
+// backward's pre and dq kernels beside it; it fails on a compile or ptxas
+// error, a spill, ptxas serializing the products or ignoring setmaxnreg,
+// or a program without its kernels.
+func TestGradForwardNVRTC(t *testing.T) {
+	if os.Getenv("XBENCH_LIBNVRTC") == "" {
+		t.Skip("set XBENCH_LIBNVRTC to a libnvrtc.so to compile the wgmma attention forward for sm_90a")
+	}
+	t.Parallel()
+	for _, b := range []struct {
+		dt      string
+		dim     int
+		overlap bool
+	}{{"bfloat16", 128, false}, {"bfloat16", 128, true}, {"float16", 64, false}, {"float16", 64, true}} {
+		s := attnSpec(1, 1, 1, 1, 1, b.dim, true, b.dt)
+		s.WGMMAOverlap = b.overlap
+		name := s.String() + map[bool]string{false: " serial", true: " overlap"}[b.overlap]
+		log, err := attention.GradForwardCompileReport(s)
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", name, err, log)
+		}
+		t.Logf("%s:\n%s", name, log)
+		for _, k := range []string{"xa_attention_wgmma", "xa_attention_bwd_pre", "xa_attention_bwd_dq"} {
+			if !strings.Contains(log, k) {
+				t.Errorf("%s: ptxas reports no %s (compiled out?):\n%s", name, k, log)
+			}
+		}
+		for _, bad := range []string{"C7508", "C7510", "C7512", "serialized", "setmaxnreg ignored"} {
+			if strings.Contains(log, bad) {
+				t.Errorf("%s: ptxas says %q:\n%s", name, bad, log)
+			}
+		}
+		if stores, loads := ptxasSpills(t, name, log); stores > 0 || loads > 0 {
+			t.Errorf("%s spills %d/%d bytes:\n%s", name, stores, loads, log)
+		}
+	}
+}

@@ -79,8 +79,11 @@ func (a *attnKernel) launch(r *gpu.Runtime) error {
 	s := a.spec
 	qmul := float32(math.Log2E / math.Sqrt(float64(s.HeadDim)))
 	if a.tiles.Stages > 0 {
-		return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
-			a.tq, a.tk, a.tv, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul)
+		args := []any{a.tq, a.tk, a.tv, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul}
+		if s.lse { // XW_LSE's extra argument
+			args = append(args, a.lse)
+		}
+		return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem, args...)
 	}
 	return r.Launch(a.tiles.kernel(), a.fn, [3]int{a.grid, s.Heads, s.Batch}, [3]int{a.nt, 1, 1}, a.smem,
 		a.q, a.k, a.v, a.o, gpu.I32(s.Heads), gpu.I32(s.KVHeads), gpu.I32(s.SeqLen), gpu.I32(s.KVLen), gpu.I32(b2i(s.Causal)), qmul, a.lse)
@@ -109,6 +112,9 @@ func (a *attnKernel) describe() string {
 		}
 		if a.spec.WGMMAPingPong {
 			sched += ", ping-pong"
+		}
+		if a.spec.lse {
+			sched += ", saves the rows' lse"
 		}
 		unit = fmt.Sprintf("tensor cores, wgmma m64nNk16 sm_90a, TMA k/v ring of %d stages, 1 producer + 2 consumer warpgroups, %s", t.Stages, sched)
 	case t.MMA:

@@ -79,10 +79,14 @@ func wgmmaSmem(t attnTiles) int {
 func (s Spec) wgmmaDefines(t attnTiles) []string {
 	xa, _, _, _ := attnDtypeCode(s.Dtype)
 	// XW_ST also leaves attention.cu's own kernel out of this program.
-	return []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
+	defs := []string{"--gpu-architecture=" + wgmmaArch, "-DXB_BF16=0", fmt.Sprintf("-DXA_DT=%d", xa),
 		fmt.Sprintf("-DXA_D=%d", s.HeadDim), fmt.Sprintf("-DXW_ST=%d", t.Stages), fmt.Sprintf("-DXW_BN=%d", t.BN),
 		fmt.Sprintf("-DXW_DEBUG=%d", s.WGMMADebug), fmt.Sprintf("-DXW_VSWAP=%d", b2i(s.WGMMAVSwap)),
 		fmt.Sprintf("-DXW_PINGPONG=%d", b2i(s.WGMMAPingPong)), fmt.Sprintf("-DXW_OVERLAP=%d", b2i(s.WGMMAOverlap))}
+	if s.lse { // only then: the forward alone keeps its program as it was
+		defs = append(defs, "-DXW_LSE=1")
+	}
+	return defs
 }
 
 // program is the source and compiler options of the program holding t's

@@ -30,11 +30,20 @@
 // XW_PINGPONG 1 (FA3's inter-warpgroup schedule) makes the consumers take
 // turns issuing q.k^T through two named barriers, so one's softmax runs
 // while the other's products do, instead of both drifting into lockstep.
+// XW_LSE 1 (the backward phases' forward, backward.go) adds the argument
+// lse and writes each row's xa_lse there ([B, H, S] float32, the mma.sync
+// kernel's layout: +inf for a row that sees no key); 0 (the forward alone)
+// compiles the kernel without it.
 #if XA_DT != 0 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 XB_KERNEL void __launch_bounds__(XW_NT, 1)
     xa_attention_wgmma(const __grid_constant__ xw_tmap mq, const __grid_constant__ xw_tmap mk,
                        const __grid_constant__ xw_tmap mv, xa_t* __restrict__ out, int H, int KH, int S, int KV,
-                       int causal, float qmul) {
+                       int causal, float qmul
+#if XW_LSE
+                       ,
+                       float* __restrict__ lse
+#endif
+    ) {
   XB_DYN_SMEM(smf);
   const unsigned raw = xw_saddr(smf), sQ = (raw + 1023) & ~1023u;
   const unsigned sK = sQ + XW_QB, sV = sK + XW_ST * XW_KB, bars = sV + XW_ST * XW_KB;
@@ -233,6 +242,9 @@ XB_KERNEL void __launch_bounds__(XW_NT, 1)
       const int row = m0 + r0 + 8 * hr;
       if (row >= S) continue;
       const float inv = lrow[hr] > 0.f ? 1.f / lrow[hr] : 0.f;  // no visible key: zeros
+#if XW_LSE
+      if (tq == 0) lse[(long)bh * S + row] = xa_lse(mrow[hr], lrow[hr]);  // the quad's lanes hold the same sums
+#endif
 #pragma unroll
       for (int n = 0; n < XW_DP / 8; ++n) {
 #if XW_DEBUG == 1  // keys past the tile (XW_BN < D) read as 0

@@ -10,6 +10,9 @@
 #ifndef XW_BN
 #define XW_BN 128  // keys per k/v tile: 128, 96 or 64 (wgmma.go's wgmmaTiles picks)
 #endif
+#ifndef XW_LSE
+#define XW_LSE 0  // 1: the forward also writes the rows' lse (attention_wgmma.cu)
+#endif
 #define XW_DP XA_D
 #define XW_NH (XW_DP / 64)         // 64-column halves (128-byte swizzle span)
 #define XW_QB (XW_BM * XW_DP * 2)  // bytes of the q tile
