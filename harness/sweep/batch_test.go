@@ -353,7 +353,20 @@ func TestWorkersShareBatchesWithoutOverlap(t *testing.T) {
 			t.Errorf("%s ran %d times", c.Key(), f.runs[c.Key()])
 		}
 	}
-	if len(results(t, dir)) != len(p) || len(f.calls) < 3 {
+	// How many batches the three workers send depends on which worker takes
+	// which cell first (a share of 1 runs alone), so the test asserts the
+	// batches' shape, not their number.
+	if len(results(t, dir)) != len(p) || len(f.calls) == 0 {
 		t.Errorf("%d files of %d cells, %d batches", len(results(t, dir)), len(p), len(f.calls))
+	}
+	for _, keys := range f.calls {
+		if len(keys) > 4 {
+			t.Errorf("a batch of %d cells, more than --cells-per-call 4: %v", len(keys), keys)
+		}
+		for _, k := range keys {
+			if strings.SplitN(k, "__", 2)[0] != strings.SplitN(keys[0], "__", 2)[0] {
+				t.Errorf("one batch holds two backends: %v", keys)
+			}
+		}
 	}
 }
