@@ -46,7 +46,9 @@ static bool copy_file(const std::string& from, const std::string& to) {
   return fclose(out) == 0 && ok;
 }
 // With XBEMU_CACHE set (a folder), a program is compiled once: the shared
-// object of every (g++ command, emu.h, source) is kept there and copied out
+// object of every (g++ options, emu.h's text, source) is kept there and
+// copied out (keyed without emu.h's folder, so a fresh checkout elsewhere
+// reuses it: CI clones into a new path every run)
 // for later compiles of the same program, so tests that build one model
 // many times pay g++ once. The copy keeps cuModuleLoadData's contract (it
 // dlopens and removes a file of its own).
@@ -56,10 +58,14 @@ int nvrtcCompileProgram(Prog* p, int n, const char** opts) {
   char dir[] = "/tmp/xbemu-XXXXXX";
   if (!mkdtemp(dir)) { p->log = "xbemu: mkdtemp failed"; return 6; }
   std::string cu = std::string(dir) + "/k.cpp", so = std::string(dir) + "/k.so";
-  std::string flags = "g++ -std=c++17 -O1 -g -shared -fPIC -fno-strict-aliasing -w -include " +
-                      std::string(inc) + "/emu.h";
+  // -g only on request (XBEMU_DEBUG=1, for a debugger's line numbers): it
+  // costs ~16% of the tests' g++ time and no test reads it.
+  const char* dbg = getenv("XBEMU_DEBUG");
+  std::string opt = std::string("-std=c++17 -O1") + (dbg && strcmp(dbg, "1") == 0 ? " -g" : "") +
+                    " -shared -fPIC -fno-strict-aliasing -w";
   for (int i = 0; i < n; ++i)
-    if (strncmp(opts[i], "-D", 2) == 0) flags += std::string(" '") + opts[i] + "'";
+    if (strncmp(opts[i], "-D", 2) == 0) opt += std::string(" '") + opts[i] + "'";
+  const std::string flags = "g++ " + opt + " -include " + std::string(inc) + "/emu.h";
   std::string cached;
   if (const char* cache = getenv("XBEMU_CACHE")) {
     std::string hdr;
@@ -70,7 +76,7 @@ int nvrtcCompileProgram(Prog* p, int n, const char** opts) {
       fclose(h);
     }
     char key[40];
-    snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)fnv1a(p->src, fnv1a(flags)),
+    snprintf(key, sizeof key, "%016llx%016llx", (unsigned long long)fnv1a(p->src, fnv1a(opt)),
              (unsigned long long)fnv1a(hdr, fnv1a(p->src)));
     cached = std::string(cache) + "/" + key + ".so";
     if (copy_file(cached, so)) {
