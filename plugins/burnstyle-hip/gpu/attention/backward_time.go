@@ -33,16 +33,7 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 		return out, err
 	}
 	var build string
-	err := d.W.Do(func() error {
-		r := d.RT
-		g, err := allocGrad(d, spec)
-		if err != nil {
-			return err
-		}
-		defer g.free(r)
-		if err := upload(r, g, hq, hk, hv, hg); err != nil {
-			return err
-		}
+	err := withGrad(d, spec, hq, hk, hv, hg, func(r *gpu.Runtime, g *gradKernel) error {
 		call := g.launchBackward
 		if phase == "both" {
 			call = func(r *gpu.Runtime) error {
@@ -73,7 +64,8 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 		if cold {
 			flushBytes = gpu.FlushBytes
 		}
-		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String()+" "+phase, func() error { return call(r) }, warmup, repeats, flushBytes)
+		samples, err := r.TimedLaunches(ctx, spec.String()+" "+phase, func() error { return call(r) }, warmup, repeats, flushBytes)
+		out.SamplesMs = samples
 		return err
 	})
 	if err != nil {
@@ -99,6 +91,25 @@ func upload(r *gpu.Runtime, g *gradKernel, hq, hk, hv, hg []byte) error {
 		}
 	}
 	return r.Sync()
+}
+
+// withGrad runs fn on the device's worker thread with the backward's
+// buffers allocated and q, k, v, dout (encoded in the dtype) uploaded, and
+// frees them after: the common start of TimeGrad, TimeGradParts and
+// ExportGrad.
+func withGrad(d *gpu.Device, spec Spec, hq, hk, hv, hg []byte, fn func(r *gpu.Runtime, g *gradKernel) error) error {
+	return d.W.Do(func() error {
+		r := d.RT
+		g, err := allocGrad(d, spec)
+		if err != nil {
+			return err
+		}
+		defer g.free(r)
+		if err := upload(r, g, hq, hk, hv, hg); err != nil {
+			return err
+		}
+		return fn(r, g)
+	})
 }
 
 // ExportGrad uploads q, k, v and dout (rounded to the dtype), runs one
@@ -136,17 +147,8 @@ func exportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []f
 	hq, hk, hv, hg := gpu.Encode(q, dt), gpu.Encode(k, dt), gpu.Encode(v, dt), gpu.Encode(dout, dt)
 	raw := [5][]byte{make([]byte, len(hq)), make([]byte, len(hq)), make([]byte, len(hk)), make([]byte, len(hk)),
 		make([]byte, 4*spec.Batch*spec.Heads*spec.SeqLen)}
-	err := d.W.Do(func() error {
-		r := d.RT
-		g, err := allocGrad(d, spec)
-		if err != nil {
-			return err
-		}
-		defer g.free(r)
+	err := withGrad(d, spec, hq, hk, hv, hg, func(r *gpu.Runtime, g *gradKernel) error {
 		if err := buildGrad(d, g); err != nil {
-			return err
-		}
-		if err := upload(r, g, hq, hk, hv, hg); err != nil {
 			return err
 		}
 		dst := [5]gpu.Ptr{g.fwd.o, g.dq, g.dk, g.dv, g.fwd.lse}
@@ -159,7 +161,8 @@ func exportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []f
 				return err
 			}
 		}
-		if err := g.fwd.launch(r); err == nil {
+		err := g.fwd.launch(r)
+		if err == nil {
 			err = g.launchBackward(r)
 		}
 		if err != nil {
@@ -229,20 +232,12 @@ func TimeGradParts(ctx context.Context, d *gpu.Device, spec Spec, repeats int, s
 	}
 	hq, hk, hv, hg := seededInputs(spec, seed, true)
 	var out []GradPart
-	err := d.W.Do(func() error {
-		r := d.RT
-		g, err := allocGrad(d, spec)
-		if err != nil {
-			return err
-		}
-		defer g.free(r)
-		if err := upload(r, g, hq, hk, hv, hg); err != nil {
-			return err
-		}
+	err := withGrad(d, spec, hq, hk, hv, hg, func(r *gpu.Runtime, g *gradKernel) error {
 		if err := buildGrad(d, g); err != nil {
 			return err
 		}
-		if err := g.fwd.launch(r); err == nil {
+		err := g.fwd.launch(r)
+		if err == nil {
 			err = g.launchBackward(r)
 		}
 		if err != nil {
