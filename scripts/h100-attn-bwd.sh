@@ -77,33 +77,7 @@ step "verify backward" 50 $X verify --plan scripts/testdata/attn-bwd-verify.plan
   grep -a -E "^verify attention|^burnstyle-hip|^pytorch" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
   for rd in run run-both; do
   echo "-- $rd: phase $([ "$rd" = run ] && echo backward || echo both)"
-  python3 - "$R/$rd" <<'PY'
-import glob, json, statistics, sys
-rows = []
-runs = sorted(glob.glob(sys.argv[1] + "/*/"))  # run folders are named by start time: the last is this run's
-for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
-    try:
-        r = json.load(open(f))
-    except (ValueError, OSError):
-        continue
-    if "backend" not in r:
-        continue
-    name = r["backend"] + ("/" + r["variant"] if r.get("variant") else "")
-    s = r.get("samples_ms") or []
-    env = r.get("env", {})
-    rows.append((name, r.get("status"), statistics.median(s) if s else None,
-                 (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
-ref = next((m for n, st, m, _, _ in rows if n == "pytorch/sdpa-flash" and m), None)
-for n, st, m, kernel, msg in rows:
-    ratio = f"{ref / m:.2f}x of sdpa-flash's throughput" if ref and m else ""
-    print(f"  {n:24s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
-    if n.startswith("burnstyle-hip"):
-        print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
-    elif st != "ok":
-        print("      " + msg[:200])
-if not rows:
-    print("  no run results under " + sys.argv[1])
-PY
+  python3 "$(dirname "$0")/attention-run-summary.py" "$R/$rd" pytorch/sdpa-flash
   done
 } 2>&1 | tee -a "$log"
 tar czf "$out/results-attn-bwd.tgz" -C "$R" . 2>>"$log"

@@ -73,34 +73,7 @@ step "run issue shape" 100 $X run --workload attention --device "$device" $shape
   echo "-- verify (burnstyle-hip rows)"
   grep -a -E "^verify attention|^burnstyle-hip" "$log" | grep -a -v -E "(cold|warm)-cache" | head -60 | sed "s/^/  /"
   echo "-- run"
-  python3 - "$R/run" <<'PY'
-import glob, json, statistics, sys
-rows = []
-runs = sorted(glob.glob(sys.argv[1] + "/*/"))  # run folders are named by start time: the last is this run's
-for f in sorted(glob.glob(runs[-1] + "*.json") if runs else []):
-    try:
-        r = json.load(open(f))
-    except (ValueError, OSError):
-        continue
-    if "backend" not in r:
-        continue
-    name = r["backend"] + ("/" + r["variant"] if r.get("variant") else "")
-    s = r.get("samples_ms") or []
-    env = r.get("env", {})
-    rows.append((name, r.get("status"), statistics.median(s) if s else None,
-                 (env.get("settings") or {}).get("attention_kernel", ""), r.get("message", "")))
-ref = next((m for n, st, m, _, _ in rows if n == "pytorch" and m), None)
-tri = next((m for n, st, m, _, _ in rows if n == "triton" and m), None)
-for n, st, m, kernel, msg in rows:
-    ratio = f"{ref / m:.2f}x of pytorch's throughput" if ref and m else ""
-    if tri and m and n.startswith("burnstyle-hip"):
-        ratio += f", {tri / m:.2f}x of triton's"
-    print(f"  {n:28s} {st:10s} {m if m is None else round(m, 3)!s:>8} ms  {ratio}")
-    if n.startswith("burnstyle-hip"):  # env.settings.attention_kernel
-        print("      kernel: " + (kernel or "(not recorded) " + msg[:200]))
-if not rows:
-    print("  no run results under " + sys.argv[1])
-PY
+  python3 "$(dirname "$0")/attention-run-summary.py" "$R/run" pytorch triton
 } 2>&1 | tee -a "$log"
 tar czf "$out/results-wgmma.tgz" -C "$R" . 2>>"$log"
 echo "=== done at t=$(( $(date +%s) - start ))s; log $log" | tee -a "$log"
