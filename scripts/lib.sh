@@ -93,14 +93,21 @@ setup_venv() {
   hash=$(sha256sum requirements.txt | cut -c1-12)
   cache="${XBENCH_CACHE:-$HOME/.cache/xbench}"
   target="$cache/venv-$hash"
+  mkdir -p "$cache"
+  # One creator at a time: a second setup.sh or test.sh on this machine (two
+  # clones, CI beside a developer) waits here instead of deleting the venv
+  # the first is installing into. The lock is released when this shell exits.
+  exec 8>"$target.lock"
+  flock 8
   if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
     say "creating Python environment $target (PyTorch is several GB the first time)"
-    rm -rf "$target"; mkdir -p "$cache"
+    rm -rf "$target"
     python3 -m venv "$target"
     "$target/bin/pip" install -q --upgrade pip
     "$target/bin/pip" install -q -r requirements.txt
     touch "$target/.complete"
   fi
+  flock -u 8
   if [ "$(readlink .venv 2>/dev/null)" != "$target" ]; then
     rm -rf .venv && ln -s "$target" .venv
   fi
