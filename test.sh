@@ -62,9 +62,11 @@ go_lane() {
   # it runs beside the harness's packages rather than after them.
   go test -count=1 -timeout 30m ./plugins/... ./...
 }
-nix_lane() {
+nix_lint_lane() {
   say "nix files"
   bash scripts/check-nix.sh
+  say "lint: gofmt, staticcheck $STATICCHECK_VERSION, ruff $RUFF_VERSION"
+  lint
 }
 # pytest in two lanes (triton's tests, and the rest): one pytest process
 # uses one core, and as one lane it was CI's critical path (580 s of a
@@ -94,5 +96,5 @@ lane go go_lane
 lane pytest pytest_lane
 lane pytest-triton pytest_triton_lane
 lane verify verify_lane
-lane nix nix_lane
+lane nix+lint nix_lint_lane
 lanes_wait

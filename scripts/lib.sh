@@ -240,3 +240,36 @@ lanes_wait() {
     return 1
   fi
 }
+
+# Lint tools, pinned, each installed once into the cache beside the venv:
+# staticcheck from the Go module proxy, ruff from PyPI in a small venv of
+# its own (in requirements.txt it would change the framework venv's key).
+STATICCHECK_VERSION=v0.8.2
+RUFF_VERSION=0.17.6
+lint_tools() {
+  local dir="${XBENCH_CACHE:-$HOME/.cache/xbench}/tools"
+  STATICCHECK="$dir/staticcheck-$STATICCHECK_VERSION/staticcheck"
+  RUFF="$dir/ruff-$RUFF_VERSION/bin/ruff"
+  if [ ! -x "$STATICCHECK" ]; then
+    say "installing staticcheck $STATICCHECK_VERSION"
+    GOBIN="$(dirname "$STATICCHECK")" go install "honnef.co/go/tools/cmd/staticcheck@$STATICCHECK_VERSION" ||
+      die "could not install staticcheck $STATICCHECK_VERSION from the Go module proxy"
+  fi
+  if [ ! -x "$RUFF" ]; then
+    say "installing ruff $RUFF_VERSION"
+    rm -rf "$dir/ruff-$RUFF_VERSION"
+    python3 -m venv "$dir/ruff-$RUFF_VERSION" && "$dir/ruff-$RUFF_VERSION/bin/pip" install -q "ruff==$RUFF_VERSION" ||
+      { rm -rf "$dir/ruff-$RUFF_VERSION"; die "could not install ruff $RUFF_VERSION from PyPI"; }
+  fi
+}
+
+# lint: gofmt, staticcheck (its checks beyond go vet's) and ruff (pyflakes:
+# undefined, unused and shadowed names; ruff.toml) over the whole tree.
+lint() {
+  lint_tools
+  local unformatted
+  unformatted=$(git ls-files -z '*.go' | xargs -0 gofmt -l 2>&1)
+  [ -z "$unformatted" ] || { printf 'gofmt: these files are not formatted (run gofmt -w):\n%s\n' "$unformatted"; return 1; }
+  "$STATICCHECK" ./...
+  "$RUFF" check --no-cache .
+}

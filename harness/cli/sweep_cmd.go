@@ -236,15 +236,16 @@ func (f *sweepFlags) runOrSubmit(ctx context.Context, a *App, fs *pflag.FlagSet,
 		sess.Mode, sess.StartTimeout = f.m.mode(), f.c.startTimeout
 		workers = append(workers, sweep.Worker{Name: name, Exec: sess, Tails: tails})
 	}
-	plan, err := f.cells(fs, nil)
-	if err != nil {
+	// the configurations are checked before any backend starts, so bad
+	// input costs no backend start; the plan is made again for the backends found
+	if _, err := f.cells(fs, nil); err != nil {
 		return err
 	}
 	names, err := selectBackends(ctx, a, reg0, workers[0].Exec.(*bench.Session), f.c.backends, f.c.startBound(), f.w.w.Name())
 	if err != nil {
 		return err
 	}
-	plan, err = f.cells(fs, names)
+	plan, err := f.cells(fs, names)
 	if err != nil {
 		return err
 	}

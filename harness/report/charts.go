@@ -109,12 +109,6 @@ func (r *Report) interval(b string, c result.Config) (lo, hi float64) {
 	return math.NaN(), math.NaN()
 }
 
-// rateInterval turns a time interval into the interval of a rate at the
-// median (rate ∝ 1/time): the slow end of the time is the low rate.
-func rateInterval(rate, median, lo, hi float64) (float64, float64) {
-	return rate * median / hi, rate * median / lo
-}
-
 // ratioInterval is the Hodges-Lehmann 95% interval of b's time over
 // base's on c (compare.RatioCI, the one `xbench compare` prints), NaN when
 // either has too few samples.

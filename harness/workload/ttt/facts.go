@@ -43,7 +43,7 @@ func (Workload) Facts() any {
 	f := SpecFacts{SizeAliases: SizeAliases, NormEps: NormEps, RopeTheta: RopeTheta, ConvWidth: ConvWidth,
 		InitStd: InitStd, InnerMLPExpansion: InnerMLPExpansion, GradPrefix: GradPrefix, BaseLR: map[string]float64{}}
 	for _, s := range sizes {
-		f.Sizes = append(f.Sizes, SizeFacts{s.Name, s.Hidden, s.Layers, s.Heads, s.HeadDim, s.MLP, s.Vocab})
+		f.Sizes = append(f.Sizes, SizeFacts(s))
 	}
 	for _, t := range []string{"linear", "mlp"} {
 		f.BaseLR[t] = BaseLR(t)

@@ -2,7 +2,6 @@
 max), the config's JSON type checks, the OOM classifier, failure messages,
 run_batch, and the GEMM wiring through a framework's GEMM module."""
 
-import os
 import sys
 import types
 

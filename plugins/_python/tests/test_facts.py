@@ -14,7 +14,6 @@ import pytest
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import spec as xs
-from xbench_py import spec as xs
 from xbench_py.cli import _parser
 from xbench_py import facts
 

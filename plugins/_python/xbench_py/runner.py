@@ -8,7 +8,6 @@ It builds on xbench_py.types, workloads, devclock and tensors; the serve loop
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import os
 import platform

@@ -57,6 +57,14 @@ def _matmul_rate(n: int, dtype, dev, calls: int, gpu: bool) -> tuple[float, int]
         n //= 2
 
 
+
+def _copy_rate(nbytes: int, dev, calls: int, gpu: bool) -> float:
+    """Bytes per second of copy_ between two nbytes buffers, freed on return.
+    A copy reads every byte and writes it: 2 * nbytes of traffic."""
+    src = torch.empty(nbytes, dtype=torch.uint8, device=dev).fill_(1)
+    dst = torch.empty_like(src)
+    return _best_rate(2.0 * nbytes, lambda: dst.copy_(src), calls, gpu)
+
 def measure(kind: str, dtypes: list, set_precision) -> dict:
     """Ceilings of the device of this kind (cpu, cuda, rocm). set_precision
     is backend.set_precision, so tf32 means what it means in a run."""
@@ -73,11 +81,7 @@ def measure(kind: str, dtypes: list, set_precision) -> dict:
         tflops[name] = rate / 1e12
     set_precision("float32")
     nbytes = GPU_COPY_BYTES if gpu else CPU_COPY_BYTES
-    src = torch.empty(nbytes, dtype=torch.uint8, device=dev).fill_(1)
-    dst = torch.empty_like(src)
-    # A copy reads every byte and writes it: 2 * nbytes of traffic.
-    gbps = _best_rate(2.0 * nbytes, lambda: dst.copy_(src), GPU_CALLS if gpu else CPU_CALLS, gpu) / 1e9
-    del src, dst
+    gbps = _copy_rate(nbytes, dev, GPU_CALLS if gpu else CPU_CALLS, gpu) / 1e9
     timer = "CUDA events" if gpu else "time.perf_counter"
     method = (f"torch {torch.__version__}: torch.matmul ({', '.join(sizes)}), best of {REPS} batches; copy_ of "
               f"{nbytes >> 20} MiB counted read+write; {timer}")

@@ -66,7 +66,7 @@ import triton.language as tl
 from xbench_pytorch import gemm as torch_gemm
 from xbench_triton import gemm_tma as _tma
 from xbench_py.types import GEMM_LAYOUTS as LAYOUTS
-from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
+from xbench_py.workloads import parse_gemm
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # The interpreter has no tf32 and no float8 products, as torch's gemm has
 # none on a CPU: the dtypes, operand storage and C dtypes are the pytorch

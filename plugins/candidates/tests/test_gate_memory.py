@@ -5,7 +5,6 @@ after a candidate that ran out of memory, the next one gates and times."""
 
 import sys
 import types
-import weakref
 
 import pytest
 

@@ -5,8 +5,6 @@ flags; an output that is not tensors is failed naming its type; an
 out-of-memory cell frees what it held before the next one runs."""
 
 import gc
-import os
-import weakref
 
 import pytest
 import torch
