@@ -12,9 +12,29 @@ need_tools
 # backend's kernels for AMD targets without a GPU (TestHIPRTC).
 # Debian 12's clang 16 and ROCm device libraries are the front end of the
 # gfx942 compile (hipRTC 5.2 crashes on gfx942; gpu.GFX942Compile).
-apt_install nix-bin chromium slurm-wlm munge libamdhip64-dev libhiprtc-builtins5 libamd-comgr2 clang-16 rocm-device-libs
-build_xbench
-setup_venv
+debs=(nix-bin chromium slurm-wlm munge libamdhip64-dev libhiprtc-builtins5 libamd-comgr2 clang-16 rocm-device-libs)
+# gfx942 (MI300), which hipRTC 5.2 cannot compile for: clang 16 compiles
+# each kernel's HIP source to bitcode, ROCm 7.2.2's LLVM (PyPI's
+# rocm-llvm-python) generates gfx942 code from it (TestHIPRTC's gfx942
+# subtests; their objects are cached with hipRTC's).
+export XBENCH_LIBROCMLLVM="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-llvm-$ROCM_LLVM_PYTHON/librocmllvm.so"
+# AMD's hipBLASLt and rocBLAS headers (Debian unstable's -dev packages;
+# Debian 12 has neither library): every function of the native backend's
+# hipBLASLt and rocBLAS bindings is declared there with the parameters it
+# passes, and every constant has the header's value (TestROCmBLASHeaders).
+export XBENCH_ROCM_BLAS_INCLUDE="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-blas-headers"
+# The installs run at once, as lanes (logs in results/local/install-lanes):
+# on a fresh machine each is mostly a download or unpacking that waits on
+# the network or the disk, and one after the other they took minutes of
+# CI's time before the first test started. Each is a no-op when done before.
+lanes_init results/local/install-lanes
+lane apt apt_install "${debs[@]}"
+lane build build_xbench
+lane venv setup_venv
+lane lint-tools lint_tools
+lane rocm-llvm rocm_llvm "$(dirname "$XBENCH_LIBROCMLLVM")"
+lane rocm-blas rocm_blas_headers "$XBENCH_ROCM_BLAS_INCLUDE"
+lanes_wait
 
 export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
 # The real NVRTC from the venv's CUDA wheels compiles the native backend's
@@ -33,18 +53,6 @@ export XBENCH_LIBCUBLASLT="$PWD/$(dirname "$nvrtc")/libcublasLt.so.13"
 hiprtc=/usr/lib/$(uname -m)-linux-gnu/libamdhip64.so.5
 [ -f "$hiprtc" ] || die "no $hiprtc (Debian's libamdhip64-dev): the hipRTC compile tests need it"
 export XBENCH_LIBHIPRTC="$hiprtc" XBENCH_HIPRTC_CACHE="${XBENCH_CACHE:-$HOME/.cache/xbench}/hiprtc"
-# gfx942 (MI300), which hipRTC 5.2 cannot compile for: clang 16 compiles
-# each kernel's HIP source to bitcode, ROCm 7.2.2's LLVM (PyPI's
-# rocm-llvm-python) generates gfx942 code from it (TestHIPRTC's gfx942
-# subtests; their objects are cached with hipRTC's).
-export XBENCH_LIBROCMLLVM="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-llvm-$ROCM_LLVM_PYTHON/librocmllvm.so"
-rocm_llvm "$(dirname "$XBENCH_LIBROCMLLVM")"
-# AMD's hipBLASLt and rocBLAS headers (Debian unstable's -dev packages;
-# Debian 12 has neither library): every function of the native backend's
-# hipBLASLt and rocBLAS bindings is declared there with the parameters it
-# passes, and every constant has the header's value (TestROCmBLASHeaders).
-export XBENCH_ROCM_BLAS_INCLUDE="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-blas-headers"
-rocm_blas_headers "$XBENCH_ROCM_BLAS_INCLUDE"
 # The tests run in lanes: independent groups started at once, each with
 # its own log (kept in results/local/test-lanes/, printed as each lane
 # ends, a failed lane's again at the very end), so that one lane's waits

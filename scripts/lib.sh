@@ -73,10 +73,10 @@ rocm_llvm() {
   [ -f "$dir/librocmllvm.so" ] && return 0
   say "fetching ROCm's LLVM (rocm-llvm-python $ROCM_LLVM_PYTHON) into $dir"
   tmp=$(mktemp -d)
-  .venv/bin/python -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "rocm-llvm-python==$ROCM_LLVM_PYTHON" ||
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "rocm-llvm-python==$ROCM_LLVM_PYTHON" ||
     { rm -rf "$tmp"; die "could not download rocm-llvm-python==$ROCM_LLVM_PYTHON"; }
   mkdir -p "$dir"
-  .venv/bin/python - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no librocmllvm.so in the rocm-llvm-python wheel"; }
+  python3 - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no librocmllvm.so in the rocm-llvm-python wheel"; }
 import glob, os, sys, zipfile
 whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
 with whl.open("rocm/llvm/librocmllvm.so") as src, open(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), "wb") as dst:
