@@ -37,6 +37,13 @@ lane rocm-blas rocm_blas_headers "$XBENCH_ROCM_BLAS_INCLUDE"
 lanes_wait
 
 export XBENCH_REQUIRE_NIX=1 XBENCH_REQUIRE_CHROMIUM=1 XBENCH_SLURM=1
+# The frameworks' compilers at the settings that suit tiny test shapes on
+# 2 cores (what is computed is the same; how fast it runs is never asserted):
+# XLA's LLVM back end at -O0 (JAX's tests: 103 -> 66 CPU-s here, all 85
+# passing), and inductor compiling in this process instead of a pool of
+# workers that each import torch first (test_compile.py: 62 -> 38 s wall).
+export XLA_FLAGS="${XLA_FLAGS:+$XLA_FLAGS }--xla_backend_optimization_level=0"
+export TORCHINDUCTOR_COMPILE_THREADS=1
 # The real NVRTC from the venv's CUDA wheels compiles the native backend's
 # kernels for sm_90 without a GPU (the *NVRTC tests: no compile error, no
 # register spill past what each test allows).
