@@ -337,11 +337,10 @@ var (
 	_ sweep.BatchExecutor = (*bench.Session)(nil)
 )
 
-// defaultCellsPerCall is 1: on the H100 (results/h100-batch, the llm suite,
-// 400 cells on pytorch and burnstyle-hip) 16 cells a call took 56.9 s
-// against 53.1 and 49.7 s one by one, within the spread of two runs of the
-// same path; the round trip (~9 ms) is small beside a cell's own ~125 ms.
-// One by one also keeps a shape's backends timed side by side, which a
+// defaultCellsPerCall is 1: batching cells was not faster on the H100
+// (results/h100-batch/README.md: the llm suite on pytorch and burnstyle-hip,
+// within the spread of two runs of the same path), since a call's round trip
+// is small beside a cell's own time. One by one also keeps a shape's backends timed side by side, which a
 // batch (a backend's next cells together) gives up. maxCellsPerCall bounds
 // what a crash costs: its batch runs again cell by cell.
 const (

@@ -109,9 +109,9 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
         step = timer.graph(step)  # captured once; warmup and samples replay it
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
         timer.time(step)
-    # Untimed calls the clock needs (xbench_py.devclock), after the warmup: on
-    # the H100 a 1024^3 jax GEMM calibrated before it read a traced span of
-    # 0.92 ms against 0.008 ms warm, and was taken for launch-bound.
+    # Untimed calls the clock needs (xbench_py.devclock), after the warmup: a
+    # GEMM calibrated before it paid CUPTI's own start and was taken for
+    # launch-bound (docs/protocol.md, "what one sample is").
     timer.calibrate(step)
     if mode.cold_cache:
         timer.flush()  # allocates the flush buffer once, before the peak counter restarts

@@ -171,10 +171,8 @@ def check_shapes(head_dim: int, mini_batch: int) -> str | None:
 
 # Linear kernel launch settings per dtype of the products: (num_warps, BC rows
 # of W per product, num_stages), the fastest of a sweep of ttt_inner on an H100
-# at 125m (f=64, K=16, one layer, median of 9): float32 0.71 ms with (4, 32, 2)
-# vs 0.94 (4, 16, 2), 0.98 (4, 16, 1), 0.89 (8, 16, 2), 1.13 (2, 16, 2);
-# bfloat16 0.51 ms with (4, 32, 2) vs 0.55 (4, 32, 1), 0.52 (8, 32, 1),
-# 0.61 (4, 16, 2). XBENCH_TRITON_WARPS/_BC/_STAGES override.
+# at 125m (docs/results/tuning.md#triton-ttt-linear-launch has the sweep).
+# XBENCH_TRITON_WARPS/_BC/_STAGES override.
 LINEAR_LAUNCH = {torch.float32: (4, 32, 2), torch.bfloat16: (4, 32, 2), torch.float16: (4, 32, 2)}
 
 

@@ -235,9 +235,8 @@ def ttt_mlp_out_kernel(XQ, GATE, TOK, LNW, LNB, Z1S, XBS, G2S, ZW, OUT, NH, L,
 # reads and writes in one scratch, which a software pipeliner must not reorder.
 MLP_LAUNCH = {torch.float32: (8, 32, 32, 1), torch.bfloat16: (8, 32, 32, 1), torch.float16: (8, 32, 32, 1)}
 # float32 at f <= 64 (125m, 350m, 1b) takes (4, 64, 32, 1): the fastest of
-# scripts/dev/triton/mlp_launch_sweep.py on the H100 (one layer at 125m, L=2048, median of 10:
-# 6.17 ms against 8.73 for (8, 32, 32, 1) and 7.84 for (8, 32, 64, 1), the
-# fastest that ptxas compiles for sm_90 without a spill). It spills about
+# scripts/dev/triton/mlp_launch_sweep.py on the H100 (docs/results/tuning.md#triton-ttt-mlp-launch
+# has the sweep), faster than the fastest that compiles for sm_90 without a spill. It spills about
 # 0.7 KiB a thread, which costs less than half as many hidden tiles saves;
 # KNOWN_SPILL_BYTES is that allowance, and the compile checks hold the chain
 # kernel to it there (and to zero everywhere else).
