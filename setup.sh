@@ -51,8 +51,14 @@ if [ $dry_run -eq 1 ]; then
   exit 0
 fi
 
-need_tools
-build_xbench
+if command -v go >/dev/null || [ ! -x bin/xbench ]; then
+  need_tools
+  build_xbench
+else
+  # a machine without Go (our GPU device): binaries built elsewhere and
+  # carried in bin/, as the device scripts do
+  say "no Go here: using the prebuilt bin/xbench and plugin binaries"
+fi
 if [ -n "$python" ]; then
   use_python "$python_flag" "$python"
   say "checking $python's frameworks against what xbench supports ($machine set)"
@@ -70,7 +76,11 @@ case "$machine" in
   *) device=cpu; size=tiny; seq=256
      say "no GPU found: comparing on the CPU at the tiny size";;
 esac
+# The frameworks' persistent compile caches (XLA, inductor, Triton, IREE's
+# modules, compiled on first use where iree-base-compiler is installed)
+# live beside the venvs, so a second run compiles nothing it compiled before.
+cc="${XBENCH_CACHE:-$HOME/.cache/xbench}/compile"
 say "checking that the backends agree (xbench verify, $device)"
-bin/xbench verify --device "$device" --model-size tiny --ttt-type linear
+bin/xbench verify --device "$device" --model-size tiny --ttt-type linear --compile-cache "$cc"
 say "comparing backends (xbench run, $device, $size, seq-len $seq)"
-bin/xbench run --device "$device" --model-size "$size" --seq-len "$seq" "$@"
+bin/xbench run --device "$device" --model-size "$size" --seq-len "$seq" --compile-cache "$cc" "$@"
