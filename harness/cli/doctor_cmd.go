@@ -39,6 +39,15 @@ type envReport struct {
 	PythonVersion string         `json:"python_version"`
 	Frameworks    []envFramework `json:"frameworks"`
 	Clock         *envClock      `json:"clock"`
+	GPU           *envGPU        `json:"gpu"`
+}
+
+// envGPU is whether torch opens this machine's GPU (environment.gpu).
+type envGPU struct {
+	Opened  bool     `json:"opened"`
+	By      string   `json:"by"`
+	Devices []string `json:"devices"`
+	Why     string   `json:"why"`
 }
 
 type envFramework struct {
@@ -118,6 +127,7 @@ func doctorCmd(ctx context.Context, a *App, args []string) error {
 	}
 	rep.Problems = append(frameworkProblems(env, names), rep.Problems...)
 	rep.Problems = append(rep.Problems, clockProblems(env, rep.Rows)...)
+	rep.Problems = append(rep.Problems, gpuProblems(env)...)
 	writeDoctor(a.Stdout, rep)
 	if len(rep.Problems) > 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("doctor: %d thing(s) to fix on this %s machine (listed above with their commands)", len(rep.Problems), env.Machine)}
@@ -125,10 +135,11 @@ func doctorCmd(ctx context.Context, a *App, args []string) error {
 	return nil
 }
 
-// readEnvironment runs xbench_py.environment with the backends' Python.
+// readEnvironment runs xbench_py.environment with the backends' Python
+// (its --probe imports torch and CUPTI: a few seconds).
 func readEnvironment(ctx context.Context, root string) (envReport, error) {
 	py := runner.Python(root)
-	cmd := exec.CommandContext(ctx, py, "-m", "xbench_py.environment", "check", "--json", "--clock", "--root", root, "--python", py)
+	cmd := exec.CommandContext(ctx, py, "-m", "xbench_py.environment", "check", "--json", "--probe", "--root", root, "--python", py)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "plugins", "_python"))
 	out, err := cmd.Output()
 	if err != nil {
@@ -247,13 +258,34 @@ func clockProblems(env envReport, rows []doctorRow) []doctorProblem {
 		Fix: ".venv/bin/python -c 'from cupti import cupti; cupti.activity_flush_all(0)'   # shows why libcupti does not load"}}
 }
 
+// gpuProblems: a GPU machine whose GPU torch cannot open (a driver older
+// than the wheels' CUDA, a device node the user may not open, none left by
+// CUDA_VISIBLE_DEVICES); torch missing is its own problem already.
+func gpuProblems(env envReport) []doctorProblem {
+	g := env.GPU
+	if env.Machine == "cpu" || g == nil || g.Opened || g.By == "" {
+		return nil
+	}
+	fix := "nvidia-smi   # the driver's CUDA version (top right) must be at least the CUDA torch was built for; update the driver, or use a torch built for it (./setup.sh --python)"
+	if env.Machine == "amd" {
+		fix = "sudo usermod -aG render,video $USER   # /dev/kfd and /dev/dri need these groups (log in again); rocm-smi shows the GPUs the driver sees"
+	}
+	return []doctorProblem{{Thing: "the " + machineDevice(env.Machine) + " GPU", Why: g.By + " cannot open it: " + g.Why, Fix: fix}}
+}
+
 // writeDoctor prints the machine, one row per backend, then what to fix.
 func writeDoctor(w io.Writer, rep doctorReport) {
 	e := rep.Env
 	fmt.Fprintf(w, "machine: %s (%s)\n", e.Machine, e.How)
 	fmt.Fprintf(w, "python:  %s (%s)\n", e.Python, e.PythonVersion)
 	if e.Machine != "cpu" {
-		fmt.Fprintf(w, "device:  %s\n", machineDevice(e.Machine))
+		gpus := "not probed"
+		if e.GPU != nil && e.GPU.Opened {
+			gpus = strings.Join(e.GPU.Devices, ", ") + " (opened by " + e.GPU.By + ")"
+		} else if e.GPU != nil {
+			gpus = "NOT OPENED: " + e.GPU.Why
+		}
+		fmt.Fprintf(w, "device:  %s: %s\n", machineDevice(e.Machine), gpus)
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -22,7 +22,8 @@ func TestDoctorGolden(t *testing.T) {
 	  {"name": "cupti-python", "backends": ["pytorch", "jax"], "status": "missing", "expected": ">=13.0",
 	   "why": "the device clock", "fix": ".venv/bin/python -m pip install 'cupti-python==13.2.0'"},
 	  {"name": "flash-semicrf", "backends": ["flash-semicrf"], "status": "missing", "fix": "pip install flash-semicrf"}],
-	 "clock": {"device_clock": false, "label": "framework clock", "why": "CUPTI unavailable (No module named 'cupti')"}}`)
+	 "clock": {"device_clock": false, "label": "framework clock", "why": "CUPTI unavailable (No module named 'cupti')"},
+	 "gpu": {"opened": false, "by": "torch 2.15.0", "why": "The NVIDIA driver on your system is too old (found version 12040)."}}`)
 	cpu := []byte(`{"machine": "cpu", "how": "no nvidia-smi listing a GPU, no rocm-smi, no /dev/kfd", "python": "/x/.venv/bin/python",
 	 "python_version": "3.11.7", "frameworks": [{"name": "torch", "backends": ["pytorch"], "status": "ok", "version": "2.15.0"}],
 	 "clock": {"device_clock": false, "label": "host-clock", "why": "no GPU: the host clock is the clock"}}`)
@@ -35,7 +36,7 @@ func TestDoctorGolden(t *testing.T) {
 		names   []string // listed backends: flash-semicrf's package is missing, but it is not listed
 		wantFix int
 	}{
-		{"doctor_nvidia.golden", nvidia, []string{"pytorch", "jax", "burnstyle-hip"}, 2},
+		{"doctor_nvidia.golden", nvidia, []string{"pytorch", "jax", "burnstyle-hip"}, 3},
 		{"doctor_cpu.golden", cpu, []string{"pytorch", "burnstyle-hip"}, 0},
 	} {
 		env, err := parseEnvironment(tc.env)
@@ -51,6 +52,7 @@ func TestDoctorGolden(t *testing.T) {
 			rep.Rows = append(rep.Rows, doctorRow{Name: n, Runtime: rt, Devices: declaredDevices(info), Clock: backendClock(env, rt), Status: "ok"})
 		}
 		rep.Problems = append(frameworkProblems(env, tc.names), clockProblems(env, rep.Rows)...)
+		rep.Problems = append(rep.Problems, gpuProblems(env)...)
 		if len(rep.Problems) != tc.wantFix {
 			t.Errorf("%s: %d problems, want %d: %+v", tc.name, len(rep.Problems), tc.wantFix, rep.Problems)
 		}
@@ -91,6 +93,30 @@ func TestDoctorClock(t *testing.T) {
 	env.Frameworks[0].Status = "missing" // its own line names the fix
 	if p := clockProblems(env, rows); len(p) != 0 {
 		t.Errorf("clock problem beside a missing cupti-python: %+v", p)
+	}
+}
+
+// A GPU torch opens is no problem; one it cannot open is, with the reason
+// and the command for the machine's kind; torch missing is not probed.
+func TestDoctorGPU(t *testing.T) {
+	for _, tc := range []struct {
+		machine string
+		gpu     *envGPU
+		want    string
+	}{
+		{"nvidia", &envGPU{Opened: true, By: "torch 2.15.0", Devices: []string{"NVIDIA H100"}}, ""},
+		{"nvidia", &envGPU{By: "torch 2.15.0", Why: "driver too old"}, "nvidia-smi"},
+		{"amd", &envGPU{By: "torch 2.15.0+rocm7.2", Why: "torch sees no GPU (device_count 0)"}, "usermod -aG render,video"},
+		{"amd", &envGPU{Why: "torch does not import"}, ""},
+		{"cpu", &envGPU{Why: "no GPU"}, ""},
+	} {
+		p := gpuProblems(envReport{Machine: tc.machine, GPU: tc.gpu})
+		switch {
+		case tc.want == "" && len(p) != 0:
+			t.Errorf("%s %+v: problems %+v, want none", tc.machine, tc.gpu, p)
+		case tc.want != "" && (len(p) != 1 || !strings.Contains(p[0].Fix, tc.want) || !strings.Contains(p[0].Why, tc.gpu.Why)):
+			t.Errorf("%s %+v: problems %+v, want one naming %q and the reason", tc.machine, tc.gpu, p, tc.want)
+		}
 	}
 }
 

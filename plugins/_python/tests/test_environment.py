@@ -3,6 +3,7 @@ of an interpreter's frameworks (setup.sh --python, xbench doctor)."""
 
 import os
 import subprocess
+import sys
 
 import pytest
 
@@ -127,3 +128,47 @@ def test_check_cli_exit_codes(tmp_path):
     assert p.returncode == 0 and '"machine": "cpu"' in p.stdout, p.stderr
     p = run("tpu")
     assert p.returncode == 2 and "--machine 'tpu'" in p.stderr
+    # this venv's torch is a CUDA build: against the AMD set that is a
+    # mismatch, and the text check exits 2 naming it
+    p = subprocess.run([sys.executable, "-m", "xbench_py.environment", "check", "--machine", "amd"], cwd=ROOT,
+                       capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "plugins", "_python")))
+    assert p.returncode == 2 and "mismatch (expected a ROCm build" in p.stdout, p.stdout + p.stderr
+
+
+class FakeCuda:
+    def __init__(self, n, err=None):
+        self.n, self.err = n, err
+
+    def init(self):
+        if self.err:
+            raise RuntimeError(self.err)
+
+    def device_count(self):
+        return self.n
+
+    def get_device_name(self, i):
+        return f"GPU{i}"
+
+
+class FakeTorch:
+    __version__ = "2.15.0"
+
+    def __init__(self, cuda):
+        self.cuda = cuda
+
+
+@pytest.mark.parametrize("machine,torch,want", [
+    ("cpu", None, {"opened": False, "why": "no GPU"}),
+    ("nvidia", FakeTorch(FakeCuda(2)), {"opened": True, "devices": ["GPU0", "GPU1"], "by": "torch 2.15.0"}),
+    ("nvidia", FakeTorch(FakeCuda(0, "The NVIDIA driver on your system is too old (found version 12040).\nmore")),
+     {"opened": False, "why": "The NVIDIA driver on your system is too old (found version 12040)."}),
+    ("amd", FakeTorch(FakeCuda(0)), {"opened": False, "why": "torch sees no GPU (device_count 0)"}),
+    ("amd", ImportError("No module named 'torch'"), {"opened": False, "why": "torch does not import (ImportError: No module named 'torch')"}),
+])
+def test_gpu_probe(machine, torch, want):
+    def load():
+        if isinstance(torch, Exception):
+            raise torch
+        return torch
+    got = env.gpu(machine, load)
+    assert {k: got[k] for k in want} == want

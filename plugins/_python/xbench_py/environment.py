@@ -7,11 +7,11 @@ read by setup.sh (machine detection, --dry-run, --python) and by
 It runs under any Python 3.11+ without xbench's packages (setup.sh calls it
 with the system's python3 before a venv exists): the standard library only,
 and framework versions are read from package metadata, never by importing
-a framework (the device-clock probe, --clock, is the one exception).
+a framework (the device probes of --probe, for xbench doctor, are the exception).
 
     python -m xbench_py.environment machine          # cpu|nvidia|amd and why
     python -m xbench_py.environment plan [--machine M]   # files, index, packages
-    python -m xbench_py.environment check [--machine M] [--json] [--clock]
+    python -m xbench_py.environment check [--machine M] [--json] [--probe]
 """
 
 from __future__ import annotations
@@ -275,6 +275,27 @@ def clock(machine: str) -> dict:
     return {"device_clock": False, "label": "framework clock", "why": why}
 
 
+def gpu(machine: str, load_torch=lambda: importlib.import_module("torch")) -> dict:
+    """Whether the GPU this machine has can be opened, asked of torch (the
+    framework most backends share): {"opened", "by", "devices", "why"}."""
+    if machine == "cpu":
+        return {"opened": False, "by": "", "devices": [], "why": "no GPU"}
+    try:
+        torch = load_torch()
+    except Exception as e:  # noqa: BLE001 - any failure: the probe could not run
+        return {"opened": False, "by": "", "devices": [], "why": f"torch does not import ({type(e).__name__}: {e})"}
+    by = f"torch {torch.__version__}"
+    try:
+        torch.cuda.init()  # raises with the driver's reason (too old, no device, no permission)
+        n = torch.cuda.device_count()
+        if n == 0:
+            return {"opened": False, "by": by, "devices": [], "why": "torch sees no GPU (device_count 0)"}
+        return {"opened": True, "by": by, "devices": [torch.cuda.get_device_name(i) for i in range(n)], "why": ""}
+    except Exception as e:  # noqa: BLE001
+        msg = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        return {"opened": False, "by": by, "devices": [], "why": msg}
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m xbench_py.environment")
     p.add_argument("what", choices=["machine", "plan", "check"])
@@ -282,7 +303,7 @@ def main(argv=None) -> int:
     p.add_argument("--root", default=os.getcwd(), help="the xbench checkout")
     p.add_argument("--python", default=".venv/bin/python", help="the interpreter named in fix commands")
     p.add_argument("--json", action="store_true")
-    p.add_argument("--clock", action="store_true", help="probe the device clock (imports CUPTI)")
+    p.add_argument("--probe", action="store_true", help="probe the device: the clock (imports CUPTI), the GPU (imports torch)")
     a = p.parse_args(argv)
     try:
         machine, how = (a.machine, "--machine") if a.machine else detect()
@@ -309,8 +330,9 @@ def main(argv=None) -> int:
         doc = {"machine": machine, "how": how, "python": sys.executable,
                "python_version": ".".join(map(str, sys.version_info[:3])),
                "frameworks": [asdict(f) for f in found]}
-        if a.clock:
+        if a.probe:
             doc["clock"] = clock(machine)
+            doc["gpu"] = gpu(machine)
         print(json.dumps(doc, indent=1))
         return 0
     for f in found:
