@@ -139,7 +139,11 @@ func doctorCmd(ctx context.Context, a *App, args []string) error {
 // (its --probe imports torch and CUPTI: a few seconds).
 func readEnvironment(ctx context.Context, root string) (envReport, error) {
 	py := runner.Python(root)
-	cmd := exec.CommandContext(ctx, py, "-m", "xbench_py.environment", "check", "--json", "--probe", "--root", root, "--python", py)
+	shown := py // fix commands name .venv/bin/python as the README does, run from the checkout
+	if rel, err := filepath.Rel(root, py); err == nil && !strings.HasPrefix(rel, "..") {
+		shown = rel
+	}
+	cmd := exec.CommandContext(ctx, py, "-m", "xbench_py.environment", "check", "--json", "--probe", "--root", root, "--python", shown)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join(root, "plugins", "_python"))
 	out, err := cmd.Output()
 	if err != nil {
@@ -289,16 +293,19 @@ func writeDoctor(w io.Writer, rep doctorReport) {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "backend\truntime\tdevices\tclock on this machine\tstatus")
+	fmt.Fprintln(tw, "backend\truntime\truns here on\tdeclares\tclock on this machine\tstatus")
 	for _, r := range rep.Rows {
-		devs := "-"
+		here, declares := "-", "-"
 		if len(r.Devices) > 0 {
-			devs = strings.Join(r.Devices, ",")
-			if !slices.Contains(r.Devices, machineDevice(e.Machine)) {
-				devs += " (not " + machineDevice(e.Machine) + ")"
+			declares = strings.Join(r.Devices, ",")
+			if d := machineDevice(e.Machine); slices.Contains(r.Devices, d) {
+				here = d
+				if e.Machine != "cpu" && (e.GPU == nil || !e.GPU.Opened) {
+					here = d + "? (GPU not opened)"
+				}
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Runtime, devs, r.Clock, r.Status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Runtime, here, declares, r.Clock, r.Status)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
