@@ -129,9 +129,13 @@ setup_venv() {
       python3 -m venv "$target"
       "$target/bin/pip" install -q --upgrade pip
       for f in "${files[@]}"; do
-        # shellcheck disable=SC2046
-        "$target/bin/pip" install -q $(environment_index_args "$f") -r "$f" ||
-          die "installing $f into $target failed (pip's error above); rerun ./setup.sh to retry (nothing is marked complete)"
+        local idx
+        idx=$(environment_index_args "$f")
+        # shellcheck disable=SC2086
+        "$target/bin/pip" install -q $idx -r "$f" || {
+          [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
+          die "installing $f into $target failed (pip's error above): $target/bin/pip install ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
+        }
       done
       touch "$target/.complete"
     fi
@@ -172,6 +176,15 @@ check_python() {
 use_python() {
   local flag=$1 py=$2 ver cache target
   ver=$(check_python "$flag" "$py")
+  # an interpreter of a venv is used as that venv: a venv made over it
+  # would see its base interpreter's packages, not the venv's
+  local prefix
+  prefix=$("$py" -c 'import sys; print(sys.prefix if sys.prefix != sys.base_prefix else "")')
+  if [ -n "$prefix" ] && [ -x "$prefix/bin/python" ]; then
+    say "using $py (Python $ver): the venv $prefix"
+    link_venv "$prefix"
+    return 0
+  fi
   cache="${XBENCH_CACHE:-$HOME/.cache/xbench}"
   target="$cache/venv-python-$(readlink -f "$py" | sha256sum | cut -c1-12)"
   mkdir -p "$cache"

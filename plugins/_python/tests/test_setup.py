@@ -100,19 +100,29 @@ def test_bad_flag_and_machine(tmp_path):
     assert p.returncode == 2 and "XBENCH_MACHINE='gpu' is not a machine (allowed: cpu, nvidia, amd)" in p.stderr
 
 
-def test_failed_install_is_not_marked_complete(tmp_path):
-    # setup_venv with a requirement no index has: pip fails, the venv is
-    # left without .complete (so the next run starts over), setup says so
+def clone(tmp_path):
+    """A folder standing for a checkout: plugins/ and scripts/ linked."""
     work = tmp_path / "clone"
     work.mkdir()
-    (work / "requirements.txt").write_text("xbench-no-such-package==1.0\n")
     os.symlink(os.path.join(ROOT, "plugins"), work / "plugins")
     os.symlink(os.path.join(ROOT, "scripts"), work / "scripts")
+    return work
+
+
+@pytest.mark.parametrize("machine,file", [("cpu", "requirements.txt"), ("amd", "requirements-amd-torch.txt")])
+def test_failed_install_is_not_marked_complete(tmp_path, machine, file):
+    # setup_venv with a requirement no index has: pip fails, the venv is
+    # left without .complete (so the next run starts over), setup names the
+    # command; for the AMD set's torch, where it comes from and the mirror
+    work = clone(tmp_path)
+    for f in env.REQUIREMENTS[machine]:
+        (work / f).write_text("xbench-no-such-package==1.0\n")
     e = dict(os.environ, XBENCH_CACHE=str(tmp_path / "cache"), PIP_NO_INDEX="1", PIP_FIND_LINKS="")
-    p = subprocess.run(["bash", "-c", "set -euo pipefail; . scripts/lib.sh; setup_venv cpu"], cwd=work,
+    p = subprocess.run(["bash", "-c", f"set -euo pipefail; . scripts/lib.sh; setup_venv {machine}"], cwd=work,
                        capture_output=True, text=True, env=e, timeout=300)
     assert p.returncode != 0, p.stderr
-    assert "nothing is marked complete" in p.stderr, p.stderr
+    assert "nothing is marked complete" in p.stderr and f"-r {file}" in p.stderr, p.stderr
+    assert ("XBENCH_TORCH_ROCM_INDEX to a mirror" in p.stderr) == (machine == "amd"), p.stderr
     venvs = [d for d in (tmp_path / "cache").iterdir() if d.is_dir()]
     assert len(venvs) == 1 and (venvs[0] / "bin" / "python").exists(), venvs
     assert not (venvs[0] / ".complete").exists()
@@ -182,3 +192,24 @@ def test_gpu_sets_resolve():
         return
     rocm = resolve(env.REQUIREMENTS["amd"], cache, extra_index=index)
     assert "+rocm" in rocm["torch"] and "pytorch-triton-rocm" in rocm, rocm
+
+
+@pytest.mark.parametrize("which", ["venv", "base"])
+def test_use_python(tmp_path, which):
+    # a venv's interpreter: .venv is that venv (a venv over it would see
+    # only its base's packages); a plain interpreter: a venv over it with
+    # its site-packages visible, marked complete, its packages importable
+    work = clone(tmp_path)
+    py = sys.executable if which == "venv" else getattr(sys, "_base_executable", "")
+    assert py and os.path.exists(py)
+    e = dict(os.environ, XBENCH_CACHE=str(tmp_path / "cache"))
+    p = subprocess.run(["bash", "-c", f"set -euo pipefail; . scripts/lib.sh; use_python --python {py}"], cwd=work,
+                       capture_output=True, text=True, env=e, timeout=300)
+    assert p.returncode == 0, p.stderr
+    link = os.readlink(work / ".venv")
+    if which == "venv":
+        assert link == sys.prefix and not (tmp_path / "cache").exists()
+    else:
+        assert link.startswith(str(tmp_path / "cache" / "venv-python-")) and os.path.exists(os.path.join(link, ".complete"))
+        cfg = open(os.path.join(link, "pyvenv.cfg")).read()
+        assert "include-system-site-packages = true" in cfg, cfg
