@@ -29,6 +29,7 @@ while [ $# -gt 0 ]; do
 done
 
 command -v python3 >/dev/null || die "python3 is not installed (need Python 3.11+)"
+[ -z "$python" ] || python=$(resolve_python "$python_flag" "$python")
 machine=$(detect_machine)
 
 if [ $dry_run -eq 1 ]; then

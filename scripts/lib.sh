@@ -155,6 +155,17 @@ link_venv() {
   fi
 }
 
+# resolve_python FLAG VALUE: VALUE as a path; a bare name (python3) is
+# looked up on PATH, as a shell would run it.
+resolve_python() {
+  local flag=$1 py=$2
+  if [[ "$py" != */* ]]; then
+    command -v "$py" 2>/dev/null || usage_die "$flag \"$py\": not found on PATH (expected: the path of a Python 3.11+ interpreter, or its name on PATH)"
+  else
+    echo "$py"
+  fi
+}
+
 # check_python FLAG PATH: PATH's Python version ("3.12"); a PATH that is
 # missing, not executable, not Python, or older than 3.11: exit 2 naming
 # FLAG (--python or XBENCH_PYTHON), the value and what is expected.

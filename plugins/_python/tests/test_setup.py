@@ -67,6 +67,15 @@ def test_dry_run_mirror(tmp_path):
     assert p.returncode == 0 and "--extra-index-url https://mirror.example/rocm -r requirements-amd-torch.txt" in p.stdout, p.stdout
 
 
+def test_python_by_name_is_looked_up_on_path(tmp_path):
+    d = tmp_path / "bin"
+    d.mkdir()
+    os.symlink(sys.executable, d / "xbench-test-python")
+    p = setup(tmp_path, "--dry-run", "--python", "xbench-test-python", path_first=str(d))
+    assert p.returncode == 0, p.stderr
+    assert f"--python {d}/xbench-test-python: installs nothing" in p.stdout, p.stdout
+
+
 def test_dry_run_python_checks_frameworks(tmp_path):
     # this venv's interpreter holds the CPU set: on an NVIDIA machine it
     # lacks JAX's CUDA plugin and cupti-python, each named with its fix
@@ -82,6 +91,7 @@ def test_dry_run_python_checks_frameworks(tmp_path):
     ("{tmp}/python3", "--python", "not an executable file"),
     ("/bin/ls", "XBENCH_PYTHON", "not a Python interpreter"),
     ("/bin/true", "--python", "not a Python 3 interpreter"),
+    ("xbench-no-such-python", "--python", "not found on PATH"),
 ])
 def test_bad_python(tmp_path, value, flag, why):
     value = value.format(tmp=tmp_path)
