@@ -172,3 +172,10 @@ def test_gpu_probe(machine, torch, want):
         return torch
     got = env.gpu(machine, load)
     assert {k: got[k] for k in want} == want
+
+
+def test_presence_only_packages_take_any_version():
+    got = findings("cpu", dict(GOOD, numpy="1.21.0", safetensors="0.3.1"), {})
+    assert got[("numpy", "ok")].expected == "any version" and ("safetensors", "ok") in got
+    got = findings("cpu", dict(GOOD, numpy=""), {})
+    assert got[("numpy", "missing")].fix == "PY -m pip install 'numpy==2.4.6'"
