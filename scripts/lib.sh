@@ -122,7 +122,7 @@ setup_venv() {
   target="$cache/venv-$(venv_key "${files[@]}")"
   mkdir -p "$cache"
   (
-    flock 9
+    flock -n 9 || { say "another setup is installing $target: waiting for it to finish"; flock 9; }
     if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
       say "creating Python environment $target for $machine (PyTorch is several GB the first time)"
       rm -rf "$target"

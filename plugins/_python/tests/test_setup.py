@@ -223,3 +223,29 @@ def test_use_python(tmp_path, which):
         assert link.startswith(str(tmp_path / "cache" / "venv-python-")) and os.path.exists(os.path.join(link, ".complete"))
         cfg = open(os.path.join(link, "pyvenv.cfg")).read()
         assert "include-system-site-packages = true" in cfg, cfg
+
+
+def test_second_setup_waits_for_the_first(tmp_path):
+    # while one setup holds the venv's lock, another says so and waits,
+    # then finds the venv complete and links it (it deletes nothing)
+    work = clone(tmp_path)
+    (work / "requirements.txt").write_text("xbench-no-such-package==1.0\n")
+    key = hashlib.sha256(b"xbench-no-such-package==1.0\n").hexdigest()[:12]
+    target = tmp_path / "cache" / f"venv-{key}"
+    (target / "bin").mkdir(parents=True)
+    (target / "bin" / "python").write_text("#!/bin/sh\n")
+    (target / "bin" / "python").chmod(0o755)
+    (target / ".complete").write_text("")
+    held, release = tmp_path / "held", tmp_path / "release"
+    holder = subprocess.Popen(["flock", f"{target}.lock", "sh", "-c", f"touch {held}; while [ ! -e {release} ]; do sleep 0.05; done"])
+    while not held.exists():
+        assert holder.poll() is None, "the lock holder ended early"
+    e = dict(os.environ, XBENCH_CACHE=str(tmp_path / "cache"))
+    p = subprocess.Popen(["bash", "-c", "set -euo pipefail; . scripts/lib.sh; setup_venv cpu"], cwd=work,
+                         stderr=subprocess.PIPE, text=True, env=e)
+    line = p.stderr.readline()
+    assert "another setup is installing" in line and "waiting" in line, line
+    assert not (work / ".venv").exists()
+    release.write_text("")
+    assert p.wait(timeout=60) == 0 and holder.wait(timeout=60) == 0
+    assert os.readlink(work / ".venv") == str(target) and (target / ".complete").exists()
