@@ -86,32 +86,134 @@ PY
   rm -rf "$tmp"
 }
 
-# setup_venv: .venv -> ~/.cache/xbench/venv-<hash of requirements.txt>.
-# The venv lives outside the clone so a fresh clone (CI) reuses it.
+# Environments by machine (docs/usage.md, "Environments"): the machine
+# (cpu, nvidia, amd), its requirements files and their install order are
+# defined once, in plugins/_python/xbench_py/environment.py, which runs
+# under the system's python3 (the standard library only).
+environment() { PYTHONPATH=plugins/_python python3 -m xbench_py.environment "$@"; }
+
+# detect_machine: cpu, nvidia or amd (XBENCH_MACHINE overrides).
+detect_machine() {
+  local out
+  out=$(environment machine) || exit 2
+  echo "${out%%$'\t'*}"
+}
+
+# requirement_files MACHINE: the machine's requirements files, in order.
+requirement_files() {
+  PYTHONPATH=plugins/_python python3 -c 'import sys; from xbench_py.environment import REQUIREMENTS; print(" ".join(REQUIREMENTS[sys.argv[1]]))' "$1"
+}
+
+# venv_key FILE...: the cache key of a venv installed from these files:
+# their content's hash (for the CPU set's one file, the same key as
+# before there were several sets, so CI's cached venv is reused).
+venv_key() { cat "$@" | sha256sum | cut -c1-12; }
+
+# setup_venv [MACHINE]: .venv -> ~/.cache/xbench/venv-<key>, the machine's
+# set installed (MACHINE: cpu when not given). The venv lives outside the
+# clone so a fresh clone (CI) reuses it. One setup at a time per venv
+# (flock): a second waits rather than deleting what the first installs.
+# .complete is written only after every install succeeded, so a failed or
+# killed install is redone from scratch on the next run.
 setup_venv() {
-  local hash cache target
-  hash=$(sha256sum requirements.txt | cut -c1-12)
+  local machine=${1:-cpu} files cache target f
+  read -r -a files <<<"$(requirement_files "$machine")"
   cache="${XBENCH_CACHE:-$HOME/.cache/xbench}"
-  target="$cache/venv-$hash"
+  target="$cache/venv-$(venv_key "${files[@]}")"
   mkdir -p "$cache"
-  # One creator at a time: a second setup.sh or test.sh on this machine (two
-  # clones, CI beside a developer) waits here instead of deleting the venv
-  # the first is installing into. The lock is released when this shell exits.
-  exec 8>"$target.lock"
-  flock 8
-  if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
-    say "creating Python environment $target (PyTorch is several GB the first time)"
-    rm -rf "$target"
-    python3 -m venv "$target"
-    "$target/bin/pip" install -q --upgrade pip
-    "$target/bin/pip" install -q -r requirements.txt
-    touch "$target/.complete"
-  fi
-  flock -u 8
-  if [ "$(readlink .venv 2>/dev/null)" != "$target" ]; then
-    rm -rf .venv && ln -s "$target" .venv
+  (
+    flock -n 9 || { say "another setup is installing $target: waiting for it to finish"; flock 9; }
+    if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
+      say "creating Python environment $target for $machine (PyTorch is several GB the first time)"
+      rm -rf "$target"
+      python3 -m venv "$target"
+      "$target/bin/pip" install -q --upgrade pip
+      for f in "${files[@]}"; do
+        local idx
+        idx=$(environment_index_args "$f")
+        # shellcheck disable=SC2086
+        "$target/bin/pip" install -q $idx -r "$f" || {
+          [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
+          die "installing $f into $target failed (pip's error above): $target/bin/pip install ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
+        }
+      done
+      touch "$target/.complete"
+    fi
+  ) 9>"$target.lock" || exit $?
+  link_venv "$target"
+}
+
+# environment_index_args FILE: pip's index arguments for FILE (PyTorch's
+# ROCm index, $XBENCH_TORCH_ROCM_INDEX, for the AMD set's torch file).
+environment_index_args() {
+  PYTHONPATH=plugins/_python python3 -c 'import sys; from xbench_py.environment import index_args; print(" ".join(index_args(sys.argv[1])))' "$1"
+}
+
+link_venv() {
+  if [ "$(readlink .venv 2>/dev/null)" != "$1" ]; then
+    rm -rf .venv && ln -s "$1" .venv
   fi
 }
+
+# resolve_python FLAG VALUE: VALUE as a path; a bare name (python3) is
+# looked up on PATH, as a shell would run it.
+resolve_python() {
+  local flag=$1 py=$2
+  if [[ "$py" != */* ]]; then
+    command -v "$py" 2>/dev/null || usage_die "$flag \"$py\": not found on PATH (expected: the path of a Python 3.11+ interpreter, or its name on PATH)"
+  else
+    echo "$py"
+  fi
+}
+
+# check_python FLAG PATH: PATH's Python version ("3.12"); a PATH that is
+# missing, not executable, not Python, or older than 3.11: exit 2 naming
+# FLAG (--python or XBENCH_PYTHON), the value and what is expected.
+check_python() {
+  local flag=$1 py=$2 ver want="expected: the path of a Python 3.11+ interpreter"
+  [ -e "$py" ] || usage_die "$flag \"$py\": no such file ($want)"
+  { [ -f "$py" ] && [ -x "$py" ]; } || usage_die "$flag \"$py\": not an executable file ($want)"
+  ver=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) ||
+    usage_die "$flag \"$py\": not a Python interpreter (it failed to run a Python one-liner; $want)"
+  [[ "$ver" =~ ^3\.([0-9]+)$ ]] || usage_die "$flag \"$py\": not a Python 3 interpreter (it printed \"${ver:0:40}\"; $want)"
+  [ "${BASH_REMATCH[1]}" -ge 11 ] || usage_die "$flag \"$py\": Python $ver ($want)"
+  echo "$ver"
+}
+
+# use_python FLAG PATH: .venv -> a venv over an existing interpreter (a
+# cluster's or container's frameworks): --system-site-packages, so its
+# frameworks are used as installed and what a fix command installs stays
+# in the venv, not in the interpreter's own site-packages.
+use_python() {
+  local flag=$1 py=$2 ver cache target
+  ver=$(check_python "$flag" "$py")
+  # an interpreter of a venv is used as that venv: a venv made over it
+  # would see its base interpreter's packages, not the venv's
+  local prefix
+  prefix=$("$py" -c 'import sys; print(sys.prefix if sys.prefix != sys.base_prefix else "")')
+  if [ -n "$prefix" ] && [ -x "$prefix/bin/python" ]; then
+    say "using $py (Python $ver): the venv $prefix"
+    link_venv "$prefix"
+    return 0
+  fi
+  cache="${XBENCH_CACHE:-$HOME/.cache/xbench}"
+  target="$cache/venv-python-$(readlink -f "$py" | sha256sum | cut -c1-12)"
+  mkdir -p "$cache"
+  (
+    flock 9
+    if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
+      say "using $py (Python $ver) through $target (its packages visible: --system-site-packages)"
+      rm -rf "$target"
+      "$py" -m venv --system-site-packages "$target" 2>/dev/null ||
+        { rm -rf "$target"; "$py" -m venv --system-site-packages --without-pip "$target"; } ||
+        die "$py -m venv failed: cannot make a venv over $py"
+      touch "$target/.complete"
+    fi
+  ) 9>"$target.lock" || exit $?
+  link_venv "$target"
+}
+
+usage_die() { printf 'setup: %s\n' "$*" >&2; exit 2; }
 
 # plugin_cmds: the Go packages of the go-plugin backends (runtime "plugin"
 # in plugins/*/plugin.json), each built from its folder's cmd/<name>.

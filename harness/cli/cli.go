@@ -72,6 +72,7 @@ func (a *App) commands() []command {
 		{name: "profile", summary: "run one configuration under each backend's own profiler: top kernels, categories, a Chrome trace", run: profileCmd},
 		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},
 		{name: "backends", summary: "list backends and what they support", run: backendsCmd},
+		{name: "doctor", summary: "this machine: every backend, its devices and clock, and what to fix (exit 1 when something is)", run: doctorCmd},
 		{name: "workloads", summary: "list workloads and their parameters", run: workloadsCmd},
 		{name: "schema", summary: "print the result JSON Schema", run: schemaCmd},
 		{name: "__plugin", hidden: true, run: pluginCmd},

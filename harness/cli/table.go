@@ -51,6 +51,7 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 	}
 	fmt.Fprintf(tw, head, unit, ratioHead)
 	refNames := map[string]bool{}
+	fallback := false
 	for _, r := range results {
 		refName, ref := ratioReference(byConfig[workload.Key(r.Config)], baseline)
 		if refName != "" {
@@ -76,7 +77,13 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 				ratio = fmt.Sprintf("%.2fx", r.Stats.MedianMs/ref)
 			}
 		}
-		notes := append([]string(nil), r.Warnings...)
+		var notes []string
+		if c := r.FallbackClock(); c != "" {
+			// first, so it is read before the ratio is trusted
+			notes = append(notes, "FALLBACK CLOCK: "+c)
+			fallback = true
+		}
+		notes = append(notes, r.Warnings...)
 		if r.Message != "" {
 			notes = append(notes, firstLine(r.Message))
 		}
@@ -91,6 +98,9 @@ func writeRunTable(w io.Writer, results []result.Result, baseline string) {
 			units.Bytes(r.PeakMemoryBytes), ratio, strings.Join(notes, "; "))
 	}
 	tw.Flush()
+	if fallback {
+		fmt.Fprintln(w, "FALLBACK CLOCK: the framework's own clock, not the device clock (CUPTI): the sample includes host work the others leave out (env.timing says why; xbench doctor says how to fix it)")
+	}
 	switch {
 	case baseline != "" && len(refNames) > 0:
 		fmt.Fprintf(w, "ratio = median / median of %s (lower is faster)\n", baseline)

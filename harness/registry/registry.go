@@ -134,7 +134,10 @@ func (r *Registry) Missing(name string) ([]string, error) {
 		return nil, nil
 	}
 	py := runner.Python(r.opts.Root)
-	script := "import importlib.util,sys\nprint(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))"
+	// find_spec of a dotted name imports its parent, which raises when the
+	// parent is missing too (iree.runtime without iree): that is missing,
+	// not a failed check.
+	script := "import importlib.util,sys\ndef gone(m):\n try: return importlib.util.find_spec(m) is None\n except ImportError: return True\nprint(' '.join(m for m in sys.argv[1:] if gone(m)))"
 	out, err := exec.Command(py, append([]string{"-c", script}, m.Requires...)...).Output()
 	if err != nil {
 		return nil, fmt.Errorf("check Python packages of %q with %s: %w", name, py, err)

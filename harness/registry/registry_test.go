@@ -38,3 +38,17 @@ func TestPluginBinary(t *testing.T) {
 		t.Errorf("binary beside xbench: got %q, %v; want it before bin/'s", got, err)
 	}
 }
+
+// Missing names each required module the backends' Python cannot find, a
+// dotted one whose parent is missing too (iree.runtime without iree)
+// included, and nothing that is there.
+func TestMissing(t *testing.T) {
+	root := t.TempDir()
+	r := &Registry{opts: Options{Root: root}, manifests: map[string]manifest.Manifest{
+		"py": {Name: "py", Runtime: manifest.RuntimePython, Requires: []string{"json", "xbench_no_such.runtime", "os.path", "xbench_nope"}},
+	}}
+	got, err := r.Missing("py")
+	if err != nil || strings.Join(got, " ") != "xbench_no_such.runtime xbench_nope" {
+		t.Errorf("Missing: %v, %v; want the two missing modules", got, err)
+	}
+}

@@ -87,3 +87,20 @@ func (r Result) IsPerformance() bool {
 	}
 	return true
 }
+
+// FallbackClock is the clock a GPU result's samples were taken on when
+// that is not the device clock (docs/protocol.md, "What one sample is"):
+// the first word of env.timing ("cuda-events", "host-clock-block", held
+// events), or "" when the samples are the device clock (CUPTI), the result
+// ran on a CPU (the host clock is the clock there), or the framework's
+// clock was chosen because the call is launch-bound (tracing would widen
+// its gaps: a choice, not a fallback). Tables mark such rows.
+func (r Result) FallbackClock() string {
+	t := r.Env.Timing
+	if t == "" || r.Device.Kind == "" || r.Device.Kind == "cpu" || strings.HasPrefix(t, "cupti-kernel-") ||
+		strings.Contains(t, "launch-bound call") {
+		return ""
+	}
+	label, _, _ := strings.Cut(t, ":")
+	return label
+}

@@ -20,7 +20,7 @@ LAYERS = [
     {"attention_ref", "facts", "modes", "problems", "scan_ref", "tensors"},  # no xbench_py imports
     {"spec", "types"},
     {"workloads", "devclock"},
-    {"runner"},
+    {"runner", "environment"},
     {"profile"},
     {"serve"},
     {"cli"},

@@ -17,6 +17,9 @@ checks the layers), bottom up:
   workloads  typed views of each workload's params (TTT, Gemm, ...)
   devclock   the device clock (CUPTI kernel span) around a framework's timer
   runner     one request by the rules: run, run_batch, export, calibrate
+  environment  the machine (cpu, nvidia, amd), its pinned requirements set,
+             an interpreter's frameworks against what xbench supports
+             (setup.sh, xbench doctor); runs on the standard library alone
   profile    the profile op
   serve      the JSON-lines serve loop
   cli        a backend's command line: benchmark.py calls cli.main(HERE, load)
