@@ -8,7 +8,6 @@ import os
 import re
 import subprocess
 
-import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 XBENCH = os.path.join(ROOT, "bin", "xbench")
