@@ -29,6 +29,7 @@ const maxHovers = 400
 type hoverMark struct {
 	at   vg.Point
 	text string
+	box  vg.Rectangle // a bar's extent; empty for a point
 }
 
 type hoverLayer struct {
@@ -51,20 +52,33 @@ func (h *hoverLayer) Plot(c draw.Canvas, plt *gplot.Plot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, p := range h.pts {
-		h.marks = append(h.marks, hoverMark{vg.Point{X: trX(p.x), Y: trY(p.y)}, p.text})
+		h.marks = append(h.marks, hoverMark{at: vg.Point{X: trX(p.x), Y: trY(p.y)}, text: p.text})
 	}
 }
 
-// addHover gives p a tooltip per point of s that Lines draws.
-func addHover(p *gplot.Plot, s Series, a Axes) {
+// hoverLayerOf is p's hover layer, added to p the first time.
+func hoverLayerOf(p *gplot.Plot) *hoverLayer {
 	v, loaded := hoverLayers.LoadOrStore(p, &hoverLayer{})
 	h := v.(*hoverLayer)
 	if !loaded {
 		p.Add(h)
 	}
+	return h
+}
+
+// addBox records a bar's box on the canvas while it is drawn (bars.go).
+func (h *hoverLayer) addBox(box vg.Rectangle, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box})
+}
+
+// addHover gives p a tooltip per point of s that Lines draws.
+func addHover(p *gplot.Plot, s Series, a Axes) {
+	h := hoverLayerOf(p)
 	for i := range s.X {
 		x, y := s.X[i], s.Y[i]
-		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || a.LogX && x <= 0 || a.LogY && y <= 0 {
+		if !drawable(x, y, a) {
 			continue
 		}
 		text := ""
@@ -82,6 +96,9 @@ func addHover(p *gplot.Plot, s Series, a Axes) {
 			if i < len(s.Lo) && i < len(s.Hi) && !math.IsNaN(s.Lo[i]) && !math.IsNaN(s.Hi[i]) {
 				text += fmt.Sprintf(" (95%%: %s to %s)", strconv.FormatFloat(s.Lo[i], 'g', 4, 64), strconv.FormatFloat(s.Hi[i], 'g', 4, 64))
 			}
+		}
+		if i < len(s.Hollow) && s.Hollow[i] && s.HollowNote != "" {
+			text += " [" + s.HollowNote + "]"
 		}
 		h.pts = append(h.pts, hoverPoint{x, y, text})
 	}
@@ -118,6 +135,14 @@ func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
 	var b strings.Builder
 	for _, h := range layers {
 		for _, m := range h.marks {
+			if s := m.box.Size(); s.X > 0 || s.Y > 0 {
+				// A bar: its whole box answers, at least 2 points tall so
+				// a bar near zero can still be pointed at.
+				hgt := max(s.Y, vg.Points(2))
+				fmt.Fprintf(&b, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%s</title></rect>\n",
+					m.box.Min.X.Points(), (height - m.box.Min.Y - hgt).Points(), s.X.Points(), hgt.Points(), html.EscapeString(m.text))
+				continue
+			}
 			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>\n",
 				m.at.X.Points(), (height - m.at.Y).Points(), html.EscapeString(m.text))
 		}
