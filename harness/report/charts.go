@@ -69,11 +69,15 @@ func (r *Report) charts() (out []Chart, err error) {
 	}
 	builds = append(append(append(builds, afterGrids...), r.roofline), tail...)
 	for _, build := range builds {
+		r.drewHollow = false
 		c, err := build()
 		if err != nil {
 			return nil, err
 		}
 		if c != nil {
+			if r.drewHollow {
+				c.Caption += hollowCaption
+			}
 			out = append(out, *c)
 		}
 	}

@@ -36,12 +36,16 @@ type VerifyRecord struct {
 
 // Report is a results folder, indexed.
 type Report struct {
-	Dir          string
-	Results      []result.Result // newest per backend and configuration, in table order
-	Backends     []string        // sorted
-	Configs      []result.Config // sorted by compare.CompareConfigs
-	Baseline     string
-	Verify       []VerifyRecord
+	Dir      string
+	Results  []result.Result // newest per backend and configuration, in table order
+	Backends []string        // sorted
+	Configs  []result.Config // sorted by compare.CompareConfigs
+	Baseline string
+	Verify   []VerifyRecord
+	// VerifyDirs are the folders the verify records were read from, as
+	// the page names them: the results folder, a verify/ folder beside
+	// it, and each --verify folder.
+	VerifyDirs   []string
 	Calibrations []backend.Calibration
 	Superseded   int
 	// Skipped names each file of the folder that was not a valid result
@@ -53,6 +57,7 @@ type Report struct {
 	viewDevice  string                              // the device label of a deviceViews view, "" for the whole folder
 	hidden      map[string]string                   // of a chartView: series and config key -> why it is not drawn
 	byConfig    map[string]map[string]result.Result // config key -> backend -> result
+	drewHollow  bool                                // of a chartView: the chart being built drew a hollow point or bar
 }
 
 // Load reads dir recursively. baseline names the backend ratios and fast_p
@@ -106,7 +111,32 @@ func Load(dir, baseline string) (*Report, error) {
 	if err := r.loadSidecars(dir); err != nil {
 		return nil, err
 	}
+	if len(r.Verify) > 0 {
+		r.VerifyDirs = append(r.VerifyDirs, dir)
+	}
+	if beside := VerifyBeside(dir); beside != "" {
+		if err := r.AddVerify(beside); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
+}
+
+// VerifyBeside is the verify/ folder next to a results folder (a sweep's
+// results/x/sweep beside results/x/verify, as scripts keep them), "" when
+// there is none or it lies inside dir (read with the results already).
+// Its records are read without being asked for: a report that said "not
+// verified" while the verification sat beside it was wrong.
+func VerifyBeside(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	beside := filepath.Join(filepath.Dir(abs), "verify")
+	if st, err := os.Stat(beside); err != nil || !st.IsDir() || beside == abs || strings.HasPrefix(beside, abs+string(filepath.Separator)) {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(dir)), "verify")
 }
 
 // Series is the name a result is drawn and tabulated under: its backend,
@@ -168,11 +198,22 @@ func (r *Report) loadSidecars(dir string) error {
 // holds none: a typo must not read as "nothing verified".
 func (r *Report) AddVerify(dir string) error {
 	n := len(r.Verify)
+	read := map[string]bool{} // a folder found beside the results and named by --verify is read once
+	for _, v := range r.Verify {
+		if abs, err := filepath.Abs(v.Path); err == nil {
+			read[abs] = true
+		}
+	}
+	again := false
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		if name := d.Name(); strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json") {
+			if abs, err := filepath.Abs(p); err == nil && read[abs] {
+				again = true
+				return nil
+			}
 			var v VerifyRecord
 			if err := readJSON(p, &v); err != nil {
 				return err
@@ -185,8 +226,11 @@ func (r *Report) AddVerify(dir string) error {
 	if err != nil {
 		return fmt.Errorf("report: read verify records under %s: %w", dir, err)
 	}
-	if len(r.Verify) == n {
+	if len(r.Verify) == n && !again {
 		return fmt.Errorf("report: no verify records (%s*.json) under %s", verify.FilePrefix, dir)
+	}
+	if len(r.Verify) > n {
+		r.VerifyDirs = append(r.VerifyDirs, dir)
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/plot"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
 )
 
 // The single-panel figures: backward over forward, the two heat maps and
@@ -24,6 +25,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var cats, factors []string
 	vals := make([][]float64, len(r.Backends))
 	los, his := make([][]float64, len(r.Backends)), make([][]float64, len(r.Backends))
+	hollows := make([][]bool, len(r.Backends)) // a bar is solid when both its phases passed verify
 	for _, c := range r.Configs {
 		if c.Phase != workload.PhaseForward {
 			continue
@@ -45,7 +47,10 @@ func (r *Report) backwardForward() (*Chart, error) {
 			}
 		}
 		for i, b := range r.Backends {
-			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+			v := r.median(b, bc) / r.median(b, c)
+			hollow := r.notVerified(b, c) || r.notVerified(b, bc)
+			r.drewHollow = r.drewHollow || hollow && !math.IsNaN(v)
+			vals[i], hollows[i] = append(vals[i], v), append(hollows[i], hollow)
 			lo, hi := r.ratioInterval(b, c, b, bc)
 			los[i], his[i] = append(los[i], lo), append(his[i], hi)
 		}
@@ -56,7 +61,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var groups []plot.BarGroup
 	for i, b := range r.Backends {
 		if len(cats) > 1 || !math.IsNaN(vals[i][0]) {
-			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
+			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i], Hollow: hollows[i], HollowNote: hollowNote})
 		}
 	}
 	a := plot.Axes{SharedLegend: true, Title: "Backward / forward time", YLabel: "backward median / forward median"}
@@ -76,7 +81,8 @@ func (r *Report) backwardForward() (*Chart, error) {
 			hi := min(lo+barsPerPanel, len(cats))
 			part := make([]plot.BarGroup, len(groups))
 			for i, g := range groups {
-				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi]}
+				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi],
+					Hollow: g.Hollow[lo:hi], HollowNote: g.HollowNote}
 			}
 			pa := a
 			pa.Title = fmt.Sprintf("%s (%d-%d of %d)", a.Title, lo+1, hi, len(cats))
@@ -203,7 +209,7 @@ func (r *Report) roofline() (*Chart, error) {
 	var series []plot.Series
 	for _, b := range r.Backends {
 		for di, d := range names {
-			s := plot.Series{Name: b + ", " + d, Color: r.color(b), Shape: di}
+			s := plot.Series{Name: b + ", " + d, Color: r.color(b), Shape: di, HollowNote: hollowNote}
 			for _, t := range r.Tables() {
 				if t.Config.Dtype() != d {
 					continue
@@ -211,6 +217,8 @@ func (r *Report) roofline() (*Chart, error) {
 				for _, x := range t.Rows {
 					if x.Backend == b && !math.IsNaN(x.TFLOPs) {
 						s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
+						s.Hollow = append(s.Hollow, x.Verified != verify.Pass)
+						r.drewHollow = r.drewHollow || x.Verified != verify.Pass
 						if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
 							dev = res.Device
 						}

@@ -29,7 +29,7 @@ type Row struct {
 	VerifiedOn       string  // the configuration the verdict comes from
 	TFLOPs           float64 // achieved, the workload's FLOPs over the median
 	PctPeak          float64 // TFLOPs over the calibrated matmul peak of the dtype
-	Correct          bool    // ok and (verified pass, or no verify records at all)
+	Correct          bool    // ok and verified pass: nothing else counts as correct
 	NotTimed         bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
 	IsBaseline       bool
 	Warnings         []string
@@ -80,7 +80,7 @@ func (r *Report) row(res result.Result) Row {
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
-	row.Correct = res.Status == result.StatusOK && (row.Verified == verify.Pass || len(r.Verify) == 0)
+	row.Correct = res.Status == result.StatusOK && row.Verified == verify.Pass
 	row.NotTimed = res.Status == result.StatusOK && !res.IsPerformance()
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row
