@@ -154,3 +154,12 @@ func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
 	}
 	return []byte(s[:i] + "<g class=\"hover\" fill=\"transparent\">\n" + b.String() + "</g>\n" + s[i:])
 }
+
+// Hover gives a mark the caller drew on p itself (the dashboard's failure
+// marks and steps) a tooltip at data point x, y.
+func Hover(p *gplot.Plot, x, y float64, text string) {
+	h := hoverLayerOf(p)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pts = append(h.pts, hoverPoint{x, y, text})
+}
