@@ -57,6 +57,7 @@ type Report struct {
 	viewDevice  string                              // the device label of a deviceViews view, "" for the whole folder
 	hidden      map[string]string                   // of a chartView: series and config key -> why it is not drawn
 	byConfig    map[string]map[string]result.Result // config key -> backend -> result
+	labels      map[string]string                   // config key -> its label, told apart from every other (distinctLabels)
 	drewHollow  bool                                // of a chartView: the chart being built drew a hollow point or bar
 }
 
@@ -92,6 +93,7 @@ func Load(dir, baseline string) (*Report, error) {
 	}
 	sort.Strings(r.Backends)
 	slices.SortFunc(r.Configs, compare.CompareConfigs)
+	r.labels = distinctLabels(r.Configs)
 	slices.SortFunc(r.Results, func(a, b result.Result) int {
 		if c := compare.CompareConfigs(a.Config, b.Config); c != 0 {
 			return c

@@ -35,7 +35,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 		if _, ok := r.byConfig[compare.ConfigKey(bc)]; !ok {
 			continue
 		}
-		cats = append(cats, compare.Label(c))
+		cats = append(cats, r.label(c))
 		// The FLOP factor is each workload's own (TTT 3x, attention 2.5x),
 		// read from its cost model rather than assumed.
 		if fc, err := workload.CostOf(c); err == nil && fc.FLOPs > 0 {
@@ -167,7 +167,7 @@ var statusColors = map[result.Status]color.Color{
 func (r *Report) feasibility() (*Chart, error) {
 	g := plot.Grid{Title: "Which configurations fit (out of memory in red)", Cols: r.Backends}
 	for _, c := range r.Configs {
-		g.Rows = append(g.Rows, compare.Label(c))
+		g.Rows = append(g.Rows, r.label(c))
 		row := make([]plot.Cell, len(r.Backends))
 		for j, b := range r.Backends {
 			row[j] = plot.Cell{Text: "-"}

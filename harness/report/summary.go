@@ -48,7 +48,7 @@ type Table struct {
 func (r *Report) Tables() []Table {
 	var out []Table
 	for _, c := range r.Configs {
-		t := Table{Config: c, Label: compare.Label(c)}
+		t := Table{Config: c, Label: r.label(c)}
 		for _, b := range r.Backends {
 			res, ok := r.Result(b, c)
 			if !ok {
