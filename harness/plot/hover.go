@@ -13,23 +13,26 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Hover values: a reader pointing at a point of a line chart sees what it
-// is (series, value, interval, commit and date on the dashboard) without
-// reading it off the axes. gonum's SVG has no tooltips, so each panel made
-// by Lines carries a hoverLayer that records where its points land while
-// the figure is drawn, and Figure.SVG adds an invisible circle with a
-// <title> (the browser's native tooltip) over each; the PNG and PDF are
-// unchanged.
+// Hover values: a reader pointing at a point, a bar or a heat map cell
+// sees what it is (series, value, interval, commit and date on the
+// dashboard) without reading it off the axes. gonum's SVG has no
+// tooltips, so each panel made by Lines, Bars or GridPlot carries a
+// hoverLayer that records where its marks land while the figure is drawn,
+// and Figure.SVG adds an invisible circle (a point) or rectangle (a bar or
+// cell, class "bar" or "cell") with a <title> (the browser's native
+// tooltip) over each; the PNG and PDF are unchanged.
 
-// maxHovers bounds the tooltips of one figure: a scatter of every GEMM
-// shape (1704 points) would carry more tooltip than chart, so a figure
-// with more points has none (its tables hold every value).
-const maxHovers = 400
+// maxHovers bounds the tooltips of one figure, so a page stays a size a
+// browser opens at once; it is above every committed report's largest
+// figure (every GEMM shape of the sweep, 1704 points, about 200 KB of
+// tooltips). A figure with more has none; its tables hold every value.
+const maxHovers = 2000
 
 type hoverMark struct {
 	at   vg.Point
 	text string
-	box  vg.Rectangle // a bar's extent; empty for a point
+	box  vg.Rectangle // a bar's or a cell's extent; empty for a point
+	kind string       // of a box: "bar" or "cell"
 }
 
 type hoverLayer struct {
@@ -70,7 +73,14 @@ func hoverLayerOf(p *gplot.Plot) *hoverLayer {
 func (h *hoverLayer) addBox(box vg.Rectangle, text string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box})
+	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box, kind: "bar"})
+}
+
+// addCell records a heat map cell's box while it is drawn (grid.go).
+func (h *hoverLayer) addCell(box vg.Rectangle, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box, kind: "cell"})
 }
 
 // addHover gives p a tooltip per point of s that Lines draws.
@@ -139,8 +149,8 @@ func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
 				// A bar: its whole box answers, at least 2 points tall so
 				// a bar near zero can still be pointed at.
 				hgt := max(s.Y, vg.Points(2))
-				fmt.Fprintf(&b, "<rect class=\"bar\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%s</title></rect>\n",
-					m.box.Min.X.Points(), (height - m.box.Min.Y - hgt).Points(), s.X.Points(), hgt.Points(), html.EscapeString(m.text))
+				fmt.Fprintf(&b, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%s</title></rect>\n",
+					m.kind, m.box.Min.X.Points(), (height - m.box.Min.Y - hgt).Points(), s.X.Points(), hgt.Points(), html.EscapeString(m.text))
 				continue
 			}
 			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>\n",

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -239,4 +240,35 @@ func inside(a, s quad) bool {
 		}
 	}
 	return true
+}
+
+// TestBarCheckCatchesOverlap: the bar checks have teeth. With one bar's
+// box widened over its neighbour's (as fixed-width bars ran into the next
+// cluster), the check reports the overlap and a bar not drawn at its box.
+func TestBarCheckCatchesOverlap(t *testing.T) {
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bar := regexp.MustCompile(`<rect class="bar" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"`)
+	m := bar.FindStringSubmatchIndex(string(raw))
+	if m == nil {
+		t.Fatal("the standard report draws no bars")
+	}
+	w, _ := strconv.ParseFloat(string(raw[m[6]:m[7]]), 64)
+	wide := string(raw[:m[6]]) + strconv.FormatFloat(3*w, 'f', 2, 64) + string(raw[m[7]:])
+	if err := os.WriteFile(out, []byte(wide), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(layoutProblems(layoutIn(t, out, 1440, 900)), "\n")
+	for _, want := range []string{"overlaps bar", "is not drawn whole"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("with a bar over its neighbour the check reports no %q; it reported:\n%s", want, problems)
+		}
+	}
 }
