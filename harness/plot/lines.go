@@ -19,7 +19,7 @@ type Series struct {
 	Color      color.Color
 	X, Y       []float64
 	PointsOnly bool // a scatter, no connecting line
-	Shape      int  // glyph shape index (see shapes)
+	Shape      int  // glyph shape index (marker, glyphs.go)
 	// Lo and Hi, when as long as X, are each point's 95% interval, drawn
 	// as a band (NaN where a point has none).
 	Lo, Hi []float64
@@ -59,12 +59,6 @@ func addLegend(p *gplot.Plot, a Axes, name string, thumbs ...gplot.Thumbnailer) 
 	p.Legend.Add(name, thumbs...)
 }
 
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
-
-// hollowShapes are shapes' outlines, index for index (a cross, a plus
-// and a ring are outlines already).
-var hollowShapes = []draw.GlyphDrawer{draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
-
 // Lines draws series against shared axes. Points that a log axis cannot
 // show (zero, negative, NaN) are dropped rather than failing the chart.
 func Lines(a Axes, series []Series) (*gplot.Plot, error) {
@@ -76,7 +70,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 			continue
 		}
 		addHover(p, s, a)
-		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: shapes[s.Shape%len(shapes)]}
+		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: marker{shape: s.Shape}}
 		solid, hollow := splitHollow(s, a)
 		var thumbs []gplot.Thumbnailer
 		if !s.PointsOnly {
@@ -95,7 +89,7 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 		for _, part := range []struct {
 			xys   plotter.XYs
 			shape draw.GlyphDrawer
-		}{{solid, glyph.Shape}, {hollow, hollowShapes[s.Shape%len(hollowShapes)]}} {
+		}{{solid, glyph.Shape}, {hollow, marker{shape: s.Shape, hollow: true}}} {
 			if len(part.xys) == 0 {
 				continue
 			}
