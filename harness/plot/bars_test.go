@@ -103,7 +103,7 @@ func TestHollowPoints(t *testing.T) {
 // column header, gets a tooltip naming its row, column and text.
 func TestGridCellsHaveTooltips(t *testing.T) {
 	g := Grid{Rows: []string{"level2/1 precision=kernelbench", "level2/1 precision=strict-ieee"}, Cols: []string{"pytorch", "triton"},
-		Cells: [][]Cell{{{Ratio: 1, Text: "1.00x"}, {Ratio: 0.5, Text: "0.50x"}}, {{Ratio: 1, Text: "1.00x"}, {Text: "oom"}}}}
+		Cells: [][]Cell{{{Ratio: 1, Text: "1.00x"}, {Ratio: 0.5, Text: "0.50x", Hollow: true, Note: "not verified"}}, {{Ratio: 1, Text: "1.00x"}, {Text: "oom"}}}}
 	svg, err := Single("g", "", GridPlot(g), 6*vg.Inch, 3*vg.Inch).SVG()
 	if err != nil {
 		t.Fatal(err)
@@ -111,6 +111,9 @@ func TestGridCellsHaveTooltips(t *testing.T) {
 	cells := regexp.MustCompile(`<rect class="cell"[^>]*><title>([^<]*)</title>`).FindAllSubmatch(svg, -1)
 	if len(cells) != 4 {
 		t.Fatalf("%d cell tooltips, want 4", len(cells))
+	}
+	if got, want := string(cells[1][1]), "level2/1 precision=kernelbench / triton: 0.50x [not verified]"; got != want {
+		t.Errorf("hollow cell's tooltip %q, want %q", got, want)
 	}
 	if got, want := string(cells[3][1]), "level2/1 precision=strict-ieee / triton: oom"; got != want {
 		t.Errorf("last cell's tooltip %q, want %q", got, want)

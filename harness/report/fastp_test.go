@@ -183,6 +183,9 @@ func TestChartsShowVerification(t *testing.T) {
 		if c.Name == "ratio-heatmap" && (!bytes.Contains(svg, []byte(">verify FAIL<")) || !bytes.Contains(svg, []byte(">not timed<"))) {
 			t.Errorf("heat map does not mark failed and interpreter cells")
 		}
+		if c.Name == "ratio-heatmap" && !regexp.MustCompile(`<title>[^<]* / jax: [0-9.]+x \[not verified\]</title>`).Match(svg) {
+			t.Errorf("ratio heat map does not mark jax's ratios not verified")
+		}
 		if c.Name == "time-vs-seq-len" {
 			if !regexp.MustCompile(`<title>jax: [^<]*\[not verified\]</title>`).Match(svg) {
 				t.Errorf("time-vs-seq-len does not mark jax's points not verified")

@@ -133,6 +133,11 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			switch {
 			case !math.IsNaN(x.Ratio):
 				row[j] = plot.Cell{Ratio: x.Ratio, Text: fmt.Sprintf("%.2fx", x.Ratio)}
+				// A ratio is as verified as the less verified of its two results.
+				if r.notVerified(x.Backend, t.Config) || r.notVerified(r.Baseline, t.Config) {
+					row[j].Hollow, row[j].Note = true, hollowNote
+					r.drewHollow = true
+				}
 			case x.Status != result.StatusOK:
 				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
 			default:

@@ -57,7 +57,7 @@ func (r *Report) notVerified(name string, c result.Config) bool {
 
 // hollowCaption ends the caption of a chart that drew a hollow point or
 // bar.
-const hollowCaption = " A hollow point or bar was not verified: no passing xbench verify record covers it (the tables say which); a solid one passed."
+const hollowCaption = " A hollow point or bar, or a ratio cell in a dashed frame, was not verified: no passing xbench verify record covers it (or, for a ratio, the baseline's result) (the tables say which); a solid one passed."
 
 func hiddenReason(r *Report, res result.Result) string {
 	if res.Status != result.StatusOK {
