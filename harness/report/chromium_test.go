@@ -149,6 +149,9 @@ func TestLayoutInChromium(t *testing.T) {
 		{"h100-gemm", "h100-gemm", "", "", ""},
 		{"h100-scan", "h100-scan", "flash-semicrf", "", ""},
 		{"h100-problems", "h100-kernelbench", "", "", ""},
+		// The verify records sit beside the results (results/h100-iree/verify)
+		// and are found without --verify.
+		{"h100-iree", filepath.Join("h100-iree", "gemm"), "", "", ""},
 	}
 	kinds = append(kinds, struct {
 		name, results, baseline string
