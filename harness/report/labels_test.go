@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	gplot "gonum.org/v1/plot"
+
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
 )
@@ -49,6 +51,46 @@ func TestCommittedReportsLabelRowsApart(t *testing.T) {
 				t.Errorf("%s: two configurations read %q", dir, tab.Label)
 			}
 			seen[tab.Label] = true
+		}
+	}
+}
+
+// TestCommittedChartsTellRowsApart: no chart of a committed results
+// folder has two panels of one title, or an axis (a heat map's rows and
+// columns, a bar chart's categories) naming two ticks alike.
+func TestCommittedChartsTellRowsApart(t *testing.T) {
+	for _, dir := range []string{"h100-kernelbench", "h100-scan", filepath.Join("h100-attention", "sweep"), "h100-table", filepath.Join("h100-sweep-15", "sweep")} {
+		r, err := Load(filepath.Join("..", "..", "results", dir), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		charts, err := r.Charts()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range charts {
+			titles := map[string]bool{}
+			for _, row := range c.Panels {
+				for _, p := range row {
+					if p.Title.Text != "" && titles[p.Title.Text] {
+						t.Errorf("%s %s: two panels titled %q", dir, c.Name, p.Title.Text)
+					}
+					titles[p.Title.Text] = true
+					for _, ax := range []gplot.Ticker{p.X.Tick.Marker, p.Y.Tick.Marker} {
+						ticks, ok := ax.(gplot.ConstantTicks)
+						if !ok {
+							continue
+						}
+						labels := map[string]bool{}
+						for _, tk := range ticks {
+							if tk.Label != "" && labels[tk.Label] {
+								t.Errorf("%s %s panel %q: two ticks read %q", dir, c.Name, p.Title.Text, tk.Label)
+							}
+							labels[tk.Label] = true
+						}
+					}
+				}
+			}
 		}
 	}
 }
