@@ -20,6 +20,9 @@ import (
 type Chart struct {
 	plot.Figure
 	Caption string
+	// PDFPages, when set, are the pages the PDF draws instead of Figure
+	// (a heat map too tall for one page, cut into parts of whole rows).
+	PDFPages []plot.Figure
 }
 
 // maxPanels bounds the small multiples of one figure; a larger sweep is

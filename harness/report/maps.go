@@ -155,8 +155,32 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	g.FitColumns(w)
-	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
-		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}, nil
+	c := &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
+		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}
+	c.PDFPages = gridPages(c.Name, c.Title, g, w)
+	return c, nil
+}
+
+// pdfGridRows is the most rows of a heat map one PDF page holds at a
+// size its cell text can be read at (A4 landscape).
+const pdfGridRows = 24
+
+// gridPages cuts g, already coloured by plot.GridPlot (so every part
+// keeps the whole map's colour scale), into figures of pdfGridRows rows
+// for the PDF; nil when it fits one page.
+func gridPages(name, title string, g plot.Grid, w vg.Length) []plot.Figure {
+	if len(g.Rows) <= pdfGridRows {
+		return nil
+	}
+	var out []plot.Figure
+	for lo := 0; lo < len(g.Rows); lo += pdfGridRows {
+		hi := min(lo+pdfGridRows, len(g.Rows))
+		part := g
+		part.Rows, part.Cells = g.Rows[lo:hi], g.Cells[lo:hi]
+		part.Title = fmt.Sprintf("%s (rows %d-%d of %d)", g.Title, lo+1, hi, len(g.Rows))
+		out = append(out, plot.Single(name, title, plot.GridPlot(part), w, vg.Length(1.4+0.26*float64(hi-lo))*vg.Inch))
+	}
+	return out
 }
 
 // statusColors are the feasibility map's fills.
@@ -187,8 +211,10 @@ func (r *Report) feasibility() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	g.FitColumns(w)
-	return &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
-		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}, nil
+	c := &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
+		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}
+	c.PDFPages = gridPages(c.Name, c.Title, g, w)
+	return c, nil
 }
 
 func (r *Report) roofline() (*Chart, error) {

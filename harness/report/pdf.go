@@ -60,6 +60,7 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 			for _, l := range captionLines(ch.Caption) {
 				p.line(pdfTextPt, l)
 			}
+			p.y -= vg.Points(pdfTextPt) // the caption's descenders clear the figure's title
 			availW, availH := pageW-2*margin, p.y-margin
 			chW, chH := part.Size()
 			scale := min(float64(availW/chW), float64(availH/chH))
@@ -79,17 +80,23 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 // pdfParts splits a figure of several rows of panels into pages of as
 // many rows as fit at the scale its width allows (a 12-panel figure on
 // one page drew each panel at a third of its size); a figure of one row
-// is one page.
+// is one page, unless it brings its own pages (Chart.PDFPages: a tall
+// heat map in parts of whole rows).
 func pdfParts(ch Chart) []plot.Figure {
+	if len(ch.PDFPages) > 0 {
+		return ch.PDFPages
+	}
 	rows := len(ch.Panels)
 	availW, availH := pageW-2*margin, pageH-2*margin-pdfCaptionRoom(ch.Caption)
 	w, h := ch.Size()
-	if rows < 2 || float64(availH/h) >= float64(availW/w)*0.95 {
+	if rows < 2 || float64(availH/h) >= float64(availW/w)*pdfMinShrink {
 		return []plot.Figure{ch.Figure}
 	}
+	// As many rows a page as fit at pdfMinShrink of the scale the width
+	// allows, at least one.
 	perRow := ch.Height / vg.Length(rows)
 	legend := h - ch.Height
-	k := max(1, int(float64((availH*w/availW-legend)/perRow)))
+	k := max(1, int(float64((availH*w/(availW*pdfMinShrink)-legend)/perRow)))
 	var out []plot.Figure
 	for lo := 0; lo < rows; lo += k {
 		part := ch.Figure
@@ -100,9 +107,13 @@ func pdfParts(ch Chart) []plot.Figure {
 	return out
 }
 
+// pdfMinShrink is how far below the scale its width allows a figure's
+// part may be drawn to fit one more row of panels on a page.
+const pdfMinShrink = 0.75
+
 // pdfCaptionRoom is the height a chart's title and caption take on its page.
 func pdfCaptionRoom(caption string) vg.Length {
-	return vg.Points(pdfHeadPt*1.4) + vg.Length(len(captionLines(caption)))*vg.Points(pdfTextPt*1.4)
+	return vg.Points(pdfHeadPt*1.4) + vg.Length(len(captionLines(caption)))*vg.Points(pdfTextPt*1.4) + vg.Points(pdfTextPt)
 }
 
 // pdfPage writes lines top-down, starting a new page when one is full.
@@ -179,7 +190,8 @@ const maxColChars = 48
 // when that fits; otherwise each at least as wide as its longest word,
 // the rest of the room shared by how much more each would take. Only a
 // word wider than a whole column (never in the report's tables at A4
-// landscape) is broken inside.
+// landscape) is broken inside; when the longest words alone are wider than
+// the page, the columns of the widest words are capped (widestWords).
 func tableLayout(t TextTable, avail float64) (widths []float64, header [][]string, rows [][][]string) {
 	n := len(t.Header)
 	natural, least := make([]float64, n), make([]float64, n)
@@ -199,12 +211,13 @@ func tableLayout(t TextTable, avail float64) (widths []float64, header [][]strin
 			spare += natural[i] - least[i]
 		}
 		widths = make([]float64, n)
+		capped := widestWords(least, avail)
 		for i := range natural {
 			switch {
 			case lo <= avail && spare > 0:
 				widths[i] = least[i] + (natural[i]-least[i])*(avail-lo)/spare
 			default:
-				widths[i] = least[i] * avail / lo
+				widths[i] = min(least[i], capped)
 			}
 		}
 	}
@@ -224,6 +237,24 @@ func tableLayout(t TextTable, avail float64) (widths []float64, header [][]strin
 		rows = append(rows, wrap(row))
 	}
 	return widths, header, rows
+}
+
+// widestWords is the width at which columns whose longest word is wider
+// are capped so all of them fit avail (every other column keeps its
+// longest word whole): a column of long paths or messages breaks inside
+// its words, not every column inside "configuration" and "TFLOP/s".
+func widestWords(least []float64, avail float64) float64 {
+	sorted := slices.Clone(least)
+	slices.Sort(sorted)
+	used := 0.0
+	for i, w := range sorted {
+		rest := len(sorted) - i
+		if used+w*float64(rest) > avail {
+			return (avail - used) / float64(rest)
+		}
+		used += w
+	}
+	return sorted[len(sorted)-1]
 }
 
 // wrapCell breaks s at spaces into lines no wider than w points at the
