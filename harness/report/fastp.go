@@ -64,15 +64,21 @@ func (r *Report) FastP() []FastP {
 					base = &t.Rows[i]
 				}
 			}
-			switch {
-			case row == nil || row.Status != result.StatusOK:
+			verdict := VerdictNotFinished
+			if row != nil {
+				verdict = row.Verdict()
+			}
+			switch verdict {
+			case VerdictNotFinished:
 				f.NotFinished++
-			case row.Verified != "" && row.Verified != verify.Pass:
-				f.Incorrect++
-			case !row.Correct:
+			case VerdictNotVerified:
 				f.NotVerified++
-			case row.NotTimed:
-				f.NotTimed++
+			case verify.Pass:
+				if row.NotTimed {
+					f.NotTimed++
+				}
+			default:
+				f.Incorrect++
 			}
 			if row == nil {
 				continue

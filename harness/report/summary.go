@@ -37,6 +37,25 @@ type Row struct {
 	Calibration      bool
 }
 
+// Verdicts of a row that are not a verify record's (Row.Verdict).
+const (
+	VerdictNotFinished = "did not finish"
+	VerdictNotVerified = "not verified"
+)
+
+// Verdict is the one classification of a row for fast_p and the page:
+// VerdictNotFinished, VerdictNotVerified, verify.Pass (correct), or the
+// failing verdict of its record (incorrect).
+func (x Row) Verdict() string {
+	switch {
+	case x.Status != result.StatusOK:
+		return VerdictNotFinished
+	case x.Verified == "":
+		return VerdictNotVerified
+	}
+	return x.Verified
+}
+
 // Table is the summary of one configuration.
 type Table struct {
 	Config result.Config
