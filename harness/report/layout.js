@@ -37,7 +37,8 @@ document.fonts.ready.then(() => {
       return cs.fill !== 'none' && cs.fill !== 'rgb(255, 255, 255)';
     }).map(p => corners(p, p.getBBox()));
     const bars = [...svg.querySelectorAll('g.hover rect.bar')].map(b => ({text: b.querySelector('title').textContent, quad: corners(b, b.getBBox())}));
-    out.charts.push({name: fig.id, texts, shapes, bars});
+    const box = svg.getBoundingClientRect();
+    out.charts.push({name: fig.id, texts, shapes, bars, box: [box.left, box.top, box.right, box.bottom]});
   });
   const pre = document.createElement('pre');
   pre.id = 'xbench-layout';

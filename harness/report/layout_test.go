@@ -37,7 +37,8 @@ type chartLayout struct {
 	Name   string
 	Texts  []textBox
 	Shapes []quad
-	Bars   []barBox // each bar's box as the chart recorded it (its tooltip)
+	Bars   []barBox   // each bar's box as the chart recorded it (its tooltip)
+	Box    [4]float64 // the chart's own box in the window: left, top, right, bottom
 }
 
 type barBox struct {
@@ -127,6 +128,16 @@ func layoutProblems(l pageLayout) []string {
 				if small++; small <= 3 {
 					bad = append(bad, fmt.Sprintf("%s: %q drawn at %.1f px, under %.0f", c.Name, a.Text, a.ScreenSize, minScreenText))
 				}
+			}
+		}
+		for _, a := range c.Texts {
+			// Its ink: the font box reaches above the glyphs, and a title
+			// at the top edge is whole.
+			x0, x1 := project(ink(a.Quad), [2]float64{1, 0})
+			y0, y1 := project(ink(a.Quad), [2]float64{0, 1})
+			if x0 < c.Box[0]-1 || x1 > c.Box[2]+1 || y0 < c.Box[1]-1 || y1 > c.Box[3]+1 {
+				bad = append(bad, fmt.Sprintf("%s: %q runs off the chart (%.0f..%.0f x %.0f..%.0f, the chart %.0f..%.0f x %.0f..%.0f)",
+					c.Name, a.Text, x0, x1, y0, y1, c.Box[0], c.Box[2], c.Box[1], c.Box[3]))
 			}
 		}
 		for i, a := range c.Bars {
