@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"math"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -89,4 +91,21 @@ func InlineSVG(svg []byte) string {
 		s = s[i:]
 	}
 	return embedded.ReplaceAllString(s, "")
+}
+
+var fontSize = regexp.MustCompile(`font-size:([0-9.]+)px`)
+
+// SmallestText is the smallest font size (in the SVG's user units,
+// points) svg sets text in, 9 when it sets none.
+func SmallestText(svg []byte) float64 {
+	smallest := math.Inf(1)
+	for _, m := range fontSize.FindAllSubmatch(svg, -1) {
+		if v, err := strconv.ParseFloat(string(m[1]), 64); err == nil && v > 0 {
+			smallest = math.Min(smallest, v)
+		}
+	}
+	if math.IsInf(smallest, 1) {
+		return 9
+	}
+	return smallest
 }

@@ -19,6 +19,10 @@ type Cell struct {
 	Ratio float64
 	// Header marks a repeat of the column labels (withHeaders).
 	Header bool
+	// Hollow draws a dashed frame inside the cell, as a hollow point or
+	// bar; Note is added to its tooltip (the report: not verified).
+	Hollow bool
+	Note   string
 }
 
 // RatioSpan is the ratio at which the grid's diverging colours are full:
@@ -122,7 +126,7 @@ func GridPlot(g Grid) *gplot.Plot {
 	}
 	g = withHeaders(g)
 	p := newPlot(g.Title, g.XLabel, g.YLabel)
-	p.Add(gridPlotter{g})
+	p.Add(gridPlotter{g, hoverLayerOf(p)})
 	var xt, yt gplot.ConstantTicks
 	for j, c := range g.Cols {
 		xt = append(xt, gplot.Tick{Value: float64(j), Label: Wrap(c, g.ColWidth, p.X.Tick.Label.Font.Size.Points())})
@@ -137,7 +141,10 @@ func GridPlot(g Grid) *gplot.Plot {
 	return p
 }
 
-type gridPlotter struct{ g Grid }
+type gridPlotter struct {
+	g      Grid
+	hovers *hoverLayer // each cell's tooltip: its row, column and text
+}
 
 func (gp gridPlotter) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return -0.5, float64(len(gp.g.Cols)) - 0.5, -0.5, float64(len(gp.g.Rows)) - 0.5
@@ -157,6 +164,19 @@ func (gp gridPlotter) Plot(c draw.Canvas, plt *gplot.Plot) {
 				c.FillPolygon(cell.Color, rect)
 			}
 			c.StrokeLines(border, append(rect, rect[0]))
+			if cell.Hollow {
+				in := vg.Points(2.5)
+				frame := []vg.Point{{X: x0 + in, Y: y0 + in}, {X: x1 - in, Y: y0 + in}, {X: x1 - in, Y: y1 - in}, {X: x0 + in, Y: y1 - in}}
+				c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 60}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(2), vg.Points(2)}},
+					append(frame, frame[0]))
+			}
+			if !cell.Header && i < len(gp.g.Rows) && j < len(gp.g.Cols) {
+				text := gp.g.Rows[i] + " / " + strings.ReplaceAll(gp.g.Cols[j], "\n", " ") + ": " + strings.ReplaceAll(cell.Text, "\n", " ")
+				if cell.Note != "" {
+					text += " [" + cell.Note + "]"
+				}
+				gp.hovers.addCell(vg.Rectangle{Min: vg.Point{X: min(x0, x1), Y: min(y0, y1)}, Max: vg.Point{X: max(x0, x1), Y: max(y0, y1)}}, text)
+			}
 			if cell.Text != "" {
 				sty := draw.TextStyle{Color: textOn(cell.Color), Font: plt.Y.Tick.Label.Font,
 					XAlign: draw.XCenter, YAlign: draw.YCenter, Handler: plt.Y.Tick.Label.Handler}

@@ -13,22 +13,26 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// Hover values: a reader pointing at a point of a line chart sees what it
-// is (series, value, interval, commit and date on the dashboard) without
-// reading it off the axes. gonum's SVG has no tooltips, so each panel made
-// by Lines carries a hoverLayer that records where its points land while
-// the figure is drawn, and Figure.SVG adds an invisible circle with a
-// <title> (the browser's native tooltip) over each; the PNG and PDF are
-// unchanged.
+// Hover values: a reader pointing at a point, a bar or a heat map cell
+// sees what it is (series, value, interval, commit and date on the
+// dashboard) without reading it off the axes. gonum's SVG has no
+// tooltips, so each panel made by Lines, Bars or GridPlot carries a
+// hoverLayer that records where its marks land while the figure is drawn,
+// and Figure.SVG adds an invisible circle (a point) or rectangle (a bar or
+// cell, class "bar" or "cell") with a <title> (the browser's native
+// tooltip) over each; the PNG and PDF are unchanged.
 
-// maxHovers bounds the tooltips of one figure: a scatter of every GEMM
-// shape (1704 points) would carry more tooltip than chart, so a figure
-// with more points has none (its tables hold every value).
-const maxHovers = 400
+// maxHovers bounds the tooltips of one figure, so a page stays a size a
+// browser opens at once; it is above every committed report's largest
+// figure (every GEMM shape of the sweep, 1704 points, about 200 KB of
+// tooltips). A figure with more has none; its tables hold every value.
+const maxHovers = 2000
 
 type hoverMark struct {
 	at   vg.Point
 	text string
+	box  vg.Rectangle // a bar's or a cell's extent; empty for a point
+	kind string       // of a box: "bar" or "cell"
 }
 
 type hoverLayer struct {
@@ -51,20 +55,40 @@ func (h *hoverLayer) Plot(c draw.Canvas, plt *gplot.Plot) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, p := range h.pts {
-		h.marks = append(h.marks, hoverMark{vg.Point{X: trX(p.x), Y: trY(p.y)}, p.text})
+		h.marks = append(h.marks, hoverMark{at: vg.Point{X: trX(p.x), Y: trY(p.y)}, text: p.text})
 	}
 }
 
-// addHover gives p a tooltip per point of s that Lines draws.
-func addHover(p *gplot.Plot, s Series, a Axes) {
+// hoverLayerOf is p's hover layer, added to p the first time.
+func hoverLayerOf(p *gplot.Plot) *hoverLayer {
 	v, loaded := hoverLayers.LoadOrStore(p, &hoverLayer{})
 	h := v.(*hoverLayer)
 	if !loaded {
 		p.Add(h)
 	}
+	return h
+}
+
+// addBox records a bar's box on the canvas while it is drawn (bars.go).
+func (h *hoverLayer) addBox(box vg.Rectangle, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box, kind: "bar"})
+}
+
+// addCell records a heat map cell's box while it is drawn (grid.go).
+func (h *hoverLayer) addCell(box vg.Rectangle, text string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.marks = append(h.marks, hoverMark{at: box.Min, text: text, box: box, kind: "cell"})
+}
+
+// addHover gives p a tooltip per point of s that Lines draws.
+func addHover(p *gplot.Plot, s Series, a Axes) {
+	h := hoverLayerOf(p)
 	for i := range s.X {
 		x, y := s.X[i], s.Y[i]
-		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || a.LogX && x <= 0 || a.LogY && y <= 0 {
+		if !drawable(x, y, a) {
 			continue
 		}
 		text := ""
@@ -82,6 +106,9 @@ func addHover(p *gplot.Plot, s Series, a Axes) {
 			if i < len(s.Lo) && i < len(s.Hi) && !math.IsNaN(s.Lo[i]) && !math.IsNaN(s.Hi[i]) {
 				text += fmt.Sprintf(" (95%%: %s to %s)", strconv.FormatFloat(s.Lo[i], 'g', 4, 64), strconv.FormatFloat(s.Hi[i], 'g', 4, 64))
 			}
+		}
+		if i < len(s.Hollow) && s.Hollow[i] && s.HollowNote != "" {
+			text += " [" + s.HollowNote + "]"
 		}
 		h.pts = append(h.pts, hoverPoint{x, y, text})
 	}
@@ -118,6 +145,14 @@ func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
 	var b strings.Builder
 	for _, h := range layers {
 		for _, m := range h.marks {
+			if s := m.box.Size(); s.X > 0 || s.Y > 0 {
+				// A bar: its whole box answers, at least 2 points tall so
+				// a bar near zero can still be pointed at.
+				hgt := max(s.Y, vg.Points(2))
+				fmt.Fprintf(&b, "<rect class=\"%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>%s</title></rect>\n",
+					m.kind, m.box.Min.X.Points(), (height - m.box.Min.Y - hgt).Points(), s.X.Points(), hgt.Points(), html.EscapeString(m.text))
+				continue
+			}
 			fmt.Fprintf(&b, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>%s</title></circle>\n",
 				m.at.X.Points(), (height - m.at.Y).Points(), html.EscapeString(m.text))
 		}
@@ -128,4 +163,13 @@ func withHovers(svg []byte, layers []*hoverLayer, height vg.Length) []byte {
 		return svg
 	}
 	return []byte(s[:i] + "<g class=\"hover\" fill=\"transparent\">\n" + b.String() + "</g>\n" + s[i:])
+}
+
+// Hover gives a mark the caller drew on p itself (the dashboard's failure
+// marks and steps) a tooltip at data point x, y.
+func Hover(p *gplot.Plot, x, y float64, text string) {
+	h := hoverLayerOf(p)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.pts = append(h.pts, hoverPoint{x, y, text})
 }

@@ -19,13 +19,18 @@ type Series struct {
 	Color      color.Color
 	X, Y       []float64
 	PointsOnly bool // a scatter, no connecting line
-	Shape      int  // glyph shape index (see shapes)
+	Shape      int  // glyph shape index (marker, glyphs.go)
 	// Lo and Hi, when as long as X, are each point's 95% interval, drawn
 	// as a band (NaN where a point has none).
 	Lo, Hi []float64
 	// Hover, when set, is each point's tooltip in the SVG; otherwise it
 	// names the series, the value, the x and the interval (hover.go).
 	Hover []string
+	// Hollow, when as long as X, marks points drawn as an outline of the
+	// series' glyph (a ring for a dot); HollowNote says why in their
+	// tooltip (the report: not verified).
+	Hollow     []bool
+	HollowNote string
 }
 
 // Axes labels a panel and picks its scales.
@@ -54,8 +59,6 @@ func addLegend(p *gplot.Plot, a Axes, name string, thumbs ...gplot.Thumbnailer) 
 	p.Legend.Add(name, thumbs...)
 }
 
-var shapes = []draw.GlyphDrawer{draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{}, draw.PlusGlyph{}, draw.RingGlyph{}}
-
 // Lines draws series against shared axes. Points that a log axis cannot
 // show (zero, negative, NaN) are dropped rather than failing the chart.
 func Lines(a Axes, series []Series) (*gplot.Plot, error) {
@@ -67,26 +70,38 @@ func Lines(a Axes, series []Series) (*gplot.Plot, error) {
 			continue
 		}
 		addHover(p, s, a)
-		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: shapes[s.Shape%len(shapes)]}
-		if s.PointsOnly {
-			sc, err := plotter.NewScatter(xys)
+		glyph := draw.GlyphStyle{Color: s.Color, Radius: vg.Points(2.5), Shape: marker{shape: s.Shape}}
+		solid, hollow := splitHollow(s, a)
+		var thumbs []gplot.Thumbnailer
+		if !s.PointsOnly {
+			band(p, s, a)
+			l, err := plotter.NewLine(xys)
+			if err != nil {
+				return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)
+			}
+			l.LineStyle.Color, l.LineStyle.Width = s.Color, vg.Points(1.5)
+			p.Add(l)
+			thumbs = append(thumbs, l)
+		}
+		// The legend shows the solid glyph; the caption says what an
+		// outline means.
+		legendGlyph := &plotter.Scatter{GlyphStyle: glyph}
+		for _, part := range []struct {
+			xys   plotter.XYs
+			shape draw.GlyphDrawer
+		}{{solid, glyph.Shape}, {hollow, marker{shape: s.Shape, hollow: true}}} {
+			if len(part.xys) == 0 {
+				continue
+			}
+			sc, err := plotter.NewScatter(part.xys)
 			if err != nil {
 				return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)
 			}
 			sc.GlyphStyle = glyph
+			sc.GlyphStyle.Shape = part.shape
 			p.Add(sc)
-			addLegend(p, a, s.Name, sc)
-			continue
 		}
-		band(p, s, a)
-		l, sc, err := plotter.NewLinePoints(xys)
-		if err != nil {
-			return nil, fmt.Errorf("plot %q series %d (%s): %w", a.Title, i, s.Name, err)
-		}
-		l.LineStyle.Color, l.LineStyle.Width = s.Color, vg.Points(1.5)
-		sc.GlyphStyle = glyph
-		p.Add(l, sc)
-		addLegend(p, a, s.Name, l, sc)
+		addLegend(p, a, s.Name, append(thumbs, legendGlyph)...)
 	}
 	p.Add(plotter.NewGrid())
 	p.Legend.Left = true
@@ -142,15 +157,38 @@ func setScales(p *gplot.Plot, a Axes) {
 	}
 }
 
+// splitHollow parts the points Lines draws into solid and hollow ones.
+func splitHollow(s Series, a Axes) (solid, hollow plotter.XYs) {
+	all := points(s, a)
+	if len(s.Hollow) != len(s.X) {
+		return all, nil
+	}
+	k := 0
+	for i := range s.X {
+		if !drawable(s.X[i], s.Y[i], a) {
+			continue
+		}
+		if s.Hollow[i] {
+			hollow = append(hollow, all[k])
+		} else {
+			solid = append(solid, all[k])
+		}
+		k++
+	}
+	return solid, hollow
+}
+
+// drawable says whether a point can be shown on a's axes.
+func drawable(x, y float64, a Axes) bool {
+	return !(math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) || a.LogX && x <= 0 || a.LogY && y <= 0)
+}
+
 func points(s Series, a Axes) plotter.XYs {
 	var xys plotter.XYs
 	for i := range s.X {
-		x, y := s.X[i], s.Y[i]
-		if math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) ||
-			a.LogX && x <= 0 || a.LogY && y <= 0 {
-			continue
+		if drawable(s.X[i], s.Y[i], a) {
+			xys = append(xys, plotter.XY{X: s.X[i], Y: s.Y[i]})
 		}
-		xys = append(xys, plotter.XY{X: x, Y: y})
 	}
 	return xys
 }

@@ -181,7 +181,7 @@ func TestIntervalsDrawn(t *testing.T) {
 	if n, m := strings.Count(svgOf(nobars), "stroke:#282828"), strings.Count(svgOf(whisk), "stroke:#282828"); m < n+6 {
 		t.Errorf("whiskers: %d dark strokes with intervals, %d without; want 3 per bar more", m, n)
 	}
-	if _, _, _, ymax := (whiskers{lo: g.Lo, hi: g.Hi}).DataRange(); ymax != 2.5 {
+	if _, _, _, ymax := (&barLayer{groups: []BarGroup{g}, n: 2}).DataRange(); ymax != 2.5 {
 		t.Errorf("whiskers' range tops at %v, want 2.5 so the axis fits them", ymax)
 	}
 }

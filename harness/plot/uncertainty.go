@@ -6,8 +6,6 @@ import (
 
 	gplot "gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // Every chart of a measured value shows its 95% interval: a translucent
@@ -63,49 +61,4 @@ func finite(xs ...float64) bool {
 		}
 	}
 	return true
-}
-
-// whiskers draws a bar group's intervals: a vertical line with caps at
-// each category that has one, at the bar's offset.
-type whiskers struct {
-	lo, hi []float64
-	offset vg.Length
-	color  color.Color
-}
-
-// Plot implements gplot.Plotter.
-func (w whiskers) Plot(c draw.Canvas, p *gplot.Plot) {
-	trX, trY := p.Transforms(&c)
-	ls := draw.LineStyle{Color: w.color, Width: vg.Points(1)}
-	cap := vg.Points(2.5)
-	for j := range w.lo {
-		lo, hi := w.lo[j], w.hi[j]
-		if !finite(lo, hi) || hi < lo || lo <= 0 && p.Y.Scale != nil && isLog(p.Y.Scale) {
-			continue
-		}
-		x := trX(float64(j)) + w.offset
-		y0, y1 := trY(lo), trY(hi)
-		c.StrokeLine2(ls, x, y0, x, y1)
-		c.StrokeLine2(ls, x-cap, y0, x+cap, y0)
-		c.StrokeLine2(ls, x-cap, y1, x+cap, y1)
-	}
-}
-
-// DataRange implements gplot.DataRanger, so the axis fits the whiskers.
-func (w whiskers) DataRange() (xmin, xmax, ymin, ymax float64) {
-	ymin, ymax = math.Inf(1), math.Inf(-1)
-	for j := range w.lo {
-		if finite(w.lo[j], w.hi[j]) {
-			ymin, ymax = math.Min(ymin, w.lo[j]), math.Max(ymax, w.hi[j])
-		}
-	}
-	if math.IsInf(ymin, 0) {
-		ymin, ymax = 0, 0
-	}
-	return 0, float64(max(len(w.lo)-1, 0)), ymin, ymax
-}
-
-func isLog(s gplot.Normalizer) bool {
-	_, ok := s.(gplot.LogScale)
-	return ok
 }

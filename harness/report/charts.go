@@ -20,6 +20,9 @@ import (
 type Chart struct {
 	plot.Figure
 	Caption string
+	// PDFPages, when set, are the pages the PDF draws instead of Figure
+	// (a heat map too tall for one page, cut into parts of whole rows).
+	PDFPages []plot.Figure
 }
 
 // maxPanels bounds the small multiples of one figure; a larger sweep is
@@ -69,11 +72,15 @@ func (r *Report) charts() (out []Chart, err error) {
 	}
 	builds = append(append(append(builds, afterGrids...), r.roofline), tail...)
 	for _, build := range builds {
+		r.drewHollow = false
 		c, err := build()
 		if err != nil {
 			return nil, err
 		}
 		if c != nil {
+			if r.drewHollow {
+				c.Caption += hollowCaption
+			}
 			out = append(out, *c)
 		}
 	}

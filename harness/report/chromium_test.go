@@ -149,6 +149,9 @@ func TestLayoutInChromium(t *testing.T) {
 		{"h100-gemm", "h100-gemm", "", "", ""},
 		{"h100-scan", "h100-scan", "flash-semicrf", "", ""},
 		{"h100-problems", "h100-kernelbench", "", "", ""},
+		// The verify records sit beside the results (results/h100-iree/verify)
+		// and are found without --verify.
+		{"h100-iree", filepath.Join("h100-iree", "gemm"), "", "", ""},
 	}
 	kinds = append(kinds, struct {
 		name, results, baseline string
@@ -190,16 +193,23 @@ func TestLayoutInChromium(t *testing.T) {
 			for _, b := range brokenLinks(t, out) {
 				t.Errorf("broken link %s", b)
 			}
-			l := layoutIn(t, out)
 			page, err := os.ReadFile(out)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
-				t.Errorf("%d charts measured of the page's %d figures, want every one (and at least 2)", len(l.Charts), figures)
-			}
-			for _, p := range layoutProblems(l) {
-				t.Error(p)
+			for _, win := range windows {
+				l := layoutIn(t, out, win.w, win.h)
+				if figures := strings.Count(string(page), "<figure"); len(l.Charts) < 2 || len(l.Charts) != figures {
+					t.Errorf("%dx%d: %d charts measured of the page's %d figures, want every one (and at least 2)", win.w, win.h, len(l.Charts), figures)
+				}
+				bars := 0
+				for _, c := range l.Charts {
+					bars += len(c.Bars)
+				}
+				t.Logf("%dx%d: %d charts, %d bars measured", win.w, win.h, len(l.Charts), bars)
+				for _, p := range layoutProblems(l) {
+					t.Errorf("%dx%d: %s", win.w, win.h, p)
+				}
 			}
 			if keep := os.Getenv("XBENCH_SCREENSHOT_H100"); keep != "" && k.name == "h100" {
 				screenshot(t, out, keep, 1400, 4200)
@@ -232,7 +242,7 @@ func TestLayoutCheckCatchesFallbackFont(t *testing.T) {
 	if err := os.WriteFile(out, []byte(wide), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems := strings.Join(layoutProblems(layoutIn(t, out)), "\n")
+	problems := strings.Join(layoutProblems(layoutIn(t, out, 1440, 900)), "\n")
 	for _, want := range []string{"wide in the browser", `ratio-heatmap-nvidia-h100-80gb-hbm3: text "125m linear float32 L=2048" runs over the edge`} {
 		if !strings.Contains(problems, want) {
 			t.Errorf("with a fallback font the check reports no %q; it reported:\n%s", want, problems)

@@ -76,7 +76,8 @@ func TestDashboardPages(t *testing.T) {
 
 // TestDashboardInChromium lays the gemm page out in headless Chromium and
 // fails on overlapping text, text over a glyph's edge or widths other than
-// the layout's (layoutProblems, as for the report).
+// the layout's, text under 9 px or a page wider than its window
+// (layoutProblems, as for the report), at a laptop's and a phone's width.
 // XBENCH_SCREENSHOT_DASHBOARD=path keeps a screenshot (docs/dashboard.png).
 func TestDashboardInChromium(t *testing.T) {
 	h, root := plantedHistory(t)
@@ -85,12 +86,14 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := filepath.Join(out, "gemm.html")
-	l := layoutIn(t, page)
-	if len(l.Charts) != 3 {
-		t.Errorf("%d charts measured, want 3", len(l.Charts))
-	}
-	for _, p := range layoutProblems(l) {
-		t.Error(p)
+	for _, win := range windows {
+		l := layoutIn(t, page, win.w, win.h)
+		if len(l.Charts) != 3 {
+			t.Errorf("%dx%d: %d charts measured, want 3", win.w, win.h, len(l.Charts))
+		}
+		for _, p := range layoutProblems(l) {
+			t.Errorf("%dx%d: %s", win.w, win.h, p)
+		}
 	}
 	if keep := os.Getenv("XBENCH_SCREENSHOT_DASHBOARD"); keep != "" {
 		screenshot(t, page, keep, 1400, 2600)
@@ -119,7 +122,7 @@ func TestDashboardCheckCatchesOverlap(t *testing.T) {
 	if err := os.WriteFile(page, []byte(s), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems := strings.Join(layoutProblems(layoutIn(t, page)), "\n")
+	problems := strings.Join(layoutProblems(layoutIn(t, page, 1440, 900)), "\n")
 	if !strings.Contains(problems, "overlaps") {
 		t.Errorf("a doubled label was not reported; problems:\n%s", problems)
 	}
@@ -212,5 +215,55 @@ func TestDashboardLinksAndKinds(t *testing.T) {
 	}
 	if day := h.Runs[0].Date.UTC().Format("2006-01-02"); !strings.Contains(gemm, ">"+day+"</text>") {
 		t.Errorf("the commit axis does not date the first commit (%s)", day)
+	}
+}
+
+// TestDashboardMarksStepsAndFailures: the step is drawn on its own chart
+// and named there with its first bad commit, the step's row links to that
+// chart, each failure mark's tooltip names its backend, and the index's
+// runs table links every run's folder.
+func TestDashboardMarksStepsAndFailures(t *testing.T) {
+	h, root := plantedHistory(t)
+	out := filepath.Join(root, "site")
+	if _, err := WriteDashboard(h, out, DashboardOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	read := func(name string) string {
+		raw, err := os.ReadFile(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(raw)
+	}
+	gemm, index := read("gemm.html"), read("index.html")
+	var bad history.Run
+	for _, s := range h.Series {
+		if s.Backend == "triton" && len(s.Steps) > 0 {
+			bad = h.Runs[s.Steps[len(s.Steps)-1].FirstBad]
+		}
+	}
+	if bad.Commit == "" {
+		t.Fatal("the planted step was not detected")
+	}
+	m := regexp.MustCompile(`<a href="gemm.html#(g[0-9]+)">chart</a>`).FindStringSubmatch(gemm)
+	if m == nil {
+		t.Fatal("the step's row does not link to its chart")
+	}
+	fig := regexp.MustCompile(`(?s)<figure id="` + m[1] + `">.*?</figure>`).FindString(gemm)
+	if want := "triton step +8"; !strings.Contains(fig, want) || !strings.Contains(fig, "first bad "+shortHash(bad.Commit, 7)) {
+		t.Errorf("chart %s does not name the step (%q) and its first bad commit %s", m[1], want, shortHash(bad.Commit, 7))
+	}
+	if !strings.Contains(index, `href="gemm.html#`+m[1]+`"`) {
+		t.Error("the index's step row does not link to the chart")
+	}
+	for _, want := range []string{"<title>jax: failed, commit", "<title>pytorch: unsupported, commit", "<title>jax: missing, commit"} {
+		if !strings.Contains(gemm, want) {
+			t.Errorf("gemm.html has no failure mark whose tooltip starts %q", want)
+		}
+	}
+	for _, run := range h.Runs {
+		if l := string(link(out, run.Dir)); !strings.Contains(index, `<a href="`+l+`">`) {
+			t.Errorf("the runs table does not link %s (%s)", run.Dir, l)
+		}
 	}
 }

@@ -6,8 +6,6 @@
 package report
 
 import (
-	"github.com/xbench/xbench/harness/workload"
-
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,12 +34,16 @@ type VerifyRecord struct {
 
 // Report is a results folder, indexed.
 type Report struct {
-	Dir          string
-	Results      []result.Result // newest per backend and configuration, in table order
-	Backends     []string        // sorted
-	Configs      []result.Config // sorted by compare.CompareConfigs
-	Baseline     string
-	Verify       []VerifyRecord
+	Dir      string
+	Results  []result.Result // newest per backend and configuration, in table order
+	Backends []string        // sorted
+	Configs  []result.Config // sorted by compare.CompareConfigs
+	Baseline string
+	Verify   []VerifyRecord
+	// VerifyDirs are the folders the verify records were read from, as
+	// the page names them: the results folder, a verify/ folder beside
+	// it, and each --verify folder.
+	VerifyDirs   []string
 	Calibrations []backend.Calibration
 	Superseded   int
 	// Skipped names each file of the folder that was not a valid result
@@ -53,6 +55,8 @@ type Report struct {
 	viewDevice  string                              // the device label of a deviceViews view, "" for the whole folder
 	hidden      map[string]string                   // of a chartView: series and config key -> why it is not drawn
 	byConfig    map[string]map[string]result.Result // config key -> backend -> result
+	labels      map[string]string                   // config key -> its label, told apart from every other (distinctLabels)
+	drewHollow  bool                                // of a chartView: the chart being built drew a hollow point or bar
 }
 
 // Load reads dir recursively. baseline names the backend ratios and fast_p
@@ -87,6 +91,7 @@ func Load(dir, baseline string) (*Report, error) {
 	}
 	sort.Strings(r.Backends)
 	slices.SortFunc(r.Configs, compare.CompareConfigs)
+	r.labels = distinctLabels(r.Configs)
 	slices.SortFunc(r.Results, func(a, b result.Result) int {
 		if c := compare.CompareConfigs(a.Config, b.Config); c != 0 {
 			return c
@@ -105,6 +110,14 @@ func Load(dir, baseline string) (*Report, error) {
 	}
 	if err := r.loadSidecars(dir); err != nil {
 		return nil, err
+	}
+	if len(r.Verify) > 0 {
+		r.VerifyDirs = append(r.VerifyDirs, dir)
+	}
+	if beside := VerifyBeside(dir); beside != "" {
+		if err := r.AddVerify(beside); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }
@@ -162,35 +175,6 @@ func (r *Report) loadSidecars(dir string) error {
 	})
 }
 
-// AddVerify reads the verify records (_verify_*.json) below dir, a folder
-// outside the results (a sweep's verification kept beside it), so the
-// tables and charts can say what was verified. It is an error when dir
-// holds none: a typo must not read as "nothing verified".
-func (r *Report) AddVerify(dir string) error {
-	n := len(r.Verify)
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		if name := d.Name(); strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json") {
-			var v VerifyRecord
-			if err := readJSON(p, &v); err != nil {
-				return err
-			}
-			v.Path = p
-			r.Verify = append(r.Verify, v)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("report: read verify records under %s: %w", dir, err)
-	}
-	if len(r.Verify) == n {
-		return fmt.Errorf("report: no verify records (%s*.json) under %s", verify.FilePrefix, dir)
-	}
-	return nil
-}
-
 // AddCalibration reads a _calibration.json kept outside the results
 // folder (a calibration run on the same kind of device in another session)
 // so the roofline and the percent of peak can use its ceilings.
@@ -242,69 +226,6 @@ func (r *Report) anyResult(backendName string, c result.Config) (result.Result, 
 	return res, ok
 }
 
-// phaseCovers says whether a verify of phase verified checked what a
-// result of phase timed computes: a backward (or both) verify compares the
-// forward outputs and the gradients, so it stands for every phase that
-// computes them; a forward verify compares outputs only and stands for
-// the forward alone (a backward pass is code of its own: its gradients
-// were never checked); inner_only stands for itself.
-func phaseCovers(verified, timed string) bool {
-	switch {
-	case verified == timed:
-		return true
-	case timed == workload.PhaseInnerOnly || verified == workload.PhaseInnerOnly:
-		return false
-	case timed == workload.PhaseForward:
-		return true
-	default: // timed backward or both
-		return verified == workload.PhaseBackward || verified == workload.PhaseBoth
-	}
-}
-
-// Verification is backend's verify verdict that stands for configuration
-// c on a device of deviceKind: a record of the same workload, dtype and
-// every other parameter that is not a size axis, lengths of one class
-// (a verify at T=20 does not cover T=4096), and a phase that checked what
-// c's computes (phaseCovers), preferring the phase itself, then the most
-// size axes equal, then the newest run. ok is false when the backend was never verified that way.
-func (r *Report) Verification(backendName, deviceKind string, c result.Config) (verdict string, from result.Config, ok bool) {
-	bestScore, bestRun := -1, ""
-	w, err := workload.Lookup(c.Workload)
-	if err != nil {
-		return "", result.Config{}, false
-	}
-	for _, v := range r.Verify {
-		vc := v.Config
-		if vc.Workload != c.Workload || !sameNonSize(w, vc, c) || !phaseCovers(vc.Phase, c.Phase) {
-			continue
-		}
-		for _, row := range v.Rows {
-			// row.Device is "cuda (NVIDIA H100 ...)" or "cpu".
-			if row.Backend != backendName || row.Dtype != c.Dtype() || row.Device != "" && !strings.HasPrefix(row.Device, deviceKind) {
-				continue
-			}
-			// The closest record: a scale enum (model size) counts double,
-			// as the size of the model matters more than its input length.
-			score := 0
-			if vc.Phase == c.Phase {
-				score += 100 // the record of the phase itself first
-			}
-			for _, p := range w.Params() {
-				if p.Scale && vc.Get(p.Name) == c.Get(p.Name) {
-					score++
-					if p.Kind == workload.Enum {
-						score++
-					}
-				}
-			}
-			if score > bestScore || score == bestScore && v.RunID > bestRun {
-				bestScore, bestRun, verdict, from, ok = score, v.RunID, row.Verdict, vc, true
-			}
-		}
-	}
-	return verdict, from, ok
-}
-
 // Calibration picks the calibration of the device model results ran on,
 // the newest of that kind and name: an H100's ceilings are never an
 // H200's, nor a GPU's a CPU's. The count does not matter, a calibration
@@ -321,19 +242,4 @@ func (r *Report) Calibration(dev result.Device) (backend.Calibration, bool) {
 		}
 	}
 	return best, found
-}
-
-// sameNonSize says whether a and b agree on every parameter that changes
-// what is computed (every one but the Scale ones) and are of one length
-// class (workload.SameLengthClass on every Length parameter).
-func sameNonSize(w workload.Workload, a, b result.Config) bool {
-	for _, p := range w.Params() {
-		if !p.Scale && a.Get(p.Name) != b.Get(p.Name) {
-			return false
-		}
-		if p.Length && !workload.SameLengthClass(a.Get(p.Name), b.Get(p.Name)) {
-			return false
-		}
-	}
-	return true
 }

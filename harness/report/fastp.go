@@ -11,9 +11,9 @@ var FastPThresholds = []float64{0, 1, 1.5, 2}
 // FastP is one backend's fast_p: for each threshold p, the share of all
 // configurations of the sweep on which the backend is correct and its
 // speedup over the baseline on the same device kind (baseline median / its median) is above p.
-// Correct means status ok and a verify verdict of pass (or, when the
-// folder holds no verify records at all, status ok alone; the page says
-// so). fast_0 is therefore the share that is correct; a configuration the
+// Correct means status ok and a verify verdict of pass, nothing less: a
+// folder without verify records has no correct result, and the page says
+// so. fast_0 is therefore the share that is correct; a configuration the
 // baseline did not finish counts only toward fast_0.
 type FastP struct {
 	Backend string
@@ -64,15 +64,21 @@ func (r *Report) FastP() []FastP {
 					base = &t.Rows[i]
 				}
 			}
-			switch {
-			case row == nil || row.Status != result.StatusOK:
+			verdict := VerdictNotFinished
+			if row != nil {
+				verdict = row.Verdict()
+			}
+			switch verdict {
+			case VerdictNotFinished:
 				f.NotFinished++
-			case row.Verified != "" && row.Verified != verify.Pass:
-				f.Incorrect++
-			case !row.Correct:
+			case VerdictNotVerified:
 				f.NotVerified++
-			case row.NotTimed:
-				f.NotTimed++
+			case verify.Pass:
+				if row.NotTimed {
+					f.NotTimed++
+				}
+			default:
+				f.Incorrect++
 			}
 			if row == nil {
 				continue

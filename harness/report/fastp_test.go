@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -41,7 +42,8 @@ func TestFastP(t *testing.T) {
 		verify     []verify.Row // nil: no verify records
 		x, pytorch []int
 	}{
-		{"no verify records", nil, []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
+		// Nothing reads correct unless verified: without records fast_0 is 0.
+		{"no verify records", nil, []int{0, 0, 0, 0}, []int{0, 0, 0, 0}},
 		{"x passes", verifyRows("pass"), []int{4, 2, 1, 1}, []int{4, 0, 0, 0}},
 		{"x fails", verifyRows("FAIL"), []int{0, 0, 0, 0}, []int{4, 0, 0, 0}},
 	}
@@ -123,8 +125,9 @@ func TestVerificationAndCalibrationChoice(t *testing.T) {
 // TestChartsShowVerification: in the standard sweep burnstyle-hip fails
 // verification on mlp and pytorch passes; a third backend was never
 // verified and a fourth ran in the Triton interpreter. The charts leave out
-// the failed and the interpreter's results (the heat map says why), name
-// the unverified series so, and fast_p tells incorrect from not verified.
+// the failed and the interpreter's results (the heat map says why), draw
+// the unverified points hollow (their tooltips say so) and the verified
+// ones solid, and fast_p tells incorrect from not verified.
 func TestChartsShowVerification(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := sweeptest.WriteStandard(dir, "run-1"); err != nil {
@@ -180,8 +183,19 @@ func TestChartsShowVerification(t *testing.T) {
 		if c.Name == "ratio-heatmap" && (!bytes.Contains(svg, []byte(">verify FAIL<")) || !bytes.Contains(svg, []byte(">not timed<"))) {
 			t.Errorf("heat map does not mark failed and interpreter cells")
 		}
-		if c.Name == "time-vs-seq-len" && !bytes.Contains(svg, []byte("jax (not verified)")) {
-			t.Errorf("time-vs-seq-len does not name jax as not verified")
+		if c.Name == "ratio-heatmap" && !regexp.MustCompile(`<title>[^<]* / jax: [0-9.]+x \[not verified\]</title>`).Match(svg) {
+			t.Errorf("ratio heat map does not mark jax's ratios not verified")
+		}
+		if c.Name == "time-vs-seq-len" {
+			if !regexp.MustCompile(`<title>jax: [^<]*\[not verified\]</title>`).Match(svg) {
+				t.Errorf("time-vs-seq-len does not mark jax's points not verified")
+			}
+			if !regexp.MustCompile(`<title>pytorch: [^<\[]*</title>`).Match(svg) || regexp.MustCompile(`<title>pytorch: [^<]*\[not verified\]</title>`).Match(svg) {
+				t.Errorf("time-vs-seq-len does not draw pytorch's verified points solid")
+			}
+			if !strings.Contains(c.Caption, "hollow point") {
+				t.Errorf("time-vs-seq-len's caption does not say what a hollow point is: %q", c.Caption)
+			}
 		}
 	}
 }

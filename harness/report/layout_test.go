@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,29 +25,50 @@ var layoutJS string
 type quad [4][2]float64 // corners in order; 0->1 runs along the text, 0->3 across it
 
 type textBox struct {
-	Text  string
-	Size  float64 // font size in the SVG's user units (points)
-	Width float64 // the browser's advance width, user units
-	Font  string
-	Quad  quad
+	Text       string
+	Size       float64 // font size in the SVG's user units (points)
+	ScreenSize float64 `json:"screenSize"` // the size it is drawn at in the window, CSS px
+	Width      float64 // the browser's advance width, user units
+	Font       string
+	Quad       quad
 }
 
 type chartLayout struct {
 	Name   string
 	Texts  []textBox
 	Shapes []quad
+	Bars   []barBox   // each bar's box as the chart recorded it (its tooltip)
+	Box    [4]float64 // the chart's own box in the window: left, top, right, bottom
+}
+
+type barBox struct {
+	Text string
+	Quad quad
 }
 
 type pageLayout struct {
 	Fonts  []string
 	Charts []chartLayout
+	// The window's width, the page's (wider means something neither
+	// wraps nor scrolls in its own box) and its smallest text outside
+	// the charts.
+	Viewport, PageWidth float64
+	SmallestText        float64 `json:"smallestText"`
+	SmallestTextOf      string  `json:"smallestTextOf"`
 }
+
+// The window sizes every report is laid out at: a laptop's and a phone's.
+var windows = []struct{ w, h int }{{1440, 900}, {390, 844}}
+
+// minScreenText is the smallest text, in CSS px, a reader must be given.
+const minScreenText = 9.0
 
 var layoutPre = regexp.MustCompile(`(?s)<pre id="xbench-layout">(.*?)</pre>`)
 
 // layoutIn opens page in headless Chromium with layout.js added and
-// returns what it measured. It runs on a copy, so the page is unchanged.
-func layoutIn(t *testing.T, page string) pageLayout {
+// returns what it measured in a window w x h. It runs on a copy, so the
+// page is unchanged.
+func layoutIn(t *testing.T, page string, w, h int) pageLayout {
 	t.Helper()
 	bin := chromium(t)
 	raw, err := os.ReadFile(page)
@@ -66,7 +88,7 @@ func layoutIn(t *testing.T, page string) pageLayout {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 		"--user-data-dir="+filepath.Join(t.TempDir(), "profile"), "--virtual-time-budget=15000",
-		"--window-size=1400,3000", "--dump-dom", "file://"+probe)
+		fmt.Sprintf("--window-size=%d,%d", w, h), "--dump-dom", "file://"+probe)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	dom, err := cmd.Output()
@@ -87,9 +109,48 @@ func layoutIn(t *testing.T, page string) pageLayout {
 // layoutProblems lists what a reader would see wrong: the charts' font
 // not loaded, text drawn wider or narrower than the layout assumed, two
 // texts overlapping, or a text half over a filled shape (a label running
-// into a cell or a bar; text wholly inside a cell is its value).
+// into a cell or a bar; text wholly inside a cell is its value); a page
+// wider than its window, text smaller than minScreenText; a bar that
+// overlaps another or is not drawn whole where the chart put it (hidden
+// behind another, or cut at the axis).
 func layoutProblems(l pageLayout) []string {
 	var bad []string
+	if l.PageWidth > l.Viewport+1 {
+		bad = append(bad, fmt.Sprintf("the page is %.0f px wide in a %.0f px window: something neither wraps nor scrolls in its own box", l.PageWidth, l.Viewport))
+	}
+	if l.SmallestText < minScreenText {
+		bad = append(bad, fmt.Sprintf("page text of %.1f px, under %.0f: %s", l.SmallestText, minScreenText, l.SmallestTextOf))
+	}
+	for _, c := range l.Charts {
+		small := 0
+		for _, a := range c.Texts {
+			if a.ScreenSize < minScreenText-0.05 {
+				if small++; small <= 3 {
+					bad = append(bad, fmt.Sprintf("%s: %q drawn at %.1f px, under %.0f", c.Name, a.Text, a.ScreenSize, minScreenText))
+				}
+			}
+		}
+		for _, a := range c.Texts {
+			// Its ink: the font box reaches above the glyphs, and a title
+			// at the top edge is whole.
+			x0, x1 := project(ink(a.Quad), [2]float64{1, 0})
+			y0, y1 := project(ink(a.Quad), [2]float64{0, 1})
+			if x0 < c.Box[0]-1 || x1 > c.Box[2]+1 || y0 < c.Box[1]-1 || y1 > c.Box[3]+1 {
+				bad = append(bad, fmt.Sprintf("%s: %q runs off the chart (%.0f..%.0f x %.0f..%.0f, the chart %.0f..%.0f x %.0f..%.0f)",
+					c.Name, a.Text, x0, x1, y0, y1, c.Box[0], c.Box[2], c.Box[1], c.Box[3]))
+			}
+		}
+		for i, a := range c.Bars {
+			for _, b := range c.Bars[i+1:] {
+				if overlap(a.Quad, b.Quad) {
+					bad = append(bad, fmt.Sprintf("%s: bar %q overlaps bar %q", c.Name, a.Text, b.Text))
+				}
+			}
+			if !drawnAt(a.Quad, c.Shapes) {
+				bad = append(bad, fmt.Sprintf("%s: bar %q is not drawn whole at its box (hidden or cut)", c.Name, a.Text))
+			}
+		}
+	}
 	loaded := false
 	for _, f := range l.Fonts {
 		loaded = loaded || f == plot.FontFamily+" loaded"
@@ -163,6 +224,23 @@ func project(q quad, axis [2]float64) (lo, hi float64) {
 	return lo, hi
 }
 
+// drawnAt says whether a filled shape spans the bar's box across (within
+// a pixel) and lies within it along its height: the bar is drawn there,
+// whole. (A bar's box is at least 2 points tall so a bar near zero can be
+// pointed at; the drawn one may be thinner.)
+func drawnAt(bar quad, shapes []quad) bool {
+	bx0, bx1 := project(bar, [2]float64{1, 0})
+	by0, by1 := project(bar, [2]float64{0, 1})
+	for _, s := range shapes {
+		sx0, sx1 := project(s, [2]float64{1, 0})
+		sy0, sy1 := project(s, [2]float64{0, 1})
+		if math.Abs(sx0-bx0) <= 1 && math.Abs(sx1-bx1) <= 1 && sy0 >= by0-1 && sy1 <= by1+1 {
+			return true
+		}
+	}
+	return false
+}
+
 // inside says whether every corner of a lies within the box around s.
 func inside(a, s quad) bool {
 	x0, x1 := project(s, [2]float64{1, 0})
@@ -173,4 +251,35 @@ func inside(a, s quad) bool {
 		}
 	}
 	return true
+}
+
+// TestBarCheckCatchesOverlap: the bar checks have teeth. With one bar's
+// box widened over its neighbour's (as fixed-width bars ran into the next
+// cluster), the check reports the overlap and a bar not drawn at its box.
+func TestBarCheckCatchesOverlap(t *testing.T) {
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bar := regexp.MustCompile(`<rect class="bar" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"`)
+	m := bar.FindStringSubmatchIndex(string(raw))
+	if m == nil {
+		t.Fatal("the standard report draws no bars")
+	}
+	w, _ := strconv.ParseFloat(string(raw[m[6]:m[7]]), 64)
+	wide := string(raw[:m[6]]) + strconv.FormatFloat(3*w, 'f', 2, 64) + string(raw[m[7]:])
+	if err := os.WriteFile(out, []byte(wide), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(layoutProblems(layoutIn(t, out, 1440, 900)), "\n")
+	for _, want := range []string{"overlaps bar", "is not drawn whole"} {
+		if !strings.Contains(problems, want) {
+			t.Errorf("with a bar over its neighbour the check reports no %q; it reported:\n%s", want, problems)
+		}
+	}
 }

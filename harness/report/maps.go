@@ -15,6 +15,7 @@ import (
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/plot"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/verify"
 )
 
 // The single-panel figures: backward over forward, the two heat maps and
@@ -24,6 +25,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var cats, factors []string
 	vals := make([][]float64, len(r.Backends))
 	los, his := make([][]float64, len(r.Backends)), make([][]float64, len(r.Backends))
+	hollows := make([][]bool, len(r.Backends)) // a bar is solid when both its phases passed verify
 	for _, c := range r.Configs {
 		if c.Phase != workload.PhaseForward {
 			continue
@@ -33,7 +35,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 		if _, ok := r.byConfig[compare.ConfigKey(bc)]; !ok {
 			continue
 		}
-		cats = append(cats, compare.Label(c))
+		cats = append(cats, r.label(c))
 		// The FLOP factor is each workload's own (TTT 3x, attention 2.5x),
 		// read from its cost model rather than assumed.
 		if fc, err := workload.CostOf(c); err == nil && fc.FLOPs > 0 {
@@ -45,7 +47,10 @@ func (r *Report) backwardForward() (*Chart, error) {
 			}
 		}
 		for i, b := range r.Backends {
-			vals[i] = append(vals[i], r.median(b, bc)/r.median(b, c))
+			v := r.median(b, bc) / r.median(b, c)
+			hollow := r.notVerified(b, c) || r.notVerified(b, bc)
+			r.drewHollow = r.drewHollow || hollow && !math.IsNaN(v)
+			vals[i], hollows[i] = append(vals[i], v), append(hollows[i], hollow)
 			lo, hi := r.ratioInterval(b, c, b, bc)
 			los[i], his[i] = append(los[i], lo), append(his[i], hi)
 		}
@@ -56,7 +61,7 @@ func (r *Report) backwardForward() (*Chart, error) {
 	var groups []plot.BarGroup
 	for i, b := range r.Backends {
 		if len(cats) > 1 || !math.IsNaN(vals[i][0]) {
-			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i]})
+			groups = append(groups, plot.BarGroup{Name: b, Color: r.color(b), Values: vals[i], Lo: los[i], Hi: his[i], Hollow: hollows[i], HollowNote: hollowNote})
 		}
 	}
 	a := plot.Axes{SharedLegend: true, Title: "Backward / forward time", YLabel: "backward median / forward median"}
@@ -76,7 +81,8 @@ func (r *Report) backwardForward() (*Chart, error) {
 			hi := min(lo+barsPerPanel, len(cats))
 			part := make([]plot.BarGroup, len(groups))
 			for i, g := range groups {
-				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi]}
+				part[i] = plot.BarGroup{Name: g.Name, Color: g.Color, Values: g.Values[lo:hi], Lo: g.Lo[lo:hi], Hi: g.Hi[lo:hi],
+					Hollow: g.Hollow[lo:hi], HollowNote: g.HollowNote}
 			}
 			pa := a
 			pa.Title = fmt.Sprintf("%s (%d-%d of %d)", a.Title, lo+1, hi, len(cats))
@@ -127,6 +133,11 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 			switch {
 			case !math.IsNaN(x.Ratio):
 				row[j] = plot.Cell{Ratio: x.Ratio, Text: fmt.Sprintf("%.2fx", x.Ratio)}
+				// A ratio is as verified as the less verified of its two results.
+				if r.notVerified(x.Backend, t.Config) || r.notVerified(r.Baseline, t.Config) {
+					row[j].Hollow, row[j].Note = true, hollowNote
+					r.drewHollow = true
+				}
 			case x.Status != result.StatusOK:
 				row[j] = plot.Cell{Color: color.Gray{Y: 225}, Text: string(x.Status)}
 			default:
@@ -144,8 +155,32 @@ func (r *Report) ratioHeatmap() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	g.FitColumns(w)
-	return &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
-		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}, nil
+	c := &Chart{Figure: plot.Single("ratio-heatmap", "Time ratio heat map", plot.GridPlot(g), w, h),
+		Caption: fmt.Sprintf("Median time over the baseline's median on the same configuration; colour is log2 of the ratio, full at %gx either way (the largest ratio in the map, so no cell saturates).", plot.RatioSpan(g))}
+	c.PDFPages = gridPages(c.Name, c.Title, g, w)
+	return c, nil
+}
+
+// pdfGridRows is the most rows of a heat map one PDF page holds at a
+// size its cell text can be read at (A4 landscape).
+const pdfGridRows = 24
+
+// gridPages cuts g, already coloured by plot.GridPlot (so every part
+// keeps the whole map's colour scale), into figures of pdfGridRows rows
+// for the PDF; nil when it fits one page.
+func gridPages(name, title string, g plot.Grid, w vg.Length) []plot.Figure {
+	if len(g.Rows) <= pdfGridRows {
+		return nil
+	}
+	var out []plot.Figure
+	for lo := 0; lo < len(g.Rows); lo += pdfGridRows {
+		hi := min(lo+pdfGridRows, len(g.Rows))
+		part := g
+		part.Rows, part.Cells = g.Rows[lo:hi], g.Cells[lo:hi]
+		part.Title = fmt.Sprintf("%s (rows %d-%d of %d)", g.Title, lo+1, hi, len(g.Rows))
+		out = append(out, plot.Single(name, title, plot.GridPlot(part), w, vg.Length(1.4+0.26*float64(hi-lo))*vg.Inch))
+	}
+	return out
 }
 
 // statusColors are the feasibility map's fills.
@@ -161,7 +196,7 @@ var statusColors = map[result.Status]color.Color{
 func (r *Report) feasibility() (*Chart, error) {
 	g := plot.Grid{Title: "Which configurations fit (out of memory in red)", Cols: r.Backends}
 	for _, c := range r.Configs {
-		g.Rows = append(g.Rows, compare.Label(c))
+		g.Rows = append(g.Rows, r.label(c))
 		row := make([]plot.Cell, len(r.Backends))
 		for j, b := range r.Backends {
 			row[j] = plot.Cell{Text: "-"}
@@ -176,8 +211,10 @@ func (r *Report) feasibility() (*Chart, error) {
 	}
 	w, h := r.heatmapSize()
 	g.FitColumns(w)
-	return &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
-		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}, nil
+	c := &Chart{Figure: plot.Single("feasibility", "Out-of-memory feasibility map", plot.GridPlot(g), w, h),
+		Caption: "Status of every backend on every configuration: ok, oom (out of memory), unsupported, failed or timeout; - was not run."}
+	c.PDFPages = gridPages(c.Name, c.Title, g, w)
+	return c, nil
 }
 
 func (r *Report) roofline() (*Chart, error) {
@@ -203,7 +240,7 @@ func (r *Report) roofline() (*Chart, error) {
 	var series []plot.Series
 	for _, b := range r.Backends {
 		for di, d := range names {
-			s := plot.Series{Name: b + ", " + d, Color: r.color(b), Shape: di}
+			s := plot.Series{Name: b + ", " + d, Color: r.color(b), Shape: di, HollowNote: hollowNote}
 			for _, t := range r.Tables() {
 				if t.Config.Dtype() != d {
 					continue
@@ -211,6 +248,8 @@ func (r *Report) roofline() (*Chart, error) {
 				for _, x := range t.Rows {
 					if x.Backend == b && !math.IsNaN(x.TFLOPs) {
 						s.X, s.Y = append(s.X, x.Cost.Intensity()), append(s.Y, x.TFLOPs)
+						s.Hollow = append(s.Hollow, x.Verified != verify.Pass)
+						r.drewHollow = r.drewHollow || x.Verified != verify.Pass
 						if res, ok := r.Result(b, t.Config); ok && dev.Kind == "" {
 							dev = res.Device
 						}

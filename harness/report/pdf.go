@@ -48,16 +48,24 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 		p.table(forReading(t))
 	}
 	for _, ch := range charts {
-		doc.NextPage()
-		p.y = pageH - margin
-		p.line(pdfHeadPt, ch.Title)
-		for _, l := range captionLines(ch.Caption) {
-			p.line(pdfTextPt, l)
+		parts := pdfParts(ch)
+		for i, part := range parts {
+			doc.NextPage()
+			p.y = pageH - margin
+			title := ch.Title
+			if len(parts) > 1 {
+				title += fmt.Sprintf(" (page %d of %d)", i+1, len(parts))
+			}
+			p.line(pdfHeadPt, title)
+			for _, l := range captionLines(ch.Caption) {
+				p.line(pdfTextPt, l)
+			}
+			p.y -= vg.Points(pdfTextPt) // the caption's descenders clear the figure's title
+			availW, availH := pageW-2*margin, p.y-margin
+			chW, chH := part.Size()
+			scale := min(float64(availW/chW), float64(availH/chH))
+			part.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*chH}, scale)
 		}
-		availW, availH := pageW-2*margin, p.y-margin
-		chW, chH := ch.Size()
-		scale := min(float64(availW/chW), float64(availH/chH))
-		ch.DrawAt(c, vg.Point{X: margin, Y: p.y - vg.Length(scale)*chH}, scale)
 	}
 	var buf bytes.Buffer
 	if _, err := doc.WriteTo(&buf); err != nil {
@@ -67,6 +75,45 @@ func (r *Report) WritePDF(out string) ([]string, error) {
 		return nil, fmt.Errorf("report: write pdf: %w", err)
 	}
 	return []string{out}, nil
+}
+
+// pdfParts splits a figure of several rows of panels into pages of as
+// many rows as fit at the scale its width allows (a 12-panel figure on
+// one page drew each panel at a third of its size); a figure of one row
+// is one page, unless it brings its own pages (Chart.PDFPages: a tall
+// heat map in parts of whole rows).
+func pdfParts(ch Chart) []plot.Figure {
+	if len(ch.PDFPages) > 0 {
+		return ch.PDFPages
+	}
+	rows := len(ch.Panels)
+	availW, availH := pageW-2*margin, pageH-2*margin-pdfCaptionRoom(ch.Caption)
+	w, h := ch.Size()
+	if rows < 2 || float64(availH/h) >= float64(availW/w)*pdfMinShrink {
+		return []plot.Figure{ch.Figure}
+	}
+	// As many rows a page as fit at pdfMinShrink of the scale the width
+	// allows, at least one.
+	perRow := ch.Height / vg.Length(rows)
+	legend := h - ch.Height
+	k := max(1, int(float64((availH*w/(availW*pdfMinShrink)-legend)/perRow)))
+	var out []plot.Figure
+	for lo := 0; lo < rows; lo += k {
+		part := ch.Figure
+		part.Panels = ch.Panels[lo:min(lo+k, rows)]
+		part.Height = perRow * vg.Length(len(part.Panels))
+		out = append(out, part)
+	}
+	return out
+}
+
+// pdfMinShrink is how far below the scale its width allows a figure's
+// part may be drawn to fit one more row of panels on a page.
+const pdfMinShrink = 0.75
+
+// pdfCaptionRoom is the height a chart's title and caption take on its page.
+func pdfCaptionRoom(caption string) vg.Length {
+	return vg.Points(pdfHeadPt*1.4) + vg.Length(len(captionLines(caption)))*vg.Points(pdfTextPt*1.4) + vg.Points(pdfTextPt)
 }
 
 // pdfPage writes lines top-down, starting a new page when one is full.
@@ -90,60 +137,45 @@ func (p *pdfPage) line(size float64, s string) {
 	plot.Text(p.c, vg.Point{X: margin, Y: p.y}, size, s)
 }
 
-// table draws t with columns as wide as their widest cell (cut to a
-// share of the page), repeating the header on every page it spans.
+// table draws t, each cell wrapped to its column (nothing is cut),
+// repeating the header on every page it spans.
 func (p *pdfPage) table(t TextTable) {
-	const maxCol = 60 // characters
-	cut := func(s string) string {
-		if r := []rune(s); len(r) > maxCol {
-			return string(r[:maxCol-1]) + "…"
-		}
-		return s
-	}
-	widths := make([]float64, len(t.Header))
-	for _, row := range append([][]string{t.Header}, t.Rows...) {
-		for i, cell := range row {
-			widths[i] = max(widths[i], plot.TextWidth(cut(cell), pdfTextPt)+6)
-		}
-	}
-	if total := sum(widths); total > float64(pageW-2*margin) {
-		f := float64(pageW-2*margin) / total
-		for i := range widths {
-			widths[i] *= f
-		}
-	}
-	rowH := vg.Points(pdfTextPt * 1.6)
+	widths, header, rows := tableLayout(t, float64(pageW-2*margin))
+	lineH := vg.Points(pdfTextPt * 1.25)
 	p.y -= vg.Points(6)
 	p.line(pdfHeadPt, t.Title)
-	header := func() { p.row(t.Header, widths, rowH, cut) }
-	header()
-	for _, row := range t.Rows {
-		if p.y-rowH < margin {
-			p.need(rowH * 2)
-			header()
+	p.row(header, widths, lineH)
+	for _, row := range rows {
+		if h := rowHeight(row, lineH); p.y-h < margin {
+			p.need(h * 2)
+			p.row(header, widths, lineH)
 		}
-		p.row(row, widths, rowH, cut)
+		p.row(row, widths, lineH)
 	}
 }
 
-func (p *pdfPage) row(cells []string, widths []float64, h vg.Length, cut func(string) string) {
+// rowHeight is the height of a row of wrapped cells.
+func rowHeight(cells [][]string, lineH vg.Length) vg.Length {
+	n := 1
+	for _, c := range cells {
+		n = max(n, len(c))
+	}
+	return vg.Length(n)*lineH + vg.Points(pdfTextPt*0.35)
+}
+
+func (p *pdfPage) row(cells [][]string, widths []float64, lineH vg.Length) {
+	h := rowHeight(cells, lineH)
 	p.need(h)
+	top := p.y
 	p.y -= h
 	x := margin
-	for i, cell := range cells {
-		plot.Text(p.c, vg.Point{X: x, Y: p.y + vg.Points(pdfTextPt*0.45)}, pdfTextPt, fit(cut(cell), widths[i]-4))
+	for i, lines := range cells {
+		for k, l := range lines {
+			plot.Text(p.c, vg.Point{X: x, Y: top - vg.Length(k+1)*lineH + vg.Points(pdfTextPt*0.2)}, pdfTextPt, l)
+		}
 		x += vg.Points(widths[i])
 	}
 	plot.HLine(p.c, margin, x, p.y)
-}
-
-// fit cuts s, with an ellipsis, to w points at the table's size.
-func fit(s string, w float64) string {
-	r := []rune(s)
-	for len(r) > 1 && plot.TextWidth(string(r), pdfTextPt) > w {
-		r = append(r[:len(r)-2], '…')
-	}
-	return string(r)
 }
 
 func sum(xs []float64) float64 {

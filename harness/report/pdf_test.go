@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	gplot "gonum.org/v1/plot"
+
 	"github.com/xbench/xbench/harness/plot"
 )
 
@@ -117,6 +119,110 @@ func TestPDFTablesReadLikeThePage(t *testing.T) {
 					t.Errorf("summary %q reads %q in the PDF, want it as the page prints it", name, got.Rows[0][max(col, 0)])
 				}
 			}
+		}
+	}
+}
+
+// TestPDFTablesWrapNotCut: every table of the standard report and one of
+// many long columns fit the page's width, every line of every cell fits
+// its column, and no character of a cell is lost (the PDF cut "backward"
+// to "back…" and "TFLOP/s" to "TFL…").
+func TestPDFTablesWrapNotCut(t *testing.T) {
+	wide := TextTable{Name: "wide", Header: []string{"configuration", "backend", "a very long header of a column", "notes"}}
+	for range 3 {
+		wide.Rows = append(wide.Rows, []string{"b4 T4096 K24 C12 log float32 backward inner_only mamba", "flash-semicrf/reference",
+			"0.07123456789", strings.Repeat("a message that goes on and on ", 12) + "/a/very/long/path/without/any/space/in/it/at/all/that/is/wider/than/a/column"})
+	}
+	tables := append(standard(t).TextTables(shortNum), wide)
+	avail := float64(pageW - 2*margin)
+	for _, tab := range tables {
+		read := forReading(tab)
+		widths, header, rows := tableLayout(read, avail)
+		if total := sum(widths); total > avail+0.01 {
+			t.Errorf("%s: columns %.0f pt wide, the page has %.0f", tab.Name, total, avail)
+		}
+		for r, row := range append([][][]string{header}, rows...) {
+			src := read.Header
+			if r > 0 {
+				src = read.Rows[r-1]
+			}
+			for i, lines := range row {
+				for _, l := range lines {
+					if w := plot.TextWidth(l, pdfTextPt); w > widths[i]-cellPad+0.01 {
+						t.Errorf("%s: line %q is %.1f pt in a %.1f pt column", tab.Name, l, w, widths[i]-cellPad)
+					}
+				}
+				if got, want := strings.Join(strings.Fields(strings.Join(lines, "")), ""), strings.Join(strings.Fields(src[i]), ""); got != want {
+					t.Errorf("%s: cell %q wrapped to %q: characters lost", tab.Name, src[i], lines)
+				}
+			}
+		}
+	}
+}
+
+// TestPDFFigurePages: the attention sweep's multi-panel figures go over
+// several PDF pages, each drawn at the scale the page's width allows,
+// every panel on one of them; a one-row figure stays one page.
+func TestPDFFigurePages(t *testing.T) {
+	r, err := Load(filepath.Join("..", "..", "results", "h100-attention", "sweep"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	charts, err := r.Charts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := 0
+	for _, ch := range charts {
+		if len(ch.PDFPages) > 0 {
+			continue // a heat map cut by rows: below
+		}
+		parts := pdfParts(ch)
+		panels := 0
+		for _, p := range parts {
+			panels += len(p.Panels)
+		}
+		if panels != len(ch.Panels) {
+			t.Errorf("%s: %d panel rows over %d pages, want all %d", ch.Name, panels, len(parts), len(ch.Panels))
+		}
+		if len(ch.Panels) == 1 && len(parts) != 1 {
+			t.Errorf("%s: one row of panels on %d pages", ch.Name, len(parts))
+		}
+		if len(parts) > 1 {
+			split++
+			availW, availH := pageW-2*margin, pageH-2*margin-pdfCaptionRoom(ch.Caption)
+			for i, p := range parts {
+				w, h := p.Size()
+				if sw, sh := float64(availW/w), float64(availH/h); sh < pdfMinShrink*sw && len(p.Panels) > 1 {
+					t.Errorf("%s page %d: drawn at %.2f of its size where the width allows %.2f", ch.Name, i+1, sh, sw)
+				}
+			}
+		}
+	}
+	if split == 0 {
+		t.Error("no figure of the attention sweep went over more than one page")
+	}
+	// Its 72-row heat maps: parts of at most pdfGridRows rows, every row once.
+	for _, ch := range charts {
+		if ch.Name != "feasibility" && ch.Name != "ratio-heatmap" {
+			continue
+		}
+		parts, rows := pdfParts(ch), 0
+		for _, p := range parts {
+			ticks, _ := p.Panels[0][0].Y.Tick.Marker.(gplot.ConstantTicks)
+			n := 0
+			for _, tk := range ticks {
+				if tk.Label != "" {
+					n++
+				}
+			}
+			if n > pdfGridRows {
+				t.Errorf("%s: a PDF page of %d rows, want at most %d", ch.Name, n, pdfGridRows)
+			}
+			rows += n
+		}
+		if len(parts) < 2 || rows != len(r.Configs) {
+			t.Errorf("%s: %d rows over %d PDF pages, want all %d over several", ch.Name, rows, len(parts), len(r.Configs))
 		}
 	}
 }

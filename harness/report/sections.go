@@ -7,6 +7,7 @@ package report
 
 import (
 	"image/color"
+	"math"
 	"slices"
 
 	gplot "gonum.org/v1/plot"
@@ -152,6 +153,13 @@ func (r *Report) drawPanel(pn view.Panel, width float64) (*gplot.Plot, error) {
 	var series []plot.Series
 	for _, s := range pn.Lines {
 		ps := plot.Series{Name: s.Name, Color: r.color(s.Name), X: s.X, Y: s.Y, Lo: s.Lo, Hi: s.Hi, PointsOnly: s.PointsOnly}
+		if len(s.Configs) == len(s.X) {
+			ps.Hollow, ps.HollowNote = make([]bool, len(s.X)), hollowNote
+			for i, c := range s.Configs {
+				ps.Hollow[i] = r.notVerified(s.Name, c)
+				r.drewHollow = r.drewHollow || ps.Hollow[i] && !math.IsNaN(s.Y[i])
+			}
+		}
 		if s.Marker {
 			ps.Shape = slices.Index(r.Backends, s.Name)
 		}

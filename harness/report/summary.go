@@ -29,12 +29,31 @@ type Row struct {
 	VerifiedOn       string  // the configuration the verdict comes from
 	TFLOPs           float64 // achieved, the workload's FLOPs over the median
 	PctPeak          float64 // TFLOPs over the calibrated matmul peak of the dtype
-	Correct          bool    // ok and (verified pass, or no verify records at all)
+	Correct          bool    // ok and verified pass: nothing else counts as correct
 	NotTimed         bool    // ok, but its time is not a performance number (result.IsPerformance): no ratio, rate or score
 	IsBaseline       bool
 	Warnings         []string
 	Cost             workload.Cost
 	Calibration      bool
+}
+
+// Verdicts of a row that are not a verify record's (Row.Verdict).
+const (
+	VerdictNotFinished = "did not finish"
+	VerdictNotVerified = "not verified"
+)
+
+// Verdict is the one classification of a row for fast_p and the page:
+// VerdictNotFinished, VerdictNotVerified, verify.Pass (correct), or the
+// failing verdict of its record (incorrect).
+func (x Row) Verdict() string {
+	switch {
+	case x.Status != result.StatusOK:
+		return VerdictNotFinished
+	case x.Verified == "":
+		return VerdictNotVerified
+	}
+	return x.Verified
 }
 
 // Table is the summary of one configuration.
@@ -48,7 +67,7 @@ type Table struct {
 func (r *Report) Tables() []Table {
 	var out []Table
 	for _, c := range r.Configs {
-		t := Table{Config: c, Label: compare.Label(c)}
+		t := Table{Config: c, Label: r.label(c)}
 		for _, b := range r.Backends {
 			res, ok := r.Result(b, c)
 			if !ok {
@@ -80,7 +99,7 @@ func (r *Report) row(res result.Result) Row {
 	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
-	row.Correct = res.Status == result.StatusOK && (row.Verified == verify.Pass || len(r.Verify) == 0)
+	row.Correct = res.Status == result.StatusOK && row.Verified == verify.Pass
 	row.NotTimed = res.Status == result.StatusOK && !res.IsPerformance()
 	if res.Stats == nil || res.Stats.MedianMs <= 0 {
 		return row

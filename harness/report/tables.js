@@ -3,7 +3,10 @@
 // below it by that column, again in reverse: by the cell's data-v (the raw
 // number behind a formatted one) or its text, numbers before blanks. The
 // filter box shows the folded configurations whose name holds every word
-// typed; "open all" and "close all" unfold or fold those shown.
+// typed; "open all" and "close all" unfold or fold those shown. The
+// all-configurations table shows the rows whose backend, verdict and
+// ratio (data-backend, data-verdict, data-ratio) match its filters; a row
+// without a ratio is hidden once a ratio bound is set.
 (() => {
   const key = td => {
     const v = td.dataset.v !== undefined ? td.dataset.v : td.textContent.trim();
@@ -48,5 +51,27 @@
     });
     tools.querySelector('.open').addEventListener('click', () => folds().forEach(d => { if (!d.hidden) d.open = true; }));
     tools.querySelector('.close').addEventListener('click', () => folds().forEach(d => { d.open = false; }));
+  });
+  document.querySelectorAll('div.all-tools').forEach(tools => {
+    let table = tools.nextElementSibling;
+    table = table && table.querySelector('table.all');
+    if (!table) return;
+    const get = cls => tools.querySelector(cls);
+    const count = get('.shown');
+    const apply = () => {
+      const backend = get('.f-backend').value, verdict = get('.f-verdict').value;
+      const lo = parseFloat(get('.f-lo').value), hi = parseFloat(get('.f-hi').value);
+      let shown = 0;
+      [...table.rows].slice(1).forEach(row => {
+        const ratio = parseFloat(row.dataset.ratio);
+        const ok = (!backend || row.dataset.backend === backend) && (!verdict || row.dataset.verdict === verdict) &&
+          (Number.isNaN(lo) || ratio >= lo) && (Number.isNaN(hi) || ratio <= hi);
+        row.hidden = !ok;
+        shown += ok ? 1 : 0;
+      });
+      count.textContent = shown + ' of ' + (table.rows.length - 1) + ' rows shown';
+    };
+    tools.querySelectorAll('select, input').forEach(el => el.addEventListener('input', apply));
+    apply();
   });
 })();

@@ -129,3 +129,82 @@ func TestTablesSortAndFilterInChromium(t *testing.T) {
 		t.Errorf("open all shown opened %d (%d hidden), want the %d shown", got.Open, got.OpenHidden, len(want))
 	}
 }
+
+// allProbe picks a backend and a ratio range in the all-configurations
+// table, then a verdict alone, and reads which rows stay shown; it also
+// reads the sort mark drawn after a column head before and after a click.
+const allProbe = `window.addEventListener('load', () => {
+  const out = {};
+  const tools = document.querySelector('div.all-tools');
+  const table = document.querySelector('table.all');
+  const set = (cls, v) => { const el = tools.querySelector(cls); el.value = v; el.dispatchEvent(new Event('input')); };
+  const shown = () => [...table.rows].slice(1).filter(r => !r.hidden).map(r => r.cells[0].textContent + '|' + r.cells[1].textContent);
+  out.total = table.rows.length - 1;
+  set('.f-backend', BACKEND); set('.f-lo', '0.5'); set('.f-hi', '0.9');
+  out.range = shown();
+  set('.f-backend', ''); set('.f-lo', ''); set('.f-hi', ''); set('.f-verdict', 'pass');
+  out.pass = shown();
+  const th = table.rows[0].cells[3];
+  const mark = () => { const s = getComputedStyle(th, '::after'); return s.content + ' ' + s.borderTopWidth + ' ' + s.borderBottomWidth; };
+  out.markBefore = mark(); th.click(); out.markUp = mark();
+  const pre = document.createElement('pre'); pre.id = 'xbench-probe'; pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});`
+
+// TestAllConfigurationsTableInChromium: the one table of every backend on
+// every configuration shows, for a backend and a ratio range, exactly the
+// rows the summary holds for them; for the verdict "pass", exactly the
+// verified rows; and a column head draws a sort mark (a CSS triangle: the
+// page's font has no arrow glyphs) that changes when clicked.
+func TestAllConfigurationsTableInChromium(t *testing.T) {
+	chromium(t)
+	r := standard(t)
+	out := filepath.Join(t.TempDir(), "report.html")
+	if _, err := r.Write(out); err != nil {
+		t.Fatal(err)
+	}
+	backend := ""
+	for _, b := range r.Backends {
+		if b != r.Baseline {
+			backend = b
+			break
+		}
+	}
+	var got struct {
+		Total              int
+		Range, Pass        []string
+		MarkBefore, MarkUp string
+	}
+	if err := json.Unmarshal([]byte(probeIn(t, out, strings.Replace(allProbe, "BACKEND", strconv.Quote(backend), 1))), &got); err != nil {
+		t.Fatal(err)
+	}
+	var inRange, pass []string
+	rows := 0
+	for _, tab := range r.Tables() {
+		for _, x := range tab.Rows {
+			rows++
+			if x.Backend == backend && x.Ratio >= 0.5 && x.Ratio <= 0.9 {
+				inRange = append(inRange, tab.Label+"|"+x.Backend)
+			}
+			if x.Status == "ok" && x.Verified == "pass" {
+				pass = append(pass, tab.Label+"|"+x.Backend)
+			}
+		}
+	}
+	if got.Total != rows {
+		t.Errorf("the table has %d rows, want one per result (%d)", got.Total, rows)
+	}
+	if len(inRange) == 0 || len(pass) == 0 || len(pass) == rows {
+		t.Fatalf("the fixture gives %d rows of %s in 0.5-0.9x and %d of %d verified: the test needs some of each", len(inRange), backend, len(pass), rows)
+	}
+	if !slices.Equal(got.Range, inRange) {
+		t.Errorf("%s at 0.5x to 0.9x shows %q, want %q", backend, got.Range, inRange)
+	}
+	if !slices.Equal(got.Pass, pass) {
+		t.Errorf("verdict pass shows %d rows, want the %d verified", len(got.Pass), len(pass))
+	}
+	t.Logf("sort mark: %q, after a click %q; %d of %d rows in range, %d verified", got.MarkBefore, got.MarkUp, len(inRange), rows, len(pass))
+	if got.MarkBefore == got.MarkUp || strings.Contains(got.MarkBefore, "none") || !strings.Contains(got.MarkUp, "px") {
+		t.Errorf("sort mark before a click %q, after %q: want a drawn mark that changes", got.MarkBefore, got.MarkUp)
+	}
+}

@@ -14,7 +14,8 @@ import (
 // CPU time) and its backend did not fail verification on that
 // configuration; such results are left out of every chart of the view,
 // the heat maps say why in their cells, and every caption counts them.
-// Series whose results were never verified are named so in the legend.
+// Each point or bar that no passing verify covers is drawn hollow, the
+// baseline's like any other's.
 
 // Why a result is kept out of the charts.
 const (
@@ -23,59 +24,40 @@ const (
 )
 
 // chartView is r (one device's view) with the results the charts must
-// not draw hidden and each series named by how far it was verified.
+// not draw hidden. Series keep their backend's name, the baseline's
+// included: how far a series was verified is shown on each of its points
+// (hollow: not verified), not by a suffix, which named only some series
+// and lengthened every label that quoted it.
 func (r *Report) chartView() *Report {
 	v := *r
 	v.hidden = map[string]string{}
-	rename := map[string]string{}
-	for _, b := range r.Backends {
-		rename[b] = b
-		if len(r.Verify) == 0 || b == r.Baseline {
-			continue // the page says nothing was verified; the baseline names the titles, its rows say
-		}
-		verified, total := 0, 0
-		for _, c := range r.Configs {
-			res, ok := r.Result(b, c)
-			if !ok || res.Status != result.StatusOK || hiddenReason(r, res) != "" {
-				continue // only what is drawn is named
-			}
-			total++
-			if verdict, _, ok := r.Verification(res.Backend, res.Device.Kind, c); ok && verdict == verify.Pass {
-				verified++
-			}
-		}
-		switch {
-		case total == 0 || verified == total:
-		case verified == 0:
-			rename[b] = b + " (not verified)"
-		default:
-			rename[b] = b + " (partly verified)"
-		}
-	}
-	v.byConfig = map[string]map[string]result.Result{}
 	for k, row := range r.byConfig {
-		v.byConfig[k] = map[string]result.Result{}
 		for b, res := range row {
-			name := rename[b]
-			v.byConfig[k][name] = res
 			if reason := hiddenReason(r, res); reason != "" {
-				v.hidden[name+"\x00"+k] = reason
+				v.hidden[b+"\x00"+k] = reason
 			}
 		}
-	}
-	v.Backends = nil
-	for _, b := range r.Backends {
-		v.Backends = append(v.Backends, rename[b])
-	}
-	if v.Baseline != "" {
-		v.Baseline = rename[r.Baseline]
-	}
-	v.modelOf = map[string]string{}
-	for b, m := range r.modelOf {
-		v.modelOf[rename[b]] = m
 	}
 	return &v
 }
+
+// hollowNote is what a hollow point or bar's tooltip says.
+const hollowNote = "not verified"
+
+// notVerified says whether series name's result on c is drawn hollow: no
+// verify record that passed stands for it.
+func (r *Report) notVerified(name string, c result.Config) bool {
+	res, ok := r.Result(name, c)
+	if !ok {
+		return false
+	}
+	verdict, _, ok := r.Verification(res.Backend, res.Device.Kind, c)
+	return !ok || verdict != verify.Pass
+}
+
+// hollowCaption ends the caption of a chart that drew a hollow point or
+// bar.
+const hollowCaption = " A hollow point or bar, or a ratio cell in a dashed frame, was not verified: no passing xbench verify record covers it (or, for a ratio, the baseline's result) (the tables say which); a solid one passed."
 
 func hiddenReason(r *Report, res result.Result) string {
 	if res.Status != result.StatusOK {

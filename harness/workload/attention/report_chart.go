@@ -71,7 +71,7 @@ func throughputVsSeqLen(w Workload, v view.Results) *view.Chart {
 				}
 				tp := w.Throughput(c, res.Stats.MedianMs)
 				unit = tp.Unit
-				s.X, s.Y = append(s.X, float64(c.Int("seq_len"))), append(s.Y, tp.Value)
+				s.X, s.Y, s.Configs = append(s.X, float64(c.Int("seq_len"))), append(s.Y, tp.Value), append(s.Configs, c)
 				lo, hi := v.Interval(b, c)
 				// rate ∝ 1/time: the slow end of the time is the low rate
 				s.Lo, s.Hi = append(s.Lo, tp.Value*res.Stats.MedianMs/hi), append(s.Hi, tp.Value*res.Stats.MedianMs/lo)

@@ -62,7 +62,7 @@ func throughputPerShape(w Workload, v view.Results) *view.Chart {
 			for _, c := range configsOf(v, d) {
 				cost, err := w.Cost(c)
 				if ms := v.Median(b, c); err == nil && !math.IsNaN(ms) && ms > 0 {
-					s.X, s.Y = append(s.X, cost.FLOPs), append(s.Y, cost.FLOPs/(ms/1000)/1e12)
+					s.X, s.Y, s.Configs = append(s.X, cost.FLOPs), append(s.Y, cost.FLOPs/(ms/1000)/1e12), append(s.Configs, c)
 				}
 			}
 			p.Lines = append(p.Lines, s)

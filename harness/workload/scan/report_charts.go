@@ -119,17 +119,22 @@ func metricLines(v view.Results, axis string, m metric) *view.Chart {
 		p := view.Panel{Title: g.String() + ", " + keys[0], XLabel: axis, YLabel: m.ylabel, LogX: true, LogY: true}
 		for _, b := range v.Backends() {
 			s := view.Series{Name: b}
-			var pts [][4]float64 // x, value, interval
+			type point struct {
+				xy [4]float64 // x, value, interval
+				c  result.Config
+			}
+			var pts []point
 			for _, c := range by[g] {
 				if other(c) == keys[0] {
 					if val, lo, hi := m.value(v, b, c); !math.IsNaN(val) {
-						pts = append(pts, [4]float64{float64(x(c)), val, lo, hi})
+						pts = append(pts, point{[4]float64{float64(x(c)), val, lo, hi}, c})
 					}
 				}
 			}
-			sort.Slice(pts, func(i, j int) bool { return pts[i][0] < pts[j][0] })
-			for _, pt := range pts {
-				s.X, s.Y = append(s.X, pt[0]), append(s.Y, pt[1])
+			sort.Slice(pts, func(i, j int) bool { return pts[i].xy[0] < pts[j].xy[0] })
+			for _, q := range pts {
+				pt := q.xy
+				s.X, s.Y, s.Configs = append(s.X, pt[0]), append(s.Y, pt[1]), append(s.Configs, q.c)
 				s.Lo, s.Hi = append(s.Lo, pt[2]), append(s.Hi, pt[3])
 				if !slices.Contains(p.XTicks, pt[0]) {
 					p.XTicks = append(p.XTicks, pt[0])

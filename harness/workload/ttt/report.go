@@ -74,7 +74,7 @@ func timeVsSeqLen(v view.Results) *view.Chart {
 		for _, b := range v.Backends() {
 			s := view.Series{Name: b, Marker: true}
 			for _, c := range cfgs {
-				s.X, s.Y = append(s.X, float64(From(c).SeqLen)), append(s.Y, v.Median(b, c))
+				s.X, s.Y, s.Configs = append(s.X, float64(From(c).SeqLen)), append(s.Y, v.Median(b, c)), append(s.Configs, c)
 				lo, hi := v.Interval(b, c)
 				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
@@ -145,7 +145,7 @@ func throughputVsSize(v view.Results) *view.Chart {
 						lo, hi = tps*res.Stats.MedianMs/thi, tps*res.Stats.MedianMs/tlo
 					}
 				}
-				s.X, s.Y = append(s.X, params(c)), append(s.Y, tps)
+				s.X, s.Y, s.Configs = append(s.X, params(c)), append(s.Y, tps), append(s.Configs, c)
 				s.Lo, s.Hi = append(s.Lo, lo), append(s.Hi, hi)
 			}
 			p.Lines = append(p.Lines, s)

@@ -114,6 +114,10 @@ type Series struct {
 	X, Y, Lo, Hi []float64 // Lo, Hi: the 95% band, NaN where none
 	PointsOnly   bool      // a scatter, no connecting line
 	Marker       bool      // a glyph per backend, not one for all
+	// Configs, when as long as X, is the configuration each point was
+	// measured on, so the report can mark each point by how it was
+	// verified.
+	Configs []result.Config
 }
 
 // Bars is a grouped bar chart: a value per category for each backend.
