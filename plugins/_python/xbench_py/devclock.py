@@ -53,10 +53,12 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from xbench_py import guard
 from xbench_py import types as xc
 
 # The first word of env.timing, one per clock (docs/protocol.md).
@@ -197,6 +199,10 @@ def cupti_source() -> tuple[CuptiSource | None, str]:
         return None, _why_not
     try:
         from cupti import cupti  # cupti-python
+        # CUPTI's functions are the GPU clock: replaced, the cell is refused
+        # (xbench_py.guard). Probed on the first request, before any of its code.
+        guard.protect_all("cupti", cupti, ("activity_flush_all", "activity_enable", "activity_disable",
+                                           "activity_register_callbacks"))
         src = CuptiSource(cupti)
         src.start()  # loads libcupti and attaches to the device: fails here if it cannot
         src.stop()
@@ -325,3 +331,8 @@ def device_timer(inner: xc.Timer, device_kind: str) -> xc.Timer:
     elif not inner.description.startswith(label):
         inner.description = f"{label}: {inner.description}"
     return inner
+
+
+guard.protect_all("xbench_py.devclock", sys.modules[__name__], ("span_ms", "busy_ms", "device_timer"))
+guard.protect_all("xbench_py.devclock.SpanTimer", SpanTimer, ("time", "first", "calibrate"))
+guard.protect_all("xbench_py.devclock.CuptiSource", CuptiSource, ("drain", "start", "stop", "_completed"))
