@@ -69,14 +69,27 @@ class Backend(torch_backend.Backend):
         if cand is None:
             raise xt.Unsupported(f"no candidate for level{cfg.level}/{name} in {folder}")
         review = xreview.review_file(cand)
-        try:
-            return _gated(cfg, mod, cand, device, seed, (atol, rtol, trials), precision, review)
-        except (xt.Failed, guard.Tampered) as e:
-            # A refusal names its class; the static review says what to read in the file.
-            raise xt.Failed(f"{e}" + (f"; static review: {'; '.join(review)}" if review else "")) from None
+        refuse = _reviewed(review)
+        prepared = refuse(_gated)(cfg, mod, cand, device, seed, (atol, rtol, trials), precision, review)
+        prepared.after_call, prepared.after_samples = refuse(prepared.after_call), refuse(prepared.after_samples)
+        return prepared
 
     def export_problem(self, cfg, variant, device, weights, inputs):
         raise xt.Unsupported("candidates are checked by their gate against the eager Model, not by export")
+
+
+def _reviewed(review: list):
+    """A decorator: a refusal (xt.Failed, guard.Tampered) raised by the
+    function carries the static review of the file after its own class
+    and message, so the reader of a refusal knows where to look."""
+    def wrap(fn):
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (xt.Failed, guard.Tampered) as e:
+                raise xt.Failed(f"{e}" + (f"; static review: {'; '.join(review)}" if review else "")) from None
+        return call
+    return wrap
 
 
 def _after_each_call(before: frozenset):
@@ -125,5 +138,5 @@ def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, 
     warnings += [f"gate note: {n}" for n in notes]
     warnings += [f"static review: {r}" for r in review]
     return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=warnings,
-                       settings=precision, after_call=lambda: after("during a timed call"),
+                       settings=precision, after_call=after,
                        after_samples=after_samples)

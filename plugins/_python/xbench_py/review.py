@@ -18,6 +18,8 @@ TIMERS = "timer names"
 SWALLOW = "try/except that swallows errors"
 PRECISION = "precision downgrade"
 REFERENCE = "calls into the reference Model"
+SUBCLASS = "tensor subclass"
+PATCH = "replaces a library attribute"
 
 _THREAD_NAMES = {"threading", "Thread", "ThreadPoolExecutor", "ProcessPoolExecutor", "multiprocessing",
                  "_thread", "start_new_thread", "concurrent"}
@@ -25,12 +27,16 @@ _TIMER_NAMES = {"perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", 
                 "Event", "elapsed_time", "synchronize", "record"}
 _PRECISION_NAMES = {"half", "float16", "bfloat16", "allow_tf32", "set_float32_matmul_precision", "autocast",
                     "allow_fp16_reduced_precision_reduction", "allow_bf16_reduced_precision_reduction"}
+_SUBCLASS_NAMES = {"__torch_function__", "__torch_dispatch__", "_make_subclass", "_make_wrapper_subclass"}
 _STREAM_NAMES = {"Stream", "stream", "current_stream", "ExternalStream"}
 # In source strings (CUDA C++ for load_inline, Triton is Python): the same
 # classes spelt the way a kernel source spells them.
 _TEXT = ((STREAMS, re.compile(r"cudaStream(Create|_t)|getStreamFromPool|cudaStreamNonBlocking")),
          (THREADS, re.compile(r"std::thread|pthread_create|std::async")),
          (PRECISION, re.compile(r"\b__half\b|__nv_bfloat16|__float2half|\bhalf2?\b")))
+# A string is read as kernel source only when it looks like one (a docstring
+# that says "half" is not a downgrade).
+_KERNEL_SOURCE = re.compile(r"__global__|#include|torch::|extern \"C\"")
 
 
 def _name(node) -> str:
@@ -72,12 +78,12 @@ def review_source(text: str) -> list:
     def add(cls: str, node, what: str) -> None:
         found.setdefault(cls, [])
         line = getattr(node, "lineno", 0)
-        if len(found[cls]) < 3 and (line, what) not in found[cls]:
+        if len(found[cls]) < 3 and all(ln != line for ln, _ in found[cls]):
             found[cls].append((line, what))
 
     for node in ast.walk(tree):
         if isinstance(node, (ast.Import, ast.ImportFrom)):
-            mods = [a.name for a in node.names] + ([node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            mods = ([node.module] if isinstance(node, ast.ImportFrom) and node.module else []) + [a.name for a in node.names]
             for m in mods:
                 if m.split(".")[0] in _THREAD_NAMES:
                     add(THREADS, node, f"import {m}")
@@ -94,17 +100,24 @@ def review_source(text: str) -> list:
                 add(STREAMS, node, dotted)
             if n == "Model" and isinstance(node, ast.Name):
                 add(REFERENCE, node, "Model")
-        elif isinstance(node, ast.ExceptHandler) and _swallows(node):
+        if isinstance(node, (ast.FunctionDef, ast.Attribute)) and (getattr(node, "name", "") in _SUBCLASS_NAMES
+                                                                  or _name(node) in _SUBCLASS_NAMES):
+            add(SUBCLASS, node, getattr(node, "name", "") or _dotted(node))
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Attribute) and _dotted(t).split(".")[0] in ("torch", "time", "triton", "sys"):
+                    add(PATCH, node, f"{_dotted(t)} = ...")
+        elif isinstance(node, ast.Call) and _dotted(node.func) == "setattr":
+            add(PATCH, node, "setattr(...)")
+        if isinstance(node, ast.ExceptHandler) and _swallows(node):
             add(SWALLOW, node, f"except {_dotted(node.type) if node.type is not None else ''}".rstrip())
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _KERNEL_SOURCE.search(node.value):
             for cls, rx in _TEXT:
                 m = rx.search(node.value)
                 if m:
                     add(cls, node, f"{m.group(0)} in a source string")
-        elif isinstance(node, ast.Call) and _dotted(node.func) in ("torch.float16", "torch.bfloat16"):
-            add(PRECISION, node, _dotted(node.func))
-    order = (THREADS, STREAMS, TIMERS, SWALLOW, PRECISION, REFERENCE)
-    return [f"{cls} ({'; '.join(f'line {ln}: {w}' for ln, w in found[cls])})" for cls in order if cls in found]
+    order = (PATCH, THREADS, STREAMS, TIMERS, SWALLOW, PRECISION, SUBCLASS, REFERENCE)
+    return [f"{cls} ({'; '.join(f'line {ln}: {w}' for ln, w in sorted(found[cls]))})" for cls in order if cls in found]
 
 
 def review_file(path: str) -> list:

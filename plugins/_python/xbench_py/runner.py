@@ -140,13 +140,14 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
 
 
 def _after(prepared: xc.Prepared, what: str) -> None:
-    """After a call of the code under test, outside its sample: the clock
-    and what the runner times with are the harness's (xbench_py.guard:
-    anything replaced refuses the cell, and is restored), then the
-    backend's own checks."""
-    guard.check(what)
+    """After a call of the code under test, outside its sample: the
+    backend's own checks (first: its refusal may say more, as the
+    candidates' static review), then the clock and what the runner times
+    with are the harness's (xbench_py.guard: anything replaced refuses the
+    cell, and is restored). what says which call, for the message."""
     if prepared.after_call:
-        prepared.after_call()
+        prepared.after_call(what)
+    guard.check(what)
 
 
 def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0, mode: Mode = Mode()) -> dict:

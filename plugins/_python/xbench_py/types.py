@@ -350,12 +350,13 @@ class Prepared:
     # result.compile_ms is this plus the first call (iree on a GPU loads its
     # module in prepare, before the device clock starts tracing).
     compile_ms: float = 0.0
-    # after_call: checks of the code under test the runner makes after every
-    # call (the first, each warmup, calibrate, each sample), outside the
-    # sample; raises Failed to refuse the cell (the candidates backend: no
-    # thread of the candidate's still running). after_samples: once, after
-    # the last sample (the candidates backend: its output is still right).
-    after_call: Callable[[], None] | None = None
+    # after_call(what): checks of the code under test the runner makes after
+    # every call (the first, each warmup, calibrate, each sample), outside
+    # the sample, what naming the call ("during a timed call"); raises Failed
+    # to refuse the cell (the candidates backend: no thread of the
+    # candidate's still running). after_samples: once, after the last sample
+    # (the candidates backend: its output is still right).
+    after_call: Callable[[str], None] | None = None
     after_samples: Callable[[], None] | None = None
 
 

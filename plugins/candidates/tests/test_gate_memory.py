@@ -124,3 +124,24 @@ def test_after_an_oom_candidate_the_next_gates_and_times(probe, monkeypatch, tmp
     assert all(ref() is None for ref in probe.inputs + probe.outputs), "the oom cell's tensors are still held"
     r = run(monkeypatch, problems, cands, 2)
     assert r["status"] == "ok", r.get("message")
+
+
+def test_poison_takes_every_free_block_largest_first():
+    # torch.cuda.memory_snapshot()'s shape: segments of blocks, each active
+    # or free ("inactive"); only the free ones are filled, largest first so
+    # the allocator's best fit hands back each block whole.
+    from xbench_candidates import gate
+
+    snap = [{"blocks": [{"size": 2 << 20, "state": "active_allocated"}, {"size": 512, "state": "inactive"}]},
+            {"blocks": [{"size": 8 << 20, "state": "inactive"}, {"size": 0, "state": "inactive"}]},
+            {"blocks": []}]
+    assert gate.free_block_sizes(snap) == [8 << 20, 512]
+    assert gate.free_block_sizes([]) == []
+
+
+def test_poison_does_nothing_on_the_cpu():
+    import torch
+
+    from xbench_candidates import gate
+
+    assert gate.poison_free_blocks(torch.device("cpu")) == 0
