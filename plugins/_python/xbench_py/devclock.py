@@ -19,6 +19,15 @@ not wired), device_timer() returns the framework's own timer unchanged, and
 its description (env.timing) says so: every description starts with one of
 the labels below.
 
+Every stream is in the span: CUPTI's CONCURRENT_KERNEL, MEMCPY and MEMSET
+activities record the work of every stream of the process, and the inner
+timer waits for the whole device (pytorch: torch.cuda.synchronize, not the
+end event) before the records are drained, so work a call leaves running on
+a stream of its own is inside its sample, not after it. What the clock goes
+through (the cupti module's functions, SpanTimer's and CuptiSource's
+methods, span_ms, busy_ms) is protected by xbench_py.guard: code under test
+that replaces one has its cell refused.
+
 CUPTI's own cost stays out of the sample: records are drained (flushed) before
 the call and after the framework's wait, both outside the span, and the span
 is read from device timestamps, not from the host clock around the call. A

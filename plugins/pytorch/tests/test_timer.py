@@ -20,3 +20,24 @@ def test_flush_waits_for_the_memset_before_the_sample(monkeypatch):
     monkeypatch.setattr(m, "_synchronize", lambda *a, **k: log.append("synchronize"))
     m.CudaEventTimer().flush()
     assert log == ["memset", "synchronize"]
+
+
+def test_event_timer_waits_for_every_stream_with_its_own_references(monkeypatch):
+    # A call may leave work on another stream: the wait after the end event
+    # is the device-wide synchronize (every stream), and the timer uses the
+    # references captured at import, so a candidate replacing
+    # torch.cuda.Event.record or torch.cuda.synchronize changes nothing here.
+    log = []
+
+    class _Ev:
+        def __init__(self, enable_timing):
+            assert enable_timing
+
+    monkeypatch.setattr(m, "_Event", _Ev)
+    monkeypatch.setattr(m, "_record", lambda e: log.append("record"))
+    monkeypatch.setattr(m, "_elapsed_time", lambda a, b: log.append("elapsed") or 1.5)
+    monkeypatch.setattr(m, "_synchronize", lambda *a, **k: log.append("synchronize"))
+    monkeypatch.setattr(m.torch.cuda, "synchronize", lambda *a, **k: log.append("patched"))
+    monkeypatch.setattr(m.torch.cuda.Event, "record", lambda *a, **k: log.append("patched"))
+    assert m.CudaEventTimer().time(lambda: log.append("call")) == 1.5
+    assert log == ["record", "call", "record", "synchronize", "elapsed"]
