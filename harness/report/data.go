@@ -21,6 +21,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/verify"
 )
 
@@ -215,7 +216,7 @@ func (r *Report) AddCalibration(path string) error {
 }
 
 func readJSON(path string, v any) error {
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadRegular(path, store.MaxFileBytes)
 	if err != nil {
 		return fmt.Errorf("report: read %s: %w", path, err)
 	}
