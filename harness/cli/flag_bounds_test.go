@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +59,32 @@ func TestResultsFlagRefusesControlCharacters(t *testing.T) {
 				!strings.Contains(err.Error(), "without control characters") {
 				t.Errorf("%s %q: exit %d, %v; want 2 naming --results and what is allowed", args[0], bad, code, err)
 			}
+		}
+	}
+}
+
+// --method is checked, and what KernelBench's method fixes (cold L2, 4
+// untimed calls) cannot be set otherwise beside it; each refusal is exit 2
+// before any backend starts or any folder is made.
+func TestProblemsMethodFlag(t *testing.T) {
+	cands := t.TempDir()
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--method", "fast"}, `--method "fast" is not allowed (allowed: xbench, kernelbench)`},
+		{[]string{"--method", "kernelbench", "--cold-cache=false"}, "--method kernelbench was combined with --cold-cache=false"},
+		{[]string{"--method", "kernelbench", "--warmup", "2"}, "--method kernelbench was combined with --warmup 2"},
+	}
+	for _, tt := range tests {
+		results := filepath.Join(t.TempDir(), "r")
+		args := append([]string{"problems", "candidates", "--candidates", cands, "--results", results, "--device", "cpu"}, tt.args...)
+		_, _, code, err := runApp(t, args...)
+		if code != 2 || err == nil || !strings.Contains(err.Error(), tt.msg) {
+			t.Errorf("%v: exit %d, %v; want 2 saying %q", tt.args, code, err, tt.msg)
+		}
+		if _, err := os.Stat(results); err == nil {
+			t.Errorf("%v: the results folder was made before the flags were checked", tt.args)
 		}
 	}
 }

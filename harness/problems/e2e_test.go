@@ -113,7 +113,7 @@ func TestBaselineCandidatesScoreOnCPU(t *testing.T) {
 				t.Errorf("gate settings not recorded: %v", r.Env.Settings)
 			}
 		}
-		out, errs, err := xbench(t, "problems", "score", "--baseline", path, "--results", res)
+		out, errs, err = xbench(t, "problems", "score", "--baseline", path, "--results", res)
 		if err != nil {
 			t.Fatalf("score: %v\n%s", err, errs)
 		}
@@ -128,6 +128,14 @@ func TestBaselineCandidatesScoreOnCPU(t *testing.T) {
 			if !strings.Contains(string(page), "fast_1.5") || !strings.Contains(string(page), "candidates") {
 				t.Error("report has no fast_p table of the candidates")
 			}
+		}
+		// Both sides name how they were timed (cold L2 on the host clock on
+		// the CPU; the baseline with 1 warmup call, the candidates 0), and
+		// the same method draws no warning.
+		if !strings.Contains(out, "baseline timed: L2 cold, timer host-clock, 1 warmup calls, precision kernelbench") ||
+			(kind == "right" && !strings.Contains(out, "results timed: L2 cold, timer host-clock, 0 warmup calls, precision kernelbench")) ||
+			strings.Contains(errs, "timed by different methods") {
+			t.Errorf("score of %s does not name the methods:\n%s\n%s", kind, out, errs)
 		}
 		// Right: 1 of 10 level1 and 1 of 5 level2 problems correct; wrong: none.
 		wantLine := map[string]string{"right": "level1       10    0.100", "wrong": "level1       10    0.000"}[kind]

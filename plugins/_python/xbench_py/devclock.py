@@ -328,6 +328,10 @@ def device_timer(inner: xc.Timer, device_kind: str) -> xc.Timer:
     on an NVIDIA GPU with CUPTI; otherwise inner itself, its description
     prefixed with why (CPU: the host clock is the clock; ROCm or no CUPTI:
     the framework's fallback, labelled)."""
+    if getattr(inner, "own_clock", False):  # a method of its own (KernelBench's: xbench_pytorch.model.KernelBenchTimer)
+        if not inner.description.startswith(inner.label):
+            inner.description = f"{inner.label}: {inner.description}"
+        return inner
     if device_kind == "cuda":
         src, why = cupti_source()
         if src is not None:
