@@ -23,7 +23,6 @@ alive before the code under test was imported.
 
 from __future__ import annotations
 
-import inspect
 import sys
 import threading
 import time
@@ -45,12 +44,20 @@ class Tampered(Exception):
 
 
 def _static(owner, attr):
-    # getattr_static: the raw attribute (a function, a descriptor), the same
-    # object at every lookup, where getattr of a method makes a new one.
-    try:
-        return inspect.getattr_static(owner, attr)
-    except AttributeError:
-        return _MISSING
+    # The raw attribute (a function, a descriptor) as inspect.getattr_static
+    # finds it: the same object at every lookup, where getattr of a method
+    # makes a new one. Written out (an instance's or module's own dict, then
+    # the class dicts along the MRO) because this runs after every call and
+    # getattr_static is far slower.
+    if not isinstance(owner, type):
+        own = getattr(owner, "__dict__", None)
+        if isinstance(own, dict) and attr in own:
+            return own[attr]
+        owner = type(owner)
+    for k in owner.__mro__:
+        if attr in k.__dict__:
+            return k.__dict__[attr]
+    return _MISSING
 
 
 def protect(label: str, owner, attr: str, kind: str = "clock") -> None:
