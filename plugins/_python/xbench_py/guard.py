@@ -1,9 +1,10 @@
 """xbench_py.guard: what code under test must leave as it found it, so that
 the clock stays the harness's (docs/workloads/problem.md, "The clock").
 
-The clock references are captured here, when xbench_py is first imported:
-the CLI imports it before any backend, and a backend imports every
-candidate or problem file later, so no code under test has run yet. The
+The clock references are captured here, at this module's import, which
+xbench_py.types makes: the CLI imports it before any backend, and a backend
+imports every candidate or problem file later, so no code under test has
+run yet. The
 timers time with these references (perf_counter below), not with
 `time.perf_counter` looked up at the call, so a candidate that replaces
 time.perf_counter cannot shorten its own samples.
