@@ -120,3 +120,28 @@ def test_tampering_left_by_an_earlier_request_is_restored_before_the_next(fw, mo
         restored = time.perf_counter is real
         time.perf_counter = real
     assert restored and r["status"] == "ok", r.get("message")
+
+
+JOINED_THREAD = '''import threading
+
+import torch
+
+
+class ModelNew(torch.nn.Module):
+    def forward(self, a, b):
+        out = {}
+        t = threading.Thread(target=lambda: out.update(c=a @ b))
+        t.start()
+        t.join()  # the work is done before forward returns: inside the sample
+        return out["c"]
+'''
+
+
+def test_thread_joined_inside_the_call_is_timed_and_reviewed(fw, monkeypatch, tmp_path):
+    # The static review refuses nothing: a thread joined before forward
+    # returns is timed, and the result's warnings name the thread for a reader.
+    src = tmp_path / "joined.py"
+    src.write_text(JOINED_THREAD)
+    r = _run(fw, monkeypatch, tmp_path, str(src))
+    assert r["status"] == "ok", r.get("message")
+    assert "static review: threads (line 1: import threading; line 9: threading.Thread)" in r["warnings"]
