@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 from xbench_pytorch import backend as torch_backend  # the pytorch backend's backend.py
 from xbench_candidates import gate
@@ -140,3 +141,9 @@ def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, 
     return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=warnings,
                        settings=precision, after_call=after,
                        after_samples=after_samples)
+
+
+# The names this module checks and gates through, as the gate's own
+# functions are (xbench_candidates.gate): replaced, the cell is refused.
+guard.protect_all("xbench_candidates.backend", sys.modules[__name__],
+                  ("guard", "gate", "problem", "xt", "_after_each_call", "_gated", "_reviewed"), kind="gate")

@@ -126,4 +126,7 @@ def threads_since(before: frozenset) -> list:
 protect_all("time", time, ("perf_counter", "perf_counter_ns", "monotonic", "monotonic_ns", "time", "time_ns",
                            "process_time", "process_time_ns", "sleep"))
 protect_all("xbench_py.guard", sys.modules[__name__], ("perf_counter", "perf_counter_ns", "monotonic",
-                                                       "tampered", "restore", "check", "threads_since"))
+                                                       "tampered", "restore", "check", "threads", "threads_since"))
+# What threads_since reads: a candidate hiding its thread from it refuses its cell as a clock patch does.
+protect_all("threading", threading, ("enumerate", "Thread", "active_count", "current_thread"), kind="gate")
+protect_all("threading.Thread", threading.Thread, ("is_alive", "name"), kind="gate")

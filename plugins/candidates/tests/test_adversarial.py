@@ -39,6 +39,7 @@ REFUSED = {
     "lazy_subclass.py": ("tensor subclass: output 0 is a ",),
     "wrong_device.py": ("wrong device: output 0 is on meta, the Model's on cpu",),
     "patched_gate.py": ("patched gate: torch.Tensor.abs replaced while the candidate file was imported",),
+    "hidden_thread.py": ("patched gate: threading.enumerate replaced while the candidate file was imported",),
 }
 
 
@@ -59,7 +60,7 @@ def _join_leftover_threads():
     # share the CPU with it (the harness restarts the process after a failed
     # cell anyway).
     for t in threading.enumerate():
-        if t is not threading.current_thread() and t.name == "cheat-worker":
+        if t is not threading.current_thread() and t.name in ("cheat-worker", "hidden-worker"):
             t.join()
 
 
