@@ -3,6 +3,7 @@ package problems
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
@@ -41,13 +42,26 @@ const KernelBenchTimer = "kernelbench-events"
 // PyTorch's defaults. An entry without an "l2" key is such a file.
 var KernelBenchMethod = Method{L2: "cold", Timer: KernelBenchTimer, Warmup: 4, Precision: problem.PrecisionKernelBench}
 
-// MethodOf is the method an entry records, or KernelBench's when it records
-// none (every file of KernelBench's own).
+// Unknown is the L2 state and timer of an entry that records no method and
+// is not KernelBench's: a file xbench wrote before baselines recorded it.
+const Unknown = "unknown"
+
+// MethodOf is the method an entry records; for one that records none,
+// KernelBench's when its times are KernelBench's (get_timing_stats rounds
+// each to 3 significant digits), else Unknown (xbench wrote full floats
+// before it recorded methods: results/timing/H100 is such a file).
 func (e Entry) MethodOf() Method {
-	if e.L2 == "" {
-		return KernelBenchMethod
+	if e.L2 != "" {
+		return Method{L2: e.L2, Timer: e.Timer, Warmup: e.Warmup, Precision: e.Convention()}
 	}
-	return Method{L2: e.L2, Timer: e.Timer, Warmup: e.Warmup, Precision: e.Convention()}
+	for _, v := range []float64{e.Mean, e.Std, e.Min, e.Max} {
+		if r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64); err != nil || r != v {
+			return Method{L2: Unknown, Timer: Unknown, Precision: e.Convention()}
+		}
+	}
+	m := KernelBenchMethod
+	m.Precision = e.Convention()
+	return m
 }
 
 // ResultMethod is how a problem result was timed.
@@ -87,6 +101,10 @@ func Methods(b Baseline, rs []result.Result) (base, res []string, differ string)
 	}
 	var why []string
 	for x := range bm {
+		if x.L2 == Unknown {
+			why = append(why, "the baseline does not record how it was timed")
+			continue
+		}
 		for y := range rm {
 			if x.L2 != y.L2 {
 				why = append(why, fmt.Sprintf("L2 %s against %s", x.L2, y.L2))

@@ -17,7 +17,7 @@ func TestMethodsNameBothSidesAndTheirDifference(t *testing.T) {
 	dir := problemSet(t, map[int][]string{1: {"1_a.py", "2_b.py"}})
 	ours := Entry{Mean: 10, L2: "cold", Timer: "cupti-kernel-span", Warmup: 3}
 	warm := Entry{Mean: 10, L2: "warm", Timer: "cupti-kernel-span", Warmup: 3}
-	kb := Entry{Mean: 10} // KernelBench's own file: no method keys
+	kb := Entry{Mean: 2.66, Std: 0.0199, Min: 2.65, Max: 2.86} // KernelBench's own: no method keys, 3 significant digits
 	span := func(id int) result.Result {
 		return timed(res(dir, "candidates", 1, id, 5), true, "cupti-kernel-span: first kernel ...", 3)
 	}
@@ -41,6 +41,10 @@ func TestMethodsNameBothSidesAndTheirDifference(t *testing.T) {
 			"timer kernelbench-events against cupti-kernel-span"},
 		{"KernelBench's file against its method", map[string]Entry{"1_a.py": kb, "2_b.py": kb}, []result.Result{kbTimed(1), kbTimed(2)},
 			"kernelbench-events", "kernelbench-events", ""},
+		// full-precision times without method keys: written by xbench before it recorded them
+		{"an old xbench file", map[string]Entry{"1_a.py": {Mean: 0.06419232029467821}}, []result.Result{span(1)},
+			"L2 unknown, timer unknown, 0 warmup calls, precision kernelbench (1 problems)", "cupti-kernel-span",
+			"the baseline does not record how it was timed"},
 	}
 	for _, tt := range tests {
 		b := Baseline{"level1": tt.entries}
