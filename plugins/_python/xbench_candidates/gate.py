@@ -166,10 +166,20 @@ def gate(mod, ref_model, new_model, dev: torch.device, seeds: list, atol: float,
 
 
 def _refill(xs: list, fresh: list) -> None:
-    # Its own frame: the fresh inputs are gone when it returns.
-    for x, f in zip(xs, fresh):
-        if torch.is_tensor(x) and torch.is_tensor(f) and x.shape == f.shape:
+    # Its own frame: the fresh inputs are gone when it returns. A problem
+    # whose inputs change shape or kind with the seed cannot be refilled in
+    # place: its candidate gets the fresh inputs themselves.
+    same = len(xs) == len(fresh) and all(
+        (torch.is_tensor(x) and torch.is_tensor(f) and x.shape == f.shape and x.dtype == f.dtype)
+        or (not torch.is_tensor(x) and not torch.is_tensor(f)) for x, f in zip(xs, fresh))
+    if not same:
+        xs[:] = fresh
+        return
+    for i, (x, f) in enumerate(zip(xs, fresh)):
+        if torch.is_tensor(x):
             x.copy_(f)
+        else:
+            xs[i] = f
 
 
 def recheck(mod, ref_model_fn, new_model, xs: list, dev: torch.device, seed: int, atol: float, rtol: float,

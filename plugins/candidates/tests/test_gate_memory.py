@@ -145,3 +145,18 @@ def test_poison_does_nothing_on_the_cpu():
     from xbench_candidates import gate
 
     assert gate.poison_free_blocks(torch.device("cpu")) == 0
+
+
+def test_refill_keeps_the_timed_tensors_or_replaces_them_when_shapes_differ():
+    import torch
+
+    from xbench_candidates import gate
+
+    a, b = torch.zeros(3), torch.zeros(2, 2)
+    xs = [a, b, 7]
+    gate._refill(xs, [torch.ones(3), torch.full((2, 2), 2.0), 8])
+    # the same tensor objects (a cache keyed by them answers stale), new values
+    assert xs[0] is a and xs[1] is b and a.tolist() == [1.0] * 3 and b.sum().item() == 8.0 and xs[2] == 8
+    fresh = [torch.ones(4), torch.ones(2, 2), 8]
+    gate._refill(xs, fresh)
+    assert xs[0] is fresh[0] and xs[0] is not a, "a shape that changed with the seed: the fresh inputs themselves"
