@@ -3,8 +3,8 @@
 before the candidate is timed, and once more after its timed calls.
 
 Every refusal is xt.Failed whose message starts with the class of what was
-wrong ("incorrect", "wrong dtype", "wrong device", "tensor subclass",
-"non-finite output", "wrong after timing"), then the seed.
+wrong ("incorrect", "wrong dtype", "wrong device", "wrong layout", "tensor
+subclass", "non-finite output", "wrong after timing"), then the seed.
 
 The candidate runs first on each seed, before the Model has made that
 seed's output, so a candidate that returns uninitialised memory cannot be
@@ -62,6 +62,8 @@ def _structure(i: int, x, y) -> str:
         return f"wrong dtype: output {i} is {y.dtype}, the Model's is {x.dtype}"
     if y.device != x.device:
         return f"wrong device: output {i} is on {y.device}, the Model's on {x.device}"
+    if y.layout != x.layout:
+        return f"wrong layout: output {i} is {y.layout}, the Model's is {x.layout}"
     if tuple(x.shape) != tuple(y.shape):
         return f"incorrect: output {i} has shape {list(y.shape)}, the Model's is {list(x.shape)}"
     return ""
