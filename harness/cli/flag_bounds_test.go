@@ -23,7 +23,7 @@ func TestParseBudget(t *testing.T) {
 		{"-5", 0, "is not positive"},
 		{"-1h", 0, "is not positive"},
 		{"NaN", 0, "is not positive"},
-		{"1e300", 0, `--budget "1e300" is too large (allowed: more than 0 and at most 30 days`},
+		{"1e300", 0, `--budget "1e300" is too large (allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m; more than 0 and at most 30 days)`},
 		{"+Inf", 0, "is too large"},
 		{"43201", 0, "is too large"},
 		{"721h", 0, "is too large"},

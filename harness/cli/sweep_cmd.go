@@ -356,7 +356,7 @@ func parseBudget(v string) (time.Duration, error) {
 	if v == "" {
 		return 0, nil
 	}
-	const allowed = "allowed: more than 0 and at most 30 days: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m"
+	const allowed = "allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m; more than 0 and at most 30 days"
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		m, ferr := strconv.ParseFloat(v, 64)
