@@ -71,3 +71,22 @@ def test_threads_since_names_new_live_threads():
         stop.set()
         t.join()
     assert guard.threads_since(before) == []
+
+
+def test_threads_since_leaves_out_native_threads_python_saw():
+    # A native thread that runs Python and asks for its thread object (as a
+    # CUPTI buffer callback may) becomes a _DummyThread that stays "alive":
+    # it is not a thread the candidate started with threading.
+    import _thread
+
+    before = guard.threads()
+    done = threading.Event()
+    seen = []
+
+    def native():
+        seen.append(threading.current_thread())
+        done.set()
+    _thread.start_new_thread(native, ())
+    done.wait()
+    assert isinstance(seen[0], threading._DummyThread)
+    assert guard.threads_since(before) == []

@@ -116,8 +116,12 @@ def threads() -> frozenset:
 
 
 def threads_since(before: frozenset) -> list:
-    """The names of threads alive now that were not in before."""
-    return sorted(t.name for t in threading.enumerate() if t not in before and t.is_alive())
+    """The names of threads alive now that were not in before. A thread
+    threading did not start (a _DummyThread: a native thread, such as
+    CUPTI's buffer callbacks, that ran Python and asked for its own thread
+    object) is left out: it says it is alive as long as the process is."""
+    return sorted(t.name for t in threading.enumerate()
+                  if t not in before and t.is_alive() and not isinstance(t, threading._DummyThread))
 
 
 # The clock this module gives out, and the standard library's clocks code
