@@ -97,5 +97,5 @@ func parseFlagsArgs(a *App, fs *pflag.FlagSet, args []string, usage string, n in
 	if fs.NArg() != n {
 		return false, usagef("xbench %s takes %d arguments (%s), got %d", fs.Name(), n, usage, fs.NArg())
 	}
-	return false, nil
+	return false, checkResultsFlag(fs)
 }

@@ -30,6 +30,9 @@ func exportCmd(_ context.Context, a *App, args []string) error {
 		}
 		return usagef("%s (see xbench export --help)", err)
 	}
+	if err := checkResultsFlag(fs); err != nil {
+		return err
+	}
 	if err := oneOf("--format", format, exportFormats); err != nil {
 		return err
 	}

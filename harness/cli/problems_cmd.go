@@ -58,11 +58,17 @@ func problemsCmd(ctx context.Context, a *App, args []string) error {
 
 // problemFlags are the flags baseline and candidates share.
 type problemFlags struct {
-	c     commonFlags
-	w     workloadFlags
-	m     modeFlags
-	force bool
+	c      commonFlags
+	w      workloadFlags
+	m      modeFlags
+	force  bool
+	method string
 }
+
+// problemMethods are the values of --method: how each problem is timed.
+// kernelbench is KernelBench's own method (problems.KernelBenchMethod):
+// its timer in the backend (XBENCH_METHOD), cold L2, 4 untimed calls.
+var problemMethods = []string{"xbench", "kernelbench"}
 
 func (f *problemFlags) register(fs *pflag.FlagSet, backends, results string, repeats int) {
 	f.c.register(fs)
@@ -75,12 +81,43 @@ func (f *problemFlags) register(fs *pflag.FlagSet, backends, results string, rep
 	f.w.repeats = repeats
 	fs.Lookup("repeats").DefValue = strconv.Itoa(repeats)
 	fs.BoolVar(&f.force, "force", false, "run every cell again, even those with a file")
+	fs.StringVar(&f.method, "method", "xbench", "how each problem is timed: xbench (the device clock: CUPTI on NVIDIA) or kernelbench "+
+		"(KernelBench's own, as its published baselines: CUDA events, a cold-L2 write before each sample not waited for, 4 untimed calls; "+
+		"sets --cold-cache and --warmup 4)")
+}
+
+// applyMethod turns --method into the backends' environment and settings
+// and the mode and warmup it implies; a --cold-cache=false or a --warmup
+// given with --method kernelbench is refused, since the method is those.
+func (f *problemFlags) applyMethod(fs *pflag.FlagSet) (env []string, settings map[string]string, err error) {
+	if err := oneOf("--method", f.method, problemMethods); err != nil {
+		return nil, nil, err
+	}
+	if f.method == "xbench" {
+		return nil, nil, nil
+	}
+	if fs.Changed("cold-cache") && !f.m.coldCache {
+		return nil, nil, usagef("--method kernelbench was combined with --cold-cache=false (allowed: KernelBench's method is cold; leave --cold-cache out)")
+	}
+	if fs.Changed("warmup") && f.w.warmup != problems.KernelBenchMethod.Warmup {
+		return nil, nil, usagef("--method kernelbench was combined with --warmup %d (allowed: KernelBench's method makes %d untimed calls; leave --warmup out)", f.w.warmup, problems.KernelBenchMethod.Warmup)
+	}
+	f.m.coldCache, f.w.warmup = true, problems.KernelBenchMethod.Warmup
+	return []string{"XBENCH_METHOD=" + f.method}, map[string]string{"XBENCH_METHOD": f.method}, nil
 }
 
 // sweep runs every problem on every backend as one sweep cell each and
 // returns the folder. extraEnv and settings go to the backends and results.
 func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, extraEnv []string, settings map[string]string) (*sweep.Folder, error) {
+	methodEnv, methodSettings, err := f.applyMethod(fs)
+	if err != nil {
+		return nil, err
+	}
+	extraEnv, settings = append(extraEnv, methodEnv...), mergeSettings(settings, methodSettings)
 	if err := f.c.checkWritable(); err != nil {
+		return nil, err
+	}
+	if err := checkFolderMethod(f.c.resultsDir, f.method); err != nil {
 		return nil, err
 	}
 	jobs, err := f.w.jobs(fs)
@@ -132,6 +169,27 @@ func (f *problemFlags) sweep(ctx context.Context, a *App, fs *pflag.FlagSet, ext
 	fmt.Fprintf(a.Stderr, "%d cells (%d problems x %d backends) in %s: %d already there, %s; took %.1fs\n",
 		len(plan), len(jobs), len(names), folder.Dir, sum.Existing, writtenText(sum.Written), time.Since(start).Seconds())
 	return folder, nil
+}
+
+// checkFolderMethod refuses a results folder holding problem results of
+// another --method (read from their env.settings; none is xbench): a
+// resumed sweep would take them as done, as checkFolderMode says of modes.
+func checkFolderMethod(dir, method string) error {
+	rs, _, err := store.ReadAll(dir)
+	if err != nil {
+		return err
+	}
+	for _, r := range rs {
+		got := r.Env.Settings["XBENCH_METHOD"]
+		if got == "" {
+			got = "xbench"
+		}
+		if r.Config.Workload == problem.Name && got != method {
+			return usagef("--results %q holds problem results timed by --method %s and this sweep times by --method %s (allowed: a folder of one method; use another --results)",
+				workload.Cut(dir, 80), got, method)
+		}
+	}
+	return nil
 }
 
 func mergeSettings(a, b map[string]string) map[string]string {
@@ -285,6 +343,11 @@ func problemsScore(a *App, args []string) error {
 	if len(scores) == 0 {
 		return &ExitError{Code: 1, Msg: fmt.Sprintf("no problem results in %s to score", dir)}
 	}
+	base, timed, differ := problems.Methods(b, rs)
+	if differ != "" {
+		fmt.Fprintf(a.Stderr, "warning: the baseline and the results were timed by different methods (%s): speedups compare the methods as well as the kernels (--method kernelbench times as KernelBench's own files were)\n", differ)
+	}
+	fmt.Fprintf(a.Stdout, "baseline timed: %s\nresults timed: %s\n", strings.Join(base, "; "), strings.Join(timed, "; "))
 	problems.WriteScores(a.Stdout, baseline, scores)
 	return nil
 }

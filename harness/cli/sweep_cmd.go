@@ -346,6 +346,9 @@ var (
 const (
 	defaultCellsPerCall = 1
 	maxCellsPerCall     = 1024
+	// maxBudget bounds --budget: a sweep that may begin cells for a month
+	// has no budget worth the name, and minutes beyond it overflow.
+	maxBudget = 30 * 24 * time.Hour
 )
 
 // parseBudget reads --budget: minutes as a number, or a Go duration; "" is none.
@@ -353,16 +356,28 @@ func parseBudget(v string) (time.Duration, error) {
 	if v == "" {
 		return 0, nil
 	}
+	const allowed = "allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m; more than 0 and at most 30 days"
 	d, err := time.ParseDuration(v)
 	if err != nil {
 		m, ferr := strconv.ParseFloat(v, 64)
 		if ferr != nil {
-			return 0, usagef("--budget %q is not a time (allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m)", workload.Cut(v, 40))
+			return 0, usagef("--budget %q is not a time (%s)", workload.Cut(v, 40), allowed)
+		}
+		// Checked as minutes, before the conversion: 1e300 minutes overflows
+		// a Duration (it read as negative, "not positive"), NaN compares false.
+		if !(m > 0) {
+			return 0, usagef("--budget %q is not positive (%s)", workload.Cut(v, 40), allowed)
+		}
+		if m > maxBudget.Minutes() {
+			return 0, usagef("--budget %q is too large (%s)", workload.Cut(v, 40), allowed)
 		}
 		d = time.Duration(m * float64(time.Minute))
 	}
 	if d <= 0 {
-		return 0, usagef("--budget %q is not positive (allowed: minutes as a number, e.g. 15, or a duration such as 90s or 1h30m)", workload.Cut(v, 40))
+		return 0, usagef("--budget %q is not positive (%s)", workload.Cut(v, 40), allowed)
+	}
+	if d > maxBudget {
+		return 0, usagef("--budget %q is too large (%s)", workload.Cut(v, 40), allowed)
 	}
 	return d, nil
 }

@@ -241,7 +241,27 @@ func parseFlagsHelp(a *App, fs *pflag.FlagSet, args []string, footer string) (he
 	if fs.NArg() > 0 {
 		return false, usagef("unexpected argument %q (xbench %s takes flags only)", workload.Cut(fs.Arg(0), 80), fs.Name())
 	}
-	return false, nil
+	return false, checkResultsFlag(fs)
+}
+
+// resultsParam is --results checked by the rule of the problem workload's
+// --problems (a workload.String: valid UTF-8, no control characters, a
+// bounded length): a newline in a folder name splits every line that
+// names it, in logs, errors and the results' paths.
+var resultsParam = workload.Param{Name: "results", Kind: workload.String, MaxLen: 4096}
+
+// checkResultsFlag refuses a --results value resultsParam does not allow,
+// for every command that has the flag (parseFlags and parseFlagsArgs call
+// it); an empty value is left to the command, which says what it needs.
+func checkResultsFlag(fs *pflag.FlagSet) error {
+	f := fs.Lookup("results")
+	if f == nil || f.Value.String() == "" {
+		return nil
+	}
+	if _, err := resultsParam.Canonical(f.Value.String()); err != nil {
+		return usagef("%s", err)
+	}
+	return nil
 }
 
 // workloadFlagsHelp ends every command's --help by saying where the

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -32,6 +31,11 @@ type Entry struct {
 	// a file timed as KernelBench times has exactly KernelBench's keys, and
 	// one that is not says so in every entry, whatever its file is named.
 	Precision string `json:"precision,omitempty"`
+	// How the entry was timed (Method), written by xbench for every entry;
+	// a file without them is KernelBench's own (KernelBenchMethod).
+	L2     string `json:"l2,omitempty"`
+	Timer  string `json:"timer,omitempty"`
+	Warmup int    `json:"num_warmup,omitempty"`
 }
 
 // Convention is the entry's precision convention: an entry without one
@@ -76,7 +80,7 @@ func LevelKey(level int) string { return "level" + strconv.Itoa(level) }
 // level<N>, finite non-negative times with min <= mean <= max, at least
 // one trial. Errors name the file and the entry.
 func Read(path string) (Baseline, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadRegular(path, store.MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
 	}
@@ -133,6 +137,9 @@ func (e Entry) check() string {
 	}
 	if e.NumTrials < 1 {
 		return fmt.Sprintf("num_trials %d is below 1", e.NumTrials)
+	}
+	if e.L2 != "" && e.L2 != "cold" && e.L2 != "warm" {
+		return fmt.Sprintf("l2 %q is not cold or warm", e.L2)
 	}
 	if c := e.Convention(); c != problem.PrecisionKernelBench && c != problem.PrecisionStrictIEEE {
 		return fmt.Sprintf("precision %q is not %s or %s", e.Precision, problem.PrecisionKernelBench, problem.PrecisionStrictIEEE)
@@ -194,6 +201,8 @@ func FromResults(rs []result.Result) (files map[string]Baseline, skipped []strin
 		if precision != problem.PrecisionKernelBench {
 			e.Precision = precision
 		}
+		m := ResultMethod(r)
+		e.L2, e.Timer, e.Warmup = m.L2, m.Timer, m.Warmup
 		files[file][lv][name] = e
 	}
 	sort.Strings(skipped)

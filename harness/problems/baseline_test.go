@@ -113,9 +113,10 @@ func TestFromResults(t *testing.T) {
 	failed := res(dir, "pytorch", 1, 2, 0)
 	other := res(dir, "candidates", 1, 1, 2) // not a baseline backend
 	files, skipped := FromResults([]result.Result{ok, failed, other})
-	want := Entry{Mean: 3, Std: 0.5, Min: 2.5, Max: 4, NumTrials: 10, Hardware: "NVIDIA H100 80GB HBM3", Device: "cuda:0"}
+	// the result's own statistics, and how it was timed (warm: its mode has no cold cache)
+	want := Entry{Mean: 3, Std: 0.5, Min: 2.5, Max: 4, NumTrials: 10, Hardware: "NVIDIA H100 80GB HBM3", Device: "cuda:0", L2: "warm"}
 	if got := files[Files["pytorch/compile"]]["level1"]["1_a.py"]; got != want {
-		t.Errorf("entry %+v, want %+v (the result's own statistics)", got, want)
+		t.Errorf("entry %+v, want %+v (the result's own statistics and method)", got, want)
 	}
 	if len(files) != 1 || len(skipped) != 1 || !strings.Contains(skipped[0], "pytorch level1/2: failed") {
 		t.Errorf("files %v skipped %v: want one file and the failed cell named", files, skipped)

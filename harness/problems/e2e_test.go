@@ -5,6 +5,7 @@ package problems_test
 // CPU takes seconds per problem).
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -113,7 +114,7 @@ func TestBaselineCandidatesScoreOnCPU(t *testing.T) {
 				t.Errorf("gate settings not recorded: %v", r.Env.Settings)
 			}
 		}
-		out, errs, err := xbench(t, "problems", "score", "--baseline", path, "--results", res)
+		out, errs, err = xbench(t, "problems", "score", "--baseline", path, "--results", res)
 		if err != nil {
 			t.Fatalf("score: %v\n%s", err, errs)
 		}
@@ -128,6 +129,14 @@ func TestBaselineCandidatesScoreOnCPU(t *testing.T) {
 			if !strings.Contains(string(page), "fast_1.5") || !strings.Contains(string(page), "candidates") {
 				t.Error("report has no fast_p table of the candidates")
 			}
+		}
+		// Both sides name how they were timed (cold L2 on the host clock on
+		// the CPU; the baseline with 1 warmup call, the candidates 0), and
+		// the same method draws no warning.
+		if !strings.Contains(out, "baseline timed: L2 cold, timer host-clock, 1 warmup calls, precision kernelbench") ||
+			(kind == "right" && !strings.Contains(out, "results timed: L2 cold, timer host-clock, 0 warmup calls, precision kernelbench")) ||
+			strings.Contains(errs, "timed by different methods") {
+			t.Errorf("score of %s does not name the methods:\n%s\n%s", kind, out, errs)
 		}
 		// Right: 1 of 10 level1 and 1 of 5 level2 problems correct; wrong: none.
 		wantLine := map[string]string{"right": "level1       10    0.100", "wrong": "level1       10    0.000"}[kind]
@@ -192,5 +201,62 @@ func TestCrashingProblemsAreCells(t *testing.T) {
 	}
 	if !strings.Contains(errs, "not in the baseline: pytorch level1/4: timeout") {
 		t.Errorf("the hung problem is not named on stderr:\n%s", errs)
+	}
+}
+
+// Through the real harness and backend process: cheating candidates are
+// refused with their class in the result's message (the adversarial
+// suite's files, plugins/candidates/tests/cheats), and the honest one
+// after them is timed.
+func TestCheatingCandidatesAreRefusedThroughTheHarness(t *testing.T) {
+	set, cands := t.TempDir(), t.TempDir()
+	for _, d := range []string{filepath.Join(set, "level1"), filepath.Join(cands, "level1")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cheats := filepath.Join(repoRoot, "plugins", "candidates", "tests", "cheats")
+	// problem id -> (problem file, candidate source)
+	files := map[int][2]string{
+		1: {"problems/level1/1_square_matmul.py", filepath.Join(cheats, "patched_perf_counter.py")},
+		2: {"problems/level1/1_square_matmul.py", filepath.Join(cheats, "wrong_dtype.py")},
+		3: {"problems/level1/1_square_matmul.py", filepath.Join(cheats, "right_then_wrong.py")},
+		4: {"problems/level1/1_square_matmul.py", "problems/candidates/right/level1/1_square_matmul.py"},
+	}
+	for id, f := range files {
+		name := fmt.Sprintf("%d_matmul.py", id)
+		for _, cp := range [][2]string{{f[0], filepath.Join(set, "level1", name)}, {f[1], filepath.Join(cands, "level1", name)}} {
+			src := cp[0]
+			if !filepath.IsAbs(src) {
+				src = filepath.Join(repoRoot, src)
+			}
+			raw, err := os.ReadFile(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(cp[1], raw, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	res := filepath.Join(t.TempDir(), "res")
+	if out, errs, err := xbench(t, "problems", "candidates", "--problems", set, "--candidates", cands, "--device", "cpu",
+		"--level", "1", "--warmup", "0", "--repeats", "3", "--start-timeout", "5m", "--results", res); err != nil {
+		t.Fatalf("candidates: %v\n%s\n%s", err, out, errs)
+	}
+	rs, _, err := store.ReadAll(res)
+	if err != nil || len(rs) != 4 {
+		t.Fatalf("%d results, %v", len(rs), err)
+	}
+	want := map[int]string{1: "patched clock: time.perf_counter replaced", 2: "wrong dtype: output 0 is torch.float16",
+		3: "wrong after timing: incorrect: max abs err"}
+	for _, r := range rs {
+		id := r.Config.Int("problem")
+		switch {
+		case id == 4 && (r.Status != result.StatusOK || len(r.SamplesMs) != 3):
+			t.Errorf("honest candidate: %s %q, %d samples", r.Status, r.Message, len(r.SamplesMs))
+		case id != 4 && (r.Status != result.StatusFailed || !strings.HasPrefix(r.Message, want[id])):
+			t.Errorf("cheat %d: %s %q, want failed %q", id, r.Status, r.Message, want[id])
+		}
 	}
 }

@@ -20,11 +20,18 @@ var CurveSteps = func() []float64 {
 	return out
 }()
 
+// ReviewSpeedup is the speedup above which score names a problem for a
+// reader to look at (KernelBench's evaluator flags the same 10x): a
+// speedup that large is more often a cheat the gate did not catch than a
+// kernel.
+const ReviewSpeedup = 10.0
+
 // LevelScore is one backend on one level of a baseline.
 type LevelScore struct {
 	Backend, Level string
 	Total          int              // problems of the level in the baseline
 	Outcomes       []report.Outcome // one per baseline problem, in file name order
+	Review         []string         // "<file>: <speedup>x" for each speedup above ReviewSpeedup
 }
 
 // FastP is the share of the level's problems that are correct with a
@@ -72,6 +79,9 @@ func Score(b Baseline, rs []result.Result) []LevelScore {
 				o := report.Outcome{}
 				if r, ok := got[key{be, lv, name}]; ok && r.Status == result.StatusOK && r.Stats != nil && r.Stats.MeanMs > 0 {
 					o = report.Outcome{Correct: true, Speedup: b[lv][name].Mean / r.Stats.MeanMs}
+					if o.Speedup > ReviewSpeedup {
+						s.Review = append(s.Review, fmt.Sprintf("%s: %.3gx", name, o.Speedup))
+					}
 				}
 				s.Outcomes = append(s.Outcomes, o)
 			}
@@ -201,6 +211,11 @@ func WriteScores(w io.Writer, baselinePath string, scores []LevelScore) {
 	fmt.Fprintf(w, "%-32s %-8s %6s %8s %8s %8s %12s\n", "backend", "level", "total", "fast_0", "fast_1", "fast_2", "max speedup")
 	for _, s := range scores {
 		fmt.Fprintf(w, "%-32s %-8s %6d %8.3f %8.3f %8.3f %12.3g\n", s.Backend, s.Level, s.Total, s.FastP(0), s.FastP(1), s.FastP(2), s.MaxSpeedup())
+	}
+	for _, s := range scores {
+		for _, r := range s.Review {
+			fmt.Fprintf(w, "review %s %s %s: above %gx, look at the candidate before trusting it\n", s.Backend, s.Level, r, ReviewSpeedup)
+		}
 	}
 	for _, s := range scores {
 		var parts []string

@@ -19,6 +19,7 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/compare"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/verify"
 )
 
@@ -199,7 +200,7 @@ func (r *Report) AddCalibration(path string) error {
 }
 
 func readJSON(path string, v any) error {
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadRegular(path, store.MaxFileBytes)
 	if err != nil {
 		return fmt.Errorf("report: read %s: %w", path, err)
 	}

@@ -128,7 +128,7 @@ func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
 // recomputes what is derived from its samples (Summarize), so what a file
 // stores in stats or throughput is never what a reader shows.
 func ReadFile(path string) (result.Result, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := ReadRegular(path, MaxFileBytes)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("read result %s: %w", path, err)
 	}

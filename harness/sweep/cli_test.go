@@ -45,6 +45,7 @@ func TestSweepUsageErrors(t *testing.T) {
 		{"missing config", []string{"--config", "/nonexistent/sweep.json"}, "read sweep file"},
 		{"bad budget", []string{"--budget", "soon"}, `--budget "soon" is not a time (allowed: minutes as a number`},
 		{"zero budget", []string{"--budget", "0"}, `--budget "0" is not positive`},
+		{"huge budget", []string{"--budget", "1e300"}, `--budget "1e300" is too large (allowed: minutes as a number`},
 		{"budget and slurm", []string{"--budget", "15", "--slurm"}, "--budget and --slurm were combined"},
 		{"compile ahead without a cache", []string{"--compile-ahead", "4"}, "--compile-ahead 4 needs --compile-cache DIR"},
 		{"compile ahead out of range", []string{"--compile-ahead", "17"}, "--compile-ahead 17 is out of range (allowed: 0 to 16"},

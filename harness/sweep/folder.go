@@ -99,7 +99,7 @@ func cellKey(e Entry) string {
 }
 
 func readEntry(path, key string) Entry {
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadRegular(path, store.MaxFileBytes)
 	if err != nil {
 		return Entry{Key: key, Err: fmt.Errorf("read cell %s: %w", path, err)}
 	}
@@ -191,7 +191,7 @@ func (f *Folder) WritePlan(cells []Cell) error {
 // ReadPlan returns the recorded plan, or nil when no sweep wrote one.
 func (f *Folder) ReadPlan() ([]Cell, error) {
 	path := filepath.Join(f.Dir, planFile)
-	raw, err := os.ReadFile(path)
+	raw, err := store.ReadRegular(path, store.MaxFileBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}

@@ -17,9 +17,13 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 
 from xbench_pytorch import backend as torch_backend  # the pytorch backend's backend.py
+from xbench_candidates import gate
 from xbench_pytorch import problem
+from xbench_py import guard
+from xbench_py import review as xreview
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import problems as xproblems
@@ -65,24 +69,81 @@ class Backend(torch_backend.Backend):
         cand = xproblems.candidate(folder, cfg.level, name)
         if cand is None:
             raise xt.Unsupported(f"no candidate for level{cfg.level}/{name} in {folder}")
-        new_mod = xproblems.import_file(cand, "candidate")
-        xproblems.require(new_mod, cand, ("ModelNew",))
-        dev = problem.torch_device(device)
-        ref = problem.build(mod, mod.Model, dev, seed)
-        new = problem.build(mod, new_mod.ModelNew, dev, seed)
-        seeds = [seed + i for i in range(trials)]
-        worst = problem.gate(mod, ref, new, dev, seeds, atol, rtol)
-        del ref  # timing holds the candidate and one set of inputs
-        xs = problem.make_inputs(mod, dev, seed, on_device=True)
-        fn = problem.checked(new)
-
-        def step():
-            with problem.torch.no_grad():
-                return fn(*xs)
-        note = (f"correct: {trials} seeded inputs (seeds {seeds[0]}..{seeds[-1]}) within atol {atol:g}, rtol {rtol:g} "
-                f"of the eager Model, max abs err {worst:.3g}; candidate {cand}")
-        return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=[note],
-                           settings=precision)
+        review = xreview.review_file(cand)
+        refuse = _reviewed(review)
+        prepared = refuse(_gated)(cfg, mod, cand, device, seed, (atol, rtol, trials), precision, review)
+        prepared.after_call, prepared.after_samples = refuse(prepared.after_call), refuse(prepared.after_samples)
+        return prepared
 
     def export_problem(self, cfg, variant, device, weights, inputs):
         raise xt.Unsupported("candidates are checked by their gate against the eager Model, not by export")
+
+
+def _reviewed(review: list):
+    """A decorator: a refusal (xt.Failed, guard.Tampered) raised by the
+    function carries the static review of the file after its own class
+    and message, so the reader of a refusal knows where to look."""
+    def wrap(fn):
+        def call(*args, **kwargs):
+            try:
+                return fn(*args, **kwargs)
+            except (xt.Failed, guard.Tampered) as e:
+                raise xt.Failed(f"{e}" + (f"; static review: {'; '.join(review)}" if review else "")) from None
+        return call
+    return wrap
+
+
+def _after_each_call(before: frozenset):
+    """The check after every call of the candidate's code (import, build,
+    gate, timed calls): nothing the harness times or checks with replaced
+    (xbench_py.guard), and no thread the candidate started still alive."""
+    def after(what: str = "during the candidate's call") -> None:
+        guard.check(what)
+        alive = guard.threads_since(before)
+        if alive:
+            raise xt.Failed(f"background thread: {', '.join(alive)} started by the candidate still alive "
+                            f"{what.replace('during', 'after')} (work after the call returns is outside its "
+                            f"sample; threads must be joined before forward returns)")
+    return after
+
+
+def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, precision: dict,
+           review: list) -> xt.Prepared:
+    atol, rtol, trials = tolerance
+    after = _after_each_call(guard.threads())
+    new_mod = xproblems.import_file(cand, "candidate")
+    after("while the candidate file was imported")
+    xproblems.require(new_mod, cand, ("ModelNew",))
+    dev = problem.torch_device(device)
+    new = problem.build(mod, new_mod.ModelNew, dev, seed)
+    after("while ModelNew was built")
+    seeds = [seed + i for i in range(trials)]
+    worst, notes = gate.gate(mod, problem.build(mod, mod.Model, dev, seed), new, dev, seeds, atol, rtol,
+                             lambda: after("during a gate call"))
+    xs = problem.make_inputs(mod, dev, seed, on_device=True)  # the Model is gone: timing holds these alone
+    fn = problem.checked(new)
+
+    def step():
+        with problem.torch.no_grad():
+            return fn(*xs)
+
+    def after_samples():
+        # A fresh seed: a candidate right only on the gate's inputs, or only
+        # before its timed calls, or caching by input identity, is refused.
+        gate.recheck(mod, lambda: problem.build(mod, mod.Model, dev, seed), new, xs, dev, seed + trials, atol, rtol,
+                     lambda: after("during the check after the timed calls"))
+
+    warnings = [f"correct: {trials} seeded inputs (seeds {seeds[0]}..{seeds[-1]}) within atol {atol:g}, "
+                f"rtol {rtol:g} of the eager Model, max abs err {worst:.3g}, and seed {seed + trials} after the "
+                f"timed calls; candidate {cand}"]
+    warnings += [f"gate note: {n}" for n in notes]
+    warnings += [f"static review: {r}" for r in review]
+    return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=warnings,
+                       settings=precision, after_call=after,
+                       after_samples=after_samples)
+
+
+# The names this module checks and gates through, as the gate's own
+# functions are (xbench_candidates.gate): replaced, the cell is refused.
+guard.protect_all("xbench_candidates.backend", sys.modules[__name__],
+                  ("guard", "gate", "problem", "xt", "_after_each_call", "_gated", "_reviewed"), kind="gate")

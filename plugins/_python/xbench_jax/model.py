@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import math
 import os
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from xbench_py import guard
 from xbench_py import types as xt
 from xbench_py import spec as xs
 
@@ -277,9 +277,9 @@ class BlockTimer(xt.Timer):
         self.device_kind = device_kind
 
     def time(self, fn) -> float:
-        t0 = time.perf_counter()
+        t0 = guard.perf_counter()  # the harness's reference, not time.perf_counter (xbench_py.guard)
         jax.block_until_ready(fn())
-        return (time.perf_counter() - t0) * 1000.0
+        return (guard.perf_counter() - t0) * 1000.0
 
     def flush(self) -> None:
         """On a GPU: add one to every byte of a device buffer larger than L2

@@ -6,8 +6,12 @@ checks the layers), bottom up:
   facts      what the Go harness declares (workload params, defaults, enums,
              TTT sizes and constants, protocol version, devices), read from
              facts.json, which `go generate ./harness/facts` writes
+  guard      the harness's clock references, captured at import, and the
+             check that code under test replaced nothing the timers and the
+             candidates' gate use (types imports it, so it is first)
   modes      the host cache flush of --cold-cache and the flush sizes
   problems   finding and importing KernelBench-format problem files
+  review     the static review of a candidate file (warnings, not refusals)
   scan_ref   the float64 NumPy reference of the semi-CRF scan (tests)
   tensors    safetensors I/O (numpy)
   spec       TTT's spec facts: sizes, constants, parameter specs, init, inputs

@@ -19,6 +19,15 @@ not wired), device_timer() returns the framework's own timer unchanged, and
 its description (env.timing) says so: every description starts with one of
 the labels below.
 
+Every stream is in the span: CUPTI's CONCURRENT_KERNEL, MEMCPY and MEMSET
+activities record the work of every stream of the process, and the inner
+timer waits for the whole device (pytorch: torch.cuda.synchronize, not the
+end event) before the records are drained, so work a call leaves running on
+a stream of its own is inside its sample, not after it. What the clock goes
+through (the cupti module's functions, SpanTimer's and CuptiSource's
+methods, span_ms, busy_ms) is protected by xbench_py.guard: code under test
+that replaces one has its cell refused.
+
 CUPTI's own cost stays out of the sample: records are drained (flushed) before
 the call and after the framework's wait, both outside the span, and the span
 is read from device timestamps, not from the host clock around the call. A
@@ -53,10 +62,12 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+from xbench_py import guard
 from xbench_py import types as xc
 
 # The first word of env.timing, one per clock (docs/protocol.md).
@@ -197,6 +208,10 @@ def cupti_source() -> tuple[CuptiSource | None, str]:
         return None, _why_not
     try:
         from cupti import cupti  # cupti-python
+        # CUPTI's functions are the GPU clock: replaced, the cell is refused
+        # (xbench_py.guard). Probed on the first request, before any of its code.
+        guard.protect_all("cupti", cupti, ("activity_flush_all", "activity_enable", "activity_disable",
+                                           "activity_register_callbacks"))
         src = CuptiSource(cupti)
         src.start()  # loads libcupti and attaches to the device: fails here if it cannot
         src.stop()
@@ -313,6 +328,10 @@ def device_timer(inner: xc.Timer, device_kind: str) -> xc.Timer:
     on an NVIDIA GPU with CUPTI; otherwise inner itself, its description
     prefixed with why (CPU: the host clock is the clock; ROCm or no CUPTI:
     the framework's fallback, labelled)."""
+    if getattr(inner, "own_clock", False):  # a method of its own (KernelBench's: xbench_pytorch.model.KernelBenchTimer)
+        if not inner.description.startswith(inner.label):
+            inner.description = f"{inner.label}: {inner.description}"
+        return inner
     if device_kind == "cuda":
         src, why = cupti_source()
         if src is not None:
@@ -325,3 +344,8 @@ def device_timer(inner: xc.Timer, device_kind: str) -> xc.Timer:
     elif not inner.description.startswith(label):
         inner.description = f"{label}: {inner.description}"
     return inner
+
+
+guard.protect_all("xbench_py.devclock", sys.modules[__name__], ("span_ms", "busy_ms", "device_timer"))
+guard.protect_all("xbench_py.devclock.SpanTimer", SpanTimer, ("time", "first", "calibrate"))
+guard.protect_all("xbench_py.devclock.CuptiSource", CuptiSource, ("drain", "start", "stop", "_completed"))

@@ -17,6 +17,7 @@ import traceback
 import uuid
 
 from xbench_py import devclock
+from xbench_py import guard
 from xbench_py import types as xc
 from xbench_py.types import Mode
 from xbench_py.workloads import VIEWS
@@ -84,7 +85,7 @@ def _failure(exc: BaseException) -> tuple:
     # of gigabytes): clear them, so release() can free that memory before the
     # next request even if something still refers to the exception.
     traceback.clear_frames(exc.__traceback__)
-    if isinstance(exc, xc.Failed):
+    if isinstance(exc, (xc.Failed, guard.Tampered)):
         return "failed", " ".join(str(exc).split())
     return ("oom" if xc.is_oom(exc) else "failed"), xc.failure_message(exc)
 
@@ -104,15 +105,18 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     # A function of its own so that the model and inputs die with its frame:
     # after an OOM, release() can then actually free the memory.
     prepared, compile_ms = _prepare_first(fw, timer, v, variant, dev, seed, cfg.workload)
+    _after(prepared, "during the first call")
     step = prepared.step
     if mode.cuda_graph:
         step = timer.graph(step)  # captured once; warmup and samples replay it
     for _ in range(cfg.warmup):  # rule 2: untimed (timed and dropped, so it is synchronised)
         timer.time(step)
+        _after(prepared, "during a warmup call")
     # Untimed calls the clock needs (xbench_py.devclock), after the warmup: a
     # GEMM calibrated before it paid CUPTI's own start and was taken for
     # launch-bound (docs/protocol.md, "what one sample is").
     timer.calibrate(step)
+    _after(prepared, "during the clock's calibration calls")
     if mode.cold_cache:
         timer.flush()  # allocates the flush buffer once, before the peak counter restarts
     fw.reset_peak_memory(dev)
@@ -121,6 +125,10 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
         if mode.cold_cache:
             timer.flush()  # outside the sample: the timer starts after the write is done
         samples.append(timer.time(step))
+        _after(prepared, "during a timed call")
+    if prepared.after_samples:
+        prepared.after_samples()
+    guard.check("after the timed calls")
     peak = int(fw.peak_memory_bytes(dev))
     bad = [s for s in samples if not math.isfinite(s) or s < 0]
     if bad or not samples:
@@ -128,6 +136,17 @@ def _measure(fw: xc.Framework, timer: xc.Timer, cfg: xc.Config, v, variant: str,
     memory = {str(k): int(n) for k, n in prepared.memory.items()}
     settings = {str(k): str(v) for k, v in prepared.settings.items()}
     return samples, compile_ms, peak, prepared.num_params, list(prepared.warnings), memory, settings
+
+
+def _after(prepared: xc.Prepared, what: str) -> None:
+    """After a call of the code under test, outside its sample: the
+    backend's own checks (first: its refusal may say more, as the
+    candidates' static review), then the clock and what the runner times
+    with are the harness's (xbench_py.guard: anything replaced refuses the
+    cell, and is restored). what says which call, for the message."""
+    if prepared.after_call:
+        prepared.after_call(what)
+    guard.check(what)
 
 
 def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: int = 0, mode: Mode = Mode()) -> dict:
@@ -142,6 +161,11 @@ def run(fw: xc.Framework, cfg, variant: str = "", device: str = "auto", seed: in
     status, message, timing = "ok", "", "not timed"
     samples, compile_ms, peak, nparams, warnings, memory, settings = [], 0.0, 0, 0, [], {}, {}
     try:
+        # What an earlier request's code replaced and nothing refused (an
+        # export or compile op runs code unchecked) is put back first, so
+        # one request's tampering never reaches another's samples.
+        guard.restore()
+        guard.check("by an earlier request, and could not be restored")
         caps, who = _caps_for(fw, cfg, variant, device)
         dev = _resolve(fw, caps, who, device)
         # Every backend's clock on a GPU is the device span (xbench_py.devclock);

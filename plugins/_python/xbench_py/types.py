@@ -109,11 +109,11 @@ from __future__ import annotations
 
 import gc
 import importlib
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from xbench_py import facts as _facts
+from xbench_py import guard as _guard
 from xbench_py import modes as _modes
 
 
@@ -350,6 +350,14 @@ class Prepared:
     # result.compile_ms is this plus the first call (iree on a GPU loads its
     # module in prepare, before the device clock starts tracing).
     compile_ms: float = 0.0
+    # after_call(what): checks of the code under test the runner makes after
+    # every call (the first, each warmup, calibrate, each sample), outside
+    # the sample, what naming the call ("during a timed call"); raises Failed
+    # to refuse the cell (the candidates backend: no thread of the
+    # candidate's still running). after_samples: once, after the last sample
+    # (the candidates backend: its output is still right).
+    after_call: Callable[[str], None] | None = None
+    after_samples: Callable[[], None] | None = None
 
 
 class Timer:
@@ -363,9 +371,9 @@ class Timer:
     label = "host-clock"
 
     def time(self, fn: Callable[[], Any]) -> float:
-        t0 = time.perf_counter()
+        t0 = _guard.perf_counter()  # the harness's reference, not time.perf_counter (xbench_py.guard)
         fn()
-        return (time.perf_counter() - t0) * 1000.0
+        return (_guard.perf_counter() - t0) * 1000.0
 
     def first(self, fn: Callable[[], Any]) -> float:
         """The first (compile) call, timed for compile_ms: time() here; a
@@ -392,6 +400,9 @@ class Timer:
         """--cuda-graph: return a callable that replays fn captured as a CUDA
         graph, or raise Unsupported with the reason (this default)."""
         raise Unsupported(f"CUDA graphs are not available with this timer ({self.description})")
+
+
+_guard.protect_all("xbench_py.types.Timer", Timer, ("time", "first", "calibrate", "flush"))
 
 
 def has_device_flush(timer: Timer) -> bool:

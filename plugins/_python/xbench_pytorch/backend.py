@@ -117,7 +117,7 @@ class Backend(xt.Framework):
         return xt.Device(gpu, torch.cuda.get_device_name(0), driver=driver, count=1)
 
     def timer(self, device: xt.Device) -> xt.Timer:
-        return m.CpuTimer() if device.kind == "cpu" else m.CudaEventTimer()
+        return m.CpuTimer() if device.kind == "cpu" else m.gpu_timer()
 
     def reset_peak_memory(self, device: xt.Device) -> None:
         if device.kind != "cpu":

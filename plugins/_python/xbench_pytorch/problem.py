@@ -1,6 +1,5 @@
 """The problem workload on PyTorch (docs/workloads/problem.md): a problem
-file's Model, eager or under torch.compile, and the correctness gate the
-candidates backend runs before it times a ModelNew.
+file's Model, eager or under torch.compile.
 
 Models are built on the CPU under the seed (torch.manual_seed, then the
 class's own initialisation), so one seed gives one set of weights on every
@@ -165,72 +164,3 @@ def export(cfg: xw.Problem, variant: str, device: xt.Device, seed: int) -> dict:
     with torch.no_grad():
         out = tensors(fn(*xs))[0]
     return {"out": out.detach().to("cpu", torch.float64).numpy()}
-
-
-# Elements compared at a time: the gate's float64 working memory stays about
-# half a GiB beside the outputs, however large they are (a float64 copy of
-# each whole output would be twice its size again).
-CHUNK = 1 << 24
-
-
-def close(x, y, atol: float, rtol: float) -> tuple:
-    """(ok, max abs err) of y against the reference x, torch.allclose's rule
-    (|y - x| <= atol + rtol * |x|, equal infinities close, NaN never),
-    computed in float64 a chunk at a time."""
-    x, y = x.detach(), y.detach().to(x.device)
-    xf, yf = x.contiguous().reshape(-1), y.contiguous().reshape(-1)
-    ok, worst = True, 0.0
-    for i in range(0, xf.numel(), CHUNK):
-        a, b = xf[i:i + CHUNK].double(), yf[i:i + CHUNK].double()
-        d = (b - a).abs()
-        worst = max(worst, d.nan_to_num(nan=float("inf")).max().item())
-        ok = ok and bool(((d <= atol + rtol * a.abs()) | (a == b)).all().item())
-    return ok, worst
-
-
-def compare(ref, new, atol: float, rtol: float) -> tuple:
-    """(ok, max abs err, why): every output tensor of new against ref's, by
-    close(atol, rtol) after checking count and shapes."""
-    a, b = tensors(ref), tensors(new)
-    if len(a) != len(b):
-        return False, float("inf"), f"{len(b)} output tensors, the Model returns {len(a)}"
-    worst = 0.0
-    ok = True
-    for i, (x, y) in enumerate(zip(a, b)):
-        if tuple(x.shape) != tuple(y.shape):
-            return False, float("inf"), f"output {i} has shape {list(y.shape)}, the Model's is {list(x.shape)}"
-        good, err = close(x, y, atol, rtol)
-        ok, worst = ok and good, max(worst, err)
-    return ok, worst, ""
-
-
-def gate(mod, ref_model, new_model, dev: torch.device, seeds: list, atol: float, rtol: float) -> float:
-    """Run Model and ModelNew on get_inputs() under each seed; raise
-    xt.Failed("incorrect: ...") at the first mismatch, else return the
-    largest absolute error seen.
-
-    Lean: besides the two models it holds one set of inputs and the two
-    outputs at a time (a problem's inputs can be gigabytes). The Model runs
-    first; its inputs are then dropped and made again under the same seed
-    for ModelNew, so an in-place candidate, or Model itself writing into its
-    inputs, cannot change what the other one sees. Everything of a seed is
-    released before the next seed's inputs are made."""
-    worst = 0.0
-    for s in seeds:
-        xs = make_inputs(mod, dev, s, on_device=True)
-        with torch.no_grad():
-            ref = ref_model(*xs)
-        tensors(ref)
-        del xs
-        xs = make_inputs(mod, dev, s, on_device=True)
-        with torch.no_grad():
-            new = new_model(*xs)
-        del xs
-        ok, err, why = compare(ref, new, atol, rtol)
-        del ref, new
-        if why:
-            raise xt.Failed(f"incorrect: {why} (seed {s})")
-        if not ok:
-            raise xt.Failed(f"incorrect: max abs err {err:.3g} at seed {s} (atol {atol:g}, rtol {rtol:g})")
-        worst = max(worst, err)
-    return worst
