@@ -122,10 +122,20 @@ def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, 
                              lambda: after("during a gate call"))
     xs = problem.make_inputs(mod, dev, seed, on_device=True)  # the Model is gone: timing holds these alone
     fn = problem.checked(new)
+    reuse, last = gate.ReuseCheck(), []
 
     def step():
         with problem.torch.no_grad():
-            return fn(*xs)
+            out = fn(*xs)
+        last.append(out)  # for the check after the call, outside the sample
+        return out
+
+    def after_call(what: str = "during the candidate's call") -> None:
+        after(what)
+        if last:
+            out = last[-1]
+            last.clear()
+            reuse.check(out, xs, what.replace("during", "of"))
 
     def after_samples():
         # A fresh seed: a candidate right only on the gate's inputs, or only
@@ -139,7 +149,7 @@ def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, 
     warnings += [f"gate note: {n}" for n in notes]
     warnings += [f"static review: {r}" for r in review]
     return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=warnings,
-                       settings=precision, after_call=after,
+                       settings=precision, after_call=after_call,
                        after_samples=after_samples)
 
 

@@ -203,6 +203,47 @@ def recheck(mod, ref_model_fn, new_model, xs: list, dev: torch.device, seed: int
     return err
 
 
+class ReuseCheck:
+    """Result reuse across calls: after each call of the candidate (outside
+    its sample) every floating output that is not an input is filled with
+    NaN; an output of the next call in the same storage that still reads
+    NaN everywhere was handed back without being computed again (a cache of
+    the result keyed by the inputs' identity or version, which the timed
+    calls' one set of inputs would otherwise turn into lookups). A candidate
+    that writes its result into one buffer it keeps (a preallocated output,
+    a CUDA graph's static output) rewrites it and passes. A cache that hands
+    back a copy of its values is not caught here (docs/workloads/problem.md,
+    "What the clock rules do not catch")."""
+
+    def __init__(self):
+        self.poisoned: set = set()
+
+    @staticmethod
+    def _ptr(t) -> int:
+        return t.untyped_storage().data_ptr()
+
+    def check(self, out, inputs: list, what: str) -> None:
+        outs = problem.tensors(out)
+        own = {self._ptr(x) for x in inputs if torch.is_tensor(x)}
+        for i, t in enumerate(outs):
+            if self._ptr(t) in self.poisoned and t.is_floating_point() and t.numel() and bool(torch.isnan(t).all()):
+                raise xt.Failed(f"result reuse: output {i} {what} is the storage of an earlier call's output and "
+                                f"still holds the NaN the harness wrote into it after that call: the result was "
+                                f"handed back, not computed again")
+        self.poisoned = set()
+        with torch.no_grad():
+            for t in outs:
+                p = self._ptr(t)
+                if t.is_floating_point() and p not in own:  # an input aliased by the output stays as it is
+                    t.detach().fill_(float("nan"))
+                    self.poisoned.add(p)
+
+
+# A candidate may use torch.compile, whose first import rebinds some torch
+# functions (torch.manual_seed among them): done here, before the originals
+# are recorded, so that a candidate's compile is not taken for tampering.
+import torch._dynamo  # noqa: E402,F401
+
 # What the gate computes with: a candidate that replaced one (torch.Tensor.abs
 # returning zeros) would pass any comparison, so each is checked after every
 # candidate call as the clock is (xbench_py.guard), and the cell refused.
@@ -216,3 +257,12 @@ guard.protect_all("xbench_candidates.gate", sys.modules[__name__], (
     "close", "compare", "_structure", "gate", "recheck", "run_candidate", "reference", "poison_free_blocks"),
     kind="gate")
 guard.protect_all("xbench_pytorch.problem", problem, ("tensors", "make_inputs", "build", "checked"), kind="gate")
+# Whatever a reference Model may call: a candidate that replaced torch.matmul
+# (or any other function of torch, torch.nn.functional, a Tensor or Module
+# method) would change the Model's output as well as its own, and both would
+# agree. Every callable is recorded here, before any candidate is imported.
+for _label, _owner in (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.Tensor", torch.Tensor),
+                       ("torch.nn.Module", torch.nn.Module), ("torch.linalg", torch.linalg), ("torch.fft", torch.fft),
+                       ("torch.special", torch.special)):
+    guard.protect_namespace(_label, _owner, kind="gate")
+guard.protect_all("xbench_candidates.gate.ReuseCheck", ReuseCheck, ("check", "_ptr"), kind="gate")

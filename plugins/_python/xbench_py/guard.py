@@ -74,6 +74,30 @@ def protect_all(prefix: str, owner, attrs, kind: str = "clock") -> None:
         protect(f"{prefix}.{a}", owner, a, kind)
 
 
+def protect_namespace(prefix: str, owner, kind: str = "gate") -> int:
+    """Protect every callable attribute owner has now (a module's functions
+    and classes; a class's methods along its MRO), so that code under test
+    replacing any of them (torch.matmul, which a reference Model calls, made
+    to return zeros) refuses the cell, whatever the attribute's name.
+    Attributes added later (a lazily imported submodule) are not affected.
+    Returns how many were registered."""
+    if isinstance(owner, type):
+        names = {n for k in owner.__mro__ if k is not object for n in vars(k)}
+    else:
+        names = set(vars(owner))
+    n = 0
+    for name in sorted(names):
+        if name.startswith("__") and name not in ("__matmul__", "__rmatmul__", "__add__", "__mul__", "__sub__",
+                                                   "__truediv__", "__getitem__", "__call__"):
+            continue  # dunders are Python's machinery, rebound legitimately (__dict__, __doc__)
+        value = _static(owner, name)
+        if value is _MISSING or not (callable(value) or isinstance(value, (staticmethod, classmethod, property))):
+            continue
+        protect(f"{prefix}.{name}", owner, name, kind)
+        n += 1
+    return n
+
+
 def tampered() -> list:
     """The labels of every protected attribute that is no longer the
     original (replaced, wrapped or deleted), in registration order."""

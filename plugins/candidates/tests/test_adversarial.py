@@ -32,7 +32,9 @@ REFUSED = {
     "background_thread.py": ("background thread: cheat-worker started by the candidate still alive after a gate "
                              "call",),
     "uninitialised_output.py": ("incorrect: max abs err", "non-finite output:"),
-    "result_cache.py": ("wrong after timing: incorrect: max abs err",),
+    "result_cache.py": ("result reuse: output 0 of a warmup call is the storage of an earlier call's output",),
+    "versioned_cache.py": ("result reuse: output 0 of a warmup call is the storage of an earlier call's output",),
+    "patched_reference.py": ("patched gate: torch.matmul replaced while the candidate file was imported",),
     "right_then_wrong.py": ("wrong after timing: incorrect: max abs err",),
     "swallowed_error.py": ("incorrect: max abs err",),
     "nan_output.py": ("non-finite output: 256 NaN or infinite values in output 0",),

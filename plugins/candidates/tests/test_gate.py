@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from xbench_candidates import gate
+from xbench_py import types as xt
 
 X = torch.arange(12, dtype=torch.float32).reshape(3, 4)
 
@@ -50,3 +51,27 @@ def test_strides_are_a_note_not_a_refusal():
     err, why, notes = gate.compare(X.t().contiguous(), X.t(), 1e-2, 1e-2)
     assert why == "" and err == 0.0
     assert notes == ["output 0 has strides [1, 4], the Model's [3, 1]"]
+
+
+def test_reuse_check_refuses_a_result_handed_back_and_passes_a_rewritten_buffer():
+    a, b = torch.randn(4, 4), torch.randn(4, 4)
+    # a cache: the same tensor handed back, never written again
+    cached, check = a @ b, gate.ReuseCheck()
+    check.check(cached, [a, b], "of the first call")
+    assert torch.isnan(cached).all(), "the output is poisoned after the call"
+    with pytest.raises(xt.Failed, match="^result reuse: output 0 of a timed call"):
+        check.check(cached, [a, b], "of a timed call")
+    # a kept output buffer written again by every call (out=): not a reuse
+    buf, check = torch.empty(4, 4), gate.ReuseCheck()
+    for _ in range(3):
+        torch.matmul(a, b, out=buf)
+        check.check(buf, [a, b], "of a timed call")
+    # an output that is one of the inputs (an in-place Model's answer) is left as it is
+    check = gate.ReuseCheck()
+    check.check(a, [a, b], "of the first call")
+    assert torch.isfinite(a).all()
+    # integer outputs cannot hold NaN: never poisoned, never refused
+    idx, check = torch.arange(4), gate.ReuseCheck()
+    check.check(idx, [a, b], "of the first call")
+    check.check(idx, [a, b], "of a timed call")
+    assert idx.tolist() == [0, 1, 2, 3]

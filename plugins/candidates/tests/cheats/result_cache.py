@@ -1,8 +1,9 @@
 """Cheat: caches its result by the identity of its input tensors (the timed
 calls reuse one set of inputs, so every timed call is a lookup). Right at
 the gate (fresh inputs each seed); after the timed calls the same input
-tensors hold new values and the cache answers the old ones. Refused: wrong
-after timing."""
+tensors hold new values and the cache answers the old ones. Refused: result
+reuse, at the first call after the first (the output handed back still holds
+the NaN the harness wrote into it); were that check gone, wrong after timing."""
 import torch
 
 cache = {}
