@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // AttentionShape is one attention problem's geometry.
@@ -94,9 +94,9 @@ func attentionForward(s AttentionShape, q, k, v, lse []float32) ([]float32, erro
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	out := make([]float32, len(q))
 	blocks := (S + attnRows - 1) / attnRows
-	scratch := make([][]float32, reference.NumWorkers())
+	scratch := make([][]float32, numeric.NumWorkers())
 	scale := float32(1 / math.Sqrt(float64(D)))
-	reference.ParallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
+	numeric.ParallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
 		bh, i0 := t/blocks, (t%blocks)*attnRows
 		b, h := bh/s.Heads, bh%s.Heads
 		kvOff := (b*s.KVHeads + h/g) * KV * D // GQA: an index, never a copy

@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // AttentionBackward returns dq, dk, dv for the forward (q, k, v) -> out
@@ -36,7 +36,7 @@ func AttentionBackward(s AttentionShape, q, k, v, out, dout, lse []float32) (dq,
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	dq, dk, dv = make([]float32, qn), make([]float32, kn), make([]float32, kn)
 	scale := float32(1 / math.Sqrt(float64(D)))
-	reference.ParallelFor(s.Batch*s.KVHeads, func(_, t int) {
+	numeric.ParallelFor(s.Batch*s.KVHeads, func(_, t int) {
 		b, kh := t/s.KVHeads, t%s.KVHeads
 		kvOff := (b*s.KVHeads + kh) * KV * D
 		kb, vb := k[kvOff:kvOff+KV*D], v[kvOff:kvOff+KV*D]

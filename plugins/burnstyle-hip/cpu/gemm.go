@@ -3,8 +3,8 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // GEMM is the standalone dense product of the "gemm" workload:
@@ -41,7 +41,7 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 		if !transB {
 			bp = make([]float32, batch*n*k)
 		}
-		reference.ParallelFor(2*batch, func(_, t int) {
+		numeric.ParallelFor(2*batch, func(_, t int) {
 			i := t / 2
 			switch {
 			case t%2 == 0 && transA: // stored [k, m]
@@ -52,14 +52,14 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 		})
 	}
 	for bi := range batch {
-		reference.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
+		numeric.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
 	}
 	return c
 }
 
 // transposeInto writes the [cols, rows] transpose of the row-major [rows,
 // cols] src into dst, in 32x32 blocks so both sides stay in cache.
-func transposeInto[T reference.Float](dst, src []T, rows, cols int) {
+func transposeInto[T numeric.Float](dst, src []T, rows, cols int) {
 	const blk = 32
 	for i0 := 0; i0 < rows; i0 += blk {
 		i1 := min(i0+blk, rows)

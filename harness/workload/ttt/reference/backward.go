@@ -3,6 +3,8 @@ package reference
 import (
 	"fmt"
 	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // ForwardBackward is the training step (docs/ttt-backward.md): the forward,
@@ -46,10 +48,10 @@ func (m *Model[T]) backward(tokens []int32, tp *tape[T]) float64 {
 	loss := crossEntropy(b.dlogits, tp.logits, tokens, tp.batch, tp.seqLen, V)
 	t0 = m.Prof.end("softmax_cross_entropy_backward", t0)
 	// The tied head, logits = xf @ embed^T.
-	MatMulNT(b.dx, b.dlogits, tp.embedT, n, V, C)
-	transposed(b.dlogitsT, b.dlogits, n, V)
-	transposed(b.xt, tp.xf, n, C)
-	MatMulNT(g.embed, b.dlogitsT, b.xt, V, n, C)
+	numeric.MatMulNT(b.dx, b.dlogits, tp.embedT, n, V, C)
+	numeric.TransposeInto(b.dlogitsT, b.dlogits, n, V)
+	numeric.TransposeInto(b.xt, tp.xf, n, C)
+	numeric.MatMulNT(g.embed, b.dlogitsT, b.xt, V, n, C)
 	t0 = m.Prof.end("gemm_backward", t0)
 	clear(b.dh)
 	rmsNormBack(b.dh, g.finalNorm, b.dx, tp.hFinal, m.finalNorm, b.big, n)
@@ -64,7 +66,7 @@ func (m *Model[T]) backward(tokens []int32, tp *tape[T]) float64 {
 	}
 	// The embedding: a scatter-add, in token order.
 	for i, t := range tokens {
-		axpy(g.embed[int(t)*C:(int(t)+1)*C], 1, b.dh[i*C:(i+1)*C])
+		numeric.Axpy(g.embed[int(t)*C:(int(t)+1)*C], 1, b.dh[i*C:(i+1)*C])
 	}
 	m.Prof.end("embed_backward", t0)
 	return loss
@@ -76,8 +78,8 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 	C, I, n := m.Size.Hidden, m.Size.MLP, tp.batch*tp.seqLen
 	b := &tp.b
 	// out = sw @ W_down.
-	MatMulNT(b.dsw, b.dh, lw.wDown, n, C, I)
-	transposed(b.xt, a.sw, n, I)
+	numeric.MatMulNT(b.dsw, b.dh, lw.wDown, n, C, I)
+	numeric.TransposeInto(b.xt, a.sw, n, I)
 	weightGrad(lg.wDown, b.xt, b.dh, b.dyt, n, I, C)
 	t0 = m.Prof.end("gemm_backward", t0)
 	// sw = silu(g) * u; silu'(x) = sigmoid(x) (1 + x (1 - sigmoid(x))).
@@ -90,9 +92,9 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 		}
 	})
 	t0 = m.Prof.end("swiglu_backward", t0)
-	MatMulNT(b.dx, b.dg, lw.wGate, n, I, C)
+	numeric.MatMulNT(b.dx, b.dg, lw.wGate, n, I, C)
 	addMatMulNT(b.dx, b.tmp, b.du, lw.wUp, n, I, C)
-	transposed(b.xt, a.xm, n, C)
+	numeric.TransposeInto(b.xt, a.xm, n, C)
 	weightGrad(lg.wGate, b.xt, b.dg, b.dyt, n, C, I)
 	weightGrad(lg.wUp, b.xt, b.du, b.dyt, n, C, I)
 	t0 = m.Prof.end("gemm_backward", t0)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // Forward maps tokens [batch, seqLen] to logits [batch, seqLen, V]. The
@@ -70,7 +72,7 @@ func (m *Model[T]) forward(tokens []int32, p pass[T]) {
 	keep(p.hFinal, p.h)
 	rmsNorm(p.xf, p.h, m.finalNorm, n)
 	t0 = m.Prof.end("rms_norm", t0)
-	MatMulNT(p.logits, p.xf, m.embed, n, C, s.Vocab)
+	numeric.MatMulNT(p.logits, p.xf, m.embed, n, C, s.Vocab)
 	m.Prof.end("gemm", t0)
 }
 
@@ -105,17 +107,17 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 	t0 = m.Prof.end("rms_norm", t0)
 	if mb := ly.mamba; mb != nil {
 		// Shared Q/K: one projection, then a convolution each.
-		MatMulNT(a.qk, a.x, ly.wq, n, C, C)
+		numeric.MatMulNT(a.qk, a.x, ly.wq, n, C, C)
 		t0 = m.Prof.end("gemm", t0)
 		mb.convQ.apply(a.q, a.qk, L, n)
 		mb.convK.apply(a.k, a.qk, L, n)
 		t0 = m.Prof.end("conv", t0)
 	} else {
-		MatMulNT(a.q, a.x, ly.wq, n, C, C)
-		MatMulNT(a.k, a.x, ly.wk, n, C, C)
+		numeric.MatMulNT(a.q, a.x, ly.wq, n, C, C)
+		numeric.MatMulNT(a.k, a.x, ly.wk, n, C, C)
 	}
-	MatMulNT(a.v, a.x, ly.wv, n, C, C)
-	MatMulNT(a.lr, a.x, ly.lrW, n, C, nh)
+	numeric.MatMulNT(a.v, a.x, ly.wv, n, C, C)
+	numeric.MatMulNT(a.lr, a.x, ly.lrW, n, C, nh)
 	t0 = m.Prof.end("gemm", t0)
 
 	// Split heads to [B, nh, L, f], rotating Q and K, and lay the gate out
@@ -151,7 +153,7 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 	out := a.pn
 	if mb := ly.mamba; mb != nil {
 		// The output gate: gelu(X Wg) * pn.
-		MatMulNT(a.xg, a.x, mb.wg, n, C, C)
+		numeric.MatMulNT(a.xg, a.x, mb.wg, n, C, C)
 		t0 = m.Prof.end("gemm", t0)
 		parallelRows(n, func(row int) {
 			for i := row * C; i < (row+1)*C; i++ {
@@ -161,7 +163,7 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 		t0 = m.Prof.end("gate", t0)
 		out = a.og
 	}
-	MatMulNT(a.y, out, ly.wo, n, C, C)
+	numeric.MatMulNT(a.y, out, ly.wo, n, C, C)
 	t0 = m.Prof.end("gemm", t0)
 	addInto(p.h, a.y)
 	return m.Prof.end("residual_add", t0)
@@ -174,8 +176,8 @@ func (m *Model[T]) mlpBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 	keep(a.hMLP, p.h)
 	rmsNorm(a.xm, p.h, ly.mlpNorm, n)
 	t0 = m.Prof.end("rms_norm", t0)
-	MatMulNT(a.g, a.xm, ly.wGate, n, C, I)
-	MatMulNT(a.u, a.xm, ly.wUp, n, C, I)
+	numeric.MatMulNT(a.g, a.xm, ly.wGate, n, C, I)
+	numeric.MatMulNT(a.u, a.xm, ly.wUp, n, C, I)
 	t0 = m.Prof.end("gemm", t0)
 	parallelRows(n, func(row int) {
 		g, u, sw := a.g[row*I:(row+1)*I], a.u[row*I:(row+1)*I], a.sw[row*I:(row+1)*I]
@@ -184,7 +186,7 @@ func (m *Model[T]) mlpBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 		}
 	})
 	t0 = m.Prof.end("swiglu", t0)
-	MatMulNT(a.y, a.sw, ly.wDown, n, I, C)
+	numeric.MatMulNT(a.y, a.sw, ly.wDown, n, I, C)
 	t0 = m.Prof.end("gemm", t0)
 	addInto(p.h, a.y)
 	return m.Prof.end("residual_add", t0)

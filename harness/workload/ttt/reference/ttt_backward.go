@@ -1,6 +1,10 @@
 package reference
 
-import "time"
+import (
+	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
+)
 
 // tttBlockBack is the backward of h = h + TTT(RMSNorm_ttt(h))
 // (docs/ttt-backward.md, "The TTT layer around the inner loop" and, for
@@ -20,8 +24,8 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 				b.og[i] = gelu(a.xg[i]) * a.pn[i]
 			}
 		})
-		MatMulNT(b.dy, b.dh, lw.wo, n, C, C) // d og
-		transposed(b.xt, b.og, n, C)
+		numeric.MatMulNT(b.dy, b.dh, lw.wo, n, C, C) // d og
+		numeric.TransposeInto(b.xt, b.og, n, C)
 		weightGrad(lg.wo, b.xt, b.dh, b.dyt, n, C, C)
 		t0 = m.Prof.end("gemm_backward", t0)
 		parallelRows(n, func(row int) {
@@ -32,8 +36,8 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 		})
 		t0 = m.Prof.end("gelu_gate_backward", t0)
 	} else {
-		MatMulNT(b.dpn, b.dh, lw.wo, n, C, C)
-		transposed(b.xt, a.pn, n, C)
+		numeric.MatMulNT(b.dpn, b.dh, lw.wo, n, C, C)
+		numeric.TransposeInto(b.xt, a.pn, n, C)
 		weightGrad(lg.wo, b.xt, b.dh, b.dyt, n, C, C)
 		t0 = m.Prof.end("gemm_backward", t0)
 	}
@@ -65,11 +69,11 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 	})
 	t0 = m.Prof.end("rope_merge_heads_backward", t0)
 	// gate = sigmoid(X lr_w^T + lr_b).
-	transposed(b.xt, a.x, n, C)
-	transposed(b.dzT, b.dz, n, nh)
-	MatMulNT(lg.lrW, b.dzT, b.xt, nh, n, C)
+	numeric.TransposeInto(b.xt, a.x, n, C)
+	numeric.TransposeInto(b.dzT, b.dz, n, nh)
+	numeric.MatMulNT(lg.lrW, b.dzT, b.xt, nh, n, C)
 	addColumnSums(lg.lrB, b.dz, n, nh)
-	MatMulNT(b.dx, b.dz, lw.lrW, n, nh, C)
+	numeric.MatMulNT(b.dx, b.dz, lw.lrW, n, nh, C)
 
 	// The projections into dX, the gradient of RMSNorm_ttt(h).
 	if mb != nil {
