@@ -4,14 +4,15 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	cputtt "github.com/xbench/xbench/plugins/burnstyle-hip/cpu/ttt"
 )
 
-// cpuEngine runs the harness's TTT reference model (package reference) on
-// every core, at the run's precision.
+// cpuEngine runs this backend's own TTT model (package cpu/ttt) on every
+// core, at the run's precision.
 type cpuEngine struct{ dev result.Device }
 
 var _ engine = (*cpuEngine)(nil)
@@ -32,46 +33,7 @@ func (e *cpuEngine) Check(cfg ttt.Config, s ttt.Size) (result.Status, string) {
 	if cfg.Backward && cfg.SeqLen < 2 {
 		return result.StatusUnsupported, fmt.Sprintf("backward at seq_len %d: the loss has no next-token label (need seq_len >= 2)", cfg.SeqLen)
 	}
-	return hostFits(float64(estimateCPUBytes(cfg, s)))
-}
-
-// estimateCPUBytes bounds what a run holds at once: the generated F32
-// weight tensors, the model's copy at the run's precision (plus one matrix
-// being transposed), the activations of one forward and the inputs.
-func estimateCPUBytes(cfg ttt.Config, s ttt.Size) int64 {
-	elem := int64(4)
-	if cfg.Dtype == "float64" {
-		elem = 8
-	}
-	tokens := int64(cfg.Batch) * int64(cfg.SeqLen)
-	if cfg.InnerOnly {
-		p := ttt.NumInnerParams(s, cfg.TTTType, cfg.MiniBatch)
-		return p*(4+elem) + 5*tokens*int64(s.Hidden)*(4+elem)
-	}
-	p := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg))
-	biggest := int64(s.Vocab) * int64(s.Hidden)
-	rowsC := int64(12) // cpu.newActs's [tokens, C] buffers and h
-	if backboneOf(cfg) == "mamba" {
-		rowsC += 3
-	}
-	acts := tokens * (rowsC*int64(s.Hidden) + int64(2*s.Heads+2*s.MLP+s.Vocab))
-	if cfg.Backward {
-		acts += tokens * trainRowElems(s, backboneOf(cfg) == "mamba")
-		p *= 2 // the gradients, and the projections again in [in, out] for the backward
-	}
-	return p*(4+elem) + 2*biggest*elem + acts*elem
-}
-
-// trainRowElems is what the training step holds per token beyond a
-// forward's buffers (package reference's tape): every layer's kept activations,
-// the backward's buffers (two [tokens, V] among them) and the final norm's.
-func trainRowElems(s ttt.Size, mamba bool) int64 {
-	C, I, nh, V := int64(s.Hidden), int64(s.MLP), int64(s.Heads), int64(s.Vocab)
-	perLayer, back := 9*C+nh+3*I, 2*V+13*C+3*nh+3*I+3*max(C, I)
-	if mamba {
-		perLayer, back = perLayer+4*C, back+3*C
-	}
-	return int64(s.Layers)*perLayer + back + 3*C + V
+	return hostFits(float64(cputtt.EstimateBytes(cfg, s)))
 }
 
 func (e *cpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
@@ -81,10 +43,10 @@ func (e *cpuEngine) Prepare(cfg ttt.Config, s ttt.Size, w, in map[string]tensorf
 	return prepareCPU[float32](cfg, s, w, in)
 }
 
-func prepareCPU[T reference.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
+func prepareCPU[T numeric.Float](cfg ttt.Config, s ttt.Size, w, in map[string]tensorfile.Tensor) (job, error) {
 	B, L := cfg.Batch, cfg.SeqLen
 	if cfg.InnerOnly {
-		p, err := reference.NewInner[T](w, "layers.0.ttt.", s.Heads, s.HeadDim, cfg.MiniBatch, cfg.TTTType == "mlp", ttt.BaseLR(cfg.TTTType))
+		p, err := cputtt.NewInner[T](s, cfg.TTTType, cfg.MiniBatch, w)
 		if err != nil {
 			return nil, err
 		}
@@ -101,10 +63,9 @@ func prepareCPU[T reference.Float](cfg ttt.Config, s ttt.Size, w, in map[string]
 				return nil, err
 			}
 		}
-		j.out = make([]T, len(j.xq))
 		return j, nil
 	}
-	m, err := reference.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
+	m, err := cputtt.NewModel[T](s, cfg.TTTType, backboneOf(cfg), cfg.MiniBatch, w)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +87,7 @@ func prepareCPU[T reference.Float](cfg ttt.Config, s ttt.Size, w, in map[string]
 }
 
 // inputAs decodes one input tensor after checking its shape.
-func inputAs[T reference.Float](in map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
+func inputAs[T numeric.Float](in map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
 	t, ok := in[name]
 	if !ok {
 		return nil, fmt.Errorf("prepare inputs: missing tensor %q", name)
@@ -146,8 +107,8 @@ func inputAs[T reference.Float](in map[string]tensorfile.Tensor, name string, sh
 }
 
 // cpuForwardJob is a prepared full forward pass.
-type cpuForwardJob[T reference.Float] struct {
-	m             *reference.Model[T]
+type cpuForwardJob[T numeric.Float] struct {
+	m             *cputtt.Model[T]
 	tokens        []int32
 	batch, seqLen int
 	logits        []T
@@ -171,8 +132,8 @@ func (j *cpuForwardJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*le
 func (j *cpuForwardJob[T]) Close() error { j.m, j.logits = nil, nil; return nil }
 
 // cpuInnerJob is a prepared inner-only run of layer 0's inner model.
-type cpuInnerJob[T reference.Float] struct {
-	p                *reference.Inner[T]
+type cpuInnerJob[T numeric.Float] struct {
+	p                *cputtt.Model[T]
 	xq, xk, xv, gate []T
 	out              []T
 	batch, seqLen    int
@@ -180,10 +141,10 @@ type cpuInnerJob[T reference.Float] struct {
 	stepped          bool
 }
 
-func (j *cpuInnerJob[T]) Step() error {
-	j.p.Run(j.out, j.xq, j.xk, j.xv, j.gate, j.batch, j.seqLen)
-	j.stepped = true
-	return nil
+func (j *cpuInnerJob[T]) Step() (err error) {
+	j.out, err = j.p.InnerOnly(j.xq, j.xk, j.xv, j.gate, j.batch, j.seqLen)
+	j.stepped = err == nil
+	return err
 }
 
 func (j *cpuInnerJob[T]) Output() (string, tensorfile.Tensor, error) {
@@ -193,20 +154,21 @@ func (j *cpuInnerJob[T]) Output() (string, tensorfile.Tensor, error) {
 	return "out", pack(j.out, j.shape), nil
 }
 
-// MemoryBytes counts the inner parameters and scratch, inputs and output.
+// MemoryBytes counts the inner parameters, what the last call allocated
+// (its output among it) and the inputs.
 func (j *cpuInnerJob[T]) MemoryBytes() int64 {
 	var z T
 	size := int64(4)
 	if _, ok := any(z).(float64); ok {
 		size = 8
 	}
-	return j.p.Bytes() + size*int64(len(j.xq)+len(j.xk)+len(j.xv)+len(j.gate)+len(j.out))
+	return j.p.Bytes() + size*int64(len(j.xq)+len(j.xk)+len(j.xv)+len(j.gate))
 }
 
 func (j *cpuInnerJob[T]) Close() error { j.p, j.out = nil, nil; return nil }
 
 // pack stores float64 results as F64 and float32 results as F32.
-func pack[T reference.Float](v []T, shape []int) tensorfile.Tensor {
+func pack[T numeric.Float](v []T, shape []int) tensorfile.Tensor {
 	switch x := any(v).(type) {
 	case []float64:
 		return tensorfile.F64(shape, x)

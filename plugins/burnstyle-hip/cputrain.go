@@ -3,20 +3,22 @@ package burnstylehip
 import (
 	"fmt"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	cputtt "github.com/xbench/xbench/plugins/burnstyle-hip/cpu/ttt"
 )
 
 // cpuTrainJob is a prepared training step (phase backward): each Step is
 // the forward and the gradient of the loss with respect to every
 // parameter, timed as one call.
-type cpuTrainJob[T reference.Float] struct {
-	m             *reference.Model[T]
+type cpuTrainJob[T numeric.Float] struct {
+	m             *cputtt.Model[T]
 	params        []ttt.Param // the gradients' names and shapes, in the spec's order
 	tokens        []int32
 	batch, seqLen int
 	logits        []T
+	grads         map[string][]T
 }
 
 var (
@@ -24,13 +26,13 @@ var (
 	_ phaseJob   = (*cpuTrainJob[float32])(nil)
 )
 
-func newCPUTrainJob[T reference.Float](m *reference.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
+func newCPUTrainJob[T numeric.Float](m *cputtt.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
 	return &cpuTrainJob[T]{m: m, params: ttt.Params(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg)),
 		tokens: tokens, batch: cfg.Batch, seqLen: cfg.SeqLen}
 }
 
 func (j *cpuTrainJob[T]) Step() (err error) {
-	j.logits, _, err = j.m.ForwardBackward(j.tokens, j.batch, j.seqLen)
+	j.logits, j.grads, err = j.m.TrainStep(j.tokens, j.batch, j.seqLen)
 	return err
 }
 
@@ -49,9 +51,8 @@ func (j *cpuTrainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
 		return nil, err
 	}
 	out := map[string]tensorfile.Tensor{name: logits}
-	grads := j.m.Grads()
 	for _, p := range j.params {
-		g, ok := grads[p.Name]
+		g, ok := j.grads[p.Name]
 		if !ok || len(g) != p.Elements() {
 			return nil, fmt.Errorf("outputs: gradient of %q has %d elements, want %d", p.Name, len(g), p.Elements())
 		}
@@ -64,4 +65,4 @@ func (j *cpuTrainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
 // buffers, the gradients and the token ids.
 func (j *cpuTrainJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*len(j.tokens)) }
 
-func (j *cpuTrainJob[T]) Close() error { j.m, j.logits = nil, nil; return nil }
+func (j *cpuTrainJob[T]) Close() error { j.m, j.logits, j.grads = nil, nil, nil; return nil }

@@ -1,9 +1,9 @@
-// Package burnstylehip is the native backend: the TTT model, the GEMM and
-// the attention forward written from their specs in Go, run in-process by
-// the harness. Its CPU path for TTT is the harness's reference model
-// (harness/workload/ttt/reference) run at the run's precision: at float32 it
-// is the reference code in float32, graded like every backend against the
-// same code in float64. Package cpu holds its pure-Go gemm, attention and
+// Package burnstylehip is the native backend: the TTT model, the GEMM, the
+// attention and the scan written from their specs in Go, served to the
+// harness as a plugin process. Its CPU path for TTT is its own model
+// (package cpu/ttt), graded like every backend against the harness's
+// float64 reference, which no code of the plugin binary imports
+// (imports_test.go). Package cpu holds its pure-Go gemm, attention and
 // scan; a GPU engine (plugins/burnstyle-hip/gpu) plugs into the same seam
 // (engine.go).
 package burnstylehip

@@ -2,7 +2,7 @@ package burnstylehip
 
 // `xbench profile` for the native backend: no external profiler, but its
 // own phase records. On the CPU path a time.Now pair around each phase of a
-// forward (package reference, only while profiling), reported as host time; on a
+// step (package cpu/ttt, only while profiling), reported as host time; on a
 // GPU the device events between launch groups of gputtt.Model.Profile,
 // reported as device time. Every matrix product is the one kernel "gemm"
 // (cuBLAS on a GPU, the blocked Go kernel on the CPU).
@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	cputtt "github.com/xbench/xbench/plugins/burnstyle-hip/cpu/ttt"
 	gputtt "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/ttt"
 
 	"github.com/xbench/xbench/harness/backend"
@@ -21,7 +22,6 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 var _ backend.Profiler = (*Native)(nil)
@@ -169,14 +169,14 @@ func (j *cpuForwardJob[T]) profileStep() ([]phase, error) { return recordPhases(
 func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
 
 // recordPhases runs step with m's phase record on and returns its phases.
-func recordPhases[T reference.Float](m *reference.Model[T], step func() error) ([]phase, error) {
-	m.Prof = &reference.Phases{}
-	defer func() { m.Prof = nil }()
+func recordPhases[T cputtt.Float](m *cputtt.Model[T], step func() error) ([]phase, error) {
+	m.Phases = &cputtt.Phases{}
+	defer func() { m.Phases = nil }()
 	if err := step(); err != nil {
 		return nil, err
 	}
-	out := make([]phase, len(m.Prof.Spans))
-	for i, s := range m.Prof.Spans {
+	out := make([]phase, len(m.Phases.Spans))
+	for i, s := range m.Phases.Spans {
 		out[i] = phase{name: s.Name, start: s.Start, dur: s.Dur}
 	}
 	return out, nil
