@@ -17,7 +17,6 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload/gemm"
 )
 
 // minCPUFlushBytes is written on a CPU even when the LLC reads smaller or
@@ -26,10 +25,11 @@ const minCPUFlushBytes = 64 << 20
 
 // modeUnsupported says why this backend cannot time req in its mode, or "".
 func modeUnsupported(req backend.RunRequest) string {
+	w, _ := workloadOf(req.Config.Workload)
 	switch {
-	case req.Mode.CUDAGraph && (req.Config.Workload != gemm.Name || gemmKind(req.Device) == ""):
+	case req.Mode.CUDAGraph && (!w.cudaGraph || gemmKind(req.Device) == ""):
 		return Name + ": --cuda-graph is implemented for the gemm workload on a GPU only (its library call captured once as a CUDA or HIP graph, replays timed)"
-	case req.Mode.ColdCache && req.Config.Workload != gemm.Name && req.Config.Workload != attentionName:
+	case req.Mode.ColdCache && !w.coldCache:
 		return Name + ": --cold-cache is implemented for the gemm and attention workloads only (workload " + req.Config.Workload + ")"
 	}
 	return ""

@@ -17,8 +17,6 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
-	"github.com/xbench/xbench/harness/workload/gemm"
-	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -64,14 +62,12 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		return res, nil
 	}
 	res.Mode = req.Mode
-	switch req.Config.Workload {
-	case gemm.Name:
-		return runGEMM(ctx, req, res)
-	case attentionName:
-		return runAttention(ctx, req, res)
-	case scan.Name:
-		return runScan(ctx, req, res)
-	}
+	w, _ := workloadOf(req.Config.Workload) // unsupported answered any other
+	return w.run(n, ctx, req, res)
+}
+
+// runTTT times a TTT configuration on the engine that admits it.
+func (n *Native) runTTT(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {
@@ -170,14 +166,12 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 		resp.Status, resp.Message = result.StatusUnsupported, msg
 		return resp, nil
 	}
-	switch req.Config.Workload {
-	case gemm.Name:
-		return exportGEMM(ctx, req, resp)
-	case attentionName:
-		return exportAttention(ctx, req, resp)
-	case scan.Name:
-		return exportScan(ctx, req, resp)
-	}
+	w, _ := workloadOf(req.Config.Workload) // unsupported answered any other
+	return w.export(n, ctx, req, resp)
+}
+
+// exportTTT runs a TTT configuration once on the given weights and inputs.
+func (n *Native) exportTTT(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {

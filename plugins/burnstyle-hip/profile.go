@@ -20,7 +20,6 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -61,8 +60,8 @@ func (n *Native) Profile(ctx context.Context, req backend.ProfileRequest) (backe
 		rep.Status, rep.Message = result.StatusUnsupported, msg
 		return rep, nil
 	}
-	if req.Config.Workload == gemm.Name {
-		rep.Status, rep.Message = result.StatusUnsupported, Name+" profiles the ttt workload only: its gemm is one call of one kernel (cuBLAS, or the blocked Go kernel), which xbench run times as it is"
+	if w, _ := workloadOf(req.Config.Workload); w.noProfile != "" {
+		rep.Status, rep.Message = result.StatusUnsupported, w.noProfile
 		return rep, nil
 	}
 	cfg := ttt.From(req.Config)

@@ -25,7 +25,7 @@ func TestRocmUnsupported(t *testing.T) {
 		{"ttt backward", backward, "need a BLAS"},
 		{"ttt forward", tinyConfig(), ""},
 	} {
-		got := rocmUnsupported(tc.cfg)
+		got := deviceUnsupported("rocm", tc.cfg)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want a reason containing %q", tc.name, got, tc.want)
 		}
