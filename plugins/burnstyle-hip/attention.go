@@ -121,7 +121,7 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 		return runAttentionGradCPU(ctx, req, res, spec)
 	}
 	if onGPU {
-		t, err := gpuattn.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+		t, err := gpuattn.TimeShared(ctx, spec, gpu.Calls{Warmup: cfg.Warmup, Repeats: cfg.Repeats, ColdCache: req.Mode.ColdCache}, 1)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("run %s attention: %w", Name, ctx.Err())

@@ -136,7 +136,7 @@ func exportAttentionGradGPU(ctx context.Context, resp *backend.ExportResponse, s
 // backward.go), reporting which kernels ran as the forward does.
 func runAttentionGradGPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuattn.Spec) (result.Result, error) {
 	cfg := req.Config
-	t, err := gpuattn.TimeGradShared(ctx, spec, cfg.Phase, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+	t, err := gpuattn.TimeGradShared(ctx, spec, cfg.Phase, gpu.Calls{Warmup: cfg.Warmup, Repeats: cfg.Repeats, ColdCache: req.Mode.ColdCache}, 1)
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("run %s attention %s: %w", Name, cfg.Phase, ctx.Err())

@@ -83,7 +83,8 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 		return res, nil
 	}
 	cum, trans, dur := scanInputs[float64](spec.ScanShape)
-	t, err := gpuscan.Time(ctx, d, spec, cum, trans, dur, scan.ShapeOf(req.Config).Lengths(), req.Config.Warmup, req.Config.Repeats, req.Mode.ColdCache)
+	t, err := gpuscan.Time(ctx, d, spec, gpuscan.Inputs{Cum: cum, Trans: trans, Dur: dur, Lengths: scan.ShapeOf(req.Config).Lengths()},
+		gpu.Calls{Warmup: req.Config.Warmup, Repeats: req.Config.Repeats})
 	if err != nil {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("run %s scan: %w", Name, ctx.Err())
@@ -307,7 +308,7 @@ func exportScanGPU(ctx context.Context, spec gpuscan.Spec, in map[string]tensorf
 	for i, x := range l32 {
 		lengths[i] = int64(x)
 	}
-	out, err := gpuscan.Export(ctx, d, spec, vals["cum_scores"], vals["transition"], vals["duration_bias"], lengths)
+	out, err := gpuscan.Export(ctx, d, spec, gpuscan.Inputs{Cum: vals["cum_scores"], Trans: vals["transition"], Dur: vals["duration_bias"], Lengths: lengths})
 	if err != nil {
 		return nil, err
 	}
