@@ -59,7 +59,7 @@ func prepareCPU[T numeric.Float](cfg ttt.Config, s ttt.Size, w, in map[string]te
 			{&j.xq, "xq", j.shape}, {&j.xk, "xk", j.shape}, {&j.xv, "xv", j.shape},
 			{&j.gate, "gate", []int{B, s.Heads, L}},
 		} {
-			if *x.dst, err = inputAs[T](in, x.name, x.shape); err != nil {
+			if *x.dst, err = cputtt.TensorAs[T](in, x.name, x.shape, "prepare inputs"); err != nil {
 				return nil, err
 			}
 		}
@@ -84,26 +84,6 @@ func prepareCPU[T numeric.Float](cfg ttt.Config, s ttt.Size, w, in map[string]te
 		return newCPUTrainJob(m, cfg, s, ids), nil
 	}
 	return &cpuForwardJob[T]{m: m, tokens: ids, batch: B, seqLen: L}, nil
-}
-
-// inputAs decodes one input tensor after checking its shape.
-func inputAs[T numeric.Float](in map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
-	t, ok := in[name]
-	if !ok {
-		return nil, fmt.Errorf("prepare inputs: missing tensor %q", name)
-	}
-	if !slices.Equal(t.Shape, shape) {
-		return nil, fmt.Errorf("prepare inputs: tensor %q has shape %v, want %v", name, t.Shape, shape)
-	}
-	v, err := t.Float64s()
-	if err != nil {
-		return nil, fmt.Errorf("prepare inputs: tensor %q: %w", name, err)
-	}
-	out := make([]T, len(v))
-	for i, x := range v {
-		out[i] = T(x)
-	}
-	return out, nil
 }
 
 // cpuForwardJob is a prepared full forward pass.

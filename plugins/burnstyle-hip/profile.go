@@ -169,7 +169,7 @@ func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.
 
 // recordPhases runs step with m's phase record on and returns its phases.
 func recordPhases[T cputtt.Float](m *cputtt.Model[T], step func() error) ([]phase, error) {
-	m.Phases = &cputtt.Phases{}
+	m.Phases = &profile.Phases{}
 	defer func() { m.Phases = nil }()
 	if err := step(); err != nil {
 		return nil, err

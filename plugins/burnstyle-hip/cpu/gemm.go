@@ -45,9 +45,9 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 			i := t / 2
 			switch {
 			case t%2 == 0 && transA: // stored [k, m]
-				transposeInto(ap[i*m*k:(i+1)*m*k], a[i*m*k:(i+1)*m*k], k, m)
+				numeric.TransposeInto(ap[i*m*k:(i+1)*m*k], a[i*m*k:(i+1)*m*k], k, m)
 			case t%2 == 1 && !transB: // stored [k, n]
-				transposeInto(bp[i*n*k:(i+1)*n*k], b[i*k*n:(i+1)*k*n], k, n)
+				numeric.TransposeInto(bp[i*n*k:(i+1)*n*k], b[i*k*n:(i+1)*k*n], k, n)
 			}
 		})
 	}
@@ -55,24 +55,6 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 		numeric.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
 	}
 	return c
-}
-
-// transposeInto writes the [cols, rows] transpose of the row-major [rows,
-// cols] src into dst, in 32x32 blocks so both sides stay in cache.
-func transposeInto[T numeric.Float](dst, src []T, rows, cols int) {
-	const blk = 32
-	for i0 := 0; i0 < rows; i0 += blk {
-		i1 := min(i0+blk, rows)
-		for j0 := 0; j0 < cols; j0 += blk {
-			j1 := min(j0+blk, cols)
-			for i := i0; i < i1; i++ {
-				row := src[i*cols : (i+1)*cols]
-				for j := j0; j < j1; j++ {
-					dst[j*rows+i] = row[j]
-				}
-			}
-		}
-	}
 }
 
 // GEMMDtype is GEMM at a workload dtype: "float32" and "tf32" are computed

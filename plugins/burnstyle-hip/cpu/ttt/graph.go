@@ -43,7 +43,7 @@ func (g *graph[T]) param(name string) *Tensor[T] {
 }
 
 // phase closes the phase that ran since the last one, when profiling.
-func (g *graph[T]) phase(name string) { g.clock = g.m.Phases.end(name, g.clock) }
+func (g *graph[T]) phase(name string) { g.clock = g.m.Phases.End(name, g.clock) }
 
 // forward returns the logits [1, B*L, V].
 func (g *graph[T]) forward(tokens []int32) *Tensor[T] {

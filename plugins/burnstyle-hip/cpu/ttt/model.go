@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -20,7 +21,7 @@ type Model[T Float] struct {
 	values    map[string][]T
 	bytes     int64 // what the last step's tape allocated, with the parameters' gradients
 	// Phases, when not nil, collects the phases of every step.
-	Phases *Phases
+	Phases *profile.Phases
 }
 
 // NewModel loads every parameter the spec lists for this configuration
@@ -46,7 +47,7 @@ func NewInner[T Float](s ttt.Size, tttType string, miniBatch int, w map[string]t
 func (m *Model[T]) load(w map[string]tensorfile.Tensor) error {
 	m.values = map[string][]T{}
 	for _, p := range m.params {
-		v, err := loadAs[T](w, p.Name, p.Shape)
+		v, err := TensorAs[T](w, p.Name, p.Shape, "load weights")
 		if err != nil {
 			return err
 		}
@@ -75,18 +76,19 @@ func (m *Model[T]) InnerOnly(xq, xk, xv, gate []T, batch, seqLen int) ([]T, erro
 	return out.V, nil
 }
 
-// loadAs decodes tensor name of w at precision T after checking its shape.
-func loadAs[T Float](w map[string]tensorfile.Tensor, name string, shape []int) ([]T, error) {
-	t, ok := w[name]
+// TensorAs decodes tensor name of ts at precision T after checking its
+// shape; op names the caller's step in errors.
+func TensorAs[T Float](ts map[string]tensorfile.Tensor, name string, shape []int, op string) ([]T, error) {
+	t, ok := ts[name]
 	if !ok {
-		return nil, fmt.Errorf("load weights: missing tensor %q", name)
+		return nil, fmt.Errorf("%s: missing tensor %q", op, name)
 	}
 	if !slices.Equal(t.Shape, shape) {
-		return nil, fmt.Errorf("load weights: tensor %q has shape %v, want %v", name, t.Shape, shape)
+		return nil, fmt.Errorf("%s: tensor %q has shape %v, want %v", op, name, t.Shape, shape)
 	}
 	v, err := t.Float64s()
 	if err != nil {
-		return nil, fmt.Errorf("load weights: tensor %q: %w", name, err)
+		return nil, fmt.Errorf("%s: tensor %q: %w", op, name, err)
 	}
 	out := make([]T, len(v))
 	for i, x := range v {
@@ -125,7 +127,7 @@ func (m *Model[T]) run(tokens []int32, batch, seqLen int, train bool) ([]T, map[
 	}
 	tp := NewTape[T](train)
 	g := &graph[T]{m: m, tp: tp, batch: batch, seqLen: seqLen, params: map[string]*Tensor[T]{}}
-	g.clock = m.Phases.start()
+	g.clock = m.Phases.Begin()
 	logits := g.forward(tokens)
 	if !train {
 		m.bytes = tp.Bytes()
