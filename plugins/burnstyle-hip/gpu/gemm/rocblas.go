@@ -39,3 +39,24 @@ func openRocblas(d *gpu.Device, g *gemmBufs) (*gemmPath, error) {
 	return &gemmPath{launch: launch, library: b.Version(), libPath: b.Path, call: "one rocblas_gemm_strided_batched_ex",
 		wsBytes: gpu.RocblasWorkspace, free: func() {}}, nil
 }
+
+// rocmType is how one dtype maps onto hipBLASLt and rocBLAS (-1: the
+// library is not asked for it).
+type rocmType struct {
+	hipIn, hipOut, hipCompute int32 // hipDataType of A and B, of C; hipblasComputeType_t
+	rocIn, rocOut             int32 // rocblas_datatype; rocBLAS computes in rocblas_datatype_f32_r
+}
+
+func rocmTypeOf(dtype string) rocmType {
+	switch dtype {
+	case "float32":
+		return rocmType{gpu.HipR32F, gpu.HipR32F, gpu.HipblasCompute32F, gpu.RocblasF32, gpu.RocblasF32}
+	case "tf32": // xf32 (CDNA3); rocBLAS has it only as a handle's math mode, not bound
+		return rocmType{gpu.HipR32F, gpu.HipR32F, gpu.HipblasCompute32FFastTF32, -1, -1}
+	case "bfloat16":
+		return rocmType{gpu.HipR16BF, gpu.HipR16BF, gpu.HipblasCompute32F, gpu.RocblasBF16, gpu.RocblasBF16}
+	case "float16":
+		return rocmType{gpu.HipR16F, gpu.HipR16F, gpu.HipblasCompute32F, gpu.RocblasF16, gpu.RocblasF16}
+	}
+	return rocmType{-1, -1, -1, -1, -1}
+}
