@@ -175,12 +175,8 @@ func attentionInputs(s gpuattn.Spec) (q, k, v []float32) {
 // roundTo rounds x in place to bfloat16 or float16 (nearest even); float32
 // is left alone.
 func roundTo(dtype string, x []float32) {
-	round := cpu.RoundBF16
-	switch dtype {
-	case "bfloat16":
-	case "float16":
-		round = cpu.RoundF16
-	default:
+	round, _ := cpu.Rounding(dtype) // the capabilities allowed only dtypes the table has
+	if round == nil {
 		return
 	}
 	for i, e := range x {

@@ -159,27 +159,13 @@ func attentionRow(o, qi, k, v, p []float32, D int, scale float32) float32 {
 // softmax and float32 accumulation does (the probabilities stay float32
 // here). The inputs are not modified.
 func AttentionDtype(dtype string, s AttentionShape, q, k, v []float32) ([]float32, error) {
-	var round func(float32) float32
-	switch dtype {
-	case "float32":
-		return Attention(s, q, k, v)
-	case "bfloat16":
-		round = RoundBF16
-	case "float16":
-		round = RoundF16
-	default:
-		return nil, fmt.Errorf("attention %s: unknown dtype %q (want float32, bfloat16 or float16)", s, dtype)
-	}
-	rounded := func(x []float32) []float32 {
-		r := make([]float32, len(x))
-		for i, e := range x {
-			r[i] = round(e)
-		}
-		return r
-	}
-	out, err := Attention(s, rounded(q), rounded(k), rounded(v))
+	round, err := Rounding(dtype)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("attention %s: %w", s, err)
+	}
+	out, err := Attention(s, Rounded(round, q), Rounded(round, k), Rounded(round, v))
+	if err != nil || round == nil {
+		return out, err
 	}
 	for i, x := range out {
 		out[i] = round(x)

@@ -71,27 +71,17 @@ func GEMMDtype(dtype string, batch, m, n, k int, transA, transB bool, a, b []flo
 		return nil, fmt.Errorf("gemm: A has %d elements and B %d; batch=%d m=%d n=%d k=%d needs %d and %d",
 			len(a), len(b), batch, m, n, k, batch*m*k, batch*k*n)
 	}
-	var round func(float32) float32
-	switch dtype {
-	case "float32", "tf32":
-		return GEMM(batch, m, n, k, transA, transB, a, b), nil
-	case "bfloat16":
-		round = RoundBF16
-	case "float16":
-		round = RoundF16
-	case "float8_e4m3":
+	if dtype == "float8_e4m3" {
 		return nil, fmt.Errorf("gemm: dtype float8_e4m3 is unsupported on cpu")
-	default:
-		return nil, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
 	}
-	ra, rb := make([]float32, len(a)), make([]float32, len(b))
-	for i, x := range a {
-		ra[i] = round(x)
+	round, err := Rounding(dtype)
+	if err != nil {
+		return nil, fmt.Errorf("gemm: %w", err)
 	}
-	for i, x := range b {
-		rb[i] = round(x)
+	c := GEMM(batch, m, n, k, transA, transB, Rounded(round, a), Rounded(round, b))
+	if round == nil {
+		return c, nil
 	}
-	c := GEMM(batch, m, n, k, transA, transB, ra, rb)
 	for i, x := range c {
 		c[i] = round(x)
 	}
