@@ -47,16 +47,11 @@ type rocmType struct {
 	rocIn, rocOut             int32 // rocblas_datatype; rocBLAS computes in rocblas_datatype_f32_r
 }
 
+// rocmTypeOf reads gpu's dtype table; A, B and C share the dtype.
 func rocmTypeOf(dtype string) rocmType {
-	switch dtype {
-	case "float32":
-		return rocmType{gpu.HipR32F, gpu.HipR32F, gpu.HipblasCompute32F, gpu.RocblasF32, gpu.RocblasF32}
-	case "tf32": // xf32 (CDNA3); rocBLAS has it only as a handle's math mode, not bound
-		return rocmType{gpu.HipR32F, gpu.HipR32F, gpu.HipblasCompute32FFastTF32, -1, -1}
-	case "bfloat16":
-		return rocmType{gpu.HipR16BF, gpu.HipR16BF, gpu.HipblasCompute32F, gpu.RocblasBF16, gpu.RocblasBF16}
-	case "float16":
-		return rocmType{gpu.HipR16F, gpu.HipR16F, gpu.HipblasCompute32F, gpu.RocblasF16, gpu.RocblasF16}
+	d, ok := gpu.DtypeOf(dtype)
+	if !ok {
+		return rocmType{-1, -1, -1, -1, -1}
 	}
-	return rocmType{-1, -1, -1, -1, -1}
+	return rocmType{d.Hip, d.Hip, d.HipblasCompute, d.Rocblas, d.Rocblas}
 }
