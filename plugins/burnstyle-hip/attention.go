@@ -19,6 +19,7 @@ import (
 	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // attentionName is the workload this file implements.
@@ -138,7 +139,7 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 	}
 	e, _ := newCPUEngine()
 	res.Device = e.Device()
-	if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+	if st, msg := host.Fits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 		res.Status, res.Message = st, "attention on the CPU "+msg
 		return res, nil
 	}
@@ -196,7 +197,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 		return resp, nil
 	}
 	if !onGPU {
-		if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+		if st, msg := host.Fits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 			resp.Status, resp.Message = st, "attention on the CPU "+msg
 			return resp, nil
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // cpuAttentionGradCall prepares one timed call of phase (backward or both)
@@ -73,7 +74,7 @@ func attentionDout(s gpuattn.Spec) []float32 {
 // forward: the first call alone is compile_ms, then warmup, then repeats.
 func runAttentionGradCPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuattn.Spec) (result.Result, error) {
 	cfg := req.Config
-	if st, msg := hostFits(attentionGradHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+	if st, msg := host.Fits(attentionGradHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 		res.Status, res.Message = st, "attention "+cfg.Phase+" on the CPU "+msg
 		return res, nil
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // gemmSpec reads the validated configuration.
@@ -90,7 +91,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	}
 	e, _ := newCPUEngine()
 	res.Device = e.Device()
-	if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+	if st, msg := host.Fits(gemmHostBytes(spec)); st != result.StatusOK {
 		res.Status, res.Message = st, "gemm on the CPU "+msg
 		return res, nil
 	}
@@ -120,7 +121,7 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 	spec := gemmSpec(req.Config)
 	kind := gemmKind(req.Device)
 	if kind == "" {
-		if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+		if st, msg := host.Fits(gemmHostBytes(spec)); st != result.StatusOK {
 			resp.Status, resp.Message = st, "gemm on the CPU "+msg
 			return resp, nil
 		}

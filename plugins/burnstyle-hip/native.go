@@ -18,6 +18,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // Name is the backend's name in results and on the command line.
@@ -270,7 +271,7 @@ func env() result.Env {
 		Framework: "go",
 		Versions:  map[string]string{"go": runtime.Version()},
 		Timing:    "wall clock (time.Now) around each call",
-		Host:      hostname(),
+		Host:      host.Hostname(),
 	}
 }
 

@@ -44,8 +44,7 @@ type phaseJob interface {
 }
 
 var (
-	_ phaseJob = (*cpuForwardJob[float32])(nil)
-	_ phaseJob = (*cpuInnerJob[float32])(nil)
+	_ phaseJob = cpuPhaseJob{}
 	_ phaseJob = gpuPhaseJob{}
 )
 
@@ -120,6 +119,9 @@ func asPhaseJob(j job) (phaseJob, bool) {
 	if g, ok := j.(*gputtt.Job); ok {
 		return gpuPhaseJob{g}, true
 	}
+	if c, ok := j.(cputtt.Job); ok {
+		return cpuPhaseJob{c}, true
+	}
 	pj, ok := j.(phaseJob)
 	return pj, ok
 }
@@ -161,32 +163,19 @@ func traceEvents(origin time.Time, calls [][]phase) []profile.Event {
 	return ev
 }
 
-func (j *cpuForwardJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
+// cpuPhaseJob adapts a cpu/ttt job's recorded phases (host clock spans).
+type cpuPhaseJob struct{ j cputtt.Job }
 
-// profileStep of a training step records the forward's phases and the
-// backward's, one per block and the head.
-func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
-
-// recordPhases runs step with m's phase record on and returns its phases.
-func recordPhases[T cputtt.Float](m *cputtt.Model[T], step func() error) ([]phase, error) {
-	m.Phases = &profile.Phases{}
-	defer func() { m.Phases = nil }()
-	if err := step(); err != nil {
+func (c cpuPhaseJob) profileStep() ([]phase, error) {
+	spans, err := c.j.ProfileStep()
+	if err != nil {
 		return nil, err
 	}
-	out := make([]phase, len(m.Phases.Spans))
-	for i, s := range m.Phases.Spans {
+	out := make([]phase, len(spans))
+	for i, s := range spans {
 		out[i] = phase{name: s.Name, start: s.Start, dur: s.Dur}
 	}
 	return out, nil
-}
-
-// profileStep of an inner-only job is one phase: the whole call is the
-// inner loop.
-func (j *cpuInnerJob[T]) profileStep() ([]phase, error) {
-	start := time.Now()
-	err := j.Step()
-	return []phase{{name: "ttt_inner", start: start, dur: time.Since(start)}}, err
 }
 
 // gpuPhaseJob adapts gputtt.Job's per-part device milliseconds.

@@ -21,6 +21,7 @@ import (
 	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 func scanShape(cfg result.Config) cpu.ScanShape {
@@ -119,7 +120,7 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if cfg.Dtype() == "float64" {
 		item = 8
 	}
-	if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+	if st, msg := host.Fits(scanHostBytes(s, grads, item)); st != result.StatusOK {
 		res.Status, res.Message = st, "scan on the CPU "+msg
 		return res, nil
 	}
@@ -212,7 +213,7 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		if req.Config.Dtype() == "float64" {
 			item = 8
 		}
-		if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+		if st, msg := host.Fits(scanHostBytes(s, grads, item)); st != result.StatusOK {
 			resp.Status, resp.Message = st, "scan on the CPU "+msg
 			return resp, nil
 		}

@@ -1,7 +1,7 @@
 // Package ttt is burnstyle-hip's own CPU implementation of the TTT
-// workload, written from the spec (docs/workloads/ttt.md): the language
-// model's forward pass, its inner loop alone (--inner-only) and the
-// training step. The training step's gradients come from reverse-mode
+// workload, written from the spec (docs/workloads/ttt.md), and its engine
+// (engine.go): the language model's forward pass, its inner loop alone
+// (--inner-only) and the training step. The training step's gradients come from reverse-mode
 // differentiation over a tape of small tensor operations, each with its own
 // derivative, rather than a hand-derived backward of the whole model; the
 // harness grades both the logits and the gradients against its float64
