@@ -37,9 +37,18 @@ func (g *graph[T]) param(name string) *Tensor[T] {
 	for i := range 3 - len(shape) {
 		dims[i] = 1
 	}
+	if g.m.transposed[name] {
+		dims[1], dims[2] = dims[2], dims[1]
+	}
 	t := g.tp.Param(dims[0], dims[1], dims[2], v)
 	g.params[name] = t
 	return t
+}
+
+// project is x @ W for the projection name, held transposed ([out, in]),
+// which the product reads along its rows as it is.
+func (g *graph[T]) project(x *Tensor[T], name string) *Tensor[T] {
+	return g.tp.MatMul(x, g.param(name), false, true)
 }
 
 // phase closes the phase that ran since the last one, when profiling.
@@ -79,15 +88,15 @@ func (g *graph[T]) tttBlock(pre string, x *Tensor[T]) *Tensor[T] {
 	p := func(name string) *Tensor[T] { return g.param(pre + "ttt." + name) }
 	var xq, xk *Tensor[T]
 	if g.m.Backbone == "mamba" { // shared Q/K projection, then a convolution each
-		qk := tp.MatMul(x, p("wq"), false, false)
+		qk := g.project(x, pre+"ttt.wq")
 		g.phase("gemm")
 		xq = tp.CausalConv(qk, p("conv_q_w"), p("conv_q_b"), g.seqLen)
 		xk = tp.CausalConv(qk, p("conv_k_w"), p("conv_k_b"), g.seqLen)
 		g.phase("conv")
 	} else {
-		xq, xk = tp.MatMul(x, p("wq"), false, false), tp.MatMul(x, p("wk"), false, false)
+		xq, xk = g.project(x, pre+"ttt.wq"), g.project(x, pre+"ttt.wk")
 	}
-	xv := tp.MatMul(x, p("wv"), false, false)
+	xv := g.project(x, pre+"ttt.wv")
 	lr := tp.MatMul(x, p("lr_w"), false, true) // [1, B*L, nh]
 	g.phase("gemm")
 
@@ -104,12 +113,12 @@ func (g *graph[T]) tttBlock(pre string, x *Tensor[T]) *Tensor[T] {
 	o := tp.Affine(xh, p("post_norm_w"), p("post_norm_b"))
 	g.phase("merge_heads_layer_norm")
 	if g.m.Backbone == "mamba" {
-		xg := tp.MatMul(x, p("wg"), false, false)
+		xg := g.project(x, pre+"ttt.wg")
 		g.phase("gemm")
 		o = tp.Mul(tp.Map(xg, gelu, geluGrad), o)
 		g.phase("gate")
 	}
-	y := tp.MatMul(o, p("wo"), false, false)
+	y := g.project(o, pre+"ttt.wo")
 	g.phase("gemm")
 	return y
 }
@@ -134,12 +143,12 @@ func (g *graph[T]) innerParams(prefix string) innerParams[T] {
 func (g *graph[T]) mlpBlock(pre string, x *Tensor[T]) *Tensor[T] {
 	tp := g.tp
 	g.phase("rms_norm")
-	gate := tp.MatMul(x, g.param(pre+"mlp.w_gate"), false, false)
-	up := tp.MatMul(x, g.param(pre+"mlp.w_up"), false, false)
+	gate := g.project(x, pre+"mlp.w_gate")
+	up := g.project(x, pre+"mlp.w_up")
 	g.phase("gemm")
 	a := tp.Mul(tp.Map(gate, silu, siluGrad), up)
 	g.phase("swiglu")
-	y := tp.MatMul(a, g.param(pre+"mlp.w_down"), false, false)
+	y := g.project(a, pre+"mlp.w_down")
 	g.phase("gemm")
 	return y
 }

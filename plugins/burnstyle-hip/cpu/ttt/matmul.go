@@ -74,15 +74,31 @@ func product[T Float](c, a, b []T, batch, m, k, n int, ta, tb, accumulate bool) 
 		mul(tmpC, ai, bi, m, k, n)
 		numeric.Axpy(ci, 1, tmpC)
 	}
+	// scratch is what one product needs beside its operands: the
+	// transposes it makes and, when accumulating, the product itself.
+	scratch := func() (sa, sb, sc []T) {
+		if ta {
+			sa = make([]T, m*k)
+		}
+		if !tb {
+			sb = make([]T, k*n)
+		}
+		if accumulate {
+			sc = make([]T, m*n)
+		}
+		return sa, sb, sc
+	}
 	if batch == 1 {
-		one(c, a, b, make([]T, m*k), make([]T, k*n), make([]T, m*n), numeric.MatMulNT[T])
+		sa, sb, sc := scratch()
+		one(c, a, b, sa, sb, sc, numeric.MatMulNT[T])
 		return
 	}
-	type scratch struct{ a, b, c []T }
-	per := make([]*scratch, numeric.NumWorkers())
+	type buffers struct{ a, b, c []T }
+	per := make([]*buffers, numeric.NumWorkers())
 	numeric.ParallelFor(batch, func(w, i int) {
 		if per[w] == nil {
-			per[w] = &scratch{make([]T, m*k), make([]T, k*n), make([]T, m*n)}
+			sa, sb, sc := scratch()
+			per[w] = &buffers{sa, sb, sc}
 		}
 		s := per[w]
 		one(c[i*m*n:(i+1)*m*n], a[i*m*k:(i+1)*m*k], b[i*k*n:(i+1)*k*n], s.a, s.b, s.c, numeric.GemmNT[T])

@@ -3,7 +3,9 @@ package ttt
 import (
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
@@ -19,7 +21,10 @@ type Model[T Float] struct {
 	TTTType   string
 	params    []ttt.Param
 	values    map[string][]T
-	bytes     int64 // what the last step's tape allocated, with the parameters' gradients
+	// transposed marks the projections, held [out, in] (loaded once so
+	// that no step transposes a weight); their gradients are turned back.
+	transposed map[string]bool
+	bytes      int64 // what the last step's tape allocated, with the parameters' gradients
 	// Phases, when not nil, collects the phases of every step.
 	Phases *profile.Phases
 }
@@ -45,15 +50,29 @@ func NewInner[T Float](s ttt.Size, tttType string, miniBatch int, w map[string]t
 }
 
 func (m *Model[T]) load(w map[string]tensorfile.Tensor) error {
-	m.values = map[string][]T{}
+	m.values, m.transposed = map[string][]T{}, map[string]bool{}
 	for _, p := range m.params {
 		v, err := TensorAs[T](w, p.Name, p.Shape, "load weights")
 		if err != nil {
 			return err
 		}
+		if isProjection(p.Name) {
+			v, m.transposed[p.Name] = numeric.Transpose(v, p.Shape[0], p.Shape[1]), true
+		}
 		m.values[p.Name] = v
 	}
 	return nil
+}
+
+// isProjection says whether a parameter is a dense [in, out] matrix the
+// model applies as x @ W.
+func isProjection(name string) bool {
+	for _, suffix := range []string{".ttt.wq", ".ttt.wk", ".ttt.wv", ".ttt.wo", ".ttt.wg", ".mlp.w_gate", ".mlp.w_up", ".mlp.w_down"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return false
 }
 
 // InnerOnly runs layer 0's inner loop on xq, xk, xv [B, nh, L, f] (as
@@ -142,6 +161,9 @@ func (m *Model[T]) run(tokens []int32, batch, seqLen int, train bool) ([]T, map[
 			return nil, nil, fmt.Errorf("train step: no gradient reached %q", p.Name)
 		}
 		grads[p.Name] = t.G
+		if m.transposed[p.Name] { // held [out, in]: back to the spec's [in, out]
+			grads[p.Name] = numeric.Transpose(t.G, p.Shape[1], p.Shape[0])
+		}
 	}
 	m.bytes = tp.Bytes() + m.NumParams()*sizeOf[T]()
 	return logits.V, grads, nil
