@@ -22,12 +22,10 @@ type LtHeuristic struct {
 	_         [4]int32
 }
 
-type CublasLt struct {
-	H             uintptr
-	Path          string
-	create        func(h *uintptr) int32
-	destroy       func(h uintptr) int32
-	Version       func() uint64
+// LtDescriptors are the descriptor calls cuBLASLt and hipBLASLt share,
+// with the same signatures: the matmul description, the matrix layouts and
+// the heuristic's preference.
+type LtDescriptors struct {
 	DescCreate    func(d *uintptr, compute, scale int32) int32
 	DescDestroy   func(d uintptr) int32
 	DescSet       func(d uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
@@ -37,8 +35,17 @@ type CublasLt struct {
 	PrefCreate    func(p *uintptr) int32
 	PrefDestroy   func(p uintptr) int32
 	PrefSet       func(p uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	Heuristic     func(h, desc, a, b, c, d, pref uintptr, want int32, out *LtHeuristic, got *int32) int32
-	Matmul        func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
+}
+
+type CublasLt struct {
+	H       uintptr
+	Path    string
+	create  func(h *uintptr) int32
+	destroy func(h uintptr) int32
+	Version func() uint64
+	LtDescriptors
+	Heuristic func(h, desc, a, b, c, d, pref uintptr, want int32, out *LtHeuristic, got *int32) int32
+	Matmul    func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
 		beta unsafe.Pointer, C uint64, lc uintptr, D uint64, ld uintptr, algo *LtAlgo, ws, wsBytes uint64, stream uintptr) int32
 	AlgoGet func(algo *LtAlgo, attr int32, buf unsafe.Pointer, n uint64, written *uint64) int32
 }

@@ -64,22 +64,14 @@ var (
 func (a HipLtAlgo) String() string { return hex.EncodeToString(a.Data[:]) }
 
 type HipblasLt struct {
-	H             uintptr
-	Path          string
-	create        func(h *uintptr) int32
-	destroy       func(h uintptr) int32
-	version       func(h uintptr, v *int32) int32
-	DescCreate    func(d *uintptr, compute, scale int32) int32
-	DescDestroy   func(d uintptr) int32
-	DescSet       func(d uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	LayoutCreate  func(l *uintptr, dtype int32, rows, cols uint64, ld int64) int32
-	LayoutDestroy func(l uintptr) int32
-	LayoutSet     func(l uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	PrefCreate    func(p *uintptr) int32
-	PrefDestroy   func(p uintptr) int32
-	PrefSet       func(p uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	Heuristic     func(h, desc, a, b, c, d, pref uintptr, want int32, out *HipLtHeuristic, got *int32) int32
-	Matmul        func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
+	H       uintptr
+	Path    string
+	create  func(h *uintptr) int32
+	destroy func(h uintptr) int32
+	version func(h uintptr, v *int32) int32
+	LtDescriptors
+	Heuristic func(h, desc, a, b, c, d, pref uintptr, want int32, out *HipLtHeuristic, got *int32) int32
+	Matmul    func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
 		beta unsafe.Pointer, C uint64, lc uintptr, D uint64, ld uintptr, algo *HipLtAlgo, ws, wsBytes uint64, stream uintptr) int32
 }
 

@@ -27,18 +27,9 @@ type ltCandidate[A any] struct {
 
 // ltLib is one BLASLt library, as the plan needs it; A is its algorithm type.
 type ltLib[A any] struct {
-	name          string // "cublasLt", in errors and the timing line
-	version, path string // for env.versions and the record
-	// The descriptor calls: the same signatures in both libraries.
-	descCreate    func(d *uintptr, compute, scale int32) int32
-	descDestroy   func(d uintptr) int32
-	descSet       func(d uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	layoutCreate  func(l *uintptr, dtype int32, rows, cols uint64, ld int64) int32
-	layoutDestroy func(l uintptr) int32
-	layoutSet     func(l uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	prefCreate    func(p *uintptr) int32
-	prefDestroy   func(p uintptr) int32
-	prefSet       func(p uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
+	name              string // "cublasLt", in errors and the timing line
+	version, path     string // for env.versions and the record
+	gpu.LtDescriptors        // the calls both libraries make alike
 	// heuristic returns up to want results for the descriptors.
 	heuristic func(desc, a, b, c, pref uintptr, want int) ([]ltCandidate[A], int32)
 	matmul    func(desc uintptr, alpha unsafe.Pointer, a uint64, la uintptr, b uint64, lb uintptr, beta unsafe.Pointer,
@@ -93,23 +84,23 @@ func describeGEMM[A any](lib *ltLib[A], g *gemmBufs) (*ltPlan[A], error) {
 	}
 	layout := func(l *uintptr, dtype int32, rows, cols uint64, ld int32, stride int64) bool {
 		batch := x.batch
-		return ok("layout", lib.layoutCreate(l, dtype, rows, cols, int64(ld))) &&
-			ok("layout batch", lib.layoutSet(*l, lib.attrBatch, unsafe.Pointer(&batch), 4)) &&
-			ok("layout stride", lib.layoutSet(*l, lib.attrStride, unsafe.Pointer(&stride), 8))
+		return ok("layout", lib.LayoutCreate(l, dtype, rows, cols, int64(ld))) &&
+			ok("layout batch", lib.LayoutSet(*l, lib.attrBatch, unsafe.Pointer(&batch), 4)) &&
+			ok("layout stride", lib.LayoutSet(*l, lib.attrStride, unsafe.Pointer(&stride), 8))
 	}
 	ar, ac := dims(x.opFirst, x.m, x.k)
 	br, bc := dims(x.opSecond, x.k, x.n)
 	wsBytes := lib.workspace
-	_ = ok("matmul desc", lib.descCreate(&p.desc, compute, lib.scale)) &&
-		ok("trans a", lib.descSet(p.desc, lib.attrTransA, unsafe.Pointer(&opA), 4)) &&
-		ok("trans b", lib.descSet(p.desc, lib.attrTransB, unsafe.Pointer(&opB), 4)) &&
+	_ = ok("matmul desc", lib.DescCreate(&p.desc, compute, lib.scale)) &&
+		ok("trans a", lib.DescSet(p.desc, lib.attrTransA, unsafe.Pointer(&opA), 4)) &&
+		ok("trans b", lib.DescSet(p.desc, lib.attrTransB, unsafe.Pointer(&opB), 4)) &&
 		layout(&p.la, in, ar, ac, x.ldFirst, x.strideFirst) &&
 		layout(&p.lb, in, br, bc, x.ldSecond, x.strideSecond) &&
 		layout(&p.lc, out, uint64(x.m), uint64(x.n), x.ldc, x.strideC) &&
-		ok("preference", lib.prefCreate(&p.pf)) &&
-		ok("workspace", lib.prefSet(p.pf, lib.attrMaxWorkspace, unsafe.Pointer(&wsBytes), 8)) &&
+		ok("preference", lib.PrefCreate(&p.pf)) &&
+		ok("workspace", lib.PrefSet(p.pf, lib.attrMaxWorkspace, unsafe.Pointer(&wsBytes), 8)) &&
 		(lib.reduce == nil || g.t.outBytes == 4 ||
-			ok("reduction", lib.prefSet(p.pf, int32(lib.reduce[0]), unsafe.Pointer(&lib.reduce[1]), 4)))
+			ok("reduction", lib.PrefSet(p.pf, int32(lib.reduce[0]), unsafe.Pointer(&lib.reduce[1]), 4)))
 	if err != nil {
 		p.destroy()
 		return nil, fmt.Errorf("%s: %w", g.spec, err)
@@ -121,14 +112,14 @@ func describeGEMM[A any](lib *ltLib[A], g *gemmBufs) (*ltPlan[A], error) {
 func (p *ltPlan[A]) destroy() {
 	for _, l := range []uintptr{p.la, p.lb, p.lc} {
 		if l != 0 {
-			p.lib.layoutDestroy(l)
+			p.lib.LayoutDestroy(l)
 		}
 	}
 	if p.desc != 0 {
-		p.lib.descDestroy(p.desc)
+		p.lib.DescDestroy(p.desc)
 	}
 	if p.pf != 0 {
-		p.lib.prefDestroy(p.pf)
+		p.lib.PrefDestroy(p.pf)
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
 // fakeLt is a BLASLt library for describeGEMM alone: it hands out handles,
@@ -31,19 +33,19 @@ func (f *fakeLt) lib(reduce *[2]uint32) *ltLib[int] {
 	}
 	release := func(h uintptr) int32 { f.released = append(f.released, h); return 0 }
 	set := func(uintptr, int32, unsafe.Pointer, uint64) int32 { return 0 }
-	return &ltLib[int]{name: "fakeLt",
-		descCreate:    func(d *uintptr, _, _ int32) int32 { return create("desc")(d) },
-		descDestroy:   release,
-		descSet:       set,
-		layoutCreate:  func(l *uintptr, _ int32, _, _ uint64, _ int64) int32 { return create("layout")(l) },
-		layoutDestroy: release,
-		layoutSet:     set,
-		prefCreate:    create("pref"),
-		prefDestroy:   release,
-		prefSet: func(_ uintptr, attr int32, _ unsafe.Pointer, _ uint64) int32 {
+	return &ltLib[int]{name: "fakeLt", LtDescriptors: gpu.LtDescriptors{
+		DescCreate:    func(d *uintptr, _, _ int32) int32 { return create("desc")(d) },
+		DescDestroy:   release,
+		DescSet:       set,
+		LayoutCreate:  func(l *uintptr, _ int32, _, _ uint64, _ int64) int32 { return create("layout")(l) },
+		LayoutDestroy: release,
+		LayoutSet:     set,
+		PrefCreate:    create("pref"),
+		PrefDestroy:   release,
+		PrefSet: func(_ uintptr, attr int32, _ unsafe.Pointer, _ uint64) int32 {
 			f.prefAttrs = append(f.prefAttrs, attr)
 			return 0
-		},
+		}},
 		op:        func(op int32) int32 { return op },
 		types:     func(string) (int32, int32, int32) { return 0, 0, 0 },
 		workspace: 1 << 20, attrMaxWorkspace: 1, reduce: reduce,

@@ -41,22 +41,27 @@ func openHipLt(ctx context.Context, d *gpu.Device, g *gemmBufs) (*gemmPath, erro
 	return openLt(ctx, d, g, hipLt(b))
 }
 
+// candidates are the first n heuristic results, read through result
+// (algorithm, state, workspace): state 0 is a usable one.
+func candidates[A any](n int, result func(i int) (A, int32, uint64)) []ltCandidate[A] {
+	out := make([]ltCandidate[A], n)
+	for i := range out {
+		algo, state, ws := result(i)
+		out[i] = ltCandidate[A]{algo: algo, usable: state == 0, workspace: ws}
+	}
+	return out
+}
+
 // cudaLt is cuBLASLt as the plan sees it: cuBLAS's types and operations.
 func cudaLt(b *gpu.CublasLt) *ltLib[gpu.LtAlgo] {
 	return &ltLib[gpu.LtAlgo]{
 		name: "cublasLt", version: b.LtVersion(), path: b.Path,
-		descCreate: b.DescCreate, descDestroy: b.DescDestroy, descSet: b.DescSet,
-		layoutCreate: b.LayoutCreate, layoutDestroy: b.LayoutDestroy, layoutSet: b.LayoutSet,
-		prefCreate: b.PrefCreate, prefDestroy: b.PrefDestroy, prefSet: b.PrefSet,
+		LtDescriptors: b.LtDescriptors,
 		heuristic: func(desc, la, lb, lc, pf uintptr, want int) ([]ltCandidate[gpu.LtAlgo], int32) {
 			res := make([]gpu.LtHeuristic, want)
 			var n int32
 			code := b.Heuristic(b.H, desc, la, lb, lc, lc, pf, int32(want), &res[0], &n)
-			out := make([]ltCandidate[gpu.LtAlgo], n)
-			for i := range out {
-				out[i] = ltCandidate[gpu.LtAlgo]{algo: res[i].Algo, usable: res[i].State == 0, workspace: res[i].Workspace}
-			}
-			return out, code
+			return candidates(int(n), func(i int) (gpu.LtAlgo, int32, uint64) { return res[i].Algo, res[i].State, res[i].Workspace }), code
 		},
 		matmul: func(desc uintptr, alpha unsafe.Pointer, a uint64, la uintptr, bb uint64, lb uintptr, beta unsafe.Pointer,
 			c uint64, lc uintptr, algo *gpu.LtAlgo, ws, wsBytes uint64, stream uintptr) int32 {
@@ -92,18 +97,12 @@ func cudaLt(b *gpu.CublasLt) *ltLib[gpu.LtAlgo] {
 func hipLt(b *gpu.HipblasLt) *ltLib[gpu.HipLtAlgo] {
 	return &ltLib[gpu.HipLtAlgo]{
 		name: "hipblasLt", version: b.LtVersion(), path: b.Path,
-		descCreate: b.DescCreate, descDestroy: b.DescDestroy, descSet: b.DescSet,
-		layoutCreate: b.LayoutCreate, layoutDestroy: b.LayoutDestroy, layoutSet: b.LayoutSet,
-		prefCreate: b.PrefCreate, prefDestroy: b.PrefDestroy, prefSet: b.PrefSet,
+		LtDescriptors: b.LtDescriptors,
 		heuristic: func(desc, la, lb, lc, pf uintptr, want int) ([]ltCandidate[gpu.HipLtAlgo], int32) {
 			res := make([]gpu.HipLtHeuristic, want)
 			var n int32
 			code := b.Heuristic(b.H, desc, la, lb, lc, lc, pf, int32(want), &res[0], &n)
-			out := make([]ltCandidate[gpu.HipLtAlgo], n)
-			for i := range out {
-				out[i] = ltCandidate[gpu.HipLtAlgo]{algo: res[i].Algo, usable: res[i].State == 0, workspace: res[i].Workspace}
-			}
-			return out, code
+			return candidates(int(n), func(i int) (gpu.HipLtAlgo, int32, uint64) { return res[i].Algo, res[i].State, res[i].Workspace }), code
 		},
 		matmul: func(desc uintptr, alpha unsafe.Pointer, a uint64, la uintptr, bb uint64, lb uintptr, beta unsafe.Pointer,
 			c uint64, lc uintptr, algo *gpu.HipLtAlgo, ws, wsBytes uint64, stream uintptr) int32 {
