@@ -42,7 +42,7 @@
 // without it (the CPU emulator) gets one cublasGemmEx per batch entry. The
 // cuBLAS handle and its workspace are the Device's (set up in Open), and the
 // workspace counts in PeakMemoryBytes. On rocm the same column-major
-// mapping goes to hipBLASLt (hiplt.go: descriptors, the heuristic's top
+// mapping goes to hipBLASLt (blaslt.go: descriptors, the heuristic's top
 // algorithms timed, the fastest recorded) or, with Mode.RocBLAS, to
 // rocblas_gemm_strided_batched_ex (rocblas.go); each library's workspace
 // is ours and counted too.

@@ -25,8 +25,8 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 //
 // Lt (the gemm workload's cublaslt variant) runs the product through
 // cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
-// on the device before the first call (lt.go); Algo records it. On rocm
-// the product runs through hipBLASLt the same way (hiplt.go), and RocBLAS
+// on the device before the first call (blaslt.go); Algo records it. On rocm
+// the product runs through hipBLASLt the same way (the same plan), and RocBLAS
 // (the rocblas variant) through rocblas_gemm_strided_batched_ex instead.
 type Mode struct{ Cold, Graph, Lt, RocBLAS bool }
 
