@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	gpuscan "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/scan"
 
@@ -141,34 +140,8 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if cfg.Phase == workload.PhaseBackward {
 		res.Warnings = append(res.Warnings, "burnstyle-hip on the CPU recomputes the forward inside the backward: backward is timed as both")
 	}
-	timed := func() (float64, error) {
-		start := time.Now()
-		err := step()
-		return float64(time.Since(start).Nanoseconds()) / 1e6, err
-	}
-	if res.CompileMs, err = timed(); err != nil {
-		res.Status, res.Message = result.StatusFailed, err.Error()
-		return res, nil
-	}
-	for i := 0; i < cfg.Warmup; i++ {
-		if _, err := timed(); err != nil {
-			res.Status, res.Message = result.StatusFailed, err.Error()
-			return res, nil
-		}
-	}
-	for i := 0; i < cfg.Repeats; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s scan: %w", Name, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush()
-		}
-		ms, err := timed()
-		if err != nil {
-			res.Status, res.Message, res.SamplesMs = result.StatusFailed, err.Error(), []float64{}
-			return res, nil
-		}
-		res.SamplesMs = append(res.SamplesMs, ms)
+	if res, err = timeOnCPU(ctx, req, res, "scan", step); err != nil || res.Status != result.StatusOK {
+		return res, err
 	}
 	var total int64
 	for _, n := range res.MemoryBytes {
