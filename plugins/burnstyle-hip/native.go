@@ -19,10 +19,11 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/name"
 )
 
 // Name is the backend's name in results and on the command line.
-const Name = "burnstyle-hip"
+const Name = name.Backend
 
 // Native implements backend.Backend in-process.
 type Native struct {

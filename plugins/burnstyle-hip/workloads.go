@@ -7,9 +7,11 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/workload"
+	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/kernels"
 )
 
 // workloadEntry is everything the backend does for one workload, in one
@@ -43,6 +45,9 @@ func rocmRunsCUDAOnly(device string, cfg result.Config) string {
 	return fmt.Sprintf("%s on rocm is not supported: its kernel compiles for gfx90a and gfx1030 and passes on the emulator, "+
 		"but burnstyle-hip runs it on the cuda device only", cfg.Workload)
 }
+
+// variants are the backend's variants, each by its name.
+var variants = []backend.Variant{kernels.CublasLtVariant, kernels.RocblasVariant, kernels.MMASyncVariant, kernels.WGMMAOverlapVariant}
 
 var workloadTable = []workloadEntry{
 	{
@@ -86,17 +91,17 @@ var workloadTable = []workloadEntry{
 			}
 		},
 		run: func(_ *Native, ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
-			return runGEMM(ctx, req, res)
+			return kernels.RunGEMM(ctx, req, res)
 		},
 		export: func(_ *Native, ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
-			return exportGEMM(ctx, req, resp)
+			return kernels.ExportGEMM(ctx, req, resp)
 		},
 		coldCache: true,
 		cudaGraph: true,
 		noProfile: Name + " profiles the ttt workload only: its gemm is one call of one kernel (cuBLAS, or the blocked Go kernel), which xbench run times as it is",
 	},
 	{
-		name: attentionName,
+		name: attention.Name,
 		caps: func([]string) backend.WorkloadCaps {
 			return backend.WorkloadCaps{
 				// Our FlashAttention-2-style kernel on CUDA (head_dim up to 256),
@@ -105,7 +110,7 @@ var workloadTable = []workloadEntry{
 				// Backward and both: FlashAttention-2's backward, our kernels on
 				// CUDA (the forward that saves the row statistics is mma.sync or
 				// CUDA cores, never wgmma), pure Go on the CPU.
-				Workload: attentionName,
+				Workload: attention.Name,
 				Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
 				Devices:  []string{"cpu", "cuda"},
 				Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
@@ -113,10 +118,10 @@ var workloadTable = []workloadEntry{
 			}
 		},
 		run: func(_ *Native, ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
-			return runAttention(ctx, req, res)
+			return kernels.RunAttention(ctx, req, res)
 		},
 		export: func(_ *Native, ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
-			return exportAttention(ctx, req, resp)
+			return kernels.ExportAttention(ctx, req, resp)
 		},
 		coldCache: true,
 		noProfile: Name + " profiles the ttt workload only: its attention is one kernel call per pass, which xbench run times as it is",
@@ -135,10 +140,10 @@ var workloadTable = []workloadEntry{
 			}
 		},
 		run: func(_ *Native, ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
-			return runScan(ctx, req, res)
+			return kernels.RunScan(ctx, req, res)
 		},
 		export: func(_ *Native, ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
-			return exportScan(ctx, req, resp)
+			return kernels.ExportScan(ctx, req, resp)
 		},
 		noProfile: Name + " profiles the ttt workload only: its scan is one kernel call per pass, which xbench run times as it is",
 		limits: func(device string, cfg result.Config) string {

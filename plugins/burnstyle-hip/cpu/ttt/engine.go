@@ -29,7 +29,7 @@ type Job interface {
 
 // NewEngine is the engine of this host's CPU.
 func NewEngine() *Engine {
-	return &Engine{dev: result.Device{Kind: "cpu", Name: host.CPUName(), Count: 1}}
+	return &Engine{dev: host.CPUDevice()}
 }
 
 // Device is the host's CPU.

@@ -24,6 +24,9 @@ var CPUName = sync.OnceValue(func() string {
 	return runtime.GOARCH
 })
 
+// CPUDevice is the host's CPU as a result names its device.
+func CPUDevice() result.Device { return result.Device{Kind: "cpu", Name: CPUName(), Count: 1} }
+
 // MemAvailable is /proc/meminfo's MemAvailable in bytes, or 0 when unknown.
 func MemAvailable() int64 {
 	v := strings.TrimSuffix(procField("/proc/meminfo", "MemAvailable"), " kB")

@@ -1,4 +1,4 @@
-package burnstylehip
+package kernels
 
 import (
 	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"

@@ -1,10 +1,11 @@
-package burnstylehip
+package kernels
 
 // The scan workload (docs/workloads/scan.md): the pure-Go scan of package
 // cpu on the CPU (forward for every semiring, the backward of log and max,
 // float32 and float64), and our own CUDA kernel (package gpu, forward of
 // log and max); entropy and the backward on cuda are answered unsupported
-// (support.go), never run on the CPU instead.
+// (the scan entry of the root package's workload table), never run on the
+// CPU instead.
 
 import (
 	"context"
@@ -87,7 +88,7 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 		gpu.Calls{Warmup: req.Config.Warmup, Repeats: req.Config.Repeats})
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("run %s scan: %w", Name, ctx.Err())
+			return res, fmt.Errorf("run %s scan: %w", backendName, ctx.Err())
 		}
 		res.Status, res.Message = result.StatusFailed, "scan on the GPU: "+err.Error()
 		return res, nil
@@ -98,7 +99,7 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 	return res, nil
 }
 
-func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
+func RunScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec := gpuscan.Spec{ScanShape: scanShape(req.Config), Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
@@ -108,11 +109,10 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if onGPU {
 		return runScanGPU(ctx, req, res, spec)
 	}
-	e, _ := newCPUEngine()
-	res.Device = e.Device()
+	res.Device = host.CPUDevice()
 	s, cfg := scanShape(req.Config), req.Config
 	if err := s.Check(); err != nil {
-		return res, fmt.Errorf("run %s scan: invalid config: %w", Name, err)
+		return res, fmt.Errorf("run %s scan: invalid config: %w", backendName, err)
 	}
 	grads := scanBackward(cfg)
 	item := int64(4)
@@ -167,7 +167,7 @@ func scanMemory(s cpu.ScanShape, grads bool, item int64) map[string]int64 {
 	return m
 }
 
-func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
+func ExportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	s := scanShape(req.Config)
 	spec := gpuscan.Spec{ScanShape: s, Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
@@ -175,10 +175,9 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
 	}
-	e, _ := newCPUEngine()
-	resp.Device = e.Device()
+	resp.Device = host.CPUDevice()
 	if err := s.Check(); err != nil {
-		return resp, fmt.Errorf("export %s scan: invalid config: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: invalid config: %w", backendName, err)
 	}
 	grads := scanBackward(req.Config)
 	if !onGPU {
@@ -193,7 +192,7 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
-		return resp, fmt.Errorf("export %s scan: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: %w", backendName, err)
 	}
 	var out map[string]tensorfile.Tensor
 	if onGPU {
@@ -209,7 +208,7 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		return resp, nil
 	}
 	if err := tensorfile.Write(req.OutputPath, out); err != nil {
-		return resp, fmt.Errorf("export %s scan: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: %w", backendName, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil
