@@ -58,7 +58,7 @@ func scanInputs[F float32 | float64](s cpu.ScanShape) (cum, trans, dur []F) {
 }
 
 // scanOnGPU says whether a request runs on the GPU: cuda always (a spec
-// the kernel refuses is unsupported; support.go has already refused the
+// the kernel refuses is unsupported; the workload table's limits have refused the
 // backward phases there), auto when a GPU opens and takes it and the phase
 // is the forward (the kernel's only one: auto runs the backward on the CPU).
 func scanOnGPU(device string, s gpuscan.Spec, backward bool) (bool, error) {
