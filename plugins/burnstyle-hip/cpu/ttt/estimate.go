@@ -4,9 +4,10 @@ import "github.com/xbench/xbench/harness/workload/ttt"
 
 // EstimateBytes bounds what one step of cfg holds at once on this path:
 // the generated F32 weight tensors and the model's copy at the run's
-// precision, every tensor the step's tape creates (with their gradients
-// and the parameters' for a training step), the largest product's scratch
-// and the inputs. The per-token counts are those of the operations in
+// precision, the inputs, and for a training step every tensor its tape
+// keeps with their gradients and the parameters', for a forward one
+// layer's tensors and those outside the layers (with the collector's
+// slack). The per-token counts are those of the operations in
 // graph.go and inner.go, with a margin; TestEstimateBytesBoundsAStep holds
 // them against what steps allocate.
 func EstimateBytes(cfg ttt.Config, s ttt.Size) int64 {
@@ -34,11 +35,14 @@ func EstimateBytes(cfg ttt.Config, s ttt.Size) int64 {
 		perLayer += 10 * C
 	}
 	p := ttt.NumParams(s, cfg.TTTType, cfg.MiniBatch, cfg.Backbone)
-	acts := tokens * (int64(s.Layers)*perLayer + V + 6*C)
-	grads := int64(0)
-	if cfg.Backward {
-		acts = 2*acts + tokens*V // every tensor's gradient, and the loss's
-		grads = p
+	outside := tokens * (V + 6*C) // the residual stream, the final norm, the logits
+	if !cfg.Backward {
+		// A forward records nothing: one layer's tensors at a time beside
+		// the rest, twice over for the collector's slack (GOGC 100).
+		return p*(4+elem) + 2*(tokens*perLayer+outside)*elem + 4*tokens
 	}
-	return p*(4+elem) + grads*elem + 2*V*C*elem + acts*elem + 4*tokens
+	// The training step's tape keeps every tensor and gives each a
+	// gradient, the loss's among them, and the parameters get theirs.
+	acts := 2*(tokens*int64(s.Layers)*perLayer+outside) + tokens*V
+	return p*(4+elem) + p*elem + acts*elem + 4*tokens
 }

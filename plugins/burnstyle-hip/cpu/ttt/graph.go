@@ -14,6 +14,8 @@ type graph[T Float] struct {
 	batch, seqLen int
 	params        map[string]*Tensor[T] // each parameter's tensor on this tape
 	clock         time.Time
+	// layerBytes are what each layer's operations allocated on the tape.
+	layerBytes []int64
 }
 
 // param is the tensor of a parameter, viewed as [1, 1, n] (a vector),
@@ -60,6 +62,7 @@ func (g *graph[T]) forward(tokens []int32) *Tensor[T] {
 	h := tp.Embed(g.param("embed"), tokens)
 	g.phase("embed")
 	for l := 0; l < g.m.Size.Layers; l++ {
+		before := tp.Bytes()
 		pre := fmt.Sprintf("layers.%d.", l)
 		if g.m.Backbone == "mamba" {
 			x := tp.RMSNorm(h, g.param(pre+"conv_norm"))
@@ -73,6 +76,7 @@ func (g *graph[T]) forward(tokens []int32) *Tensor[T] {
 		g.phase("residual_add")
 		h = tp.Add(h, g.mlpBlock(pre, tp.RMSNorm(h, g.param(pre+"mlp_norm"))))
 		g.phase("residual_add")
+		g.layerBytes = append(g.layerBytes, tp.Bytes()-before)
 	}
 	xf := tp.RMSNorm(h, g.param("final_norm"))
 	g.phase("rms_norm")

@@ -24,7 +24,7 @@ type Model[T Float] struct {
 	// transposed marks the projections, held [out, in] (loaded once so
 	// that no step transposes a weight); their gradients are turned back.
 	transposed map[string]bool
-	bytes      int64 // what the last step's tape allocated, with the parameters' gradients
+	bytes      int64 // what the last step held at most (Bytes)
 	// Phases, when not nil, collects the phases of every step.
 	Phases *profile.Phases
 }
@@ -125,7 +125,10 @@ func (m *Model[T]) NumParams() int64 {
 	return n
 }
 
-// Bytes is the parameters plus what the last step allocated.
+// Bytes is the parameters plus what the last step held at most: for a
+// training step every tensor of the tape with its gradient and the
+// parameters' gradients; for a forward the tensors outside the layers and
+// the largest layer's (the collector's slack not counted).
 func (m *Model[T]) Bytes() int64 { return m.NumParams()*sizeOf[T]() + m.bytes }
 
 // Forward returns the logits [B, L, V] of tokens [B, L].
@@ -149,7 +152,13 @@ func (m *Model[T]) run(tokens []int32, batch, seqLen int, train bool) ([]T, map[
 	g.clock = m.Phases.Begin()
 	logits := g.forward(tokens)
 	if !train {
-		m.bytes = tp.Bytes()
+		// Nothing is recorded: a layer's tensors are garbage once the next
+		// layer starts, so at most one layer's are held beside the rest.
+		var layers, largest int64
+		for _, b := range g.layerBytes {
+			layers, largest = layers+b, max(largest, b)
+		}
+		m.bytes = tp.Bytes() - layers + largest
 		return logits.V, nil, nil
 	}
 	tp.Backward(tp.CrossEntropy(logits, tokens, seqLen))
