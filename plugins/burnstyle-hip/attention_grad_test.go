@@ -11,6 +11,7 @@ import (
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/kernels"
 )
 
 // TestAttentionGradRunCPU: backward and both run on the CPU, every dtype,
@@ -49,7 +50,7 @@ func TestAttentionGradExportCPU(t *testing.T) {
 	} {
 		cfg := attnConfig("dtype", tc.dtype, "kv_len", tc.kvLen, "causal", tc.causal)
 		cfg.Phase = tc.phase
-		s := attentionSpec(cfg)
+		s := kernels.AttentionSpec(cfg)
 		qs, ks := []int{s.Batch, s.Heads, s.SeqLen, s.HeadDim}, []int{s.Batch, s.KVHeads, s.KVLen, s.HeadDim}
 		q, k, v, dout := fill(s.QLen()), fill(s.KLen()), fill(s.KLen()), fill(s.QLen())
 		dir := t.TempDir()

@@ -13,6 +13,7 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/kernels"
 )
 
 // attnConfig is a handcrafted attention configuration as the harness sends
@@ -26,12 +27,12 @@ func attnConfig(kv ...string) result.Config {
 }
 
 func TestAttentionSpecResolvesDefaults(t *testing.T) {
-	s := attentionSpec(attnConfig("kv_heads", "0", "causal", "false", "dtype", "float16"))
+	s := kernels.AttentionSpec(attnConfig("kv_heads", "0", "causal", "false", "dtype", "float16"))
 	want := cpu.AttentionShape{Batch: 2, Heads: 4, KVHeads: 4, SeqLen: 37, KVLen: 37, HeadDim: 16}
 	if s.AttentionShape != want || s.Dtype != "float16" {
 		t.Errorf("spec %+v, want %+v float16", s, want)
 	}
-	if s := attentionSpec(attnConfig("kv_len", "53")); s.KVLen != 53 || s.KVHeads != 2 || !s.Causal {
+	if s := kernels.AttentionSpec(attnConfig("kv_len", "53")); s.KVLen != 53 || s.KVHeads != 2 || !s.Causal {
 		t.Errorf("spec %+v", s)
 	}
 }
@@ -98,7 +99,7 @@ func TestAttentionInvalidIsError(t *testing.T) {
 func TestAttentionExportCPU(t *testing.T) {
 	for _, dt := range []string{"float32", "bfloat16", "float16"} {
 		cfg := attnConfig("dtype", dt, "kv_len", "53", "causal", "false")
-		s := attentionSpec(cfg)
+		s := kernels.AttentionSpec(cfg)
 		r := rand.New(rand.NewPCG(5, 6))
 		fill := func(n int) []float32 {
 			x := make([]float32, n)

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/xbench/xbench/harness/backend"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 var _ backend.Calibrator = (*Native)(nil)
@@ -20,7 +20,7 @@ const (
 )
 
 // Calibrate measures the CPU path's ceilings with the same kernel the model
-// uses (reference.MatMulNT) and Go's copy for bandwidth. Only the CPU is
+// uses (numeric.MatMulNT) and Go's copy for bandwidth. Only the CPU is
 // calibrated here; GPU ceilings come from a framework backend (pytorch).
 func (n *Native) Calibrate(ctx context.Context, req backend.CalibrateRequest) (backend.Calibration, error) {
 	if req.Device != "cpu" && req.Device != "auto" {
@@ -52,16 +52,16 @@ func (n *Native) Calibrate(ctx context.Context, req backend.CalibrateRequest) (b
 	}
 	// A copy reads and writes every byte: 2 * size of traffic.
 	cal.CopyGBps = best(ctx, 2*calibCopyBytes, func() { copy(dst, src) }) / 1e9
-	cal.Method = fmt.Sprintf("reference.MatMulNT n=%d and copy() of %d MiB counted read+write, best of %d, wall clock", calibN, calibCopyBytes>>20, calibReps)
+	cal.Method = fmt.Sprintf("numeric.MatMulNT n=%d and copy() of %d MiB counted read+write, best of %d, wall clock", calibN, calibCopyBytes>>20, calibReps)
 	return cal, nil
 }
 
-func matmulRate[T reference.Float](ctx context.Context) float64 {
+func matmulRate[T numeric.Float](ctx context.Context) float64 {
 	a, bt, c := make([]T, calibN*calibN), make([]T, calibN*calibN), make([]T, calibN*calibN)
 	for i := range a {
 		a[i], bt[i] = T(i%7)*0.25, T(i%5)*0.5
 	}
-	return best(ctx, 2*float64(calibN)*calibN*calibN, func() { reference.MatMulNT(c, a, bt, calibN, calibN, calibN) })
+	return best(ctx, 2*float64(calibN)*calibN*calibN, func() { numeric.MatMulNT(c, a, bt, calibN, calibN, calibN) })
 }
 
 // best is work per second of the fastest of calibReps calls after one

@@ -1,114 +1,25 @@
 package burnstylehip
 
 // Timing modes (docs/protocol.md, "Timing modes"): cold-cache for GEMM and
-// attention, on the GPU through gpu.TimeGEMMWith and TimeAttention's cold
-// flag, on the CPU through a host buffer larger than the last-level cache;
-// CUDA graphs for the GEMM on cuda (the TTT forward always replays one).
+// attention, on the GPU through the gpu.Calls the kernels are timed with,
+// on the CPU through a host buffer larger than the last-level cache
+// (kernels/cputime.go); CUDA graphs for the GEMM on cuda (the TTT forward
+// always replays one). Which workload has which mode is its entry in
+// workloadTable.
 
 import (
-	"context"
-	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-	"sync"
-	"time"
-
 	"github.com/xbench/xbench/harness/backend"
-	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload/gemm"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/kernels"
 )
-
-// minCPUFlushBytes is written on a CPU even when the LLC reads smaller or
-// cannot be read (the Python contract uses the same floor).
-const minCPUFlushBytes = 64 << 20
 
 // modeUnsupported says why this backend cannot time req in its mode, or "".
 func modeUnsupported(req backend.RunRequest) string {
+	w, _ := workloadOf(req.Config.Workload)
 	switch {
-	case req.Mode.CUDAGraph && (req.Config.Workload != gemm.Name || gemmKind(req.Device) == ""):
+	case req.Mode.CUDAGraph && (!w.cudaGraph || kernels.GEMMKind(req.Device) == ""):
 		return Name + ": --cuda-graph is implemented for the gemm workload on a GPU only (its library call captured once as a CUDA or HIP graph, replays timed)"
-	case req.Mode.ColdCache && req.Config.Workload != gemm.Name && req.Config.Workload != attentionName:
+	case req.Mode.ColdCache && !w.coldCache:
 		return Name + ": --cold-cache is implemented for the gemm and attention workloads only (workload " + req.Config.Workload + ")"
 	}
 	return ""
-}
-
-var (
-	cpuFlushOnce sync.Once
-	cpuFlushBuf  []byte
-)
-
-// cpuFlush writes every byte of a host buffer twice the LLC (at least
-// minCPUFlushBytes), allocated once per process, so the next call starts
-// with the caches holding none of its operands.
-func cpuFlush() {
-	cpuFlushOnce.Do(func() { cpuFlushBuf = make([]byte, max(2*llcBytes(), minCPUFlushBytes)) })
-	for i := range cpuFlushBuf {
-		cpuFlushBuf[i]++
-	}
-}
-
-// llcBytes is the largest CPU cache sysfs reports, or 0 when unknown.
-func llcBytes() int {
-	paths, _ := filepath.Glob("/sys/devices/system/cpu/cpu0/cache/index*/size")
-	best := 0
-	for _, p := range paths {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		text := strings.ToUpper(strings.TrimSpace(string(raw)))
-		mult := 1
-		switch {
-		case strings.HasSuffix(text, "K"):
-			mult = 1 << 10
-		case strings.HasSuffix(text, "M"):
-			mult = 1 << 20
-		case strings.HasSuffix(text, "G"):
-			mult = 1 << 30
-		}
-		if n, err := strconv.Atoi(strings.TrimRight(text, "KMG")); err == nil {
-			best = max(best, n*mult)
-		}
-	}
-	return best
-}
-
-// timeOnCPU is the CPU path's timing loop for every workload: the first
-// call alone is compile_ms, then cfg.Warmup calls, then cfg.Repeats timed
-// by the host clock, each after a host-cache flush outside the clock when
-// the run is cold; a failed call ends the run as failed. what names the
-// run in an interrupt's error.
-func timeOnCPU(ctx context.Context, req backend.RunRequest, res result.Result, what string, call func() error) (result.Result, error) {
-	cfg := req.Config
-	var callErr error
-	step := func() float64 {
-		start := time.Now()
-		callErr = call()
-		return float64(time.Since(start).Nanoseconds()) / 1e6
-	}
-	res.CompileMs = step()
-	for i := 0; i < cfg.Warmup && callErr == nil; i++ {
-		step()
-	}
-	for i := 0; i < cfg.Repeats && callErr == nil; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s %s: %w", Name, what, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush() // before the clock starts: not in the sample
-		}
-		res.SamplesMs = append(res.SamplesMs, step())
-	}
-	if req.Mode.ColdCache {
-		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
-	}
-	if callErr != nil {
-		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
-		return res, nil
-	}
-	res.Status = result.StatusOK
-	return res, nil
 }

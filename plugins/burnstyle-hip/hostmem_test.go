@@ -7,6 +7,7 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // Every workload's CPU path checks its memory estimate before it
@@ -21,14 +22,14 @@ func TestCPUPathsAnswerOOMBeforeAllocating(t *testing.T) {
 	attn := attnConfig("seq_len", "64")
 	for _, cfg := range []result.Config{gemm, scanCfg, attn} {
 		t.Run(cfg.Workload, func(t *testing.T) {
-			memAvailableNow = func() int64 { return 64 << 10 }
-			defer func() { memAvailableNow = memAvailable }()
+			host.Available = func() int64 { return 64 << 10 }
+			defer func() { host.Available = host.MemAvailable }()
 			res, err := New().Run(context.Background(), backend.RunRequest{Workload: cfg.Workload, Device: "cpu", Config: cfg})
 			if err != nil || res.Status != result.StatusOOM || !strings.Contains(res.Message, "GiB of host memory, 0.0 GiB available") ||
 				len(res.SamplesMs) != 0 {
 				t.Fatalf("with 64 KiB: %v, status %s %q; want oom naming the sizes", err, res.Status, res.Message)
 			}
-			memAvailableNow = memAvailable
+			host.Available = host.MemAvailable
 			res, err = New().Run(context.Background(), backend.RunRequest{Workload: cfg.Workload, Device: "cpu", Config: cfg})
 			if err != nil || res.Status != result.StatusOK {
 				t.Fatalf("with the host's memory: %v, status %s %q", err, res.Status, res.Message)

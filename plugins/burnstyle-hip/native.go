@@ -1,9 +1,9 @@
-// Package burnstylehip is the native backend: the TTT model, the GEMM and
-// the attention forward written from their specs in Go, run in-process by
-// the harness. Its CPU path for TTT is the harness's reference model
-// (harness/workload/ttt/reference) run at the run's precision: at float32 it
-// is the reference code in float32, graded like every backend against the
-// same code in float64. Package cpu holds its pure-Go gemm, attention and
+// Package burnstylehip is the native backend: the TTT model, the GEMM, the
+// attention and the scan written from their specs in Go, served to the
+// harness as a plugin process. Its CPU path for TTT is its own model
+// (package cpu/ttt), graded like every backend against the harness's
+// float64 reference, which no code of the plugin binary imports
+// (imports_test.go). Package cpu holds its pure-Go gemm, attention and
 // scan; a GPU engine (plugins/burnstyle-hip/gpu) plugs into the same seam
 // (engine.go).
 package burnstylehip
@@ -17,13 +17,13 @@ import (
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/tensorfile"
-	"github.com/xbench/xbench/harness/workload/gemm"
-	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/name"
 )
 
 // Name is the backend's name in results and on the command line.
-const Name = "burnstyle-hip"
+const Name = name.Backend
 
 // Native implements backend.Backend in-process.
 type Native struct {
@@ -64,14 +64,12 @@ func (n *Native) Run(ctx context.Context, req backend.RunRequest) (res result.Re
 		return res, nil
 	}
 	res.Mode = req.Mode
-	switch req.Config.Workload {
-	case gemm.Name:
-		return runGEMM(ctx, req, res)
-	case attentionName:
-		return runAttention(ctx, req, res)
-	case scan.Name:
-		return runScan(ctx, req, res)
-	}
+	w, _ := workloadOf(req.Config.Workload) // unsupported answered any other
+	return w.run(n, ctx, req, res)
+}
+
+// runTTT times a TTT configuration on the engine that admits it.
+func (n *Native) runTTT(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {
@@ -170,14 +168,12 @@ func (n *Native) Export(ctx context.Context, req backend.ExportRequest) (backend
 		resp.Status, resp.Message = result.StatusUnsupported, msg
 		return resp, nil
 	}
-	switch req.Config.Workload {
-	case gemm.Name:
-		return exportGEMM(ctx, req, resp)
-	case attentionName:
-		return exportAttention(ctx, req, resp)
-	case scan.Name:
-		return exportScan(ctx, req, resp)
-	}
+	w, _ := workloadOf(req.Config.Workload) // unsupported answered any other
+	return w.export(n, ctx, req, resp)
+}
+
+// exportTTT runs a TTT configuration once on the given weights and inputs.
+func (n *Native) exportTTT(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	cfg := ttt.From(req.Config)
 	s, e, status, msg := n.admit(req.Device, cfg)
 	if status != result.StatusOK {
@@ -276,7 +272,7 @@ func env() result.Env {
 		Framework: "go",
 		Versions:  map[string]string{"go": runtime.Version()},
 		Timing:    "wall clock (time.Now) around each call",
-		Host:      hostname(),
+		Host:      host.Hostname(),
 	}
 }
 

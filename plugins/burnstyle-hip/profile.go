@@ -2,7 +2,7 @@ package burnstylehip
 
 // `xbench profile` for the native backend: no external profiler, but its
 // own phase records. On the CPU path a time.Now pair around each phase of a
-// forward (package reference, only while profiling), reported as host time; on a
+// step (package cpu/ttt, only while profiling), reported as host time; on a
 // GPU the device events between launch groups of gputtt.Model.Profile,
 // reported as device time. Every matrix product is the one kernel "gemm"
 // (cuBLAS on a GPU, the blocked Go kernel on the CPU).
@@ -14,14 +14,13 @@ import (
 	"slices"
 	"time"
 
+	cputtt "github.com/xbench/xbench/plugins/burnstyle-hip/cpu/ttt"
 	gputtt "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/ttt"
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload/gemm"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 var _ backend.Profiler = (*Native)(nil)
@@ -45,8 +44,7 @@ type phaseJob interface {
 }
 
 var (
-	_ phaseJob = (*cpuForwardJob[float32])(nil)
-	_ phaseJob = (*cpuInnerJob[float32])(nil)
+	_ phaseJob = cpuPhaseJob{}
 	_ phaseJob = gpuPhaseJob{}
 )
 
@@ -61,8 +59,8 @@ func (n *Native) Profile(ctx context.Context, req backend.ProfileRequest) (backe
 		rep.Status, rep.Message = result.StatusUnsupported, msg
 		return rep, nil
 	}
-	if req.Config.Workload == gemm.Name {
-		rep.Status, rep.Message = result.StatusUnsupported, Name+" profiles the ttt workload only: its gemm is one call of one kernel (cuBLAS, or the blocked Go kernel), which xbench run times as it is"
+	if w, _ := workloadOf(req.Config.Workload); w.noProfile != "" {
+		rep.Status, rep.Message = result.StatusUnsupported, w.noProfile
 		return rep, nil
 	}
 	cfg := ttt.From(req.Config)
@@ -121,6 +119,9 @@ func asPhaseJob(j job) (phaseJob, bool) {
 	if g, ok := j.(*gputtt.Job); ok {
 		return gpuPhaseJob{g}, true
 	}
+	if c, ok := j.(cputtt.Job); ok {
+		return cpuPhaseJob{c}, true
+	}
 	pj, ok := j.(phaseJob)
 	return pj, ok
 }
@@ -162,32 +163,19 @@ func traceEvents(origin time.Time, calls [][]phase) []profile.Event {
 	return ev
 }
 
-func (j *cpuForwardJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
+// cpuPhaseJob adapts a cpu/ttt job's recorded phases (host clock spans).
+type cpuPhaseJob struct{ j cputtt.Job }
 
-// profileStep of a training step records the forward's phases and the
-// backward's, one per block and the head.
-func (j *cpuTrainJob[T]) profileStep() ([]phase, error) { return recordPhases(j.m, j.Step) }
-
-// recordPhases runs step with m's phase record on and returns its phases.
-func recordPhases[T reference.Float](m *reference.Model[T], step func() error) ([]phase, error) {
-	m.Prof = &reference.Phases{}
-	defer func() { m.Prof = nil }()
-	if err := step(); err != nil {
+func (c cpuPhaseJob) profileStep() ([]phase, error) {
+	spans, err := c.j.ProfileStep()
+	if err != nil {
 		return nil, err
 	}
-	out := make([]phase, len(m.Prof.Spans))
-	for i, s := range m.Prof.Spans {
+	out := make([]phase, len(spans))
+	for i, s := range spans {
 		out[i] = phase{name: s.Name, start: s.Start, dur: s.Dur}
 	}
 	return out, nil
-}
-
-// profileStep of an inner-only job is one phase: the whole call is the
-// inner loop.
-func (j *cpuInnerJob[T]) profileStep() ([]phase, error) {
-	start := time.Now()
-	err := j.Step()
-	return []phase{{name: "ttt_inner", start: start, dur: time.Since(start)}}, err
 }
 
 // gpuPhaseJob adapts gputtt.Job's per-part device milliseconds.

@@ -71,13 +71,20 @@ func sumCounts(ks []backend.KernelTime) (n int64) {
 
 func TestProfileRefusals(t *testing.T) {
 	n, path := New(), filepath.Join(t.TempDir(), "t.json")
-	g := result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "8", "n": "8", "k": "8", "batch": "1", "layout": "nn", "dtype": "float32"}}
-	rep, err := n.Profile(context.Background(), backend.ProfileRequest{Workload: "gemm", Device: "cpu", Config: g, Calls: 1, TracePath: path})
-	if err != nil || rep.Status != result.StatusUnsupported || !strings.Contains(rep.Message, "ttt workload only") {
-		t.Errorf("gemm: %+v, %v", rep, err)
+	// Only the ttt workload records phases; the kernel workloads are
+	// answered from their entry of the workload table.
+	for _, c := range []result.Config{
+		{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "8", "n": "8", "k": "8", "batch": "1", "layout": "nn", "dtype": "float32"}},
+		attnConfig("dtype", "float32"),
+		{Workload: "scan", Phase: "forward", Params: map[string]string{"dtype": "float32", "semiring": "log"}},
+	} {
+		rep, err := n.Profile(context.Background(), backend.ProfileRequest{Workload: c.Workload, Device: "cpu", Config: c, Calls: 1, TracePath: path})
+		if err != nil || rep.Status != result.StatusUnsupported || !strings.Contains(rep.Message, "ttt workload only") || !strings.Contains(rep.Message, c.Workload) {
+			t.Errorf("%s: %+v, %v", c.Workload, rep, err)
+		}
 	}
 	cfg := tinyConfig().With("dtype", "bfloat16")
-	rep, err = n.Profile(context.Background(), backend.ProfileRequest{Workload: "ttt", Device: "cpu", Config: cfg, Calls: 1, TracePath: path})
+	rep, err := n.Profile(context.Background(), backend.ProfileRequest{Workload: "ttt", Device: "cpu", Config: cfg, Calls: 1, TracePath: path})
 	if err != nil || rep.Status != result.StatusUnsupported || !strings.Contains(rep.Message, "bfloat16") {
 		t.Errorf("bfloat16 on cpu: %+v, %v", rep, err)
 	}

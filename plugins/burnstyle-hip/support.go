@@ -7,9 +7,6 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
-	"github.com/xbench/xbench/harness/workload"
-	"github.com/xbench/xbench/harness/workload/gemm"
-	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
 
@@ -24,8 +21,9 @@ func (n *Native) devices() []string {
 	return out
 }
 
-// capabilities is what the backend declares; devices come from the engines
-// table, so registering an engine is the one edit that adds a device.
+// capabilities is what the backend declares: every entry of workloadTable;
+// devices come from the engines table, so registering an engine is the one
+// edit that adds a device.
 func (n *Native) capabilities() backend.Capabilities {
 	devices := []string{}
 	for _, d := range devicePreference {
@@ -34,51 +32,11 @@ func (n *Native) capabilities() backend.Capabilities {
 		}
 	}
 	slices.Sort(devices)
-	return backend.Capabilities{Workloads: []backend.WorkloadCaps{
-		{
-			// The training step (backward) and mamba, apart and together,
-			// on every engine.
-			Workload: ttt.Name,
-			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseInnerOnly},
-			Devices:  devices,
-			Values: map[string][]string{
-				ttt.KeyDtype:    {"float32", "bfloat16", "float64"}, // bfloat16 on the GPU engines only
-				ttt.KeyTTTType:  {"linear", "mlp"},
-				ttt.KeyBackbone: {"transformer", "mamba"},
-			},
-		},
-		{
-			// cuBLAS on CUDA, hipBLASLt on ROCm (tf32: its xf32, which
-			// only CDNA3 has; elsewhere the library answers), the blocked
-			// pure-Go kernel on the CPU (where tf32 is computed as float32,
-			// which its definition allows).
-			Workload: gemm.Name,
-			Phases:   []string{workload.PhaseForward},
-			Devices:  []string{"cpu", "cuda", "rocm"},
-			Values:   map[string][]string{"dtype": {"float32", "tf32", "bfloat16", "float16"}},
-		},
-		{
-			// Our FlashAttention-2-style kernel on CUDA (head_dim up to 256),
-			// pure Go on the CPU, which rounds bfloat16/float16 inputs to the
-			// dtype, computes in float32 and rounds out to the dtype.
-			// Backward and both: FlashAttention-2's backward, our kernels on
-			// CUDA (the forward that saves the row statistics is mma.sync or
-			// CUDA cores, never wgmma), pure Go on the CPU.
-			Workload: attentionName,
-			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
-			Devices:  []string{"cpu", "cuda"},
-			Values:   map[string][]string{"dtype": {"float32", "bfloat16", "float16"}},
-			Max:      map[string]int64{"head_dim": 256},
-		},
-		{
-			// Pure Go on the CPU, every semiring and phase; our kernel on
-			// CUDA for the log and max forward (unsupported answers the rest).
-			Workload: scan.Name,
-			Phases:   []string{workload.PhaseForward, workload.PhaseBackward, workload.PhaseBoth},
-			Devices:  []string{"cpu", "cuda"},
-			Values:   map[string][]string{"dtype": {"float32", "float64"}, "semiring": {"log", "max", "entropy"}},
-		},
-	}}
+	caps := backend.Capabilities{Workloads: []backend.WorkloadCaps{}}
+	for _, w := range workloadTable {
+		caps.Workloads = append(caps.Workloads, w.caps(devices))
+	}
+	return caps
 }
 
 // unsupported returns "" when the backend declares support for the request,
@@ -94,14 +52,8 @@ func (n *Native) unsupported(variant, device string, cfg result.Config) string {
 		}
 		return fmt.Sprintf("variant %q is not supported (burnstyle-hip's variants: %s)", variant, strings.Join(names, ", "))
 	}
-	if device == "rocm" {
-		if why := rocmUnsupported(cfg); why != "" {
-			return why
-		}
-	}
-	if cfg.Workload == scan.Name && device == "cuda" && (cfg.Phase != workload.PhaseForward || cfg.Get("semiring") == "entropy") {
-		return fmt.Sprintf("%s %s on cuda is not supported: burnstyle-hip's GPU scan kernel is the log and max forward (the CPU runs every semiring and phase)",
-			cfg.Get("semiring"), cfg.Phase)
+	if why := deviceUnsupported(device, cfg); why != "" {
+		return why
 	}
 	return n.capabilities().Unsupported(device, cfg)
 }
@@ -164,18 +116,11 @@ func (n *Native) candidates(device string) ([]engine, string) {
 	return []engine{e}, ""
 }
 
-// rocmUnsupported is why a request cannot run on rocm, or "". Every kernel
-// compiles for gfx90a, gfx1030 and gfx942 (TestHIPRTC) and the AMD paths pass
-// on the emulator (gpu.TestEmuHIP); what is missing is named here. ttt is
-// the one workload declared on rocm (its devices are the engines').
-func rocmUnsupported(cfg result.Config) string {
-	switch {
-	case cfg.Workload == attentionName, cfg.Workload == scan.Name:
-		return fmt.Sprintf("%s on rocm is not supported: its kernel compiles for gfx90a and gfx1030 and passes on the emulator, "+
-			"but burnstyle-hip runs it on the cuda device only", cfg.Workload)
-	case cfg.Workload == ttt.Name && cfg.Phase == workload.PhaseBackward:
-		return "the ttt training step on rocm is not supported: its products need a BLAS library, and the ttt engine uses none on rocm yet " +
-			"(the forward runs on the portable GEMM kernels; hipBLASLt and rocBLAS are bound for the gemm workload only)"
+// deviceUnsupported is why a device the workload declares cannot run cfg
+// (its entry's limits), or "".
+func deviceUnsupported(device string, cfg result.Config) string {
+	if w, ok := workloadOf(cfg.Workload); ok && w.limits != nil {
+		return w.limits(device, cfg)
 	}
 	return ""
 }

@@ -25,7 +25,7 @@ func TestRocmUnsupported(t *testing.T) {
 		{"ttt backward", backward, "need a BLAS"},
 		{"ttt forward", tinyConfig(), ""},
 	} {
-		got := rocmUnsupported(tc.cfg)
+		got := deviceUnsupported("rocm", tc.cfg)
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q, want a reason containing %q", tc.name, got, tc.want)
 		}
@@ -84,24 +84,6 @@ func TestVendorVariants(t *testing.T) {
 		if tc.want == "" && got != "" || !strings.Contains(got, tc.want) {
 			t.Errorf("%s on %s %s: %q, want %q", tc.variant, tc.device, tc.cfg.Get("dtype"), got, tc.want)
 		}
-	}
-	for _, tc := range []struct{ variant, kind, want string }{
-		{"cublaslt", "rocm", "cublaslt variant needs a CUDA GPU"},
-		{"rocblas", "cuda", "rocblas variant needs a ROCm GPU"},
-		{"rocblas", "", "rocblas variant needs a ROCm GPU"},
-		{"rocblas", "rocm", ""},
-		{"", "rocm", ""},
-	} {
-		m, why := gemmMode(tc.variant, tc.kind)
-		if tc.want == "" && why != "" || !strings.Contains(why, tc.want) {
-			t.Errorf("gemmMode(%q, %q): %q, want %q", tc.variant, tc.kind, why, tc.want)
-		}
-		if m.RocBLAS != (tc.variant == "rocblas") || m.Lt != (tc.variant == "cublaslt") {
-			t.Errorf("gemmMode(%q, %q) = %+v", tc.variant, tc.kind, m)
-		}
-	}
-	if k := libraryKey("hipblaslt 1.1.0"); k != "hipblaslt" {
-		t.Errorf("libraryKey: %q", k)
 	}
 }
 

@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // AttentionShape is one attention problem's geometry.
@@ -94,9 +94,9 @@ func attentionForward(s AttentionShape, q, k, v, lse []float32) ([]float32, erro
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	out := make([]float32, len(q))
 	blocks := (S + attnRows - 1) / attnRows
-	scratch := make([][]float32, reference.NumWorkers())
+	scratch := make([][]float32, numeric.NumWorkers())
 	scale := float32(1 / math.Sqrt(float64(D)))
-	reference.ParallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
+	numeric.ParallelFor(s.Batch*s.Heads*blocks, func(w, t int) {
 		bh, i0 := t/blocks, (t%blocks)*attnRows
 		b, h := bh/s.Heads, bh%s.Heads
 		kvOff := (b*s.KVHeads + h/g) * KV * D // GQA: an index, never a copy
@@ -159,27 +159,13 @@ func attentionRow(o, qi, k, v, p []float32, D int, scale float32) float32 {
 // softmax and float32 accumulation does (the probabilities stay float32
 // here). The inputs are not modified.
 func AttentionDtype(dtype string, s AttentionShape, q, k, v []float32) ([]float32, error) {
-	var round func(float32) float32
-	switch dtype {
-	case "float32":
-		return Attention(s, q, k, v)
-	case "bfloat16":
-		round = RoundBF16
-	case "float16":
-		round = RoundF16
-	default:
-		return nil, fmt.Errorf("attention %s: unknown dtype %q (want float32, bfloat16 or float16)", s, dtype)
-	}
-	rounded := func(x []float32) []float32 {
-		r := make([]float32, len(x))
-		for i, e := range x {
-			r[i] = round(e)
-		}
-		return r
-	}
-	out, err := Attention(s, rounded(q), rounded(k), rounded(v))
+	round, err := Rounding(dtype)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("attention %s: %w", s, err)
+	}
+	out, err := Attention(s, Rounded(round, q), Rounded(round, k), Rounded(round, v))
+	if err != nil || round == nil {
+		return out, err
 	}
 	for i, x := range out {
 		out[i] = round(x)

@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // AttentionBackward returns dq, dk, dv for the forward (q, k, v) -> out
@@ -36,7 +36,7 @@ func AttentionBackward(s AttentionShape, q, k, v, out, dout, lse []float32) (dq,
 	S, KV, D, g := s.SeqLen, s.KVLen, s.HeadDim, s.Heads/s.KVHeads
 	dq, dk, dv = make([]float32, qn), make([]float32, kn), make([]float32, kn)
 	scale := float32(1 / math.Sqrt(float64(D)))
-	reference.ParallelFor(s.Batch*s.KVHeads, func(_, t int) {
+	numeric.ParallelFor(s.Batch*s.KVHeads, func(_, t int) {
 		b, kh := t/s.KVHeads, t%s.KVHeads
 		kvOff := (b*s.KVHeads + kh) * KV * D
 		kb, vb := k[kvOff:kvOff+KV*D], v[kvOff:kvOff+KV*D]
@@ -91,17 +91,11 @@ func AttentionBackward(s AttentionShape, q, k, v, out, dout, lse []float32) (dq,
 // dtype before the backward reads it (a GPU stores it so), and out, dq, dk,
 // dv rounded to the dtype. The inputs are not modified.
 func AttentionGradDtype(dtype string, s AttentionShape, q, k, v, dout []float32) (out, dq, dk, dv []float32, err error) {
-	round, err := dtypeRound(dtype)
+	round, err := Rounding(dtype)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("attention backward %s: %w", s, err)
 	}
-	rounded := func(x []float32) []float32 {
-		r := make([]float32, len(x))
-		for i, e := range x {
-			r[i] = round(e)
-		}
-		return r
-	}
+	rounded := func(x []float32) []float32 { return Rounded(round, x) }
 	q, k, v, dout = rounded(q), rounded(k), rounded(v), rounded(dout)
 	out, lse, err := AttentionLSE(s, q, k, v)
 	if err != nil {
@@ -112,17 +106,4 @@ func AttentionGradDtype(dtype string, s AttentionShape, q, k, v, dout []float32)
 		return nil, nil, nil, nil, err
 	}
 	return out, rounded(dq), rounded(dk), rounded(dv), nil
-}
-
-// dtypeRound is the rounding to a workload dtype (identity for float32).
-func dtypeRound(dtype string) (func(float32) float32, error) {
-	switch dtype {
-	case "float32":
-		return func(x float32) float32 { return x }, nil
-	case "bfloat16":
-		return RoundBF16, nil
-	case "float16":
-		return RoundF16, nil
-	}
-	return nil, fmt.Errorf("unknown dtype %q (want float32, bfloat16 or float16)", dtype)
 }

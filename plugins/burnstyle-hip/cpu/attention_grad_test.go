@@ -101,13 +101,11 @@ func TestAttentionGradAgainstNaive(t *testing.T) {
 		{AttentionShape{1, 3, 3, 19, 19, 32, false}, "float16", 2e-3},
 		{AttentionShape{1, 4, 2, 29, 23, 8, true}, "float16", 2e-3},
 	} {
-		round, _ := dtypeRound(tc.dtype)
-		rounded := func(x []float32) []float32 {
-			for i := range x {
-				x[i] = round(x[i])
-			}
-			return x
+		round, err := Rounding(tc.dtype)
+		if err != nil {
+			t.Fatal(err)
 		}
+		rounded := func(x []float32) []float32 { return Rounded(round, x) }
 		q := rounded(uniform(r, tc.s.QLen(), -2, 2))
 		k, v := rounded(uniform(r, tc.s.KLen(), -2, 2)), rounded(uniform(r, tc.s.KLen(), -1, 1))
 		dout := rounded(uniform(r, tc.s.QLen(), -1, 1))

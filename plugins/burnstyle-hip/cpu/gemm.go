@@ -3,8 +3,8 @@ package cpu
 import (
 	"fmt"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
 // GEMM is the standalone dense product of the "gemm" workload:
@@ -41,38 +41,20 @@ func GEMM(batch, m, n, k int, transA, transB bool, a, b []float32) []float32 {
 		if !transB {
 			bp = make([]float32, batch*n*k)
 		}
-		reference.ParallelFor(2*batch, func(_, t int) {
+		numeric.ParallelFor(2*batch, func(_, t int) {
 			i := t / 2
 			switch {
 			case t%2 == 0 && transA: // stored [k, m]
-				transposeInto(ap[i*m*k:(i+1)*m*k], a[i*m*k:(i+1)*m*k], k, m)
+				numeric.TransposeInto(ap[i*m*k:(i+1)*m*k], a[i*m*k:(i+1)*m*k], k, m)
 			case t%2 == 1 && !transB: // stored [k, n]
-				transposeInto(bp[i*n*k:(i+1)*n*k], b[i*k*n:(i+1)*k*n], k, n)
+				numeric.TransposeInto(bp[i*n*k:(i+1)*n*k], b[i*k*n:(i+1)*k*n], k, n)
 			}
 		})
 	}
 	for bi := range batch {
-		reference.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
+		numeric.MatMulNT(c[bi*m*n:(bi+1)*m*n], ap[bi*m*k:(bi+1)*m*k], bp[bi*n*k:(bi+1)*n*k], m, k, n)
 	}
 	return c
-}
-
-// transposeInto writes the [cols, rows] transpose of the row-major [rows,
-// cols] src into dst, in 32x32 blocks so both sides stay in cache.
-func transposeInto[T reference.Float](dst, src []T, rows, cols int) {
-	const blk = 32
-	for i0 := 0; i0 < rows; i0 += blk {
-		i1 := min(i0+blk, rows)
-		for j0 := 0; j0 < cols; j0 += blk {
-			j1 := min(j0+blk, cols)
-			for i := i0; i < i1; i++ {
-				row := src[i*cols : (i+1)*cols]
-				for j := j0; j < j1; j++ {
-					dst[j*rows+i] = row[j]
-				}
-			}
-		}
-	}
 }
 
 // GEMMDtype is GEMM at a workload dtype: "float32" and "tf32" are computed
@@ -89,27 +71,17 @@ func GEMMDtype(dtype string, batch, m, n, k int, transA, transB bool, a, b []flo
 		return nil, fmt.Errorf("gemm: A has %d elements and B %d; batch=%d m=%d n=%d k=%d needs %d and %d",
 			len(a), len(b), batch, m, n, k, batch*m*k, batch*k*n)
 	}
-	var round func(float32) float32
-	switch dtype {
-	case "float32", "tf32":
-		return GEMM(batch, m, n, k, transA, transB, a, b), nil
-	case "bfloat16":
-		round = RoundBF16
-	case "float16":
-		round = RoundF16
-	case "float8_e4m3":
+	if dtype == "float8_e4m3" {
 		return nil, fmt.Errorf("gemm: dtype float8_e4m3 is unsupported on cpu")
-	default:
-		return nil, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
 	}
-	ra, rb := make([]float32, len(a)), make([]float32, len(b))
-	for i, x := range a {
-		ra[i] = round(x)
+	round, err := Rounding(dtype)
+	if err != nil {
+		return nil, fmt.Errorf("gemm: %w", err)
 	}
-	for i, x := range b {
-		rb[i] = round(x)
+	c := GEMM(batch, m, n, k, transA, transB, Rounded(round, a), Rounded(round, b))
+	if round == nil {
+		return c, nil
 	}
-	c := GEMM(batch, m, n, k, transA, transB, ra, rb)
 	for i, x := range c {
 		c[i] = round(x)
 	}

@@ -18,7 +18,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // ScanShape is one scan configuration.
@@ -69,7 +69,7 @@ func Scan[F float32 | float64](s ScanShape, cum, trans, dur []F, lengths []int64
 		pt, pd = make([][]F, s.Batch), make([][]F, s.Batch)
 	}
 	stride := (s.T + 1) * s.C
-	reference.ParallelFor(s.Batch, func(_, b int) {
+	numeric.ParallelFor(s.Batch, func(_, b int) {
 		w := scanRow[F]{K: s.K, C: s.C, L: int(lengths[b]), cum: cum[b*stride : (b+1)*stride], trans: trans, dur: dur, max: s.Semiring == "max"}
 		switch {
 		case s.Semiring == "entropy":

@@ -58,16 +58,10 @@ type cublas struct {
 		batch, compute, algo int32) int32
 }
 
-var cublasNames = []string{"cublasCreate_v2", "cublasDestroy_v2", "cublasSetMathMode",
-	"cublasSetWorkspace_v2", "cublasGetVersion_v2", "cublasSgemm_v2", "cublasGemmEx", "cublasSetStream_v2"}
-
-func (b *cublas) table() map[string]any {
-	ptrs := []any{&b.Create, &b.Destroy, &b.SetMathMode, &b.SetWorkspace, &b.Version, &b.sgemm, &b.GemmEx, &b.SetStream}
-	t := map[string]any{}
-	for i, n := range cublasNames {
-		t[n] = ptrs[i]
-	}
-	return t
+func (b *cublas) funcs() funcs {
+	return funcs{{"cublasCreate_v2", &b.Create}, {"cublasDestroy_v2", &b.Destroy}, {"cublasSetMathMode", &b.SetMathMode},
+		{"cublasSetWorkspace_v2", &b.SetWorkspace}, {"cublasGetVersion_v2", &b.Version}, {"cublasSgemm_v2", &b.sgemm},
+		{"cublasGemmEx", &b.GemmEx}, {"cublasSetStream_v2", &b.SetStream}}
 }
 
 // openCUBLAS loads cuBLAS and creates a handle in the current context.
@@ -88,7 +82,7 @@ func openCUBLAS() (*cublas, error) {
 		return nil, err
 	}
 	b := &cublas{Path: path}
-	if err := bind(lib, path, b.table()); err != nil {
+	if err := bind(lib, path, b.funcs().table()); err != nil {
 		return nil, err
 	}
 	if bind(lib, path, map[string]any{"cublasGemmStridedBatchedEx": &b.GemmSB}) != nil {

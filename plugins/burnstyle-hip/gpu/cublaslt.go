@@ -22,12 +22,10 @@ type LtHeuristic struct {
 	_         [4]int32
 }
 
-type CublasLt struct {
-	H             uintptr
-	Path          string
-	create        func(h *uintptr) int32
-	destroy       func(h uintptr) int32
-	Version       func() uint64
+// LtDescriptors are the descriptor calls cuBLASLt and hipBLASLt share,
+// with the same signatures: the matmul description, the matrix layouts and
+// the heuristic's preference.
+type LtDescriptors struct {
 	DescCreate    func(d *uintptr, compute, scale int32) int32
 	DescDestroy   func(d uintptr) int32
 	DescSet       func(d uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
@@ -37,27 +35,29 @@ type CublasLt struct {
 	PrefCreate    func(p *uintptr) int32
 	PrefDestroy   func(p uintptr) int32
 	PrefSet       func(p uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	Heuristic     func(h, desc, a, b, c, d, pref uintptr, want int32, out *LtHeuristic, got *int32) int32
-	Matmul        func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
+}
+
+type CublasLt struct {
+	H       uintptr
+	Path    string
+	create  func(h *uintptr) int32
+	destroy func(h uintptr) int32
+	Version func() uint64
+	LtDescriptors
+	Heuristic func(h, desc, a, b, c, d, pref uintptr, want int32, out *LtHeuristic, got *int32) int32
+	Matmul    func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
 		beta unsafe.Pointer, C uint64, lc uintptr, D uint64, ld uintptr, algo *LtAlgo, ws, wsBytes uint64, stream uintptr) int32
 	AlgoGet func(algo *LtAlgo, attr int32, buf unsafe.Pointer, n uint64, written *uint64) int32
 }
 
-var cublasLtNames = []string{"cublasLtCreate", "cublasLtDestroy", "cublasLtGetVersion",
-	"cublasLtMatmulDescCreate", "cublasLtMatmulDescDestroy", "cublasLtMatmulDescSetAttribute",
-	"cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayoutSetAttribute",
-	"cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreferenceSetAttribute",
-	"cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmul", "cublasLtMatmulAlgoConfigGetAttribute"}
-
-func (b *CublasLt) table() map[string]any {
-	ptrs := []any{&b.create, &b.destroy, &b.Version, &b.DescCreate, &b.DescDestroy, &b.DescSet,
-		&b.LayoutCreate, &b.LayoutDestroy, &b.LayoutSet, &b.PrefCreate, &b.PrefDestroy, &b.PrefSet,
-		&b.Heuristic, &b.Matmul, &b.AlgoGet}
-	t := map[string]any{}
-	for i, n := range cublasLtNames {
-		t[n] = ptrs[i]
-	}
-	return t
+func (b *CublasLt) funcs() funcs {
+	return funcs{{"cublasLtCreate", &b.create}, {"cublasLtDestroy", &b.destroy}, {"cublasLtGetVersion", &b.Version},
+		{"cublasLtMatmulDescCreate", &b.DescCreate}, {"cublasLtMatmulDescDestroy", &b.DescDestroy},
+		{"cublasLtMatmulDescSetAttribute", &b.DescSet}, {"cublasLtMatrixLayoutCreate", &b.LayoutCreate},
+		{"cublasLtMatrixLayoutDestroy", &b.LayoutDestroy}, {"cublasLtMatrixLayoutSetAttribute", &b.LayoutSet},
+		{"cublasLtMatmulPreferenceCreate", &b.PrefCreate}, {"cublasLtMatmulPreferenceDestroy", &b.PrefDestroy},
+		{"cublasLtMatmulPreferenceSetAttribute", &b.PrefSet}, {"cublasLtMatmulAlgoGetHeuristic", &b.Heuristic},
+		{"cublasLtMatmul", &b.Matmul}, {"cublasLtMatmulAlgoConfigGetAttribute", &b.AlgoGet}}
 }
 
 // specCUBLASLt: cuBLAS's own sibling, where openCUBLAS already loaded it.
@@ -67,12 +67,9 @@ var specCUBLASLt = libSpec{"cuBLASLt", "XBENCH_LIBCUBLASLT",
 // bindCUBLASLt resolves every symbol of the binding (no handle: no GPU
 // needed), for the symbol test and for openCUBLASLt.
 func bindCUBLASLt() (*CublasLt, error) {
-	lib, path, err := specCUBLASLt.open()
-	if err != nil {
-		return nil, err
-	}
-	b := &CublasLt{Path: path}
-	if err := bind(lib, path, b.table()); err != nil {
+	b := &CublasLt{}
+	var err error
+	if b.Path, err = specCUBLASLt.bindFuncs(b.funcs()); err != nil {
 		return nil, err
 	}
 	return b, nil

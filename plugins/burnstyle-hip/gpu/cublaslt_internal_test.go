@@ -19,8 +19,5 @@ func TestCUBLASLtSymbols(t *testing.T) {
 	if v := b.Version(); v < 110000 {
 		t.Errorf("%s: version %d, want 11.0 or newer", b.Path, v)
 	}
-	if len(b.table()) != len(cublasLtNames) {
-		t.Error("cublasLt table repeats a name")
-	}
-	t.Logf("%s: %s, %d symbols", b.Path, b.LtVersion(), len(cublasLtNames))
+	t.Logf("%s: %s, %d symbols", b.Path, b.LtVersion(), len(b.funcs()))
 }

@@ -64,40 +64,25 @@ var (
 func (a HipLtAlgo) String() string { return hex.EncodeToString(a.Data[:]) }
 
 type HipblasLt struct {
-	H             uintptr
-	Path          string
-	create        func(h *uintptr) int32
-	destroy       func(h uintptr) int32
-	version       func(h uintptr, v *int32) int32
-	DescCreate    func(d *uintptr, compute, scale int32) int32
-	DescDestroy   func(d uintptr) int32
-	DescSet       func(d uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	LayoutCreate  func(l *uintptr, dtype int32, rows, cols uint64, ld int64) int32
-	LayoutDestroy func(l uintptr) int32
-	LayoutSet     func(l uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	PrefCreate    func(p *uintptr) int32
-	PrefDestroy   func(p uintptr) int32
-	PrefSet       func(p uintptr, attr int32, buf unsafe.Pointer, n uint64) int32
-	Heuristic     func(h, desc, a, b, c, d, pref uintptr, want int32, out *HipLtHeuristic, got *int32) int32
-	Matmul        func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
+	H       uintptr
+	Path    string
+	create  func(h *uintptr) int32
+	destroy func(h uintptr) int32
+	version func(h uintptr, v *int32) int32
+	LtDescriptors
+	Heuristic func(h, desc, a, b, c, d, pref uintptr, want int32, out *HipLtHeuristic, got *int32) int32
+	Matmul    func(h, desc uintptr, alpha unsafe.Pointer, A uint64, la uintptr, B uint64, lb uintptr,
 		beta unsafe.Pointer, C uint64, lc uintptr, D uint64, ld uintptr, algo *HipLtAlgo, ws, wsBytes uint64, stream uintptr) int32
 }
 
-var hipblasLtNames = []string{"hipblasLtCreate", "hipblasLtDestroy", "hipblasLtGetVersion",
-	"hipblasLtMatmulDescCreate", "hipblasLtMatmulDescDestroy", "hipblasLtMatmulDescSetAttribute",
-	"hipblasLtMatrixLayoutCreate", "hipblasLtMatrixLayoutDestroy", "hipblasLtMatrixLayoutSetAttribute",
-	"hipblasLtMatmulPreferenceCreate", "hipblasLtMatmulPreferenceDestroy", "hipblasLtMatmulPreferenceSetAttribute",
-	"hipblasLtMatmulAlgoGetHeuristic", "hipblasLtMatmul"}
-
-func (b *HipblasLt) table() map[string]any {
-	ptrs := []any{&b.create, &b.destroy, &b.version, &b.DescCreate, &b.DescDestroy, &b.DescSet,
-		&b.LayoutCreate, &b.LayoutDestroy, &b.LayoutSet, &b.PrefCreate, &b.PrefDestroy, &b.PrefSet,
-		&b.Heuristic, &b.Matmul}
-	t := map[string]any{}
-	for i, n := range hipblasLtNames {
-		t[n] = ptrs[i]
-	}
-	return t
+func (b *HipblasLt) funcs() funcs {
+	return funcs{{"hipblasLtCreate", &b.create}, {"hipblasLtDestroy", &b.destroy}, {"hipblasLtGetVersion", &b.version},
+		{"hipblasLtMatmulDescCreate", &b.DescCreate}, {"hipblasLtMatmulDescDestroy", &b.DescDestroy},
+		{"hipblasLtMatmulDescSetAttribute", &b.DescSet}, {"hipblasLtMatrixLayoutCreate", &b.LayoutCreate},
+		{"hipblasLtMatrixLayoutDestroy", &b.LayoutDestroy}, {"hipblasLtMatrixLayoutSetAttribute", &b.LayoutSet},
+		{"hipblasLtMatmulPreferenceCreate", &b.PrefCreate}, {"hipblasLtMatmulPreferenceDestroy", &b.PrefDestroy},
+		{"hipblasLtMatmulPreferenceSetAttribute", &b.PrefSet}, {"hipblasLtMatmulAlgoGetHeuristic", &b.Heuristic},
+		{"hipblasLtMatmul", &b.Matmul}}
 }
 
 // specHIPBLASLT: ROCm 6 and 7 ship libhipblaslt.so.0 and .so.1.
@@ -106,12 +91,9 @@ var specHIPBLASLT = libSpec{"hipBLASLt", "XBENCH_LIBHIPBLASLT",
 
 // bindHIPBLASLt resolves every symbol of the binding (no handle).
 func bindHIPBLASLt() (*HipblasLt, error) {
-	lib, path, err := specHIPBLASLT.open()
-	if err != nil {
-		return nil, err
-	}
-	b := &HipblasLt{Path: path}
-	if err := bind(lib, path, b.table()); err != nil {
+	b := &HipblasLt{}
+	var err error
+	if b.Path, err = specHIPBLASLT.bindFuncs(b.funcs()); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -151,6 +151,42 @@ func preloadSiblings(lib, pattern string) {
 	}
 }
 
+// funcs pairs each C function a vendor binding calls with the Go func
+// field purego fills: one list per library, the one place a name meets its
+// field (the symbol and header tests read the names from it).
+type funcs []struct {
+	name string
+	fn   any // a pointer to a func field
+}
+
+// names are the C names, in order.
+func (f funcs) names() []string {
+	out := make([]string, len(f))
+	for i, x := range f {
+		out[i] = x.name
+	}
+	return out
+}
+
+// table is bind's form of f: each name to its field.
+func (f funcs) table() map[string]any {
+	t := make(map[string]any, len(f))
+	for _, x := range f {
+		t[x.name] = x.fn
+	}
+	return t
+}
+
+// bindFuncs opens the library s finds and binds every function of f;
+// it returns the library's path.
+func (s libSpec) bindFuncs(f funcs) (string, error) {
+	lib, path, err := s.open()
+	if err != nil {
+		return "", err
+	}
+	return path, bind(lib, path, f.table())
+}
+
 // bind resolves each symbol in table into the Go function its pointer holds.
 // A key may list alternatives, "a|b": the first one the library has wins
 // (drivers keep old names for old programs, new ones may rename). A missing

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -33,9 +34,16 @@ func TestSymbolTablesAreSymmetric(t *testing.T) {
 			t.Errorf("rtc field %d: %s vs %s do not name the same call", i, nvrtcNames[i], hiprtcNames[i])
 		}
 	}
-	var b cublas
-	if len(b.table()) != len(cublasNames) {
-		t.Error("cublas table repeats a name")
+	for lib, f := range map[string]funcs{"cublas": (&cublas{}).funcs(), "cublasLt": (&CublasLt{}).funcs(),
+		"hipblasLt": (&HipblasLt{}).funcs(), "rocblas": (&Rocblas{}).funcs()} {
+		if len(f.table()) != len(f) || len(f.names()) != len(f) {
+			t.Errorf("%s: the binding names a function twice", lib)
+		}
+		for _, x := range f {
+			if reflect.TypeOf(x.fn).Kind() != reflect.Pointer || reflect.TypeOf(x.fn).Elem().Kind() != reflect.Func {
+				t.Errorf("%s %s: bound to a %T, not a pointer to a func field", lib, x.name, x.fn)
+			}
+		}
 	}
 	var c cudaExtra
 	var h hipExtra

@@ -46,17 +46,10 @@ type Rocblas struct {
 	WS Ptr
 }
 
-var rocblasNames = []string{"rocblas_create_handle", "rocblas_destroy_handle", "rocblas_set_stream",
-	"rocblas_set_workspace", "rocblas_get_version_string_size", "rocblas_get_version_string",
-	"rocblas_gemm_strided_batched_ex"}
-
-func (b *Rocblas) table() map[string]any {
-	ptrs := []any{&b.create, &b.destroy, &b.SetStream, &b.SetWorkspace, &b.versionSize, &b.versionString, &b.GemmSB}
-	t := map[string]any{}
-	for i, n := range rocblasNames {
-		t[n] = ptrs[i]
-	}
-	return t
+func (b *Rocblas) funcs() funcs {
+	return funcs{{"rocblas_create_handle", &b.create}, {"rocblas_destroy_handle", &b.destroy}, {"rocblas_set_stream", &b.SetStream},
+		{"rocblas_set_workspace", &b.SetWorkspace}, {"rocblas_get_version_string_size", &b.versionSize},
+		{"rocblas_get_version_string", &b.versionString}, {"rocblas_gemm_strided_batched_ex", &b.GemmSB}}
 }
 
 // specROCBLAS: ROCm 5 (.so.0), 6 (.so.4) and 7 (.so.5).
@@ -64,12 +57,9 @@ var specROCBLAS = libSpec{"rocBLAS", "XBENCH_LIBROCBLAS",
 	[]string{"librocblas.so", "librocblas.so.5", "librocblas.so.4", "librocblas.so.0"}, rocmDirs()}
 
 func bindROCBLAS() (*Rocblas, error) {
-	lib, path, err := specROCBLAS.open()
-	if err != nil {
-		return nil, err
-	}
-	b := &Rocblas{Path: path}
-	if err := bind(lib, path, b.table()); err != nil {
+	b := &Rocblas{}
+	var err error
+	if b.Path, err = specROCBLAS.bindFuncs(b.funcs()); err != nil {
 		return nil, err
 	}
 	return b, nil

@@ -32,9 +32,9 @@ func rocmBLASBindings() []struct {
 		table       map[string]any
 		names       []string
 	}{
-		{"hipBLASLt", "hipblasStatus_t", []string{"hipblaslt/hipblaslt.h"}, (&HipblasLt{}).table(), hipblasLtNames},
+		{"hipBLASLt", "hipblasStatus_t", []string{"hipblaslt/hipblaslt.h"}, (&HipblasLt{}).funcs().table(), (&HipblasLt{}).funcs().names()},
 		{"rocBLAS", "rocblas_status", []string{"rocblas/internal/rocblas-auxiliary.h", "rocblas/internal/rocblas-functions.h"},
-			(&Rocblas{}).table(), rocblasNames},
+			(&Rocblas{}).funcs().table(), (&Rocblas{}).funcs().names()},
 	}
 }
 

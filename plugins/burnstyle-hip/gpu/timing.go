@@ -9,6 +9,39 @@ import (
 // of any current GPU (H100 and H200 have 50 MiB).
 const FlushBytes = 256 << 20
 
+// Calls is how a timed run calls the device after its first (compile)
+// call: Warmup untimed calls, then Repeats samples, each after an L2 flush
+// of FlushBytes when ColdCache (--cold-cache). It is the one mode value the
+// kernel workloads pass down.
+type Calls struct {
+	Warmup, Repeats int
+	ColdCache       bool
+}
+
+// Check rejects counts no timing loop can run.
+func (c Calls) Check(what string) error {
+	if c.Warmup < 0 || c.Repeats < 1 {
+		return fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", what, c.Warmup, c.Repeats)
+	}
+	return nil
+}
+
+// flushBytes is what the sampler writes before each sample.
+func (c Calls) flushBytes() int64 {
+	if c.ColdCache {
+		return FlushBytes
+	}
+	return 0
+}
+
+// Note is what the result's timing line adds for c: the flush, when cold.
+func (c Calls) Note() string {
+	if !c.ColdCache {
+		return ""
+	}
+	return fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", FlushBytes>>20)
+}
+
 // Sampler is the one timing loop of every workload: a sample is the
 // device time of one call: the span of its CUPTI activity records where
 // libcupti loads (trace.go), else the time between two device events; both
@@ -150,8 +183,8 @@ func (s *Sampler) Close() {
 // the worker thread after the first (compile) call: warmup untimed
 // launches, then repeats samples (Sampler). r.LastHeld says whether the
 // samples ran behind a hold. what names the call in errors.
-func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() error, warmup, repeats int, flushBytes int64) ([]float64, error) {
-	for i := 0; i < warmup; i++ {
+func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() error, calls Calls) ([]float64, error) {
+	for i := 0; i < calls.Warmup; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -159,13 +192,13 @@ func (r *Runtime) TimedLaunches(ctx context.Context, what string, launch func() 
 			return nil, err
 		}
 	}
-	s, err := r.NewSampler(what, flushBytes)
+	s, err := r.NewSampler(what, calls.flushBytes())
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	samples := make([]float64, 0, repeats)
-	for i := 0; i < repeats; i++ {
+	samples := make([]float64, 0, calls.Repeats)
+	for i := 0; i < calls.Repeats; i++ {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}

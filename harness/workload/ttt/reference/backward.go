@@ -3,6 +3,8 @@ package reference
 import (
 	"fmt"
 	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // ForwardBackward is the training step (docs/ttt-backward.md): the forward,
@@ -41,19 +43,19 @@ func (m *Model[T]) backward(tokens []int32, tp *tape[T]) float64 {
 	s := m.Size
 	C, V, n := s.Hidden, s.Vocab, tp.batch*tp.seqLen
 	b, g := &tp.b, &tp.grads
-	t0 := m.Prof.begin()
+	t0 := m.Prof.Begin()
 	g.clear()
 	loss := crossEntropy(b.dlogits, tp.logits, tokens, tp.batch, tp.seqLen, V)
-	t0 = m.Prof.end("softmax_cross_entropy_backward", t0)
+	t0 = m.Prof.End("softmax_cross_entropy_backward", t0)
 	// The tied head, logits = xf @ embed^T.
-	MatMulNT(b.dx, b.dlogits, tp.embedT, n, V, C)
-	transposed(b.dlogitsT, b.dlogits, n, V)
-	transposed(b.xt, tp.xf, n, C)
-	MatMulNT(g.embed, b.dlogitsT, b.xt, V, n, C)
-	t0 = m.Prof.end("gemm_backward", t0)
+	numeric.MatMulNT(b.dx, b.dlogits, tp.embedT, n, V, C)
+	numeric.TransposeInto(b.dlogitsT, b.dlogits, n, V)
+	numeric.TransposeInto(b.xt, tp.xf, n, C)
+	numeric.MatMulNT(g.embed, b.dlogitsT, b.xt, V, n, C)
+	t0 = m.Prof.End("gemm_backward", t0)
 	clear(b.dh)
 	rmsNormBack(b.dh, g.finalNorm, b.dx, tp.hFinal, m.finalNorm, b.big, n)
-	t0 = m.Prof.end("rms_norm_backward", t0)
+	t0 = m.Prof.End("rms_norm_backward", t0)
 	for l := len(m.layers) - 1; l >= 0; l-- {
 		ly, a, lw, lg := &m.layers[l], tp.layers[l], &tp.w[l], &g.layers[l]
 		t0 = m.mlpBlockBack(ly, a, lw, lg, tp, t0)
@@ -64,9 +66,9 @@ func (m *Model[T]) backward(tokens []int32, tp *tape[T]) float64 {
 	}
 	// The embedding: a scatter-add, in token order.
 	for i, t := range tokens {
-		axpy(g.embed[int(t)*C:(int(t)+1)*C], 1, b.dh[i*C:(i+1)*C])
+		numeric.Axpy(g.embed[int(t)*C:(int(t)+1)*C], 1, b.dh[i*C:(i+1)*C])
 	}
-	m.Prof.end("embed_backward", t0)
+	m.Prof.End("embed_backward", t0)
 	return loss
 }
 
@@ -76,10 +78,10 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 	C, I, n := m.Size.Hidden, m.Size.MLP, tp.batch*tp.seqLen
 	b := &tp.b
 	// out = sw @ W_down.
-	MatMulNT(b.dsw, b.dh, lw.wDown, n, C, I)
-	transposed(b.xt, a.sw, n, I)
+	numeric.MatMulNT(b.dsw, b.dh, lw.wDown, n, C, I)
+	numeric.TransposeInto(b.xt, a.sw, n, I)
 	weightGrad(lg.wDown, b.xt, b.dh, b.dyt, n, I, C)
-	t0 = m.Prof.end("gemm_backward", t0)
+	t0 = m.Prof.End("gemm_backward", t0)
 	// sw = silu(g) * u; silu'(x) = sigmoid(x) (1 + x (1 - sigmoid(x))).
 	parallelRows(n, func(row int) {
 		for i := row * I; i < (row+1)*I; i++ {
@@ -89,15 +91,15 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 			b.du[i] = d * x * sg
 		}
 	})
-	t0 = m.Prof.end("swiglu_backward", t0)
-	MatMulNT(b.dx, b.dg, lw.wGate, n, I, C)
+	t0 = m.Prof.End("swiglu_backward", t0)
+	numeric.MatMulNT(b.dx, b.dg, lw.wGate, n, I, C)
 	addMatMulNT(b.dx, b.tmp, b.du, lw.wUp, n, I, C)
-	transposed(b.xt, a.xm, n, C)
+	numeric.TransposeInto(b.xt, a.xm, n, C)
 	weightGrad(lg.wGate, b.xt, b.dg, b.dyt, n, C, I)
 	weightGrad(lg.wUp, b.xt, b.du, b.dyt, n, C, I)
-	t0 = m.Prof.end("gemm_backward", t0)
+	t0 = m.Prof.End("gemm_backward", t0)
 	rmsNormBack(b.dh, lg.mlpNorm, b.dx, a.hMLP, ly.mlpNorm, b.big, n)
-	return m.Prof.end("rms_norm_backward", t0)
+	return m.Prof.End("rms_norm_backward", t0)
 }
 
 // convBlockBack is the backward of the mamba backbone's conv block,
@@ -105,7 +107,7 @@ func (m *Model[T]) mlpBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 func (m *Model[T]) convBlockBack(ly *layer[T], a *acts[T], lg *layerGrads[T], tp *tape[T], t0 time.Time) time.Time {
 	n, b, mb := tp.batch*tp.seqLen, &tp.b, ly.mamba
 	mb.conv.backward(b.dx, lg.convW, lg.convB, b.dh, a.xc, tp.seqLen, n)
-	t0 = m.Prof.end("conv_backward", t0)
+	t0 = m.Prof.End("conv_backward", t0)
 	rmsNormBack(b.dh, lg.convNorm, b.dx, a.hConv, mb.convNorm, b.big, n)
-	return m.Prof.end("rms_norm_backward", t0)
+	return m.Prof.End("rms_norm_backward", t0)
 }

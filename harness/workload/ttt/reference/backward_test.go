@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -33,7 +34,7 @@ func nudgedAlong(w map[string]tensorfile.Tensor, name string, u []float64, delta
 		out[k] = v
 	}
 	v, _ := w[name].Float64s()
-	axpy(v, delta, u)
+	numeric.Axpy(v, delta, u)
 	out[name] = tensorfile.F64(w[name].Shape, v)
 	return out
 }
@@ -122,13 +123,13 @@ func TestForwardBackwardFiniteDifferences(t *testing.T) {
 				for i := range u {
 					u[i] = r.NormFloat64()
 				}
-				norm := math.Sqrt(dot(u, u))
+				norm := math.Sqrt(numeric.Dot(u, u))
 				for i := range u {
 					u[i] /= norm
 				}
 				fd := (lossOf(nudgedAlong(w, p.Name, u, step)) - lossOf(nudgedAlong(w, p.Name, u, -step))) / (2 * step)
-				norm = math.Sqrt(dot(g, g))
-				if want := dot(g, u); math.Abs(fd-want) > tol*math.Max(norm, math.Abs(fd)) {
+				norm = math.Sqrt(numeric.Dot(g, g))
+				if want := numeric.Dot(g, u); math.Abs(fd-want) > tol*math.Max(norm, math.Abs(fd)) {
 					t.Errorf("d%s along a random direction: analytic %.12g, finite difference %.12g (error %.3g of the gradient's norm %.3g)",
 						p.Name, want, fd, math.Abs(fd-want)/norm, norm)
 				}

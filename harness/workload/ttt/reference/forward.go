@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
 )
 
 // Forward maps tokens [batch, seqLen] to logits [batch, seqLen, V]. The
@@ -54,11 +56,11 @@ type pass[T Float] struct {
 // forward runs the model on tokens, which checkTokens accepted.
 func (m *Model[T]) forward(tokens []int32, p pass[T]) {
 	s, C, n := m.Size, m.Size.Hidden, p.batch*p.seqLen
-	t0 := m.Prof.begin()
+	t0 := m.Prof.Begin()
 	for i, t := range tokens {
 		copy(p.h[i*C:(i+1)*C], m.embed[int(t)*C:(int(t)+1)*C])
 	}
-	t0 = m.Prof.end("embed", t0)
+	t0 = m.Prof.End("embed", t0)
 	for l := range m.layers {
 		ly, a := &m.layers[l], p.layers[l]
 		if ly.mamba != nil {
@@ -69,9 +71,9 @@ func (m *Model[T]) forward(tokens []int32, p pass[T]) {
 	}
 	keep(p.hFinal, p.h)
 	rmsNorm(p.xf, p.h, m.finalNorm, n)
-	t0 = m.Prof.end("rms_norm", t0)
-	MatMulNT(p.logits, p.xf, m.embed, n, C, s.Vocab)
-	m.Prof.end("gemm", t0)
+	t0 = m.Prof.End("rms_norm", t0)
+	numeric.MatMulNT(p.logits, p.xf, m.embed, n, C, s.Vocab)
+	m.Prof.End("gemm", t0)
 }
 
 // keep copies the residual stream h into dst, the training step's record
@@ -87,11 +89,11 @@ func (m *Model[T]) convBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) 
 	n := p.batch * p.seqLen
 	keep(a.hConv, p.h)
 	rmsNorm(a.xc, p.h, ly.mamba.convNorm, n)
-	t0 = m.Prof.end("rms_norm", t0)
+	t0 = m.Prof.End("rms_norm", t0)
 	ly.mamba.conv.apply(a.y, a.xc, p.seqLen, n)
-	t0 = m.Prof.end("conv", t0)
+	t0 = m.Prof.End("conv", t0)
 	addInto(p.h, a.y)
-	return m.Prof.end("residual_add", t0)
+	return m.Prof.End("residual_add", t0)
 }
 
 // tttBlock is h = h + TTT(RMSNorm_ttt(h)). t0 is when it started, for
@@ -102,21 +104,21 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 	n := B * L
 	keep(a.hTTT, p.h)
 	rmsNorm(a.x, p.h, ly.tttNorm, n)
-	t0 = m.Prof.end("rms_norm", t0)
+	t0 = m.Prof.End("rms_norm", t0)
 	if mb := ly.mamba; mb != nil {
 		// Shared Q/K: one projection, then a convolution each.
-		MatMulNT(a.qk, a.x, ly.wq, n, C, C)
-		t0 = m.Prof.end("gemm", t0)
+		numeric.MatMulNT(a.qk, a.x, ly.wq, n, C, C)
+		t0 = m.Prof.End("gemm", t0)
 		mb.convQ.apply(a.q, a.qk, L, n)
 		mb.convK.apply(a.k, a.qk, L, n)
-		t0 = m.Prof.end("conv", t0)
+		t0 = m.Prof.End("conv", t0)
 	} else {
-		MatMulNT(a.q, a.x, ly.wq, n, C, C)
-		MatMulNT(a.k, a.x, ly.wk, n, C, C)
+		numeric.MatMulNT(a.q, a.x, ly.wq, n, C, C)
+		numeric.MatMulNT(a.k, a.x, ly.wk, n, C, C)
 	}
-	MatMulNT(a.v, a.x, ly.wv, n, C, C)
-	MatMulNT(a.lr, a.x, ly.lrW, n, C, nh)
-	t0 = m.Prof.end("gemm", t0)
+	numeric.MatMulNT(a.v, a.x, ly.wv, n, C, C)
+	numeric.MatMulNT(a.lr, a.x, ly.lrW, n, C, nh)
+	t0 = m.Prof.End("gemm", t0)
 
 	// Split heads to [B, nh, L, f], rotating Q and K, and lay the gate out
 	// as [B, nh, L].
@@ -133,9 +135,9 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 		}
 	})
 
-	t0 = m.Prof.end("rope_split_heads", t0)
+	t0 = m.Prof.End("rope_split_heads", t0)
 	ly.inner.Run(a.oh, a.qh, a.kh, a.vh, a.gate, B, L)
-	t0 = m.Prof.end("ttt_inner", t0)
+	t0 = m.Prof.End("ttt_inner", t0)
 
 	// Merge heads back to [T, C], post-norm over C.
 	parallelRows(n, func(row int) {
@@ -147,24 +149,24 @@ func (m *Model[T]) tttBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 		}
 		layerNormRow(a.pn[row*C:(row+1)*C], o, ly.postW, ly.postB)
 	})
-	t0 = m.Prof.end("merge_heads_layer_norm", t0)
+	t0 = m.Prof.End("merge_heads_layer_norm", t0)
 	out := a.pn
 	if mb := ly.mamba; mb != nil {
 		// The output gate: gelu(X Wg) * pn.
-		MatMulNT(a.xg, a.x, mb.wg, n, C, C)
-		t0 = m.Prof.end("gemm", t0)
+		numeric.MatMulNT(a.xg, a.x, mb.wg, n, C, C)
+		t0 = m.Prof.End("gemm", t0)
 		parallelRows(n, func(row int) {
 			for i := row * C; i < (row+1)*C; i++ {
 				a.og[i] = gelu(a.xg[i]) * a.pn[i]
 			}
 		})
-		t0 = m.Prof.end("gate", t0)
+		t0 = m.Prof.End("gate", t0)
 		out = a.og
 	}
-	MatMulNT(a.y, out, ly.wo, n, C, C)
-	t0 = m.Prof.end("gemm", t0)
+	numeric.MatMulNT(a.y, out, ly.wo, n, C, C)
+	t0 = m.Prof.End("gemm", t0)
 	addInto(p.h, a.y)
-	return m.Prof.end("residual_add", t0)
+	return m.Prof.End("residual_add", t0)
 }
 
 // mlpBlock is h = h + SwiGLU(RMSNorm_mlp(h)).
@@ -173,21 +175,21 @@ func (m *Model[T]) mlpBlock(ly *layer[T], a *acts[T], p pass[T], t0 time.Time) t
 	n := p.batch * p.seqLen
 	keep(a.hMLP, p.h)
 	rmsNorm(a.xm, p.h, ly.mlpNorm, n)
-	t0 = m.Prof.end("rms_norm", t0)
-	MatMulNT(a.g, a.xm, ly.wGate, n, C, I)
-	MatMulNT(a.u, a.xm, ly.wUp, n, C, I)
-	t0 = m.Prof.end("gemm", t0)
+	t0 = m.Prof.End("rms_norm", t0)
+	numeric.MatMulNT(a.g, a.xm, ly.wGate, n, C, I)
+	numeric.MatMulNT(a.u, a.xm, ly.wUp, n, C, I)
+	t0 = m.Prof.End("gemm", t0)
 	parallelRows(n, func(row int) {
 		g, u, sw := a.g[row*I:(row+1)*I], a.u[row*I:(row+1)*I], a.sw[row*I:(row+1)*I]
 		for i, v := range g {
 			sw[i] = silu(v) * u[i]
 		}
 	})
-	t0 = m.Prof.end("swiglu", t0)
-	MatMulNT(a.y, a.sw, ly.wDown, n, I, C)
-	t0 = m.Prof.end("gemm", t0)
+	t0 = m.Prof.End("swiglu", t0)
+	numeric.MatMulNT(a.y, a.sw, ly.wDown, n, I, C)
+	t0 = m.Prof.End("gemm", t0)
 	addInto(p.h, a.y)
-	return m.Prof.end("residual_add", t0)
+	return m.Prof.End("residual_add", t0)
 }
 
 // addInto sets h += d.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
 )
 
@@ -95,7 +96,7 @@ func (p *Inner[T]) NumParams() int64 {
 func (p *Inner[T]) Bytes() int64 {
 	f, h, k := p.F, p.Hidden, p.K
 	perWorker := 2*f*h + h + f + 2*k*k + 7*k*h + 4*k*f + f
-	n := int(p.NumParams()) + NumWorkers()*perWorker + len(p.partial) + len(p.partialLN)
+	n := int(p.NumParams()) + numeric.NumWorkers()*perWorker + len(p.partial) + len(p.partialLN)
 	for _, b := range p.back {
 		n += len(b.states) + b.elems
 	}
@@ -104,7 +105,7 @@ func (p *Inner[T]) Bytes() int64 {
 
 func (p *Inner[T]) ensureScratch() {
 	f, h, k := p.F, p.Hidden, p.K
-	for len(p.scratch) < NumWorkers() {
+	for len(p.scratch) < numeric.NumWorkers() {
 		p.scratch = append(p.scratch, &innerScratch[T]{
 			w1: make([]T, f*h), b1: make([]T, h), w2: make([]T, h*f), b2: make([]T, f),
 			eta: make([]T, k*k), a: make([]T, k*k),
@@ -123,7 +124,7 @@ func (p *Inner[T]) Run(out, xq, xk, xv, gate []T, batch, seqLen int) {
 		panic(fmt.Sprintf("cpu.Inner.Run: seq_len %d not a multiple of mini-batch %d", seqLen, k))
 	}
 	p.ensureScratch()
-	ParallelFor(batch*p.Heads, func(worker, item int) {
+	numeric.ParallelFor(batch*p.Heads, func(worker, item int) {
 		s := p.scratch[worker]
 		hd := item % p.Heads
 		p.resetState(s, hd)

@@ -1,6 +1,10 @@
 package reference
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/xbench/xbench/harness/numeric"
+)
 
 // InnerGrads are the gradients of one TTT layer's inner-model parameters,
 // laid out as the parameters are: W1 [nh, f, hidden], B1 [nh, hidden],
@@ -58,7 +62,7 @@ func (p *Inner[T]) ensureBackScratch(seqLen int) {
 	p.ensureScratch()
 	f, h, k := p.F, p.Hidden, p.K
 	need := seqLen / k * p.stateSize()
-	for len(p.back) < NumWorkers() {
+	for len(p.back) < numeric.NumWorkers() {
 		var c counted[T]
 		vec := c.vec
 		p.back = append(p.back, &innerBackScratch[T]{
@@ -101,7 +105,7 @@ func (p *Inner[T]) Backward(g *InnerGrads[T], dxq, dxk, dxv, dgate, dout, xq, xk
 	if len(p.partialLN) < items*(2*f+k) {
 		p.partialLN = make([]T, items*(2*f+k))
 	}
-	ParallelFor(items, func(worker, item int) {
+	numeric.ParallelFor(items, func(worker, item int) {
 		bs := p.back[worker]
 		hd := item % p.Heads
 		seq := item * seqLen * f
@@ -150,17 +154,17 @@ func (p *Inner[T]) sumPartials(g *InnerGrads[T], batch int) {
 		for hd := 0; hd < p.Heads; hd++ {
 			item := b*p.Heads + hd
 			part := p.partial[item*ss : (item+1)*ss]
-			axpy(g.W1[hd*f*h:(hd+1)*f*h], 1, part[:f*h])
-			axpy(g.B1[hd*h:(hd+1)*h], 1, part[f*h:f*h+h])
+			numeric.Axpy(g.W1[hd*f*h:(hd+1)*f*h], 1, part[:f*h])
+			numeric.Axpy(g.B1[hd*h:(hd+1)*h], 1, part[f*h:f*h+h])
 			if p.MLP {
 				o := f*h + h
-				axpy(g.W2[hd*h*f:(hd+1)*h*f], 1, part[o:o+h*f])
-				axpy(g.B2[hd*f:(hd+1)*f], 1, part[o+h*f:o+h*f+f])
+				numeric.Axpy(g.W2[hd*h*f:(hd+1)*h*f], 1, part[o:o+h*f])
+				numeric.Axpy(g.B2[hd*f:(hd+1)*f], 1, part[o+h*f:o+h*f+f])
 			}
 			ln := p.partialLN[item*(2*f+k) : (item+1)*(2*f+k)]
-			axpy(g.LnW[hd*f:(hd+1)*f], 1, ln[:f])
-			axpy(g.LnB[hd*f:(hd+1)*f], 1, ln[f:2*f])
-			axpy(tok, 1, ln[2*f:])
+			numeric.Axpy(g.LnW[hd*f:(hd+1)*f], 1, ln[:f])
+			numeric.Axpy(g.LnB[hd*f:(hd+1)*f], 1, ln[f:2*f])
+			numeric.Axpy(tok, 1, ln[2*f:])
 		}
 	}
 	// tok[i] = max(0, 1/(i+1) + tok_delta[i]): the clipped side is flat.

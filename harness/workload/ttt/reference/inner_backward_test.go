@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -109,7 +110,7 @@ func TestInnerBackwardFiniteDifferences(t *testing.T) {
 			loss := func(p *Inner[float64], in map[string][]float64) float64 {
 				out := make([]float64, len(dout))
 				p.Run(out, in["xq"], in["xk"], in["xv"], in["gate"], tc.batch, tc.seqLen)
-				return dot(out, dout)
+				return numeric.Dot(out, dout)
 			}
 
 			p := build(w)

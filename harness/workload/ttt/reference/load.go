@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/xbench/xbench/harness/numeric"
 	"github.com/xbench/xbench/harness/tensorfile"
 )
 
@@ -46,7 +47,7 @@ func loadT[T Float](w map[string]tensorfile.Tensor, name string, rows, cols int)
 	if err != nil {
 		return nil, err
 	}
-	return transpose(v, rows, cols), nil
+	return numeric.Transpose(v, rows, cols), nil
 }
 
 // convert changes the element type of a slice.

@@ -1,6 +1,9 @@
 package reference
 
-import "github.com/xbench/xbench/harness/workload/ttt"
+import (
+	"github.com/xbench/xbench/harness/numeric"
+	"github.com/xbench/xbench/harness/workload/ttt"
+)
 
 // causalConv is the mamba backbone's depthwise causal convolution of width
 // ttt.ConvWidth over the positions of each sequence:
@@ -49,7 +52,7 @@ func (cv causalConv[T]) backward(dx, dw, db, dy, x []T, seqLen, rows int) {
 	})
 	// Each channel's sums are one work item, so the order of every sum is
 	// fixed whatever runs it.
-	ParallelFor(C, func(_, c int) {
+	numeric.ParallelFor(C, func(_, c int) {
 		var sb T
 		var sw [kw]T
 		for row := 0; row < rows; row++ {

@@ -3,6 +3,7 @@ package reference
 import (
 	"fmt"
 
+	"github.com/xbench/xbench/harness/profile"
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
 )
@@ -19,8 +20,8 @@ type Model[T Float] struct {
 	rope      rope[T]
 	ws        *workspace[T]
 	tape      *tape[T] // the training step's memory (ForwardBackward)
-	// Prof, when set, records the phases of every Forward (phases.go).
-	Prof *Phases
+	// Prof, when set, records the phases of every Forward.
+	Prof *profile.Phases
 }
 
 type layer[T Float] struct {

@@ -1,5 +1,7 @@
 package reference
 
+import "github.com/xbench/xbench/harness/numeric"
+
 // rmsNormRow sets y = x / sqrt(mean(x^2) + eps) * w for one row.
 func rmsNormRow[T Float](y, x, w []T) {
 	var ss T
@@ -75,7 +77,7 @@ func lnL2Grad[T Float](g, z, target, w, b, xh []T) {
 // the goroutine hand-off costs little next to the row work.
 func parallelRows(rows int, fn func(i int)) {
 	const chunk = 16
-	ParallelFor((rows+chunk-1)/chunk, func(_, c int) {
+	numeric.ParallelFor((rows+chunk-1)/chunk, func(_, c int) {
 		for i := c * chunk; i < min((c+1)*chunk, rows); i++ {
 			fn(i)
 		}

@@ -1,5 +1,7 @@
 package reference
 
+import "github.com/xbench/xbench/harness/numeric"
+
 // The norms' backward (docs/ttt-backward.md, "Dense pieces" and "The
 // backward of ℓ"). Row functions work on one row; the [rows, C] ones spread
 // rows over cores and sum the weight gradients column by column, so every
@@ -38,7 +40,7 @@ func lnBackRow[T Float](dx, d, xh []T, s T) {
 // columns in parallel blocks, rows summed in order.
 func addColumnSums[T Float](dst, m []T, rows, cols int) {
 	const block = 16
-	ParallelFor((cols+block-1)/block, func(_, b int) {
+	numeric.ParallelFor((cols+block-1)/block, func(_, b int) {
 		c0, c1 := b*block, min((b+1)*block, cols)
 		acc := make([]T, c1-c0)
 		for r := 0; r < rows; r++ {

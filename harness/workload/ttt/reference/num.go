@@ -7,10 +7,14 @@
 // the same code at the run's precision.
 package reference
 
-import "math"
+import (
+	"math"
+
+	"github.com/xbench/xbench/harness/numeric"
+)
 
 // Float is the element type of one model instance.
-type Float interface{ ~float32 | ~float64 }
+type Float = numeric.Float
 
 // Spec constants (docs/workloads/ttt.md).
 const (

@@ -1,5 +1,7 @@
 package reference
 
+import "github.com/xbench/xbench/harness/numeric"
+
 // The two inner models' mini-batch steps (spec step 4 and the mlp variant).
 // Every buffer is row-major; q, kx, vx, out are the mini-batch's [K, f] rows
 // of one (sequence, head), gate its K gate values. The terms
@@ -11,7 +13,7 @@ func affine[T Float](dst, x, w, b []T, rows, in, out int) {
 	for r := 0; r < rows; r++ {
 		copy(dst[r*out:(r+1)*out], b)
 	}
-	gemmNN(dst, x, w, rows, in, out, true)
+	numeric.GemmNN(dst, x, w, rows, in, out, true)
 }
 
 // dualCorrect subtracts sum_{j<=i} eta[i,j] * (dot(u_i, v_j) + 1) * g_j from
@@ -21,11 +23,11 @@ func dualCorrect[T Float](dst, u, v, g, eta, m []T, k, width, out int) {
 	for i := 0; i < k; i++ {
 		ui := u[i*width : (i+1)*width]
 		for j := 0; j <= i; j++ {
-			m[i*k+j] = -eta[i*k+j] * (dot(ui, v[j*width:(j+1)*width]) + 1)
+			m[i*k+j] = -eta[i*k+j] * (numeric.Dot(ui, v[j*width:(j+1)*width]) + 1)
 		}
 		clear(m[i*k+i+1 : (i+1)*k]) // tril: the future does not leak back
 	}
-	gemmNN(dst, m, g, k, k, out, true)
+	numeric.GemmNN(dst, m, g, k, k, out, true)
 }
 
 // update applies the end-of-mini-batch step W -= x^T @ (eta_last * g),
@@ -37,12 +39,12 @@ func update[T Float](w, b, x, g, etaLast, xt, gs []T, k, in, out int) {
 		for c, v := range g[j*out : (j+1)*out] {
 			gs[j*out+c] = e * v
 		}
-		axpy(b, 1, gs[j*out:(j+1)*out])
+		numeric.Axpy(b, 1, gs[j*out:(j+1)*out])
 		for a := 0; a < in; a++ {
 			xt[a*k+j] = x[j*in+a]
 		}
 	}
-	gemmNN(w, xt, gs, in, k, out, true)
+	numeric.GemmNN(w, xt, gs, in, k, out, true)
 }
 
 // lnGradRows sets g = LN-L2 gradient of z against target = vx - kx, row by
@@ -121,7 +123,7 @@ func (p *Inner[T]) mlpG(s *innerScratch[T], hd int, kx, vx []T) {
 	affine(s.z2, s.x2, s.w2, s.b2, k, h, f) // Z2
 	p.lnGradRows(s, hd, s.g2, s.z2, kx, vx) // G2
 	// G1 = (G2 @ W2^T) * gelu'(Z1); row c of W2 [h, f] is contiguous.
-	gemmNT(s.g1, s.g2, s.w2, k, f, h)
+	numeric.GemmNT(s.g1, s.g2, s.w2, k, f, h)
 	for i, v := range s.z1 {
 		s.g1[i] *= geluGrad(v)
 	}

@@ -1,5 +1,7 @@
 package reference
 
+import "github.com/xbench/xbench/harness/numeric"
+
 // The backward of one mini-batch of the inner loop, linear and mlp
 // (docs/ttt-backward.md, "The inner loop"). The state at the mini-batch's
 // start is in bs.fw; the gradient with respect to the state after it is
@@ -22,7 +24,7 @@ func gemmTN[T Float](c, a, b []T, m, k, n int, accumulate bool) {
 	for p := 0; p < k; p++ {
 		br := b[p*n : (p+1)*n]
 		for i, x := range a[p*m : (p+1)*m] {
-			axpy(c[i*n:(i+1)*n], x, br)
+			numeric.Axpy(c[i*n:(i+1)*n], x, br)
 		}
 	}
 }
@@ -30,7 +32,7 @@ func gemmTN[T Float](c, a, b []T, m, k, n int, accumulate bool) {
 // addRowSums adds the sum of x's rows [k, n] into dst [n].
 func addRowSums[T Float](dst, x []T, k, n int) {
 	for j := 0; j < k; j++ {
-		axpy(dst[:n], 1, x[j*n:(j+1)*n])
+		numeric.Axpy(dst[:n], 1, x[j*n:(j+1)*n])
 	}
 }
 
@@ -41,16 +43,16 @@ func dualCorrectBack[T Float](du, dv, dg, deta, ddst, u, v, g, eta, pm []T, k, w
 	for i := 0; i < k; i++ {
 		di, ui := ddst[i*out:(i+1)*out], u[i*width:(i+1)*width]
 		for j := 0; j <= i; j++ {
-			a := dot(ui, v[j*width:(j+1)*width]) + 1
+			a := numeric.Dot(ui, v[j*width:(j+1)*width]) + 1
 			e := eta[i*k+j]
-			dm := -dot(di, g[j*out:(j+1)*out]) // d loss / d M[i,j]
+			dm := -numeric.Dot(di, g[j*out:(j+1)*out]) // d loss / d M[i,j]
 			deta[i*k+j] += dm * a
 			pm[i*k+j] = dm * e // d loss / d (u_i . v_j)
-			axpy(dg[j*out:(j+1)*out], -e*a, di)
+			numeric.Axpy(dg[j*out:(j+1)*out], -e*a, di)
 		}
 		clear(pm[i*k+i+1 : (i+1)*k])
 	}
-	gemmNN(du, pm, v, k, k, width, true)
+	numeric.GemmNN(du, pm, v, k, k, width, true)
 	gemmTN(dv, pm, u, k, k, width, true)
 }
 
@@ -60,15 +62,15 @@ func dualCorrectBack[T Float](du, dv, dg, deta, ddst, u, v, g, eta, pm []T, k, w
 // and tmpOut [K, out] are scratch. (The identity part, dW += dW', is the
 // caller's.)
 func updateBack[T Float](dx, dg, de, x, g, e, dw, db, tmpIn, tmpOut []T, k, in, out int) {
-	gemmNN(tmpOut, x, dw, k, in, out, false) // x_j dW'
-	gemmNT(tmpIn, g, dw, k, out, in)         // g_j dW'^T
+	numeric.GemmNN(tmpOut, x, dw, k, in, out, false) // x_j dW'
+	numeric.GemmNT(tmpIn, g, dw, k, out, in)         // g_j dW'^T
 	for j := 0; j < k; j++ {
 		xw := tmpOut[j*out : (j+1)*out]
-		axpy(xw, 1, db) // x_j dW' + db'
+		numeric.Axpy(xw, 1, db) // x_j dW' + db'
 		gj := g[j*out : (j+1)*out]
-		de[j] -= dot(xw, gj)
-		axpy(dg[j*out:(j+1)*out], -e[j], xw)
-		axpy(dx[j*in:(j+1)*in], -e[j], tmpIn[j*in:(j+1)*in])
+		de[j] -= numeric.Dot(xw, gj)
+		numeric.Axpy(dg[j*out:(j+1)*out], -e[j], xw)
+		numeric.Axpy(dx[j*in:(j+1)*in], -e[j], tmpIn[j*in:(j+1)*in])
 	}
 }
 
@@ -99,7 +101,7 @@ func (p *Inner[T]) targetBack(bs *innerBackScratch[T], hd int, dz, dgrad, z []T,
 	for i := 0; i < p.K; i++ {
 		r := func(x []T) []T { return x[i*f : (i+1)*f] }
 		lnL2GradBack(r(dz), r(d.dv), bs.dgw, bs.dgb, r(dgrad), r(z), r(target), w, b, bs.rowA, bs.rowB)
-		axpy(r(d.dk), -1, r(d.dv))
+		numeric.Axpy(r(d.dk), -1, r(d.dv))
 	}
 }
 
@@ -136,8 +138,8 @@ func (p *Inner[T]) linearStepBack(bs *innerBackScratch[T], hd int, in stepInputs
 
 	p.outputBack(bs, hd, s.zbar[:k*f], in, d)
 	// Zbar = Q W + b - M G.
-	gemmNT(bs.tmpF, bs.dzb, s.w1, k, f, f)
-	axpy(d.dq, 1, bs.tmpF)
+	numeric.GemmNT(bs.tmpF, bs.dzb, s.w1, k, f, f)
+	numeric.Axpy(d.dq, 1, bs.tmpF)
 	copy(bs.nw1, bs.dw1)
 	gemmTN(bs.nw1, in.q, bs.dzb, f, k, f, true)
 	copy(bs.nb1, bs.db1)
@@ -148,8 +150,8 @@ func (p *Inner[T]) linearStepBack(bs *innerBackScratch[T], hd int, in stepInputs
 	// G = ℓ(Z, V - X), Z = X W + b.
 	dz := bs.dz2
 	p.targetBack(bs, hd, dz, dg, z, in, d)
-	gemmNT(bs.tmpF, dz, s.w1, k, f, f)
-	axpy(d.dk, 1, bs.tmpF)
+	numeric.GemmNT(bs.tmpF, dz, s.w1, k, f, f)
+	numeric.Axpy(d.dk, 1, bs.tmpF)
 	gemmTN(bs.nw1, in.kx, dz, f, k, f, true)
 	addRowSums(bs.nb1, dz, k, f)
 	p.rateBack(bs, in.gate, d.dgate)

@@ -1,5 +1,7 @@
 package reference
 
+import "github.com/xbench/xbench/harness/numeric"
+
 // mlpStepBack is the backward of mlpStep (docs/ttt-backward.md, "The inner
 // loop, mlp"), the two-layer model's version of linearStepBack.
 func (p *Inner[T]) mlpStepBack(bs *innerBackScratch[T], hd int, in stepInputs[T], d stepGrads[T]) {
@@ -8,7 +10,7 @@ func (p *Inner[T]) mlpStepBack(bs *innerBackScratch[T], hd int, in stepInputs[T]
 	p.fillEta(s.eta, in.gate)
 	p.mlpG(s, hd, in.kx, in.vx)
 	p.mlpZbar(s, in.q, in.kx)
-	gemmNT(bs.hh, s.g2, s.w2, k, f, h) // H = G2 W2^T, which mlpG folded into G1
+	numeric.GemmNT(bs.hh, s.g2, s.w2, k, f, h) // H = G2 W2^T, which mlpG folded into G1
 	e := s.eta[(k-1)*k:]
 	for _, v := range [][]T{d.dk, bs.dg1, bs.dg2, bs.da1, bs.deta} {
 		clear(v)
@@ -16,7 +18,7 @@ func (p *Inner[T]) mlpStepBack(bs *innerBackScratch[T], hd int, in stepInputs[T]
 
 	p.outputBack(bs, hd, s.z2bar, in, d) // bs.dzb = dZ2bar
 	// Z2bar = X2bar W2 + b2 - M2 G2, M2 built on (X2bar, X2).
-	gemmNT(bs.da1b, bs.dzb, s.w2, k, f, h)
+	numeric.GemmNT(bs.da1b, bs.dzb, s.w2, k, f, h)
 	copy(bs.nw2, bs.dw2)
 	gemmTN(bs.nw2, s.x2bar, bs.dzb, h, k, f, true)
 	copy(bs.nb2, bs.db2)
@@ -26,8 +28,8 @@ func (p *Inner[T]) mlpStepBack(bs *innerBackScratch[T], hd int, in stepInputs[T]
 	for i, v := range s.zbar {
 		bs.dz1b[i] = bs.da1b[i] * geluGrad(v)
 	}
-	gemmNT(bs.tmpF, bs.dz1b, s.w1, k, h, f)
-	axpy(d.dq, 1, bs.tmpF)
+	numeric.GemmNT(bs.tmpF, bs.dz1b, s.w1, k, h, f)
+	numeric.Axpy(d.dq, 1, bs.tmpF)
 	copy(bs.nw1, bs.dw1)
 	gemmTN(bs.nw1, in.q, bs.dz1b, f, k, h, true)
 	copy(bs.nb1, bs.db1)
@@ -42,19 +44,19 @@ func (p *Inner[T]) mlpStepBack(bs *innerBackScratch[T], hd int, in stepInputs[T]
 		bs.dhh[i] = bs.dg1[i] * geluGrad(v)
 		bs.dz1[i] = bs.dg1[i] * bs.hh[i] * geluGrad2(v)
 	}
-	gemmNN(bs.dg2, bs.dhh, s.w2, k, h, f, true)
+	numeric.GemmNN(bs.dg2, bs.dhh, s.w2, k, h, f, true)
 	gemmTN(bs.nw2, bs.dhh, s.g2, h, k, f, true)
 	// G2 = ℓ(Z2, V - X); Z2 = X2 W2 + b2, X2 = gelu(Z1), Z1 = X W1 + b1.
 	p.targetBack(bs, hd, bs.dz2, bs.dg2, s.z2, in, d)
-	gemmNT(bs.tmpH, bs.dz2, s.w2, k, f, h)
-	axpy(bs.da1, 1, bs.tmpH)
+	numeric.GemmNT(bs.tmpH, bs.dz2, s.w2, k, f, h)
+	numeric.Axpy(bs.da1, 1, bs.tmpH)
 	gemmTN(bs.nw2, s.x2, bs.dz2, h, k, f, true)
 	addRowSums(bs.nb2, bs.dz2, k, f)
 	for i, v := range s.z1 {
 		bs.dz1[i] += bs.da1[i] * geluGrad(v)
 	}
-	gemmNT(bs.tmpF, bs.dz1, s.w1, k, h, f)
-	axpy(d.dk, 1, bs.tmpF)
+	numeric.GemmNT(bs.tmpF, bs.dz1, s.w1, k, h, f)
+	numeric.Axpy(d.dk, 1, bs.tmpF)
 	gemmTN(bs.nw1, in.kx, bs.dz1, f, k, h, true)
 	addRowSums(bs.nb1, bs.dz1, k, h)
 	p.rateBack(bs, in.gate, d.dgate)

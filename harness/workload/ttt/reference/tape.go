@@ -1,6 +1,10 @@
 package reference
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/xbench/xbench/harness/numeric"
+)
 
 // tape is the training step's memory for one shape: each layer's kept
 // activations, the backward's buffers, the weights in the layout the
@@ -90,7 +94,7 @@ func newTape[T Float](m *Model[T], batch, seqLen int) *tape[T] {
 			return nil
 		}
 		w := c.vec(in * out)
-		transposed(w, wt, out, in)
+		numeric.TransposeInto(w, wt, out, in)
 		return w
 	}
 	for _, ly := range m.layers {

@@ -1,6 +1,10 @@
 package reference
 
-import "time"
+import (
+	"time"
+
+	"github.com/xbench/xbench/harness/numeric"
+)
 
 // tttBlockBack is the backward of h = h + TTT(RMSNorm_ttt(h))
 // (docs/ttt-backward.md, "The TTT layer around the inner loop" and, for
@@ -20,22 +24,22 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 				b.og[i] = gelu(a.xg[i]) * a.pn[i]
 			}
 		})
-		MatMulNT(b.dy, b.dh, lw.wo, n, C, C) // d og
-		transposed(b.xt, b.og, n, C)
+		numeric.MatMulNT(b.dy, b.dh, lw.wo, n, C, C) // d og
+		numeric.TransposeInto(b.xt, b.og, n, C)
 		weightGrad(lg.wo, b.xt, b.dh, b.dyt, n, C, C)
-		t0 = m.Prof.end("gemm_backward", t0)
+		t0 = m.Prof.End("gemm_backward", t0)
 		parallelRows(n, func(row int) {
 			for i := row * C; i < (row+1)*C; i++ {
 				b.dpn[i] = b.dy[i] * gelu(a.xg[i])
 				b.dxg[i] = b.dy[i] * a.pn[i] * geluGrad(a.xg[i])
 			}
 		})
-		t0 = m.Prof.end("gelu_gate_backward", t0)
+		t0 = m.Prof.End("gelu_gate_backward", t0)
 	} else {
-		MatMulNT(b.dpn, b.dh, lw.wo, n, C, C)
-		transposed(b.xt, a.pn, n, C)
+		numeric.MatMulNT(b.dpn, b.dh, lw.wo, n, C, C)
+		numeric.TransposeInto(b.xt, a.pn, n, C)
 		weightGrad(lg.wo, b.xt, b.dh, b.dyt, n, C, C)
-		t0 = m.Prof.end("gemm_backward", t0)
+		t0 = m.Prof.End("gemm_backward", t0)
 	}
 	layerNormBack(b.dmerged, lg.postW, lg.postB, b.dpn, a.merged, ly.postW, b.big, n)
 
@@ -47,9 +51,9 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 			copy(b.doh[dst:dst+f], b.dmerged[row*C+hd*f:row*C+(hd+1)*f])
 		}
 	})
-	t0 = m.Prof.end("layer_norm_split_heads_backward", t0)
+	t0 = m.Prof.End("layer_norm_split_heads_backward", t0)
 	ly.inner.Backward(lg.inner, b.dqh, b.dkh, b.dvh, b.dgate, b.doh, a.qh, a.kh, a.vh, a.gate, B, L)
-	t0 = m.Prof.end("ttt_inner_backward", t0)
+	t0 = m.Prof.End("ttt_inner_backward", t0)
 
 	// Merge the heads back, undoing RoPE, and take the gate's sigmoid.
 	parallelRows(n, func(row int) {
@@ -63,13 +67,13 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 			b.dz[row*nh+hd] = b.dgate[(bb*nh+hd)*L+t] * gt * (1 - gt)
 		}
 	})
-	t0 = m.Prof.end("rope_merge_heads_backward", t0)
+	t0 = m.Prof.End("rope_merge_heads_backward", t0)
 	// gate = sigmoid(X lr_w^T + lr_b).
-	transposed(b.xt, a.x, n, C)
-	transposed(b.dzT, b.dz, n, nh)
-	MatMulNT(lg.lrW, b.dzT, b.xt, nh, n, C)
+	numeric.TransposeInto(b.xt, a.x, n, C)
+	numeric.TransposeInto(b.dzT, b.dz, n, nh)
+	numeric.MatMulNT(lg.lrW, b.dzT, b.xt, nh, n, C)
 	addColumnSums(lg.lrB, b.dz, n, nh)
-	MatMulNT(b.dx, b.dz, lw.lrW, n, nh, C)
+	numeric.MatMulNT(b.dx, b.dz, lw.lrW, n, nh, C)
 
 	// The projections into dX, the gradient of RMSNorm_ttt(h).
 	if mb != nil {
@@ -77,7 +81,7 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 		mb.convQ.backward(b.dqk, lg.convQW, lg.convQB, b.dq, a.qk, L, n)
 		mb.convK.backward(b.tmp, lg.convKW, lg.convKB, b.dk, a.qk, L, n)
 		addInto(b.dqk, b.tmp)
-		t0 = m.Prof.end("conv_backward", t0)
+		t0 = m.Prof.End("conv_backward", t0)
 		addMatMulNT(b.dx, b.tmp, b.dqk, lw.wq, n, C, C)
 		weightGrad(lg.wq, b.xt, b.dqk, b.dyt, n, C, C)
 		addMatMulNT(b.dx, b.tmp, b.dxg, lw.wg, n, C, C)
@@ -90,7 +94,7 @@ func (m *Model[T]) tttBlockBack(ly *layer[T], a *acts[T], lw *backWeights[T], lg
 	}
 	addMatMulNT(b.dx, b.tmp, b.dv, lw.wv, n, C, C)
 	weightGrad(lg.wv, b.xt, b.dv, b.dyt, n, C, C)
-	t0 = m.Prof.end("gemm_backward", t0)
+	t0 = m.Prof.End("gemm_backward", t0)
 	rmsNormBack(b.dh, lg.tttNorm, b.dx, a.hTTT, ly.tttNorm, b.big, n)
-	return m.Prof.end("rms_norm_backward", t0)
+	return m.Prof.End("rms_norm_backward", t0)
 }

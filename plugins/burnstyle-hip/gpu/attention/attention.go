@@ -261,15 +261,11 @@ func (t attnTiles) smemBytes() int {
 
 // attnDtypeCode is XA_DT and the cudaDataType encodeGEMM/decodeGEMM take.
 func attnDtypeCode(dtype string) (xa int, dt int32, bytes int, err error) {
-	switch dtype {
-	case "float32":
-		return 0, gpu.CudaR32F, 4, nil
-	case "bfloat16":
-		return 1, gpu.CudaR16BF, 2, nil
-	case "float16":
-		return 2, gpu.CudaR16F, 2, nil
+	d, ok := gpu.DtypeOf(dtype)
+	if !ok || d.Kernel < 0 {
+		return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
 	}
-	return 0, 0, 0, fmt.Errorf("attention: unknown dtype %q (want float32, bfloat16 or float16)", dtype)
+	return d.Kernel, d.Cuda, d.Bytes, nil
 }
 
 func (s Spec) String() string {

@@ -164,7 +164,7 @@ func TestEmuAttentionTiming(t *testing.T) {
 	d := emutest.Open(t)
 	s := attnSpec(1, 2, 1, 37, 53, 16, true, "bfloat16")
 	for _, cold := range []bool{false, true} {
-		tm, err := attention.Time(context.Background(), d, s, 1, 3, 7, cold)
+		tm, err := attention.Time(context.Background(), d, s, gpu.Calls{Warmup: 1, Repeats: 3, ColdCache: cold}, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -263,7 +263,7 @@ func TestGPUAttention(t *testing.T) {
 	for _, tc := range cases {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
 		s.CUDACores, s.PlainLoads, s.QueryRows, s.KVRows = tc.cores, tc.sync, tc.tile[0], tc.tile[1]
-		tm, err := attention.Time(context.Background(), d, s, 3, 10, 1, false)
+		tm, err := attention.Time(context.Background(), d, s, gpu.Calls{Warmup: 3, Repeats: 10}, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 )
 
@@ -80,7 +81,7 @@ func TestGPUAttentionGrad(t *testing.T) {
 	for _, tc := range runs {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, "bfloat16")
 		s.GradKeys, s.GradOff, s.GradMMASync = tc.keys, tc.off, true
-		tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 2, 5, 1, false)
+		tm, err := attention.TimeGrad(context.Background(), d, s, "backward", gpu.Calls{Warmup: 2, Repeats: 5}, 1)
 		if err != nil {
 			t.Fatalf("%s backward: %v", s, err)
 		}

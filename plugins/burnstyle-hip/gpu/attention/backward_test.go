@@ -218,7 +218,7 @@ func TestEmuAttentionGradTiming(t *testing.T) {
 	d := emutest.Open(t)
 	s := attnSpec(1, 2, 1, 37, 37, 16, true, "bfloat16")
 	for _, phase := range []string{"backward", "both"} {
-		tm, err := attention.TimeGrad(context.Background(), d, s, phase, 1, 2, 7, false)
+		tm, err := attention.TimeGrad(context.Background(), d, s, phase, gpu.Calls{Warmup: 1, Repeats: 2}, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,12 +228,12 @@ func TestEmuAttentionGradTiming(t *testing.T) {
 		}
 	}
 	s.GradKeys = 128
-	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 0, 1, 7, false); err != nil ||
+	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", gpu.Calls{Warmup: 0, Repeats: 1}, 7); err != nil ||
 		!strings.Contains(tm.Kernel, "backward xa_attention_bwd_mma (FlashAttention-2, tensor cores, mma.sync m16n8k16, ldmatrix, dq by float32 atomics) 64x128 tiles") {
 		t.Errorf("GradKeys 128: %+v, %v", tm, err)
 	}
 	s.CUDACores, s.GradKeys = true, 0
-	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", 0, 1, 7, false); err != nil ||
+	if tm, err := attention.TimeGrad(context.Background(), d, s, "backward", gpu.Calls{Warmup: 0, Repeats: 1}, 7); err != nil ||
 		!strings.Contains(tm.Kernel, "backward xa_attention_bwd (FlashAttention-2, CUDA cores") {
 		t.Errorf("CUDACores: %+v, %v", tm, err)
 	}
@@ -242,7 +242,7 @@ func TestEmuAttentionGradTiming(t *testing.T) {
 		parts[2].Kernel != "xa_attention_bwd_dq" || !(parts[1].Ms > 0) {
 		t.Errorf("TimeGradParts: %+v, %v", parts, err)
 	}
-	if _, err := attention.TimeGrad(context.Background(), d, s, "forward", 1, 2, 7, false); err == nil || !strings.Contains(err.Error(), `phase "forward"`) {
+	if _, err := attention.TimeGrad(context.Background(), d, s, "forward", gpu.Calls{Warmup: 1, Repeats: 2}, 7); err == nil || !strings.Contains(err.Error(), `phase "forward"`) {
 		t.Errorf("forward: err %v", err)
 	}
 	if _, _, _, _, err := attention.ExportGrad(context.Background(), d, s, make([]float32, 3), nil, nil, nil); err == nil || !strings.Contains(err.Error(), "have 3, 0, 0, 0") {

@@ -17,7 +17,7 @@ import (
 // "both" (the forward and the backward). Inputs as Time's, dout seeded the
 // same way; the first call (NVRTC compile, module load, one call of the
 // phase, the saving forward included for backward) is CompileMs.
-func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, calls gpu.Calls, seed uint64) (Timing, error) {
 	var out Timing
 	if phase != "backward" && phase != "both" {
 		return out, fmt.Errorf("%s: phase %q (want backward or both)", spec, phase)
@@ -25,8 +25,8 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 	if err := checkGrad(d, spec); err != nil {
 		return out, err
 	}
-	if warmup < 0 || repeats < 1 {
-		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
+	if err := calls.Check(spec.String()); err != nil {
+		return out, err
 	}
 	hq, hk, hv, hg := seededInputs(spec, seed, true)
 	if err := ctx.Err(); err != nil {
@@ -60,11 +60,7 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
 		out.PeakMemoryBytes, build = g.fwd.bytes, g.describe()
-		var flushBytes int64
-		if cold {
-			flushBytes = gpu.FlushBytes
-		}
-		samples, err := r.TimedLaunches(ctx, spec.String()+" "+phase, func() error { return call(r) }, warmup, repeats, flushBytes)
+		samples, err := r.TimedLaunches(ctx, spec.String()+" "+phase, func() error { return call(r) }, calls)
 		out.SamplesMs = samples
 		return err
 	})
@@ -76,7 +72,7 @@ func TimeGrad(ctx context.Context, d *gpu.Device, spec Spec, phase string, warmu
 	if phase == "backward" {
 		sample = "each sample is the backward alone (D = rowsum(dout*out), the main kernel, dq to the dtype) after one forward made before timing"
 	}
-	out.Timing = timingNote(d, build, "one call", sample, cold)
+	out.Timing = timingNote(d, build, "one call", sample, calls)
 	return out, nil
 }
 
@@ -189,12 +185,12 @@ func exportGrad(ctx context.Context, d *gpu.Device, spec Spec, q, k, v, dout []f
 }
 
 // TimeGradShared is TimeGrad on Shared("cuda").
-func TimeGradShared(ctx context.Context, spec Spec, phase string, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+func TimeGradShared(ctx context.Context, spec Spec, phase string, calls gpu.Calls, seed uint64) (Timing, error) {
 	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return Timing{}, err
 	}
-	return TimeGrad(ctx, d, spec, phase, warmup, repeats, seed, cold)
+	return TimeGrad(ctx, d, spec, phase, calls, seed)
 }
 
 // ExportGradShared is ExportGrad on Shared("cuda").
@@ -245,7 +241,7 @@ func TimeGradParts(ctx context.Context, d *gpu.Device, spec Spec, repeats int, s
 			return err
 		}
 		for _, p := range g.parts() {
-			ms, err := r.TimedLaunches(ctx, spec.String()+" "+p.name, func() error { return p.fn(r) }, 1, repeats, 0)
+			ms, err := r.TimedLaunches(ctx, spec.String()+" "+p.name, func() error { return p.fn(r) }, gpu.Calls{Warmup: 1, Repeats: repeats})
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu/attention"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestGPUAttentionGradWGMMA(t *testing.T) {
 	d := cudaDevice(t, "a GPU")
 	probe := attnSpec(1, 1, 1, 64, 64, 128, false, "bfloat16")
-	if tm, err := attention.TimeGrad(context.Background(), d, probe, "backward", 0, 1, 1, false); err != nil {
+	if tm, err := attention.TimeGrad(context.Background(), d, probe, "backward", gpu.Calls{Warmup: 0, Repeats: 1}, 1); err != nil {
 		t.Fatalf("%s: %v", probe, err)
 	} else if !strings.Contains(tm.Kernel, "xa_attention_bwd_wgmma") {
 		if d.RT.SM() == 90 {
@@ -87,7 +88,7 @@ func TestGPUAttentionGradWGMMA(t *testing.T) {
 		{"both", "bfloat16", false, 0, 0, true, false}, {"both", "bfloat16", false, 0, 0, false, true}} {
 		s := attnSpec(4, 32, 8, 4096, 4096, 128, true, tc.dt)
 		s.GradMMASync, s.GradWGMMAOff, s.GradStages, s.MMASync, s.WGMMAOverlap = tc.mmaSync, tc.off, tc.stages, tc.fwdMMA, tc.overlap
-		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, 3, 15, 1, false)
+		tm, err := attention.TimeGrad(context.Background(), d, s, tc.phase, gpu.Calls{Warmup: 3, Repeats: 15}, 1)
 		if err != nil {
 			t.Fatalf("%s %s: %v", s, tc.phase, err)
 		}

@@ -19,13 +19,13 @@ import (
 // clock (CompileMs); warmup launches follow untimed; then repeats launches,
 // each between two device events. With cold, before each sample a memset
 // over a FlushBytes buffer and a synchronize run outside the events.
-func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+func Time(ctx context.Context, d *gpu.Device, spec Spec, calls gpu.Calls, seed uint64) (Timing, error) {
 	var out Timing
 	if err := Supports(d, spec); err != nil {
 		return out, err
 	}
-	if warmup < 0 || repeats < 1 {
-		return out, fmt.Errorf("%s: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", spec, warmup, repeats)
+	if err := calls.Check(spec.String()); err != nil {
+		return out, err
 	}
 	hq, hk, hv, _ := seededInputs(spec, seed, false)
 	if err := ctx.Err(); err != nil {
@@ -64,18 +64,14 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 		}
 		out.CompileMs = float64(time.Since(start).Nanoseconds()) / 1e6
 		out.PeakMemoryBytes, build = a.bytes, a.describe()
-		var flushBytes int64
-		if cold {
-			flushBytes = gpu.FlushBytes
-		}
-		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return a.launch(r) }, calls)
 		return err
 	})
 	if err != nil {
 		return Timing{}, err
 	}
 	out.Device, out.Kernel = d.Info(), build
-	out.Timing = timingNote(d, build, "one launch", "", cold)
+	out.Timing = timingNote(d, build, "one launch", "", calls)
 	return out, nil
 }
 
@@ -96,14 +92,12 @@ func seededInputs(spec Spec, seed uint64, grad bool) (q, k, v, dout []byte) {
 // timingNote is a result's env.timing: the clock, the build, what the first
 // (compile) call held, what a sample is where it is not one call (sample),
 // and the cold-L2 flush.
-func timingNote(d *gpu.Device, build, first, sample string, cold bool) string {
+func timingNote(d *gpu.Device, build, first, sample string, calls gpu.Calls) string {
 	note := d.RT.Clock() + ", " + build + "; the first call alone (NVRTC compile, module load, " + first + "), by the host clock, is compile_ms"
 	if sample != "" {
 		note += "; " + sample
 	}
-	if cold {
-		note += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
-	}
+	note += calls.Note()
 	return note
 }
 
@@ -162,12 +156,12 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, q, k, v []float32) ([
 }
 
 // TimeShared is Time on Shared("cuda").
-func TimeShared(ctx context.Context, spec Spec, warmup, repeats int, seed uint64, cold bool) (Timing, error) {
+func TimeShared(ctx context.Context, spec Spec, calls gpu.Calls, seed uint64) (Timing, error) {
 	d, err := gpu.Shared("cuda")
 	if err != nil {
 		return Timing{}, err
 	}
-	return Time(ctx, d, spec, warmup, repeats, seed, cold)
+	return Time(ctx, d, spec, calls, seed)
 }
 
 // ExportShared is Export on Shared("cuda").

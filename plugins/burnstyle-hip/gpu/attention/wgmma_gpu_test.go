@@ -194,7 +194,7 @@ func TestGPUWGMMA(t *testing.T) {
 				t.Run(vr.name+" "+c.String(), func(t *testing.T) { checkWGMMA(t, d, c) })
 			}
 		}
-		tm, err := attention.Time(context.Background(), d, s, 3, 10, 1, false)
+		tm, err := attention.Time(context.Background(), d, s, gpu.Calls{Warmup: 3, Repeats: 10}, 1)
 		if err != nil {
 			t.Fatalf("%s %s: %v", vr.name, s, err)
 		}

@@ -48,7 +48,7 @@ func Bench(d *gpu.Device, bf16 bool, M, N, K, reps int) (float64, error) {
 		launch := func() error {
 			return b.Gemm(b.H, bf16, false, false, M, N, K, ptrs[0], K, ptrs[1], N, ptrs[2], N, 0)
 		}
-		best, err := r.TimedLaunches(context.Background(), "bench gemm", launch, 2, reps, 0)
+		best, err := r.TimedLaunches(context.Background(), "bench gemm", launch, gpu.Calls{Warmup: 2, Repeats: reps})
 		if err != nil {
 			return err
 		}

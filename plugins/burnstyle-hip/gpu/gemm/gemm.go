@@ -42,7 +42,7 @@
 // without it (the CPU emulator) gets one cublasGemmEx per batch entry. The
 // cuBLAS handle and its workspace are the Device's (set up in Open), and the
 // workspace counts in PeakMemoryBytes. On rocm the same column-major
-// mapping goes to hipBLASLt (hiplt.go: descriptors, the heuristic's top
+// mapping goes to hipBLASLt (blaslt.go: descriptors, the heuristic's top
 // algorithms timed, the fastest recorded) or, with Mode.RocBLAS, to
 // rocblas_gemm_strided_batched_ex (rocblas.go); each library's workspace
 // is ours and counted too.
@@ -92,20 +92,16 @@ type gemmType struct {
 	math              int32 // cublasMath_t set on the handle
 }
 
+// gemmTypeOf reads gpu's dtype table; A, B and C share the dtype.
 func gemmTypeOf(dtype string) (gemmType, error) {
-	switch dtype {
-	case "float32":
-		return gemmType{gpu.CudaR32F, gpu.CudaR32F, 4, 4, gpu.CublasCompute32F, gpu.CublasPedanticMath}, nil
-	case "tf32":
-		return gemmType{gpu.CudaR32F, gpu.CudaR32F, 4, 4, gpu.CublasCompute32FFastTF32, gpu.CublasDefaultMath}, nil
-	case "bfloat16":
-		return gemmType{gpu.CudaR16BF, gpu.CudaR16BF, 2, 2, gpu.CublasCompute32F, gpu.CublasFloat32Sums}, nil
-	case "float16":
-		return gemmType{gpu.CudaR16F, gpu.CudaR16F, 2, 2, gpu.CublasCompute32F, gpu.CublasFloat32Sums}, nil
-	case "float8_e4m3":
+	if dtype == "float8_e4m3" {
 		return gemmType{}, fmt.Errorf("gemm dtype float8_e4m3: not implemented on the GPU (needs cublasLt matmul, not bound here)")
 	}
-	return gemmType{}, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
+	d, ok := gpu.DtypeOf(dtype)
+	if !ok {
+		return gemmType{}, fmt.Errorf("gemm: unknown dtype %q (want float32, tf32, bfloat16, float16 or float8_e4m3)", dtype)
+	}
+	return gemmType{d.Cuda, d.Cuda, d.Bytes, d.Bytes, d.CublasCompute, d.CublasMath}, nil
 }
 
 // gemmArgs are the arguments of one cublasGemmStridedBatchedEx call.

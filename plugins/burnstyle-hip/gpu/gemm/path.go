@@ -71,7 +71,7 @@ func searchAlgos(ctx context.Context, r *gpu.Runtime, what string, n int, usable
 		if !usable(i) {
 			continue
 		}
-		s, err := r.TimedLaunches(ctx, what, func() error { return run(i) }, 1, 5, 0)
+		s, err := r.TimedLaunches(ctx, what, func() error { return run(i) }, gpu.Calls{Warmup: 1, Repeats: 5})
 		if err != nil {
 			return -1, nil, err
 		}

@@ -39,3 +39,19 @@ func openRocblas(d *gpu.Device, g *gemmBufs) (*gemmPath, error) {
 	return &gemmPath{launch: launch, library: b.Version(), libPath: b.Path, call: "one rocblas_gemm_strided_batched_ex",
 		wsBytes: gpu.RocblasWorkspace, free: func() {}}, nil
 }
+
+// rocmType is how one dtype maps onto hipBLASLt and rocBLAS (-1: the
+// library is not asked for it).
+type rocmType struct {
+	hipIn, hipOut, hipCompute int32 // hipDataType of A and B, of C; hipblasComputeType_t
+	rocIn, rocOut             int32 // rocblas_datatype; rocBLAS computes in rocblas_datatype_f32_r
+}
+
+// rocmTypeOf reads gpu's dtype table; A, B and C share the dtype.
+func rocmTypeOf(dtype string) rocmType {
+	d, ok := gpu.DtypeOf(dtype)
+	if !ok {
+		return rocmType{-1, -1, -1, -1, -1}
+	}
+	return rocmType{d.Hip, d.Hip, d.HipblasCompute, d.Rocblas, d.Rocblas}
+}

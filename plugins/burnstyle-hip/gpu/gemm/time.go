@@ -25,18 +25,14 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 //
 // Lt (the gemm workload's cublaslt variant) runs the product through
 // cublasLtMatmul with the fastest of the heuristic's top algorithms, timed
-// on the device before the first call (lt.go); Algo records it. On rocm
-// the product runs through hipBLASLt the same way (hiplt.go), and RocBLAS
+// on the device before the first call (blaslt.go); Algo records it. On rocm
+// the product runs through hipBLASLt the same way (the same plan), and RocBLAS
 // (the rocblas variant) through rocblas_gemm_strided_batched_ex instead.
 type Mode struct{ Cold, Graph, Lt, RocBLAS bool }
 
 // TimeGEMMWith is TimeGEMM in mode.
 func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
-	var flush int64
-	if mode.Cold {
-		flush = gpu.FlushBytes
-	}
-	return timeGEMM(ctx, d, spec, warmup, repeats, seed, flush, mode)
+	return timeGEMM(ctx, d, spec, gpu.Calls{Warmup: warmup, Repeats: repeats, ColdCache: mode.Cold}, seed, mode)
 }
 
 // TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
@@ -47,14 +43,14 @@ func TimeCold(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{Cold: true})
 }
 
-func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, flushBytes int64, mode Mode) (Timing, error) {
+func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, calls gpu.Calls, seed uint64, mode Mode) (Timing, error) {
 	var out Timing
 	var call, libPath string
 	if err := supportsWith(d, spec, mode); err != nil {
 		return out, err
 	}
-	if warmup < 0 || repeats < 1 {
-		return out, fmt.Errorf("gemm: warmup=%d repeats=%d (want warmup >= 0, repeats >= 1)", warmup, repeats)
+	if err := calls.Check("gemm"); err != nil {
+		return out, err
 	}
 	t, _ := gemmTypeOf(spec.Dtype)
 	B, M, N, K := spec.Batch, spec.M, spec.N, spec.K
@@ -105,7 +101,7 @@ func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 			defer func() { r.Stream = 0 }()
 			launch = func() error { return r.Check("graph launch", r.Graph.Launch(c.Exec, c.Stream)) }
 		}
-		out.SamplesMs, err = r.TimedLaunches(ctx, "gemm", launch, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, "gemm", launch, calls)
 		return err
 	})
 	if err != nil {
@@ -121,8 +117,6 @@ func timeGEMM(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int
 		out.Timing += fmt.Sprintf("; each timed call one replay of that call captured once as a %s graph",
 			map[string]string{"cuda": "CUDA", "rocm": "HIP"}[d.RT.Kind])
 	}
-	if flushBytes > 0 {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", flushBytes>>20)
-	}
+	out.Timing += calls.Note()
 	return out, nil
 }

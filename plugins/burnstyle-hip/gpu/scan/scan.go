@@ -97,6 +97,13 @@ func CompileReport(spec Spec, arch string) (string, error) {
 	return gpu.NVRTCReport(spec.source(), spec.defines(), arch)
 }
 
+// Inputs are one scan's host inputs: the cumulative scores, the
+// transitions, the duration bias and each sequence's length.
+type Inputs struct {
+	Cum, Trans, Dur []float64
+	Lengths         []int64
+}
+
 // scanKernel is one compiled program and its buffers.
 type scanKernel struct {
 	spec                      Spec
@@ -105,17 +112,17 @@ type scanKernel struct {
 	bytes                     int64
 }
 
-func newKernel(d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64) (*scanKernel, error) {
+func newKernel(d *gpu.Device, spec Spec, in Inputs) (*scanKernel, error) {
 	r := d.RT
 	k := &scanKernel{spec: spec}
-	lens := make([]byte, 8*len(lengths))
-	for i, l := range lengths {
+	lens := make([]byte, 8*len(in.Lengths))
+	for i, l := range in.Lengths {
 		binary.LittleEndian.PutUint64(lens[8*i:], uint64(l))
 	}
 	for _, up := range []struct {
 		p *gpu.Ptr
 		b []byte
-	}{{&k.cum, spec.encode(cum)}, {&k.trans, spec.encode(trans)}, {&k.dur, spec.encode(dur)}, {&k.len, lens},
+	}{{&k.cum, spec.encode(in.Cum)}, {&k.trans, spec.encode(in.Trans)}, {&k.dur, spec.encode(in.Dur)}, {&k.len, lens},
 		{&k.out, make([]byte, spec.Batch*spec.item())}} {
 		var err error
 		if *up.p, err = r.Alloc(int64(len(up.b))); err != nil {
@@ -160,7 +167,7 @@ func (k *scanKernel) free(r *gpu.Runtime) {
 }
 
 // ExportScan runs one forward on the given inputs and returns out [batch].
-func Export(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64) ([]float64, error) {
+func Export(ctx context.Context, d *gpu.Device, spec Spec, in Inputs) ([]float64, error) {
 	if err := Supported(spec); err != nil {
 		return nil, err
 	}
@@ -170,7 +177,7 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []flo
 	raw := make([]byte, spec.Batch*spec.item())
 	err := d.W.Do(func() error {
 		r := d.RT
-		k, err := newKernel(d, spec, cum, trans, dur, lengths)
+		k, err := newKernel(d, spec, in)
 		if err != nil {
 			return err
 		}
@@ -207,20 +214,18 @@ type Timing struct {
 
 // TimeScan times spec on the given inputs: the first call (NVRTC, module
 // load, one launch) by the host clock as CompileMs, warmup launches
-// untimed, then repeats launches each between two device events; with
-// cold, a FlushBytes memset and a synchronize before each, outside them.
-func Time(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []float64, lengths []int64, warmup, repeats int, cold bool) (Timing, error) {
+// untimed, then repeats launches each between two device events (calls).
+func Time(ctx context.Context, d *gpu.Device, spec Spec, in Inputs, calls gpu.Calls) (Timing, error) {
 	var out Timing
 	if err := Supported(spec); err != nil {
 		return out, err
 	}
-	var flushBytes int64
-	if cold {
-		flushBytes = gpu.FlushBytes
+	if err := calls.Check(spec.String()); err != nil {
+		return out, err
 	}
 	err := d.W.Do(func() error {
 		r := d.RT
-		k, err := newKernel(d, spec, cum, trans, dur, lengths)
+		k, err := newKernel(d, spec, in)
 		if err != nil {
 			return err
 		}
@@ -240,16 +245,14 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, cum, trans, dur []float
 		}
 		out.CompileMs, out.PeakMemoryBytes = float64(time.Since(start).Nanoseconds())/1e6, k.bytes
 		out.MemoryBytes = map[string]int64{"inputs": k.bytes - int64(spec.Batch*spec.item()), "state": int64(spec.smem()) * int64(spec.Batch)}
-		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, warmup, repeats, flushBytes)
+		out.SamplesMs, err = r.TimedLaunches(ctx, spec.String(), func() error { return k.launch(r) }, calls)
 		return err
 	})
 	if err != nil {
 		return Timing{}, err
 	}
 	out.Timing = fmt.Sprintf("%s, xs_scan_fwd (%d threads a sequence, %d B shared); the first call alone (NVRTC compile, module load, one launch), by the host clock, is compile_ms", d.RT.Clock(), spec.threads(), spec.smem())
-	if cold {
-		out.Timing += fmt.Sprintf("; before each timed call a %d MiB memset and a synchronize, outside the events (cold L2)", gpu.FlushBytes>>20)
-	}
+	out.Timing += calls.Note()
 	return out, nil
 }
 

@@ -42,7 +42,7 @@ func scanInputs(s cpu.ScanShape) (cum, trans, dur []float64, lengths []int64) {
 func checkScan(t *testing.T, d *gpu.Device, spec scan.Spec) {
 	t.Helper()
 	cum, trans, dur, lengths := scanInputs(spec.ScanShape)
-	got, err := scan.Export(context.Background(), d, spec, cum, trans, dur, lengths)
+	got, err := scan.Export(context.Background(), d, spec, scan.Inputs{Cum: cum, Trans: trans, Dur: dur, Lengths: lengths})
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)
 	}
@@ -91,7 +91,7 @@ func TestGPUScan(t *testing.T) {
 	spec := scan.Spec{ScanShape: cpu.ScanShape{T: 1024, K: 24, C: 12, Batch: 4, Semiring: "log"}, Dtype: "float32"}
 	checkScan(t, d, spec)
 	cum, trans, dur, lengths := scanInputs(spec.ScanShape)
-	tm, err := scan.Time(context.Background(), d, spec, cum, trans, dur, lengths, 3, 20, false)
+	tm, err := scan.Time(context.Background(), d, spec, scan.Inputs{Cum: cum, Trans: trans, Dur: dur, Lengths: lengths}, gpu.Calls{Warmup: 3, Repeats: 20})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package burnstylehip
+package kernels
 
 // The attention workload's forward (docs/workloads/attention.md): our own
 // kernels through package gpu on CUDA (wgmma on Hopper, mma.sync else), the pure-Go
@@ -19,21 +19,19 @@ import (
 	"github.com/xbench/xbench/harness/workload/attention"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
-// attentionName is the workload this file implements.
-const attentionName = attention.Name
-
-// attentionSpec reads the configuration, resolving the workload's "0 means
+// AttentionSpec reads the configuration, resolving the workload's "0 means
 // equal" defaults of kv_heads and kv_len.
-// mmaSyncVariant runs the attention on the mma.sync kernels where the
+// MMASyncVariant runs the attention on the mma.sync kernels where the
 // Hopper (wgmma) kernels would run (sm_90, bfloat16 or float16, head dim
 // 64 or 128): the forward, and in the backward phases both the forward
 // that saves the backward's state (the plain backend's is the wgmma kernel
 // built to save it) and the backward.
 // Elsewhere it runs what the plain backend runs. The baseline the wgmma
 // kernels are measured against, in the same run.
-var mmaSyncVariant = backend.Variant{
+var MMASyncVariant = backend.Variant{
 	Name:        "mma-sync",
 	Description: "attention forward and backward on the mma.sync (FlashAttention-2) kernels instead of the Hopper wgmma kernels (cuda only)",
 	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
@@ -45,13 +43,13 @@ var mmaSyncVariant = backend.Variant{
 	}}},
 }
 
-// wgmmaOverlapVariant runs the Hopper kernel's consumers in FA3's
+// WGMMAOverlapVariant runs the Hopper kernel's consumers in FA3's
 // intra-warpgroup overlap (tile i's softmax while P.v of tile i-1 runs;
 // 96-key tiles at head dim 128) instead of the default serial schedule
 // (gpu/attention's WGMMAOverlap). On the H100 at the issue-30 shape it ran
 // 1.193 ms against the serial 1.059 (results/h100-wgmma). Elsewhere it runs
 // what the plain backend runs. Forward only.
-var wgmmaOverlapVariant = backend.Variant{
+var WGMMAOverlapVariant = backend.Variant{
 	Name:        "wgmma-overlap",
 	Description: "attention forward on the Hopper wgmma kernel with the softmax of a tile overlapped with the previous tile's P.v, instead of the serial schedule (cuda only)",
 	Capabilities: backend.Capabilities{Workloads: []backend.WorkloadCaps{{
@@ -65,12 +63,12 @@ var wgmmaOverlapVariant = backend.Variant{
 
 // attentionVariant sets the kernel knobs a variant stands for.
 func attentionVariant(spec *gpuattn.Spec, variant string) {
-	spec.MMASync = variant == mmaSyncVariant.Name
+	spec.MMASync = variant == MMASyncVariant.Name
 	spec.GradMMASync = spec.MMASync
-	spec.WGMMAOverlap = variant == wgmmaOverlapVariant.Name
+	spec.WGMMAOverlap = variant == WGMMAOverlapVariant.Name
 }
 
-func attentionSpec(cfg result.Config) gpuattn.Spec {
+func AttentionSpec(cfg result.Config) gpuattn.Spec {
 	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
 		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}
 	if s.KVHeads == 0 {
@@ -103,11 +101,11 @@ func attentionOnGPU(device, phase string, s gpuattn.Spec) (bool, error) {
 	return supported(s) == nil, nil
 }
 
-func runAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
-	spec, cfg := attentionSpec(req.Config), req.Config
+func RunAttention(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
+	spec, cfg := AttentionSpec(req.Config), req.Config
 	attentionVariant(&spec, req.Variant)
 	if err := spec.AttentionShape.Check(); err != nil {
-		return res, fmt.Errorf("run %s: invalid config: %w", Name, err)
+		return res, fmt.Errorf("run %s: invalid config: %w", backendName, err)
 	}
 	onGPU, err := attentionOnGPU(req.Device, cfg.Phase, spec)
 	if err != nil {
@@ -121,10 +119,10 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 		return runAttentionGradCPU(ctx, req, res, spec)
 	}
 	if onGPU {
-		t, err := gpuattn.TimeShared(ctx, spec, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+		t, err := gpuattn.TimeShared(ctx, spec, gpu.Calls{Warmup: cfg.Warmup, Repeats: cfg.Repeats, ColdCache: req.Mode.ColdCache}, 1)
 		if err != nil {
 			if ctx.Err() != nil {
-				return res, fmt.Errorf("run %s attention: %w", Name, ctx.Err())
+				return res, fmt.Errorf("run %s attention: %w", backendName, ctx.Err())
 			}
 			res.Status, res.Message = result.StatusFailed, "attention on the GPU: "+err.Error()
 			return res, nil
@@ -136,9 +134,8 @@ func runAttention(ctx context.Context, req backend.RunRequest, res result.Result
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}
-	e, _ := newCPUEngine()
-	res.Device = e.Device()
-	if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+	res.Device = host.CPUDevice()
+	if st, msg := host.Fits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 		res.Status, res.Message = st, "attention on the CPU "+msg
 		return res, nil
 	}
@@ -175,12 +172,8 @@ func attentionInputs(s gpuattn.Spec) (q, k, v []float32) {
 // roundTo rounds x in place to bfloat16 or float16 (nearest even); float32
 // is left alone.
 func roundTo(dtype string, x []float32) {
-	round := cpu.RoundBF16
-	switch dtype {
-	case "bfloat16":
-	case "float16":
-		round = cpu.RoundF16
-	default:
+	round, _ := cpu.Rounding(dtype) // the capabilities allowed only dtypes the table has
+	if round == nil {
 		return
 	}
 	for i, e := range x {
@@ -188,11 +181,11 @@ func roundTo(dtype string, x []float32) {
 	}
 }
 
-func exportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
-	spec := attentionSpec(req.Config)
+func ExportAttention(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
+	spec := AttentionSpec(req.Config)
 	attentionVariant(&spec, req.Variant)
 	if err := spec.AttentionShape.Check(); err != nil {
-		return resp, fmt.Errorf("export %s: invalid config: %w", Name, err)
+		return resp, fmt.Errorf("export %s: invalid config: %w", backendName, err)
 	}
 	onGPU, err := attentionOnGPU(req.Device, req.Config.Phase, spec)
 	if err != nil {
@@ -200,7 +193,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 		return resp, nil
 	}
 	if !onGPU {
-		if st, msg := hostFits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+		if st, msg := host.Fits(attentionHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 			resp.Status, resp.Message = st, "attention on the CPU "+msg
 			return resp, nil
 		}
@@ -210,7 +203,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
-		return resp, fmt.Errorf("export %s attention: %w", Name, err)
+		return resp, fmt.Errorf("export %s attention: %w", backendName, err)
 	}
 	var qkv [3][]float32
 	for i, name := range []string{"q", "k", "v"} {
@@ -219,7 +212,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 			n = spec.QLen()
 		}
 		if qkv[i], err = floats(in, name, n); err != nil {
-			return resp, fmt.Errorf("export %s attention: %w", Name, err)
+			return resp, fmt.Errorf("export %s attention: %w", backendName, err)
 		}
 	}
 	var out []float32
@@ -227,8 +220,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 		out, err = gpuattn.ExportShared(ctx, spec, qkv[0], qkv[1], qkv[2])
 		resp.Device = gpu.SharedInfo()
 	} else {
-		e, _ := newCPUEngine()
-		resp.Device = e.Device()
+		resp.Device = host.CPUDevice()
 		out, err = cpu.AttentionDtype(spec.Dtype, spec.AttentionShape, qkv[0], qkv[1], qkv[2])
 	}
 	if err != nil {
@@ -237,7 +229,7 @@ func exportAttention(ctx context.Context, req backend.ExportRequest, resp backen
 	}
 	t := tensorfile.F32([]int{spec.Batch, spec.Heads, spec.SeqLen, spec.HeadDim}, out)
 	if err := tensorfile.Write(req.OutputPath, map[string]tensorfile.Tensor{"out": t}); err != nil {
-		return resp, fmt.Errorf("export %s attention: %w", Name, err)
+		return resp, fmt.Errorf("export %s attention: %w", backendName, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil

@@ -1,4 +1,4 @@
-package burnstylehip
+package kernels
 
 // The GEMM workload (docs/workloads/gemm.md): cuBLAS (or the cublaslt
 // variant's cuBLASLt) on cuda and hipBLASLt (or the rocblas variant's
@@ -18,6 +18,7 @@ import (
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // gemmSpec reads the validated configuration.
@@ -27,9 +28,9 @@ func gemmSpec(cfg result.Config) gpugemm.Spec {
 		TransA: len(layout) == 2 && layout[0] == 't', TransB: len(layout) == 2 && layout[1] == 't', Dtype: cfg.Dtype()}
 }
 
-// gemmKind is the GPU a request runs on ("": the CPU): the one named, and
+// GEMMKind is the GPU a request runs on ("": the CPU): the one named, and
 // under auto a CUDA GPU with cuBLAS, else a ROCm one.
-func gemmKind(device string) string {
+func GEMMKind(device string) string {
 	switch device {
 	case "cuda", "rocm":
 		return device
@@ -48,7 +49,7 @@ func gemmKind(device string) string {
 // for cannot run there (a variant is its vendor's: cublaslt on cuda,
 // rocblas on rocm).
 func gemmMode(variant, kind string) (gpugemm.Mode, string) {
-	m := gpugemm.Mode{Lt: variant == cublasLtVariant.Name, RocBLAS: variant == rocblasVariant.Name}
+	m := gpugemm.Mode{Lt: variant == CublasLtVariant.Name, RocBLAS: variant == RocblasVariant.Name}
 	switch {
 	case m.Lt && kind != "cuda":
 		return m, "the cublaslt variant needs a CUDA GPU with cuBLASLt: " + gpuReason("cuda")
@@ -65,9 +66,9 @@ func libraryKey(library string) string {
 	return k
 }
 
-func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
+func RunGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec, cfg := gemmSpec(req.Config), req.Config
-	kind := gemmKind(req.Device)
+	kind := GEMMKind(req.Device)
 	mode, why := gemmMode(req.Variant, kind)
 	if why != "" {
 		res.Status, res.Message = result.StatusUnsupported, why
@@ -78,7 +79,7 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 		t, err := gpugemm.TimeShared(ctx, kind, spec, cfg.Warmup, cfg.Repeats, 1, mode)
 		if err != nil {
 			if ctx.Err() != nil {
-				return res, fmt.Errorf("run %s gemm: %w", Name, ctx.Err())
+				return res, fmt.Errorf("run %s gemm: %w", backendName, ctx.Err())
 			}
 			res.Status, res.Message = result.StatusFailed, "gemm on the GPU: "+err.Error()
 			return res, nil
@@ -88,9 +89,8 @@ func runGEMM(ctx context.Context, req backend.RunRequest, res result.Result) (re
 		res.Status, res.SamplesMs, res.CompileMs, res.PeakMemoryBytes = result.StatusOK, t.SamplesMs, t.CompileMs, t.PeakMemoryBytes
 		return res, nil
 	}
-	e, _ := newCPUEngine()
-	res.Device = e.Device()
-	if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+	res.Device = host.CPUDevice()
+	if st, msg := host.Fits(gemmHostBytes(spec)); st != result.StatusOK {
 		res.Status, res.Message = st, "gemm on the CPU "+msg
 		return res, nil
 	}
@@ -116,26 +116,26 @@ func gemmInputs(s gpugemm.Spec) (a, b []float32) {
 	return fill(s.Batch * s.M * s.K), fill(s.Batch * s.K * s.N)
 }
 
-func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
+func ExportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	spec := gemmSpec(req.Config)
-	kind := gemmKind(req.Device)
+	kind := GEMMKind(req.Device)
 	if kind == "" {
-		if st, msg := hostFits(gemmHostBytes(spec)); st != result.StatusOK {
+		if st, msg := host.Fits(gemmHostBytes(spec)); st != result.StatusOK {
 			resp.Status, resp.Message = st, "gemm on the CPU "+msg
 			return resp, nil
 		}
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
-		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
+		return resp, fmt.Errorf("export %s gemm: %w", backendName, err)
 	}
 	a, err := floats(in, "a", spec.Batch*spec.M*spec.K)
 	if err != nil {
-		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
+		return resp, fmt.Errorf("export %s gemm: %w", backendName, err)
 	}
 	b, err := floats(in, "b", spec.Batch*spec.K*spec.N)
 	if err != nil {
-		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
+		return resp, fmt.Errorf("export %s gemm: %w", backendName, err)
 	}
 	var c []float32
 	mode, why := gemmMode(req.Variant, kind)
@@ -147,8 +147,7 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		c, err = gpugemm.ExportSharedWith(ctx, kind, spec, a, b, mode)
 		resp.Device = gpu.SharedInfoOf(kind)
 	} else {
-		e, _ := newCPUEngine()
-		resp.Device = e.Device()
+		resp.Device = host.CPUDevice()
 		c, err = cpu.GEMMDtype(spec.Dtype, spec.Batch, spec.M, spec.N, spec.K, spec.TransA, spec.TransB, a, b)
 	}
 	if err != nil {
@@ -157,7 +156,7 @@ func exportGEMM(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 	}
 	out := tensorfile.F32([]int{spec.Batch, spec.M, spec.N}, c)
 	if err := tensorfile.Write(req.OutputPath, map[string]tensorfile.Tensor{"c": out}); err != nil {
-		return resp, fmt.Errorf("export %s gemm: %w", Name, err)
+		return resp, fmt.Errorf("export %s gemm: %w", backendName, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil

@@ -1,30 +1,10 @@
-package burnstylehip
+package kernels
 
 import (
-	"fmt"
-
 	gpugemm "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/gemm"
 
-	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 )
-
-// memAvailableNow is the host's available memory (memAvailable); a test
-// replaces it to see the check answer without allocating anything.
-var memAvailableNow = memAvailable
-
-// hostFits is every CPU path's memory check, made before anything is
-// allocated: a run whose estimate is above 90% of the available memory is
-// answered oom with both sizes. Go cannot recover from running out of
-// memory (the runtime aborts the process with a goroutine dump), so the
-// estimate is the only place an oom can be an answer instead of a crash.
-func hostFits(need float64) (result.Status, string) {
-	if avail := memAvailableNow(); avail > 0 && need > float64(avail)*0.9 {
-		return result.StatusOOM, fmt.Sprintf("needs about %.1f GiB of host memory, %.1f GiB available",
-			need/(1<<30), float64(avail)/(1<<30))
-	}
-	return result.StatusOK, ""
-}
 
 // gcSlack is the Go heap's growth before a collection (GOGC 100): what one
 // call allocates may live beside the previous call's until the collector runs.

@@ -1,40 +1,35 @@
-package burnstylehip
+package ttt
 
 import (
 	"fmt"
 
 	"github.com/xbench/xbench/harness/tensorfile"
 	"github.com/xbench/xbench/harness/workload/ttt"
-	"github.com/xbench/xbench/harness/workload/ttt/reference"
 )
 
-// cpuTrainJob is a prepared training step (phase backward): each Step is
+// trainJob is a prepared training step (phase backward): each Step is
 // the forward and the gradient of the loss with respect to every
 // parameter, timed as one call.
-type cpuTrainJob[T reference.Float] struct {
-	m             *reference.Model[T]
+type trainJob[T Float] struct {
+	m             *Model[T]
 	params        []ttt.Param // the gradients' names and shapes, in the spec's order
 	tokens        []int32
 	batch, seqLen int
 	logits        []T
+	grads         map[string][]T
 }
 
-var (
-	_ outputsJob = (*cpuTrainJob[float32])(nil)
-	_ phaseJob   = (*cpuTrainJob[float32])(nil)
-)
-
-func newCPUTrainJob[T reference.Float](m *reference.Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *cpuTrainJob[T] {
-	return &cpuTrainJob[T]{m: m, params: ttt.Params(s, cfg.TTTType, cfg.MiniBatch, backboneOf(cfg)),
+func newTrainJob[T Float](m *Model[T], cfg ttt.Config, s ttt.Size, tokens []int32) *trainJob[T] {
+	return &trainJob[T]{m: m, params: ttt.Params(s, cfg.TTTType, cfg.MiniBatch, m.Backbone),
 		tokens: tokens, batch: cfg.Batch, seqLen: cfg.SeqLen}
 }
 
-func (j *cpuTrainJob[T]) Step() (err error) {
-	j.logits, _, err = j.m.ForwardBackward(j.tokens, j.batch, j.seqLen)
+func (j *trainJob[T]) Step() (err error) {
+	j.logits, j.grads, err = j.m.TrainStep(j.tokens, j.batch, j.seqLen)
 	return err
 }
 
-func (j *cpuTrainJob[T]) Output() (string, tensorfile.Tensor, error) {
+func (j *trainJob[T]) Output() (string, tensorfile.Tensor, error) {
 	if j.logits == nil {
 		return "", tensorfile.Tensor{}, fmt.Errorf("output: no training step has run")
 	}
@@ -43,15 +38,14 @@ func (j *cpuTrainJob[T]) Output() (string, tensorfile.Tensor, error) {
 
 // Outputs are the logits and grad.<name> for every parameter, each in the
 // parameter's shape (docs/ttt-backward.md, "What verify compares").
-func (j *cpuTrainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
+func (j *trainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
 	name, logits, err := j.Output()
 	if err != nil {
 		return nil, err
 	}
 	out := map[string]tensorfile.Tensor{name: logits}
-	grads := j.m.Grads()
 	for _, p := range j.params {
-		g, ok := grads[p.Name]
+		g, ok := j.grads[p.Name]
 		if !ok || len(g) != p.Elements() {
 			return nil, fmt.Errorf("outputs: gradient of %q has %d elements, want %d", p.Name, len(g), p.Elements())
 		}
@@ -62,6 +56,6 @@ func (j *cpuTrainJob[T]) Outputs() (map[string]tensorfile.Tensor, error) {
 
 // MemoryBytes counts parameters, the kept activations, the backward's
 // buffers, the gradients and the token ids.
-func (j *cpuTrainJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*len(j.tokens)) }
+func (j *trainJob[T]) MemoryBytes() int64 { return j.m.Bytes() + int64(4*len(j.tokens)) }
 
-func (j *cpuTrainJob[T]) Close() error { j.m, j.logits = nil, nil; return nil }
+func (j *trainJob[T]) Close() error { j.m, j.logits, j.grads = nil, nil, nil; return nil }

@@ -1,10 +1,8 @@
-package reference
+package numeric
 
-// Dense matmuls all take the "NT" form c[m,n] = a[m,k] @ bt[n,k]^T: both
-// operands are read along k, contiguously. The model stores its weight
-// matrices transposed once at load time ([out, in]) so every projection, and
-// the tied output head (embed is already [V, C]), fits this one kernel.
-
+// Dense matmuls take the "NT" form c[m,n] = a[m,k] @ bt[n,k]^T: both
+// operands are read along k, contiguously, so a caller stores a weight
+// matrix it applies often transposed ([out, in]) once.
 // Tile sizes: a tile of mTile rows by nTile columns of c is one parallel work
 // item; kBlock keeps the 2 rows of a and 4 rows of bt the micro-kernel
 // streams inside L1, and a tile's panels inside L2.
@@ -45,14 +43,14 @@ func matmulTile[T Float](c, a, bt []T, k, n, i0, i1, j0, j1 int) {
 			}
 			for ; i < i1; i++ {
 				a0 := a[i*k+k0 : i*k+k1]
-				s := [4]T{dot(a0, b0), dot(a0, b1), dot(a0, b2), dot(a0, b3)}
+				s := [4]T{Dot(a0, b0), Dot(a0, b1), Dot(a0, b2), Dot(a0, b3)}
 				store(c[i*n+j:i*n+j+4], s[:], first)
 			}
 		}
 		for ; j < j1; j++ {
 			b0 := bt[j*k+k0 : j*k+k1]
 			for i := i0; i < i1; i++ {
-				s := [1]T{dot(a[i*k+k0:i*k+k1], b0)}
+				s := [1]T{Dot(a[i*k+k0:i*k+k1], b0)}
 				store(c[i*n+j:i*n+j+1], s[:], first)
 			}
 		}
@@ -72,7 +70,7 @@ func store[T Float](c, s []T, first bool) {
 
 // kernel2x4 returns the 8 dot products of rows a0, a1 with b0..b3. Eight
 // independent accumulators hide the add latency. (Loading one b value at a
-// time spills less but measured ~35% slower: the loads no longer overlap.)
+// time spills less but runs slower: the loads no longer overlap.)
 func kernel2x4[T Float](a0, a1, b0, b1, b2, b3 []T) [8]T {
 	n := len(a0)
 	a1, b0, b1, b2, b3 = a1[:n], b0[:n], b1[:n], b2[:n], b3[:n]
@@ -92,8 +90,8 @@ func kernel2x4[T Float](a0, a1, b0, b1, b2, b3 []T) [8]T {
 	return [8]T{c00, c01, c02, c03, c10, c11, c12, c13}
 }
 
-// dot is a plain inner product of equal-length vectors.
-func dot[T Float](a, b []T) T {
+// Dot is a plain inner product of equal-length vectors.
+func Dot[T Float](a, b []T) T {
 	b = b[:len(a)]
 	var s T
 	for i := range a {
@@ -102,16 +100,16 @@ func dot[T Float](a, b []T) T {
 	return s
 }
 
-// axpy sets y += alpha * x.
-func axpy[T Float](y []T, alpha T, x []T) {
+// Axpy sets y += alpha * x.
+func Axpy[T Float](y []T, alpha T, x []T) {
 	x = x[:len(y)]
 	for i := range y {
 		y[i] += alpha * x[i]
 	}
 }
 
-// transpose returns the [cols, rows] transpose of a row-major [rows, cols] matrix.
-func transpose[T Float](a []T, rows, cols int) []T {
+// Transpose returns the [cols, rows] transpose of a row-major [rows, cols] matrix.
+func Transpose[T Float](a []T, rows, cols int) []T {
 	out := make([]T, rows*cols)
 	for i := 0; i < rows; i++ {
 		for j := 0; j < cols; j++ {
@@ -119,4 +117,22 @@ func transpose[T Float](a []T, rows, cols int) []T {
 		}
 	}
 	return out
+}
+
+// TransposeInto writes the [cols, rows] transpose of src [rows, cols] into
+// dst, blocks of 32 rows in parallel.
+func TransposeInto[T Float](dst, src []T, rows, cols int) {
+	const blk = 32
+	ParallelFor((rows+blk-1)/blk, func(_, b int) {
+		r0, r1 := b*blk, min((b+1)*blk, rows)
+		for j0 := 0; j0 < cols; j0 += blk {
+			j1 := min(j0+blk, cols)
+			for i := r0; i < r1; i++ {
+				row := src[i*cols : (i+1)*cols]
+				for j := j0; j < j1; j++ {
+					dst[j*rows+i] = row[j]
+				}
+			}
+		}
+	})
 }

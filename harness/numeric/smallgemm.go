@@ -1,11 +1,11 @@
-package reference
+package numeric
 
-// gemmNN is the serial kernel of the inner loop, whose matrices are small
+// GemmNN is the serial kernel of the inner loop, whose matrices are small
 // (K = 16 rows, f or 4f wide) and already spread over cores by (sequence,
 // head): c[m,n] (+)= a[m,k] @ b[k,n]. A 2x4 register block does 8
 // multiply-adds per 6 loads, where a row-times-matrix axpy does one per two
 // loads and a store.
-func gemmNN[T Float](c, a, b []T, m, k, n int, accumulate bool) {
+func GemmNN[T Float](c, a, b []T, m, k, n int, accumulate bool) {
 	_, _, _ = c[m*n-1], a[m*k-1], b[k*n-1]
 	i := 0
 	for ; i+2 <= m; i += 2 {
@@ -60,7 +60,7 @@ func gemmNNOne[T Float](cRow, aRow, b []T, n, j int, accumulate bool) {
 	cRow[j] = s
 }
 
-// gemmNT is the serial c[m,n] = a[m,k] @ bt[n,k]^T, one tile of MatMulNT.
-func gemmNT[T Float](c, a, bt []T, m, k, n int) {
+// GemmNT is the serial c[m,n] = a[m,k] @ bt[n,k]^T, one tile of MatMulNT.
+func GemmNT[T Float](c, a, bt []T, m, k, n int) {
 	matmulTile(c, a, bt, k, n, 0, m, 0, n)
 }

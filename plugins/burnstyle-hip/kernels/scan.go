@@ -1,16 +1,16 @@
-package burnstylehip
+package kernels
 
 // The scan workload (docs/workloads/scan.md): the pure-Go scan of package
 // cpu on the CPU (forward for every semiring, the backward of log and max,
 // float32 and float64), and our own CUDA kernel (package gpu, forward of
 // log and max); entropy and the backward on cuda are answered unsupported
-// (support.go), never run on the CPU instead.
+// (the scan entry of the root package's workload table), never run on the
+// CPU instead.
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"time"
 
 	gpuscan "github.com/xbench/xbench/plugins/burnstyle-hip/gpu/scan"
 
@@ -21,6 +21,7 @@ import (
 	"github.com/xbench/xbench/harness/workload/scan"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 func scanShape(cfg result.Config) cpu.ScanShape {
@@ -57,7 +58,7 @@ func scanInputs[F float32 | float64](s cpu.ScanShape) (cum, trans, dur []F) {
 }
 
 // scanOnGPU says whether a request runs on the GPU: cuda always (a spec
-// the kernel refuses is unsupported; support.go has already refused the
+// the kernel refuses is unsupported; the workload table's limits have refused the
 // backward phases there), auto when a GPU opens and takes it and the phase
 // is the forward (the kernel's only one: auto runs the backward on the CPU).
 func scanOnGPU(device string, s gpuscan.Spec, backward bool) (bool, error) {
@@ -83,10 +84,11 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 		return res, nil
 	}
 	cum, trans, dur := scanInputs[float64](spec.ScanShape)
-	t, err := gpuscan.Time(ctx, d, spec, cum, trans, dur, scan.ShapeOf(req.Config).Lengths(), req.Config.Warmup, req.Config.Repeats, req.Mode.ColdCache)
+	t, err := gpuscan.Time(ctx, d, spec, gpuscan.Inputs{Cum: cum, Trans: trans, Dur: dur, Lengths: scan.ShapeOf(req.Config).Lengths()},
+		gpu.Calls{Warmup: req.Config.Warmup, Repeats: req.Config.Repeats})
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("run %s scan: %w", Name, ctx.Err())
+			return res, fmt.Errorf("run %s scan: %w", backendName, ctx.Err())
 		}
 		res.Status, res.Message = result.StatusFailed, "scan on the GPU: "+err.Error()
 		return res, nil
@@ -97,7 +99,7 @@ func runScanGPU(ctx context.Context, req backend.RunRequest, res result.Result, 
 	return res, nil
 }
 
-func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
+func RunScan(ctx context.Context, req backend.RunRequest, res result.Result) (result.Result, error) {
 	spec := gpuscan.Spec{ScanShape: scanShape(req.Config), Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
 	if err != nil {
@@ -107,18 +109,17 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if onGPU {
 		return runScanGPU(ctx, req, res, spec)
 	}
-	e, _ := newCPUEngine()
-	res.Device = e.Device()
+	res.Device = host.CPUDevice()
 	s, cfg := scanShape(req.Config), req.Config
 	if err := s.Check(); err != nil {
-		return res, fmt.Errorf("run %s scan: invalid config: %w", Name, err)
+		return res, fmt.Errorf("run %s scan: invalid config: %w", backendName, err)
 	}
 	grads := scanBackward(cfg)
 	item := int64(4)
 	if cfg.Dtype() == "float64" {
 		item = 8
 	}
-	if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+	if st, msg := host.Fits(scanHostBytes(s, grads, item)); st != result.StatusOK {
 		res.Status, res.Message = st, "scan on the CPU "+msg
 		return res, nil
 	}
@@ -139,34 +140,8 @@ func runScan(ctx context.Context, req backend.RunRequest, res result.Result) (re
 	if cfg.Phase == workload.PhaseBackward {
 		res.Warnings = append(res.Warnings, "burnstyle-hip on the CPU recomputes the forward inside the backward: backward is timed as both")
 	}
-	timed := func() (float64, error) {
-		start := time.Now()
-		err := step()
-		return float64(time.Since(start).Nanoseconds()) / 1e6, err
-	}
-	if res.CompileMs, err = timed(); err != nil {
-		res.Status, res.Message = result.StatusFailed, err.Error()
-		return res, nil
-	}
-	for i := 0; i < cfg.Warmup; i++ {
-		if _, err := timed(); err != nil {
-			res.Status, res.Message = result.StatusFailed, err.Error()
-			return res, nil
-		}
-	}
-	for i := 0; i < cfg.Repeats; i++ {
-		if err := ctx.Err(); err != nil {
-			return res, fmt.Errorf("run %s scan: %w", Name, err)
-		}
-		if req.Mode.ColdCache {
-			cpuFlush()
-		}
-		ms, err := timed()
-		if err != nil {
-			res.Status, res.Message, res.SamplesMs = result.StatusFailed, err.Error(), []float64{}
-			return res, nil
-		}
-		res.SamplesMs = append(res.SamplesMs, ms)
+	if res, err = timeOnCPU(ctx, req, res, "scan", step); err != nil || res.Status != result.StatusOK {
+		return res, err
 	}
 	var total int64
 	for _, n := range res.MemoryBytes {
@@ -192,7 +167,7 @@ func scanMemory(s cpu.ScanShape, grads bool, item int64) map[string]int64 {
 	return m
 }
 
-func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
+func ExportScan(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse) (backend.ExportResponse, error) {
 	s := scanShape(req.Config)
 	spec := gpuscan.Spec{ScanShape: s, Dtype: req.Config.Dtype()}
 	onGPU, err := scanOnGPU(req.Device, spec, scanBackward(req.Config))
@@ -200,10 +175,9 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		resp.Status, resp.Message = result.StatusUnsupported, err.Error()
 		return resp, nil
 	}
-	e, _ := newCPUEngine()
-	resp.Device = e.Device()
+	resp.Device = host.CPUDevice()
 	if err := s.Check(); err != nil {
-		return resp, fmt.Errorf("export %s scan: invalid config: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: invalid config: %w", backendName, err)
 	}
 	grads := scanBackward(req.Config)
 	if !onGPU {
@@ -211,14 +185,14 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		if req.Config.Dtype() == "float64" {
 			item = 8
 		}
-		if st, msg := hostFits(scanHostBytes(s, grads, item)); st != result.StatusOK {
+		if st, msg := host.Fits(scanHostBytes(s, grads, item)); st != result.StatusOK {
 			resp.Status, resp.Message = st, "scan on the CPU "+msg
 			return resp, nil
 		}
 	}
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
-		return resp, fmt.Errorf("export %s scan: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: %w", backendName, err)
 	}
 	var out map[string]tensorfile.Tensor
 	if onGPU {
@@ -234,7 +208,7 @@ func exportScan(ctx context.Context, req backend.ExportRequest, resp backend.Exp
 		return resp, nil
 	}
 	if err := tensorfile.Write(req.OutputPath, out); err != nil {
-		return resp, fmt.Errorf("export %s scan: %w", Name, err)
+		return resp, fmt.Errorf("export %s scan: %w", backendName, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil
@@ -307,7 +281,7 @@ func exportScanGPU(ctx context.Context, spec gpuscan.Spec, in map[string]tensorf
 	for i, x := range l32 {
 		lengths[i] = int64(x)
 	}
-	out, err := gpuscan.Export(ctx, d, spec, vals["cum_scores"], vals["transition"], vals["duration_bias"], lengths)
+	out, err := gpuscan.Export(ctx, d, spec, gpuscan.Inputs{Cum: vals["cum_scores"], Trans: vals["transition"], Dur: vals["duration_bias"], Lengths: lengths})
 	if err != nil {
 		return nil, err
 	}

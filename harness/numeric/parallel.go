@@ -1,4 +1,4 @@
-package reference
+package numeric
 
 import (
 	"runtime"
@@ -10,8 +10,8 @@ import (
 func NumWorkers() int { return runtime.GOMAXPROCS(0) }
 
 // ParallelFor calls fn(worker, i) once for every i in [0, n), handing items
-// to up to numWorkers goroutines as they free up. worker is in
-// [0, numWorkers()) and lets fn use per-goroutine scratch space. Callers
+// to up to NumWorkers goroutines as they free up. worker is in
+// [0, NumWorkers()) and lets fn use per-goroutine scratch space. Callers
 // keep results deterministic by making item i write only its own outputs
 // with a fixed order of operations, so which goroutine runs it never
 // matters.

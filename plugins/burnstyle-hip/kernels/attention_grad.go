@@ -1,4 +1,4 @@
-package burnstylehip
+package kernels
 
 // The attention workload's backward phases (docs/workloads/attention.md,
 // "Phases"): backward times dq, dk, dv from dout given one forward's saved
@@ -20,6 +20,7 @@ import (
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
+	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
 // cpuAttentionGradCall prepares one timed call of phase (backward or both)
@@ -69,11 +70,11 @@ func attentionDout(s gpuattn.Spec) []float32 {
 	return x
 }
 
-// runAttentionGradCPU times phase on the CPU, as runAttention times the
+// runAttentionGradCPU times phase on the CPU, as RunAttention times the
 // forward: the first call alone is compile_ms, then warmup, then repeats.
 func runAttentionGradCPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuattn.Spec) (result.Result, error) {
 	cfg := req.Config
-	if st, msg := hostFits(attentionGradHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
+	if st, msg := host.Fits(attentionGradHostBytes(spec.AttentionShape, runtime.GOMAXPROCS(0))); st != result.StatusOK {
 		res.Status, res.Message = st, "attention "+cfg.Phase+" on the CPU "+msg
 		return res, nil
 	}
@@ -91,7 +92,7 @@ func runAttentionGradCPU(ctx context.Context, req backend.RunRequest, res result
 func exportAttentionGrad(ctx context.Context, req backend.ExportRequest, resp backend.ExportResponse, spec gpuattn.Spec, onGPU bool) (backend.ExportResponse, error) {
 	in, err := tensorfile.Read(req.InputsPath)
 	if err != nil {
-		return resp, fmt.Errorf("export %s attention %s: %w", Name, req.Config.Phase, err)
+		return resp, fmt.Errorf("export %s attention %s: %w", backendName, req.Config.Phase, err)
 	}
 	var x [4][]float32
 	for i, name := range []string{"q", "k", "v", "dout"} {
@@ -100,15 +101,14 @@ func exportAttentionGrad(ctx context.Context, req backend.ExportRequest, resp ba
 			n = spec.QLen()
 		}
 		if x[i], err = floats(in, name, n); err != nil {
-			return resp, fmt.Errorf("export %s attention %s: %w", Name, req.Config.Phase, err)
+			return resp, fmt.Errorf("export %s attention %s: %w", backendName, req.Config.Phase, err)
 		}
 	}
 	var g [4][]float32 // out, dq, dk, dv
 	if onGPU {
 		g[0], g[1], g[2], g[3], err = exportAttentionGradGPU(ctx, &resp, spec, x)
 	} else {
-		e, _ := newCPUEngine()
-		resp.Device = e.Device()
+		resp.Device = host.CPUDevice()
 		g[0], g[1], g[2], g[3], err = cpu.AttentionGradDtype(spec.Dtype, spec.AttentionShape, x[0], x[1], x[2], x[3])
 	}
 	if err != nil {
@@ -119,7 +119,7 @@ func exportAttentionGrad(ctx context.Context, req backend.ExportRequest, resp ba
 	outs := map[string]tensorfile.Tensor{"out": tensorfile.F32(qs, g[0]), "dq": tensorfile.F32(qs, g[1]),
 		"dk": tensorfile.F32(ks, g[2]), "dv": tensorfile.F32(ks, g[3])}
 	if err := tensorfile.Write(req.OutputPath, outs); err != nil {
-		return resp, fmt.Errorf("export %s attention %s: %w", Name, req.Config.Phase, err)
+		return resp, fmt.Errorf("export %s attention %s: %w", backendName, req.Config.Phase, err)
 	}
 	resp.Status = result.StatusOK
 	return resp, nil
@@ -136,10 +136,10 @@ func exportAttentionGradGPU(ctx context.Context, resp *backend.ExportResponse, s
 // backward.go), reporting which kernels ran as the forward does.
 func runAttentionGradGPU(ctx context.Context, req backend.RunRequest, res result.Result, spec gpuattn.Spec) (result.Result, error) {
 	cfg := req.Config
-	t, err := gpuattn.TimeGradShared(ctx, spec, cfg.Phase, cfg.Warmup, cfg.Repeats, 1, req.Mode.ColdCache)
+	t, err := gpuattn.TimeGradShared(ctx, spec, cfg.Phase, gpu.Calls{Warmup: cfg.Warmup, Repeats: cfg.Repeats, ColdCache: req.Mode.ColdCache}, 1)
 	if err != nil {
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("run %s attention %s: %w", Name, cfg.Phase, ctx.Err())
+			return res, fmt.Errorf("run %s attention %s: %w", backendName, cfg.Phase, ctx.Err())
 		}
 		res.Status, res.Message = result.StatusFailed, "attention "+cfg.Phase+" on the GPU: "+err.Error()
 		return res, nil
