@@ -15,7 +15,7 @@ const (
 	CublasOpT          = 1
 	CublasDefaultMath  = 0
 	CublasPedanticMath = 2
-	// cublasFloat32Sums is CUBLAS_DEFAULT_MATH with
+	// CublasFloat32Sums is CUBLAS_DEFAULT_MATH with
 	// CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: with 16-bit C, the
 	// default lets cuBLAS reduce split-K partial sums in the 16-bit type,
 	// which the specs' "float32 accumulation" rules out (PyTorch's
@@ -32,7 +32,7 @@ const (
 // More cuBLAS constants, for the standalone GEMM (gemm.go).
 const (
 	CudaR16F = 2 // CUDA_R_16F
-	// cublasCompute32FFastTF32 is CUBLAS_COMPUTE_32F_FAST_TF32: float32
+	// CublasCompute32FFastTF32 is CUBLAS_COMPUTE_32F_FAST_TF32: float32
 	// storage, inputs rounded to TF32 on tensor cores, float32 accumulation.
 	CublasCompute32FFastTF32 = 77
 )
@@ -112,7 +112,7 @@ func (b *cublas) Gemm(h uintptr, bf16, transW, yF32 bool, M, N, K int, X Ptr, ld
 	return b.GemmOp(h, bf16, false, transW, yF32, M, N, K, X, ldx, W, ldw, Y, ldy, beta)
 }
 
-// gemmOp is the general row-major product C[M,N] = op(A) @ op(B) + beta*C,
+// GemmOp is the general row-major product C[M,N] = op(A) @ op(B) + beta*C,
 // op(A) being A [M,K] or, when transA, the transpose of a stored [K,M] (the
 // backward's weight gradients X^T dY), and op(B) B [K,N] or the transpose of
 // a stored [N,K]. cuBLAS is column-major, where a row-major matrix reads as

@@ -97,7 +97,7 @@ func (d *Device) BLASLt() (*CublasLt, error) {
 	return d.ltLib, d.ltErr
 }
 
-// ltVersion is "cublasLt MAJOR.MINOR.PATCH".
+// LtVersion is "cublasLt MAJOR.MINOR.PATCH".
 func (b *CublasLt) LtVersion() string {
 	v := b.Version()
 	return fmt.Sprintf("cublasLt %d.%d.%d", v/10000, v%10000/100, v%100)

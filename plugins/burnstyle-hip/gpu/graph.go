@@ -70,7 +70,7 @@ type Captured struct {
 	Stream, Graph, Exec uintptr
 }
 
-// captureInto captures what enqueue sends into c.graph: r.stream is c.stream
+// CaptureInto captures what enqueue sends into c.graph: r.stream is c.stream
 // for its duration, so launches and events follow it.
 func (r *Runtime) CaptureInto(c *Captured, enqueue func() error) error {
 	if err := r.Check("begin capture", r.Graph.begin(c.Stream, captureThreadLocal)); err != nil {
@@ -86,7 +86,7 @@ func (r *Runtime) CaptureInto(c *Captured, enqueue func() error) error {
 	return errEnd
 }
 
-// captureCall is one library call (the standalone GEMM's, for --cuda-graph)
+// CaptureCall is one library call (the standalone GEMM's, for --cuda-graph)
 // captured on a stream of its own and instantiated, the device's cuBLAS
 // handle on that stream meanwhile; replay it with r.graph.launch(c.exec,
 // c.stream) and free it with r.destroyCaptured.
@@ -116,7 +116,7 @@ func (r *Runtime) CaptureCall(enqueue func() error) (c *Captured, err error) {
 	return c, r.Check("instantiate graph", r.Graph.Instantiate(&c.Exec, c.Graph, 0))
 }
 
-// destroyCaptured frees a capture's graph, instance and stream; zero
+// DestroyCaptured frees a capture's graph, instance and stream; zero
 // handles are skipped.
 func (r *Runtime) DestroyCaptured(c *Captured) {
 	if c.Exec != 0 {

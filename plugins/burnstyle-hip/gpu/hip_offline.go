@@ -86,7 +86,7 @@ func hiprtcOffline() (*rtcAPI, string, error) {
 	return offlineHIP, offlineHIPLib, offlineHIPErr
 }
 
-// hipCompile compiles src for arch with the options openHIP uses; the code
+// HIPCompile compiles src for arch with the options openHIP uses; the code
 // object must hold every kernel of want (what the host code fetches).
 // gfx942, which hipRTC 5.2 cannot compile for, goes to GFX942Compile.
 func HIPCompile(program, src string, defines []string, arch string, want ...string) (HIPReport, error) {

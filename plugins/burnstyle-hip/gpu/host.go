@@ -10,7 +10,7 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/cpu"
 )
 
-// nanWord is a 32-bit word of quiet NaNs of type dt.
+// NaNWord is a 32-bit word of quiet NaNs of type dt.
 func NaNWord(dt int32) uint32 {
 	switch dt {
 	case CudaR16BF:
@@ -21,7 +21,7 @@ func NaNWord(dt int32) uint32 {
 	return 0x7fc00000
 }
 
-// encodeGEMM is v in the device type dt, little-endian.
+// Encode is v in the device type dt, little-endian.
 func Encode(v []float32, dt int32) []byte {
 	var b []byte
 	switch dt {
@@ -47,7 +47,7 @@ func Encode(v []float32, dt int32) []byte {
 	return b
 }
 
-// decodeGEMM widens device data of type dt to float32.
+// Decode widens device data of type dt to float32.
 func Decode(b []byte, dt int32) []float32 {
 	switch dt {
 	case CudaR16BF, CudaR16F:
@@ -72,7 +72,7 @@ func Decode(b []byte, dt int32) []float32 {
 // only on (seed, which, n), never on GOMAXPROCS.
 const gemmChunk = 1 << 20
 
-// randomInputs is n values uniform in [-1, 1), chunk c drawn from a PCG
+// RandomInputs is n values uniform in [-1, 1), chunk c drawn from a PCG
 // seeded (seed, which<<40 | c), filled in parallel.
 func RandomInputs(n int, seed, which uint64) []float32 {
 	v := make([]float32, n)
@@ -114,7 +114,7 @@ func parallelChunks(n int, fn func(lo, hi int)) {
 	wg.Wait()
 }
 
-// toBF16 rounds to nearest even, as the kernels' stf does.
+// ToBF16 rounds to nearest even, as the kernels' stf does.
 func ToBF16(x float32) uint16 {
 	u := math.Float32bits(x)
 	if u&0x7fffffff > 0x7f800000 {

@@ -155,7 +155,7 @@ func (r *Runtime) Launch(name string, fn uintptr, grid, block [3]int, smem int, 
 	return r.LaunchCluster(name, fn, grid, block, smem, 1, args...)
 }
 
-// launchCluster is launch with clusters of cs blocks along x (cs > 1 needs
+// LaunchCluster is launch with clusters of cs blocks along x (cs > 1 needs
 // clusters()).
 func (r *Runtime) LaunchCluster(name string, fn uintptr, grid, block [3]int, smem, cs int, args ...any) error {
 	vals := make([]uint64, len(args))
@@ -217,7 +217,7 @@ func (r *Runtime) Record(e uintptr) error {
 	return r.Check("event record", r.Drv.EventRecord(e, r.Stream))
 }
 
-// newSyncEvent is an event used only for ordering between streams; with
+// NewSyncEvent is an event used only for ordering between streams; with
 // timing off it is cheaper to record and to wait on.
 func (r *Runtime) NewSyncEvent() (uintptr, error) {
 	var e uintptr
@@ -227,12 +227,12 @@ func (r *Runtime) NewSyncEvent() (uintptr, error) {
 // eventDisableTiming is CU_EVENT_DISABLE_TIMING and hipEventDisableTiming.
 const eventDisableTiming = 2
 
-// waitEvent makes later work on the current stream wait for e.
+// WaitEvent makes later work on the current stream wait for e.
 func (r *Runtime) WaitEvent(e uintptr) error {
 	return r.Check("stream wait event", r.Drv.streamWait(r.Stream, e, 0))
 }
 
-// newStream creates a stream that synchronises with the default stream (so
+// NewStream creates a stream that synchronises with the default stream (so
 // nothing outside a chunked forward can overtake it) at a priority from 0,
 // the highest the device has, down; rank past the device's range clamps to
 // its lowest.
@@ -249,7 +249,7 @@ func (r *Runtime) NewStream(rank int) (uintptr, error) {
 	return s, r.Check(fmt.Sprintf("create stream (priority %d)", prio), r.Drv.StreamCreate(&s, 0, prio))
 }
 
-// elapsedMs waits for b and returns the device time from a to b.
+// ElapsedMs waits for b and returns the device time from a to b.
 func (r *Runtime) ElapsedMs(a, b uintptr) (float64, error) {
 	if err := r.Check("event synchronize", r.Drv.eventSync(b)); err != nil {
 		return 0, err

@@ -133,7 +133,7 @@ type Spec struct {
 	lse bool
 }
 
-// AttentionTiming is what TimeAttention measured.
+// Timing is what TimeAttention measured.
 type Timing struct {
 	// CompileMs is the first call alone by the host clock: NVRTC, module
 	// load and one run.
@@ -363,7 +363,7 @@ func (s Spec) defines() []string {
 		fmt.Sprintf("-DXG_OFF=%d", s.GradOff)}
 }
 
-// AttentionSupports says whether this device can run spec, and why not.
+// Supports says whether this device can run spec, and why not.
 func Supports(d *gpu.Device, spec Spec) error {
 	if err := spec.check(); err != nil {
 		return err

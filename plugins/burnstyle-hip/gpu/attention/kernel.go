@@ -127,7 +127,7 @@ func (a *attnKernel) describe() string {
 		t.kernel(), unit, t.BM, t.BN, a.nt, a.smem, a.regs, a.local)
 }
 
-// AttentionCompileReport compiles spec's program with NVRTC alone (no
+// CompileReport compiles spec's program with NVRTC alone (no
 // driver, no GPU; XBENCH_LIBNVRTC overrides where NVRTC is found) for arch
 // ("sm_90") and returns ptxas's per-kernel report: registers, spill stores
 // and loads, shared memory. A machine without a GPU catches compile errors
@@ -148,7 +148,7 @@ func CompileReport(spec Spec, arch string) (string, error) {
 	return gpu.NVRTCReport(src, defines, arch)
 }
 
-// HIPCompileAttention compiles spec's attention program.
+// HIPCompile compiles spec's attention program.
 func HIPCompile(spec Spec, arch string) (gpu.HIPReport, error) {
 	if err := spec.check(); err != nil {
 		return gpu.HIPReport{}, err

@@ -13,7 +13,7 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// TimeAttention times spec: q, k, v from a host generator seeded by seed
+// Time times spec: q, k, v from a host generator seeded by seed
 // (uniform in [-1, 1), rounded to the dtype) are uploaded; the first call
 // (NVRTC compile, module load and one launch) is timed alone by the host
 // clock (CompileMs); warmup launches follow untimed; then repeats launches,
@@ -173,7 +173,7 @@ func ExportShared(ctx context.Context, spec Spec, q, k, v []float32) ([]float32,
 	return Export(ctx, d, spec, q, k, v)
 }
 
-// AttentionSupported is nil when the process-wide CUDA device opens and
+// Supported is nil when the process-wide CUDA device opens and
 // accepts spec; otherwise the reason.
 func Supported(spec Spec) error {
 	d, err := gpu.Shared("cuda")

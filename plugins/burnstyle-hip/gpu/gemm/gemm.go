@@ -57,14 +57,14 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// GEMMSpec is one GEMM configuration.
+// Spec is one GEMM configuration.
 type Spec struct {
 	Batch, M, N, K int
 	TransA, TransB bool
 	Dtype          string // float32, tf32, bfloat16, float16 (float8_e4m3: unsupported)
 }
 
-// GEMMTiming is what TimeGEMM measured.
+// Timing is what TimeGEMM measured.
 type Timing struct {
 	// CompileMs is the first call alone, by the host clock from the call to
 	// its completion: cuBLAS's heuristics, lazy kernel loading and the run.

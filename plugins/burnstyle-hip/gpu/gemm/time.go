@@ -10,7 +10,7 @@ import (
 
 // Timing the product: the first call alone, then the runtime's timing loop.
 
-// TimeGEMM times spec: inputs from a host generator seeded by seed (uniform
+// Time times spec: inputs from a host generator seeded by seed (uniform
 // in [-1, 1), rounded to the dtype) are uploaded, the first call is timed
 // alone (CompileMs), warmup calls follow untimed, then repeats calls each
 // between two device events.
@@ -18,7 +18,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{})
 }
 
-// GEMMMode is how TimeGEMMWith times: Cold flushes L2 before each timed
+// Mode is how TimeGEMMWith times: Cold flushes L2 before each timed
 // call (--cold-cache); Graph captures the cuBLAS call once as a CUDA graph
 // and times its replays (--cuda-graph), which leaves the host's per-call
 // work (purego, cuBLAS's own dispatch) out of the samples.
@@ -30,12 +30,12 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 // (the rocblas variant) through rocblas_gemm_strided_batched_ex instead.
 type Mode struct{ Cold, Graph, Lt, RocBLAS bool }
 
-// TimeGEMMWith is TimeGEMM in mode.
+// TimeWith is TimeGEMM in mode.
 func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
 	return timeGEMM(ctx, d, spec, gpu.Calls{Warmup: warmup, Repeats: repeats, ColdCache: mode.Cold}, seed, mode)
 }
 
-// TimeGEMMCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
+// TimeCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
 // call a memset over a FlushBytes buffer (allocated once per call of
 // TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
 // both before the start event, so the write is never in a sample.

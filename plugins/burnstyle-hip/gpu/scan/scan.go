@@ -17,7 +17,7 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/gpu"
 )
 
-// ScanSpec is one scan forward on the GPU.
+// Spec is one scan forward on the GPU.
 type Spec struct {
 	cpu.ScanShape
 	Dtype string // float32, float64
@@ -29,7 +29,7 @@ func (s Spec) String() string {
 	return fmt.Sprintf("scan b%d T%d K%d C%d %s %s", s.Batch, s.T, s.K, s.C, s.Semiring, s.Dtype)
 }
 
-// ScanSupported says whether the kernel runs spec, and why not.
+// Supported says whether the kernel runs spec, and why not.
 func Supported(s Spec) error {
 	if err := s.Check(); err != nil {
 		return err
@@ -88,7 +88,7 @@ func (s Spec) decode(raw []byte) []float64 {
 	return out
 }
 
-// ScanCompileReport compiles spec's program with NVRTC alone (no GPU) for
+// CompileReport compiles spec's program with NVRTC alone (no GPU) for
 // arch and returns ptxas's report, as AttentionCompileReport does.
 func CompileReport(spec Spec, arch string) (string, error) {
 	if err := Supported(spec); err != nil {
@@ -200,7 +200,7 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, in Inputs) ([]float64
 	return spec.decode(raw), nil
 }
 
-// ScanTiming is what TimeScan measured.
+// Timing is what TimeScan measured.
 type Timing struct {
 	CompileMs       float64
 	SamplesMs       []float64
@@ -212,7 +212,7 @@ type Timing struct {
 	Timing      string
 }
 
-// TimeScan times spec on the given inputs: the first call (NVRTC, module
+// Time times spec on the given inputs: the first call (NVRTC, module
 // load, one launch) by the host clock as CompileMs, warmup launches
 // untimed, then repeats launches each between two device events (calls).
 func Time(ctx context.Context, d *gpu.Device, spec Spec, in Inputs, calls gpu.Calls) (Timing, error) {
@@ -256,7 +256,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, in Inputs, calls gpu.Ca
 	return out, nil
 }
 
-// HIPCompileScan compiles spec's scan program.
+// HIPCompile compiles spec's scan program.
 func HIPCompile(spec Spec, arch string) (gpu.HIPReport, error) {
 	if err := Supported(spec); err != nil {
 		return gpu.HIPReport{}, err
