@@ -89,7 +89,7 @@ func (r *Runtime) CaptureInto(c *Captured, enqueue func() error) error {
 // CaptureCall is one library call (the standalone GEMM's, for --cuda-graph)
 // captured on a stream of its own and instantiated, the device's cuBLAS
 // handle on that stream meanwhile; replay it with r.graph.launch(c.exec,
-// c.stream) and free it with r.destroyCaptured.
+// c.stream) and free it with r.DestroyCaptured.
 func (r *Runtime) CaptureCall(enqueue func() error) (c *Captured, err error) {
 	if r.Graph == nil {
 		return nil, fmt.Errorf("--cuda-graph: this %s driver has no stream capture", r.Kind)

@@ -133,7 +133,7 @@ type Spec struct {
 	lse bool
 }
 
-// Timing is what TimeAttention measured.
+// Timing is what Time measured.
 type Timing struct {
 	// CompileMs is the first call alone by the host clock: NVRTC, module
 	// load and one run.
@@ -334,7 +334,7 @@ func (s Spec) bytes() (q, kv int64) {
 	return int64(s.QLen()) * int64(eb), int64(s.KLen()) * int64(eb)
 }
 
-// DeviceBytes is what TimeAttention allocates (PeakMemoryBytes), rounded as
+// DeviceBytes is what Time allocates (PeakMemoryBytes), rounded as
 // allocated, so a caller can compare it with the device's free memory.
 func (s Spec) DeviceBytes() (int64, error) {
 	if err := s.check(); err != nil {

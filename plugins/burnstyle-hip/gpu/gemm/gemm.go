@@ -15,16 +15,16 @@
 //
 // API (every function is safe to call from any goroutine):
 //
-//	type GEMMSpec struct{ Batch, M, N, K int; TransA, TransB bool; Dtype string }
-//	type GEMMTiming struct{ CompileMs; SamplesMs; PeakMemoryBytes; Device; Library; Timing }
-//	func (s GEMMSpec) DeviceBytes() (int64, error) // A+B+C+workspace; compare with d.FreeBytes()
-//	func GEMMSupports(d *gpu.Device, spec GEMMSpec) error
-//	func TimeGEMM(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error)
-//	func TimeGEMMCold(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (GEMMTiming, error) // L2 flushed before each sample
-//	func TimeGEMMWith(d *gpu.Device, ctx, spec, warmup, repeats, seed, GEMMMode{Cold, Graph}) (GEMMTiming, error)
+//	type Spec struct{ Batch, M, N, K int; TransA, TransB bool; Dtype string }
+//	type Timing struct{ CompileMs; SamplesMs; PeakMemoryBytes; Device; Library; Timing }
+//	func (s Spec) DeviceBytes() (int64, error) // A+B+C+workspace; compare with d.FreeBytes()
+//	func GEMMSupports(d *gpu.Device, spec Spec) error
+//	func Time(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (Timing, error)
+//	func TimeCold(d *gpu.Device, ctx, spec, warmup, repeats int, seed uint64) (Timing, error) // L2 flushed before each sample
+//	func TimeWith(d *gpu.Device, ctx, spec, warmup, repeats, seed, Mode{Cold, Graph}) (Timing, error)
 //	func ExportGEMM(d *gpu.Device, ctx, spec, a, b []float32) ([]float32, error)
 //	func GEMMAvailable() error                 // the shared "cuda" device, cuBLAS loaded
-//	func TimeGEMM(ctx, spec, warmup, repeats, seed, mode) (GEMMTiming, error) // on Shared("cuda")
+//	func Time(ctx, spec, warmup, repeats, seed, mode) (Timing, error) // on Shared("cuda")
 //	func ExportGEMM(ctx, spec, a, b) ([]float32, error)                 // on Shared("cuda")
 //
 // Threads and contexts: a caller needs nothing special. A Device (from Open,
@@ -64,7 +64,7 @@ type Spec struct {
 	Dtype          string // float32, tf32, bfloat16, float16 (float8_e4m3: unsupported)
 }
 
-// Timing is what TimeGEMM measured.
+// Timing is what Time measured.
 type Timing struct {
 	// CompileMs is the first call alone, by the host clock from the call to
 	// its completion: cuBLAS's heuristics, lazy kernel loading and the run.
@@ -176,7 +176,7 @@ func (s Spec) sizes(t gemmType) (a, b, c int64) {
 	return B * M * K * int64(t.inBytes), B * K * N * int64(t.inBytes), B * M * N * int64(t.outBytes)
 }
 
-// DeviceBytes is the device memory TimeGEMM and ExportGEMM use for spec:
+// DeviceBytes is the device memory Time and ExportGEMM use for spec:
 // A, B, C and the cuBLAS workspace (what PeakMemoryBytes reports), so a
 // caller can compare it with FreeBytes and decline an out-of-memory run.
 func (s Spec) DeviceBytes() (int64, error) {

@@ -18,7 +18,7 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{})
 }
 
-// Mode is how TimeGEMMWith times: Cold flushes L2 before each timed
+// Mode is how TimeWith times: Cold flushes L2 before each timed
 // call (--cold-cache); Graph captures the cuBLAS call once as a CUDA graph
 // and times its replays (--cuda-graph), which leaves the host's per-call
 // work (purego, cuBLAS's own dispatch) out of the samples.
@@ -30,14 +30,14 @@ func Time(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, se
 // (the rocblas variant) through rocblas_gemm_strided_batched_ex instead.
 type Mode struct{ Cold, Graph, Lt, RocBLAS bool }
 
-// TimeWith is TimeGEMM in mode.
+// TimeWith is Time in mode.
 func TimeWith(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64, mode Mode) (Timing, error) {
 	return timeGEMM(ctx, d, spec, gpu.Calls{Warmup: warmup, Repeats: repeats, ColdCache: mode.Cold}, seed, mode)
 }
 
-// TimeCold is TimeGEMM with a cold L2 (--cold-cache): before each timed
+// TimeCold is Time with a cold L2 (--cold-cache): before each timed
 // call a memset over a FlushBytes buffer (allocated once per call of
-// TimeGEMMCold, not counted in PeakMemoryBytes) and a context synchronize,
+// TimeCold, not counted in PeakMemoryBytes) and a context synchronize,
 // both before the start event, so the write is never in a sample.
 func TimeCold(ctx context.Context, d *gpu.Device, spec Spec, warmup, repeats int, seed uint64) (Timing, error) {
 	return TimeWith(ctx, d, spec, warmup, repeats, seed, Mode{Cold: true})

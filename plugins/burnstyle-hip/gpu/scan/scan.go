@@ -200,7 +200,7 @@ func Export(ctx context.Context, d *gpu.Device, spec Spec, in Inputs) ([]float64
 	return spec.decode(raw), nil
 }
 
-// Timing is what TimeScan measured.
+// Timing is what Time measured.
 type Timing struct {
 	CompileMs       float64
 	SamplesMs       []float64
