@@ -8,6 +8,7 @@ the TMA kernel."""
 import numpy as np
 import pytest
 
+from xbench_py.workloads import gemm_stored_shapes
 from xbench_triton import gemm as g
 
 M, N, K = 17, 33, 40
@@ -16,7 +17,7 @@ TOL = {"float32": 1e-5, "bfloat16": 2e-2, "float16": 2e-3}
 
 def _inputs(layout, batch, m=M, n=N, k=K, seed=0):
     rng = np.random.default_rng(seed)
-    sa, sb = g.stored_shapes(m, n, k, batch, layout)
+    sa, sb = gemm_stored_shapes(m, n, k, batch, layout)
     return rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb).astype(np.float32)
 
 
