@@ -3,8 +3,8 @@
 // (libcupti, loaded at run time: no cgo, nothing needed at build time).
 //
 // Why: a sample is the device time of a call's work (docs/protocol.md, "What
-// one sample is"). CUDA events around a call add the events' own cost, about
-// 2.4 us on the H100: +44% on a 5.5 us cuBLAS GEMM (results/h100-clock). The
+// one sample is"). CUDA events around a call add the events' own cost, a
+// large share of a short call's time (results/h100-clock/README.md). The
 // activity records carry the kernels' own timestamps, so the span from the
 // first record's start to the last record's end has no clock in it; the
 // Python backends read the same records (plugins/_python/xbench_devclock.py).

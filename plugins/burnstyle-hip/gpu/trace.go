@@ -9,8 +9,8 @@ import (
 // The samples of the Sampler (timing.go) are the span of the call's CUPTI activity
 // records (first kernel, copy or memset start to last end, on the GPU's own
 // timestamps) where libcupti loads next to a real CUDA driver: events around
-// a call add their own cost, about 2.4 us on the H100 (+44% on a 5.5 us
-// cuBLAS GEMM, results/h100-clock), which the records do not hold. The
+// a call add their own cost (a large share of a short call's time,
+// results/h100-clock/README.md), which the records do not hold. The
 // events stay recorded and are the samples where CUPTI is absent.
 // XBENCH_BURNSTYLE_CUPTI=0 turns the records off; under the emulator
 // (XBENCH_LIBCUDA set) there is no CUPTI to read.

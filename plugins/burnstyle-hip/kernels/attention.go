@@ -46,8 +46,8 @@ var MMASyncVariant = backend.Variant{
 // WGMMAOverlapVariant runs the Hopper kernel's consumers in FA3's
 // intra-warpgroup overlap (tile i's softmax while P.v of tile i-1 runs;
 // 96-key tiles at head dim 128) instead of the default serial schedule
-// (gpu/attention's WGMMAOverlap). On the H100 at the issue-30 shape it ran
-// 1.193 ms against the serial 1.059 (results/h100-wgmma). Elsewhere it runs
+// (gpu/attention's WGMMAOverlap). On the H100 it ran slower than the serial
+// schedule (results/h100-wgmma/README.md). Elsewhere it runs
 // what the plain backend runs. Forward only.
 var WGMMAOverlapVariant = backend.Variant{
 	Name:        "wgmma-overlap",

@@ -193,8 +193,8 @@ func mmaTilesFor(d, rows, kvRows int) attnTiles {
 	if kvRows == 0 {
 		// 128x64 at D = 128 wants more than 255 registers, and ptxas spills
 		// about 100 bytes a thread (128x32 takes 240, no spill), yet on the
-		// H100 it ran 8% faster (batch 4, h32/8, 4096, causal bf16: 2.525 ms
-		// against 2.728; half the barriers and pipeline stages per key).
+		// H100 it ran faster (half the barriers and pipeline stages per key;
+		// docs/results/tuning.md#native-attention-tiles).
 		kvRows = 64
 	}
 	return attnTiles{true, rows, kvRows, dp, 0}

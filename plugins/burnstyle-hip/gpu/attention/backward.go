@@ -55,9 +55,8 @@ func (s Spec) gradTiles(r *gpu.Runtime) gradTiles {
 
 // defaultGradKeys is the tensor-core backward's key tile when GradKeys is
 // 0: 128 (FlashAttention-2's tile at head dim 128), where a block gets its
-// 171 KB (else 64, above). On the H100 at the issue-30 shape (b4 h32/8
-// s4096 d128 causal bf16, TestGPUAttentionGrad) 128 keys took 10.997 ms
-// against 12.189 for 64 (results/h100-attn-bwd).
+// 171 KB (else 64, above): the faster of the two on the H100
+// (docs/results/tuning.md#native-attention-tiles).
 const defaultGradKeys = 128
 
 func (s Spec) gradKeys() int {
@@ -135,8 +134,8 @@ type gradKernel struct {
 // given the buffer; the wgmma kernel only when built with XW_LSE (lse).
 // MMASync (the mma-sync variant) keeps the mma.sync forward here too.
 //
-// On the H100 at the issue-30 shape the mma.sync forward took about 2.5 ms
-// of "both" (6.35 ms) where the wgmma forward alone takes 1.06.
+// On the H100 the mma.sync forward took a large part of "both" beside
+// what the wgmma forward alone takes (results/h100-attn-bwd/README.md).
 func gradSpec(spec Spec) Spec {
 	spec.lse = true
 	return spec

@@ -16,12 +16,12 @@ import (
 // GradStages is 0: 2 (3 ran 3% slower on the H100 in the first build, and
 // beside the bulk dq tiles 3 stages do not fit in 227 KB at head dim 128).
 //
-// On the H100 at the issue-30 shape (b4 h32/8 s4096 d128 causal bf16,
-// results/h100-attn-bwd/wgmma) this kernel took 3.80 ms in an xbench run
-// against 6.36 for the mma.sync backward and 5.90 for sdpa-flash. Tried
-// and dropped (slower): walking the query tiles downward with the group's
-// heads interleaved, so a kv head's concurrent blocks share each q, dout
-// tile and dq row in L2 (4.18 ms against 3.86: their reductions collide),
+// Its times on the H100 beside the mma.sync backward and sdpa-flash:
+// results/h100-attn-bwd/README.md. Tried and dropped (slower,
+// docs/results/tuning.md#native-attention-backward): walking the query
+// tiles downward with the group's heads interleaved, so a kv head's
+// concurrent blocks share each q, dout tile and dq row in L2 (their
+// reductions collide),
 // and issuing dq before dv, dk so its epilogue overlaps them (no gain);
 // issuing the next tile's S^T, dP^T before dq's epilogue does not fit the
 // registers at head dim 128 (ptxas serializes the products).

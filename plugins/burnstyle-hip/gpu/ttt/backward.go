@@ -60,8 +60,7 @@ func (m *Model) enqueueBackward() error {
 	// The tied head: dxf = dlogits embed, dembed = dlogits^T xf (the
 	// embedding's scatter-add comes after layer 0). Computing the loss and
 	// dxf in each chunk's lane after its head instead measured no faster
-	// (the first inner backward started at 16.89 ms against 16.88, H100,
-	// results/h100-ttt-step): the four narrower dxf products cost more and
+	// (docs/results/tuning.md#native-ttt-training-step): the four narrower dxf products cost more and
 	// slowed the last chunks' forward as much as they overlapped it.
 	m.step(&err, "gemm_head_bwd", m.gemmB(false, false, N, C, V, t.dlogits, V, w.embed, C, t.dtmp, C, true))
 	// dembed by row parts [v0, v1) of the vocabulary, one per window

@@ -67,14 +67,13 @@ func (m *Model) capture() (err error) {
 // instantiateFlags keeps the lanes' stream priorities in the replay of a
 // training step with two backward streams (gpu.GraphUseNodePriority), so
 // its critical chain wins SMs over the side stream's dW products where
-// they meet. That bought 57.2 -> 54.5 ms on the H100 while dW products were
-// issued as soon as ready; with them held for the inner backward's windows
-// (train_overlap.go) it measured even (44.98 vs 45.00 ms, results/
-// h100-ttt-step) and stays for a window whose work overruns. Other graphs,
-// Options.LaunchPriority and HIP (where the flag is untested) keep the
-// driver's default, one priority for the whole graph: the forward's lanes
-// ranked by chunk measured slower when the ranks held (13.73 vs 13.43 ms,
-// 125m linear float32 at 4 chunks).
+// they meet. That was faster on the H100 while dW products were issued as
+// soon as ready; with them held for the inner backward's windows
+// (train_overlap.go) it measured even, and stays for a window whose work
+// overruns. Other graphs, Options.LaunchPriority and HIP (where the flag is
+// untested) keep the driver's default, one priority for the whole graph:
+// the forward's lanes ranked by chunk measured slower when the ranks held
+// (docs/results/tuning.md#native-ttt-training-step).
 func (m *Model) instantiateFlags() uint64 {
 	if m.opt.LaunchPriority || m.train == nil || m.train.ov == nil || m.dev.RT.Kind != "cuda" {
 		return 0

@@ -234,10 +234,10 @@ func geometryFor(cfg ttt.Config, opt Options, clusters bool) (geometry, ttt.Size
 
 // defaultClusterSize is the cluster kernel's CTAs per head when Options
 // leave it open: 4, except 8 for the inner-only phase, where the kernel has
-// the GPU to itself (H100, exchange 3: 0.2444 ms against 0.2795 at 4); in
-// the forward the chunked lanes run it beside the GEMMs, which the 4 SMs
-// more a head slow more than they gain (12.905 ms at 4, 13.517 at 8;
-// results/h100-exchange). Shapes that 8 cannot split (check) keep 4.
+// the GPU to itself; in the forward the chunked lanes run it beside the
+// GEMMs, which the 4 SMs more a head slow more than they gain (both
+// measured on the H100: docs/results/tuning.md#native-ttt-cluster-size).
+// Shapes that 8 cannot split (check) keep 4.
 func defaultClusterSize(cfg ttt.Config, g geometry) int {
 	if cfg.InnerOnly && !cfg.Backward && !g.MLP {
 		c := g

@@ -19,15 +19,10 @@ import (
 // priority: they gate every later one.
 
 // defaultChunks is the chunk count when Options.Chunks is 0, by inner
-// model: the fastest measured on an H100 (gpucheck -chunks, results/h100-ttt;
-// 125m, B=1, L=2048, graph replays, median of 20 (linear) and 10 (mlp)).
+// model: the fastest measured on an H100 (gpucheck -chunks; the sweep is in
+// docs/results/tuning.md#native-ttt-chunks).
 //
-//	linear float32:  15.67 ms flat, 14.27 at 2 chunks, 13.31 at 4, 13.74 at 8
-//	linear bfloat16:  6.67 ms flat,  4.38 at 2,         3.98 at 4,  4.60 at 8
-//	mlp float32:     58.05 ms flat, 33.38 at 2,        22.18 at 4, 18.38 at 8
-//	mlp bfloat16:    48.56 ms flat, 27.14 at 2,        16.20 at 4, 11.26 at 8
-//
-// The mlp forward is bound by its inner loops (3.9 ms a layer on 12 SMs), so
+// The mlp forward is bound by its inner loops (a layer's loop holds 12 SMs), so
 // more chunks let more layers' loops run at once; the linear one by its
 // GEMMs, whose chunks shrink and multiply past 4.
 var defaultChunks = map[bool]int{false: 4, true: 8} // key: mlp
