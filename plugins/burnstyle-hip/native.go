@@ -25,7 +25,8 @@ import (
 // Name is the backend's name in results and on the command line.
 const Name = name.Backend
 
-// Native implements backend.Backend in-process.
+// Native implements backend.Backend; cmd/burnstyle-hip serves it to the
+// harness over go-plugin's gRPC, in a process of its own.
 type Native struct {
 	engines map[string]engineFactory // by device kind
 }
