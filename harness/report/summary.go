@@ -96,7 +96,7 @@ func (r *Report) row(res result.Result) Row {
 	row := Row{Backend: r.Series(res), Status: res.Status, Message: res.Message, MedianMs: nan, CILo: nan, CIHi: nan,
 		Throughput: nan, PeakMemory: res.PeakMemoryBytes, Ratio: nan, RatioLo: nan, RatioHi: nan, TFLOPs: nan, PctPeak: nan,
 		IsBaseline: r.Series(res) == r.baselineFor(res.Device.Model()), Warnings: res.Warnings}
-	if v, from, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok {
+	if v, from, ok := r.verdictOf(res); ok {
 		row.Verified, row.VerifiedOn = v, compare.Label(from)
 	}
 	row.Correct = res.Status == result.StatusOK && row.Verified == verify.Pass

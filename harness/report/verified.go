@@ -51,13 +51,13 @@ func (r *Report) notVerified(name string, c result.Config) bool {
 	if !ok {
 		return false
 	}
-	verdict, _, ok := r.Verification(res.Backend, res.Device.Kind, c)
+	verdict, _, ok := r.verdictOf(res)
 	return !ok || verdict != verify.Pass
 }
 
 // hollowCaption ends the caption of a chart that drew a hollow point or
 // bar.
-const hollowCaption = " A hollow point or bar, or a ratio cell in a dashed frame, was not verified: no passing xbench verify record covers it (or, for a ratio, the baseline's result) (the tables say which); a solid one passed."
+const hollowCaption = " A hollow point or bar, or a ratio cell in a dashed frame, was not verified: no passing xbench verify record (for a KernelBench candidate, its gate) covers it (or, for a ratio, the baseline's result) (the tables say which); a solid one passed."
 
 func hiddenReason(r *Report, res result.Result) string {
 	if res.Status != result.StatusOK {
@@ -66,7 +66,7 @@ func hiddenReason(r *Report, res result.Result) string {
 	if !res.IsPerformance() {
 		return hiddenNotTimed
 	}
-	if verdict, _, ok := r.Verification(res.Backend, res.Device.Kind, res.Config); ok && verdict != verify.Pass {
+	if verdict, _, ok := r.verdictOf(res); ok && verdict != verify.Pass {
 		return hiddenVerifyFail
 	}
 	return ""

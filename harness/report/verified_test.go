@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xbench/xbench/harness/compare/sweeptest"
+	"github.com/xbench/xbench/harness/result"
 	"github.com/xbench/xbench/harness/verify"
 )
 
@@ -67,5 +68,31 @@ func TestVerifyFoundBeside(t *testing.T) {
 				t.Error("--verify of a folder without records: no error")
 			}
 		})
+	}
+}
+
+// TestCandidateGateCountsAsVerification: a problem result whose backend
+// recorded that its own gate passed (the candidates backend) is verified
+// without a verify record; the same setting on another workload, or a
+// result that failed, is not; a problem result without it is not.
+func TestCandidateGateCountsAsVerification(t *testing.T) {
+	problem := result.Config{Workload: "problem", Phase: "forward", Params: map[string]string{"level": "1", "problem": "1"}}
+	gemmCfg := result.Config{Workload: "gemm", Phase: "forward", Params: map[string]string{"m": "8", "n": "8", "k": "8", "dtype": "float32"}}
+	gate := map[string]string{GateSetting: GatePass}
+	for _, tt := range []struct {
+		name     string
+		res      result.Result
+		verified bool
+	}{
+		{"gated candidate", result.Result{Backend: "candidates", Status: result.StatusOK, Config: problem, Env: result.Env{Settings: gate}}, true},
+		{"no gate", result.Result{Backend: "pytorch", Status: result.StatusOK, Config: problem}, false},
+		{"gate claimed off the problem workload", result.Result{Backend: "x", Status: result.StatusOK, Config: gemmCfg, Env: result.Env{Settings: gate}}, false},
+		{"failed", result.Result{Backend: "candidates", Status: result.StatusFailed, Config: problem, Env: result.Env{Settings: gate}}, false},
+	} {
+		r := &Report{}
+		verdict, _, ok := r.verdictOf(tt.res)
+		if got := ok && verdict == verify.Pass; got != tt.verified {
+			t.Errorf("%s: verified %v (verdict %q, ok %v), want %v", tt.name, got, verdict, ok, tt.verified)
+		}
 	}
 }

@@ -94,6 +94,27 @@ func phaseCovers(verified, timed string) bool {
 	}
 }
 
+// GateSetting is the env.settings key under which the candidates backend,
+// which checks each problem result itself before timing it (its gate,
+// against the problem's eager Model on fresh seeded inputs, and again after
+// the timed calls: docs/workloads/problem.md), records that the check
+// passed, with GatePass as its value: such a result of the problem
+// workload is verified by its own check, and needs no verify record.
+const (
+	GateSetting = "gate"
+	GatePass    = "pass"
+)
+
+// verdictOf is res's verification: its own gate where its backend ran one
+// and it passed (verified on its own configuration), else the verify
+// record that stands for it (Verification).
+func (r *Report) verdictOf(res result.Result) (verdict string, from result.Config, ok bool) {
+	if res.Status == result.StatusOK && res.Config.Workload == "problem" && res.Env.Settings[GateSetting] == GatePass {
+		return verify.Pass, res.Config, true
+	}
+	return r.Verification(res.Backend, res.Device.Kind, res.Config)
+}
+
 // Verification is backend's verify verdict that stands for configuration
 // c on a device of deviceKind: a record of the same workload, dtype and
 // every other parameter that is not a size axis, lengths of one class

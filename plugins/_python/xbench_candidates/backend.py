@@ -149,7 +149,7 @@ def _gated(cfg, mod, cand: str, device: xt.Device, seed: int, tolerance: tuple, 
     warnings += [f"gate note: {n}" for n in notes]
     warnings += [f"static review: {r}" for r in review]
     return xt.Prepared(step=step, num_params=sum(p.numel() for p in new.parameters()), warnings=warnings,
-                       settings=precision, after_call=after_call,
+                       settings={**precision, "gate": "pass"}, after_call=after_call,
                        after_samples=after_samples)
 
 
