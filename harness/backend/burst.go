@@ -1,0 +1,40 @@
+package backend
+
+import (
+	"context"
+	"errors"
+
+	"github.com/xbench/xbench/harness/result"
+)
+
+// Burster is an optional capability: a backend that can call one prepared
+// configuration many times back to back and time nothing itself, so that
+// a clock outside the backend's process measures the calls. The harness
+// uses it to check a CPU cell's samples against its own clock
+// (harness/bench/outside.go): code in the backend's process can patch
+// that process's clock, never the harness's.
+type Burster interface {
+	Burst(ctx context.Context, req BurstRequest) (BurstReport, error)
+}
+
+// ErrCannotBurst is returned (wrapped, with the reason) by a backend, or
+// by the plugin layer for it, that has no burst op.
+var ErrCannotBurst = errors.New("cannot burst")
+
+// BurstRequest asks for Calls back-to-back calls of Run's configuration,
+// prepared (and called once) before the burst begins.
+type BurstRequest struct {
+	Run   RunRequest `json:"run"`
+	Calls int        `json:"calls"`
+}
+
+// BurstReport is how the burst went. Status is ok, or unsupported, failed
+// or oom with Message saying why, as a run's. WallMs is the wall time of
+// the burst alone (preparing excluded), measured by the Go process that
+// talks to the backend's program, never by the program itself.
+type BurstReport struct {
+	Status  result.Status `json:"status"`
+	Message string        `json:"message,omitempty"`
+	Calls   int           `json:"calls"`
+	WallMs  float64       `json:"wall_ms"`
+}

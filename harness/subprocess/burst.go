@@ -1,0 +1,61 @@
+package subprocess
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/xbench/xbench/harness/backend"
+	"github.com/xbench/xbench/harness/result"
+)
+
+var _ backend.Burster = (*Backend)(nil)
+
+// burstCalls is the "burst" op's request: how many calls to make.
+type burstCalls struct {
+	Calls int `json:"calls"`
+}
+
+// Burst sends "burst_prepare" (the configuration prepared and called once,
+// untimed) and then "burst", and times only the second round trip, on this
+// Go process's monotonic clock: the program's own clocks are not asked, so
+// code running in it cannot shorten the time. A program that predates the
+// ops answers "unknown op", which becomes backend.ErrCannotBurst.
+func (b *Backend) Burst(ctx context.Context, req backend.BurstRequest) (backend.BurstReport, error) {
+	prep, err := b.burstCall(ctx, "burst_prepare", req.Run)
+	if err != nil || prep.Status != result.StatusOK {
+		return prep, err
+	}
+	start := time.Now()
+	rep, err := b.burstCall(ctx, "burst", burstCalls{Calls: req.Calls})
+	wall := time.Since(start)
+	if err != nil || rep.Status != result.StatusOK {
+		return rep, err
+	}
+	if rep.Calls != req.Calls {
+		return backend.BurstReport{}, fmt.Errorf("burst: asked for %d calls, the backend says it made %d", req.Calls, rep.Calls)
+	}
+	rep.WallMs = float64(wall.Nanoseconds()) / 1e6
+	return rep, nil
+}
+
+// burstCall sends one of the two ops and reads its report; a crash is the
+// burst's failure, reported like a run's.
+func (b *Backend) burstCall(ctx context.Context, op string, req any) (backend.BurstReport, error) {
+	rep, err := b.call(ctx, op, req)
+	if err != nil {
+		if declined(rep, "cannot burst") {
+			return backend.BurstReport{}, fmt.Errorf("%w: %s", backend.ErrCannotBurst, rep.Error)
+		}
+		var exit *ExitError
+		if errors.As(err, &exit) {
+			return backend.BurstReport{Status: result.StatusFailed, Message: exitMessage(exit)}, nil
+		}
+		return backend.BurstReport{}, err
+	}
+	if rep.Burst == nil {
+		return backend.BurstReport{}, fmt.Errorf("%s: reply has no burst object", op)
+	}
+	return *rep.Burst, nil
+}
