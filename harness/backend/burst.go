@@ -3,6 +3,7 @@ package backend
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/xbench/xbench/harness/result"
 )
@@ -22,10 +23,13 @@ type Burster interface {
 var ErrCannotBurst = errors.New("cannot burst")
 
 // BurstRequest asks for Calls back-to-back calls of Run's configuration,
-// prepared (and called once) before the burst begins.
+// prepared (and called once) before the burst begins. Limit, when
+// positive, bounds the burst alone: a burst that passes it is ended, its
+// process killed, and reported Unfinished.
 type BurstRequest struct {
-	Run   RunRequest `json:"run"`
-	Calls int        `json:"calls"`
+	Run   RunRequest    `json:"run"`
+	Calls int           `json:"calls"`
+	Limit time.Duration `json:"limit,omitempty"`
 }
 
 // BurstReport is how the burst went. Status is ok, or unsupported, failed
@@ -37,4 +41,7 @@ type BurstReport struct {
 	Message string        `json:"message,omitempty"`
 	Calls   int           `json:"calls"`
 	WallMs  float64       `json:"wall_ms"`
+	// Unfinished: the burst passed the request's Limit and was ended;
+	// WallMs is then a lower bound of the calls' time.
+	Unfinished bool `json:"unfinished,omitempty"`
 }

@@ -38,10 +38,11 @@ const (
 	// burstMaxCalls bounds a burst whose median is tiny (or patched to
 	// read tiny): 1000 calls of a real call still last long enough.
 	burstMaxCalls = 1000
-	// burstTimeout bounds the burst request, preparing included: an honest
-	// burst lasts burstTargetMs after a prepare that took seconds at most,
-	// while one whose samples read 1000 times too short can run long.
-	burstTimeout = 60 * time.Second
+	// burstMinLimitMs is the least BurstLimit: ten honest bursts.
+	burstMinLimitMs = 10 * burstTargetMs
+	// burstTimeout bounds the whole burst request, preparing included
+	// (preparing a candidate runs its gate again, seconds at most).
+	burstTimeout = 120 * time.Second
 )
 
 // BurstCalls is how many calls the burst of a cell with this samples
@@ -55,19 +56,37 @@ func BurstCalls(medianMs float64) int {
 	return int(math.Max(1, math.Min(burstMaxCalls, n)))
 }
 
+// BurstLimit is the longest a burst of calls may last before it is ended:
+// long enough that an honest burst (about burstTargetMs) never comes near
+// it, short enough that a cell whose median reads 1000x short cannot hold
+// the harness for its calls' real time. At the limit the outside time a
+// call is already at least twice what refuses the cell.
+func BurstLimit(medianMs float64, calls int) time.Duration {
+	ms := 2 * float64(calls) * medianMs / OutsideClockMinRatio
+	if !(ms > burstMinLimitMs) || math.IsInf(ms, 0) {
+		ms = burstMinLimitMs
+	}
+	return time.Duration(ms * float64(time.Millisecond))
+}
+
 // OutsideVerdict compares a cell's samples median with the outside time a
-// call of its burst (wallMs over calls): "" when they agree, else the
-// refusal's message, naming the class.
-func OutsideVerdict(medianMs, wallMs float64, calls int) string {
-	if calls <= 0 || !(wallMs > 0) {
+// call of its burst: "" when they agree, else the refusal's message,
+// naming the class. An unfinished burst's time is a lower bound, which
+// refuses as well as a full one.
+func OutsideVerdict(medianMs float64, rep backend.BurstReport) string {
+	if rep.Calls <= 0 || !(rep.WallMs > 0) {
 		return ""
 	}
-	outside := wallMs / float64(calls)
+	outside := rep.WallMs / float64(rep.Calls)
 	if medianMs >= OutsideClockMinRatio*outside {
 		return ""
 	}
+	if rep.Unfinished {
+		return fmt.Sprintf("%s: samples median %.4g ms, outside more than %.4g ms a call: %d calls did not finish within %.3gs",
+			ClassOutsideClock, medianMs, outside, rep.Calls, rep.WallMs/1000)
+	}
 	return fmt.Sprintf("%s: samples median %.4g ms, outside %.4g ms a call over %d calls (the samples must read at least %.2g of it)",
-		ClassOutsideClock, medianMs, outside, calls, OutsideClockMinRatio)
+		ClassOutsideClock, medianMs, outside, rep.Calls, OutsideClockMinRatio)
 }
 
 // outsideCheck applies the outside clock check to an ok result res of
@@ -90,13 +109,13 @@ func (s *Session) outsideCheck(ctx context.Context, b backend.Backend, req backe
 	calls := BurstCalls(median)
 	bctx, cancel := context.WithTimeout(ctx, burstTimeout)
 	defer cancel()
-	rep, err := bu.Burst(bctx, backend.BurstRequest{Run: req, Calls: calls})
+	rep, err := bu.Burst(bctx, backend.BurstRequest{Run: req, Calls: calls, Limit: BurstLimit(median, calls)})
 	switch {
 	case errors.Is(err, backend.ErrCannotBurst):
 		return WithSetting(res, OutsideClockSetting, "not checked: "+backend.ErrorText(err))
 	case err != nil && timedOut(bctx, err):
-		return s.refuse(res, fmt.Sprintf("%s: samples median %.4g ms, but %d calls (and preparing them) took more than %s",
-			ClassOutsideClock, median, calls, burstTimeout))
+		return s.refuse(res, fmt.Sprintf("outside clock check could not run: preparing and bursting %d calls took more than %s",
+			calls, burstTimeout))
 	case err != nil:
 		return s.refuse(res, "outside clock check could not run: "+backend.ErrorText(err))
 	case rep.Status != result.StatusOK:
@@ -104,7 +123,7 @@ func (s *Session) outsideCheck(ctx context.Context, b backend.Backend, req backe
 		// not: what was timed is not what the burst runs.
 		return s.refuse(res, fmt.Sprintf("outside clock check could not run: its burst ended %s: %s", rep.Status, rep.Message))
 	}
-	if why := OutsideVerdict(median, rep.WallMs, rep.Calls); why != "" {
+	if why := OutsideVerdict(median, rep); why != "" {
 		return s.refuse(res, why)
 	}
 	outside := rep.WallMs / float64(rep.Calls)

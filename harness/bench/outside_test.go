@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/registry"
@@ -37,30 +38,56 @@ func TestBurstCalls(t *testing.T) {
 	}
 }
 
+func TestBurstLimit(t *testing.T) {
+	tests := []struct {
+		medianMs float64
+		calls    int
+		want     time.Duration
+	}{
+		{0.15, 1000, 3 * time.Second},                    // an honest 150 ms burst: the least limit
+		{0.02, 1000, 3 * time.Second},                    // a patched clock's burst is ended at the least limit
+		{0, 1000, 3 * time.Second},                       // no median: the least limit
+		{math.Inf(1), 1, 3 * time.Second},                // not finite: the least limit
+		{500, 1, 4 * time.Second},                        // one call of 500 ms: 2 x 500 / 0.25
+		{0.0001, burstMaxCalls, 3000 * time.Millisecond}, // the reviewer's 0.0001 ms
+	}
+	for _, tt := range tests {
+		got := BurstLimit(tt.medianMs, tt.calls)
+		if got != tt.want {
+			t.Errorf("BurstLimit(%v, %d) = %v, want %v", tt.medianMs, tt.calls, got, tt.want)
+		}
+		// At the limit the lower bound must refuse the cell, or ending
+		// the burst would let it pass.
+		if OutsideVerdict(tt.medianMs, backend.BurstReport{Calls: tt.calls, WallMs: float64(got.Milliseconds()), Unfinished: true}) == "" &&
+			tt.medianMs > 0 && !math.IsInf(tt.medianMs, 0) {
+			t.Errorf("BurstLimit(%v, %d) = %v: a burst ended there is not refused", tt.medianMs, tt.calls, got)
+		}
+	}
+}
+
 func TestOutsideVerdict(t *testing.T) {
 	tests := []struct {
 		name             string
 		medianMs, wallMs float64
 		calls            int
-		refused          bool
+		unfinished       bool
+		want             string // "" for agreement, else the message's start
 	}{
-		{"honest, equal", 0.15, 300, 2000, false},
-		{"honest, burst slower under load", 0.15, 450, 1000, false}, // ratio 0.33
-		{"at the threshold", 0.25, 1000, 1000, false},               // ratio exactly 0.25
-		{"just below the threshold", 0.2499, 1000, 1000, true},
-		{"samples slower than the burst", 2, 300, 300, false}, // cold cache, a loaded sample: never a cheat
-		{"patched clock", 0.0001, 150, 1000, true},            // the reviewer's cheat: 0.0001 ms against 0.15
-		{"clock slowed 10x", 0.015, 150, 1000, true},
-		{"no calls made", 0.0001, 150, 0, false}, // nothing to compare: not a verdict
-		{"no wall time", 0.0001, 0, 1000, false},
+		{"honest, equal", 0.15, 300, 2000, false, ""},
+		{"honest, burst slower under load", 0.15, 450, 1000, false, ""}, // ratio 0.33
+		{"at the threshold", 0.25, 1000, 1000, false, ""},               // ratio exactly 0.25
+		{"just below the threshold", 0.2499, 1000, 1000, false, ClassOutsideClock + ": samples median 0.2499 ms, outside 1 ms a call over 1000 calls"},
+		{"samples slower than the burst", 2, 300, 300, false, ""}, // cold cache, a loaded sample: never a cheat
+		{"patched clock", 0.0001, 150, 1000, false, ClassOutsideClock + ": samples median 0.0001 ms, outside 0.15 ms a call over 1000 calls"},
+		{"clock slowed 10x", 0.015, 150, 1000, false, ClassOutsideClock + ": samples median 0.015 ms"},
+		{"ended at its limit", 0.02, 3000, 1000, true, ClassOutsideClock + ": samples median 0.02 ms, outside more than 3 ms a call: 1000 calls did not finish within 3s"},
+		{"no calls made", 0.0001, 150, 0, false, ""}, // nothing to compare: not a verdict
+		{"no wall time", 0.0001, 0, 1000, false, ""},
 	}
 	for _, tt := range tests {
-		got := OutsideVerdict(tt.medianMs, tt.wallMs, tt.calls)
-		if (got != "") != tt.refused {
-			t.Errorf("%s: verdict %q, want refused %v", tt.name, got, tt.refused)
-		}
-		if tt.refused && !strings.HasPrefix(got, ClassOutsideClock+": samples median ") {
-			t.Errorf("%s: verdict %q does not start with the class", tt.name, got)
+		got := OutsideVerdict(tt.medianMs, backend.BurstReport{Calls: tt.calls, WallMs: tt.wallMs, Unfinished: tt.unfinished})
+		if (got == "") != (tt.want == "") || !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: verdict %q, want %q", tt.name, got, tt.want)
 		}
 	}
 }
@@ -127,8 +154,8 @@ func TestOutsideCheck(t *testing.T) {
 			if !strings.HasPrefix(text, tt.want) {
 				t.Errorf("got %q, want it to start with %q", text, tt.want)
 			}
-			if b, ok := tt.b.(*burster); ok && tt.kind == "cpu" && b.got.Calls != BurstCalls(0.0001) {
-				t.Errorf("burst asked for %d calls, want %d", b.got.Calls, BurstCalls(0.0001))
+			if b, ok := tt.b.(*burster); ok && tt.kind == "cpu" && (b.got.Calls != BurstCalls(0.0001) || b.got.Limit != BurstLimit(0.0001, b.got.Calls)) {
+				t.Errorf("burst asked for %d calls within %v, want %d within %v", b.got.Calls, b.got.Limit, BurstCalls(0.0001), BurstLimit(0.0001, BurstCalls(0.0001)))
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,26 +22,30 @@ func (s *grpcServer) Burst(ctx context.Context, req *pb.BurstRequest) (*pb.Burst
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "this backend has no burst op")
 	}
-	rep, err := b.Burst(ctx, backend.BurstRequest{Run: runFromProto(req.Run), Calls: int(req.Calls)})
+	rep, err := b.Burst(ctx, backend.BurstRequest{Run: runFromProto(req.Run), Calls: int(req.Calls),
+		Limit: time.Duration(req.LimitMs * float64(time.Millisecond))})
 	if errors.Is(err, backend.ErrCannotBurst) {
 		return nil, status.Error(codes.Unimplemented, err.Error())
 	}
 	if err != nil {
 		return nil, err
 	}
-	return &pb.BurstReply{Status: string(rep.Status), Message: rep.Message, Calls: int64(rep.Calls), WallMs: rep.WallMs}, nil
+	return &pb.BurstReply{Status: string(rep.Status), Message: rep.Message, Calls: int64(rep.Calls), WallMs: rep.WallMs,
+		Unfinished: rep.Unfinished}, nil
 }
 
 var _ backend.Burster = (*grpcClient)(nil)
 
 // Burst asks the plugin; UNIMPLEMENTED becomes backend.ErrCannotBurst.
 func (c *grpcClient) Burst(ctx context.Context, req backend.BurstRequest) (backend.BurstReport, error) {
-	rep, err := c.client.Burst(ctx, &pb.BurstRequest{Run: runToProto(req.Run), Calls: int64(req.Calls)})
+	rep, err := c.client.Burst(ctx, &pb.BurstRequest{Run: runToProto(req.Run), Calls: int64(req.Calls),
+		LimitMs: float64(req.Limit) / float64(time.Millisecond)})
 	if no := declined(err, backend.ErrCannotBurst); no != nil {
 		return backend.BurstReport{}, no
 	}
 	if err != nil {
 		return backend.BurstReport{}, fmt.Errorf("burst: %w", err)
 	}
-	return backend.BurstReport{Status: result.Status(rep.Status), Message: rep.Message, Calls: int(rep.Calls), WallMs: rep.WallMs}, nil
+	return backend.BurstReport{Status: result.Status(rep.Status), Message: rep.Message, Calls: int(rep.Calls), WallMs: rep.WallMs,
+		Unfinished: rep.Unfinished}, nil
 }

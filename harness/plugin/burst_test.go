@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
@@ -24,11 +25,12 @@ func (b *burstingBackend) Burst(_ context.Context, req backend.BurstRequest) (ba
 }
 
 func TestBurstOverGRPC(t *testing.T) {
-	req := backend.BurstRequest{Calls: 640, Run: backend.RunRequest{Workload: "problem", Device: "cpu",
+	req := backend.BurstRequest{Calls: 640, Limit: 2500 * time.Millisecond, Run: backend.RunRequest{Workload: "problem", Device: "cpu",
 		Config: result.Config{Workload: "problem", Phase: "forward", Params: map[string]string{"level": "1"}, Warmup: 1, Repeats: 2}}}
 	for name, out := range map[string]backend.BurstReport{
-		"ok":     {Status: result.StatusOK, Calls: 640, WallMs: 301.25},
-		"failed": {Status: result.StatusFailed, Message: "incorrect: max abs err 3"},
+		"ok":         {Status: result.StatusOK, Calls: 640, WallMs: 301.25},
+		"failed":     {Status: result.StatusFailed, Message: "incorrect: max abs err 3"},
+		"unfinished": {Status: result.StatusOK, Calls: 640, WallMs: 2500.5, Unfinished: true},
 	} {
 		impl := &burstingBackend{out: out}
 		got, err := connect(t, impl).(backend.Burster).Burst(context.Background(), req)

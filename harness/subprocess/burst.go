@@ -20,25 +20,38 @@ type burstCalls struct {
 // Burst sends "burst_prepare" (the configuration prepared and called once,
 // untimed) and then "burst", and times only the second round trip, on this
 // Go process's monotonic clock: the program's own clocks are not asked, so
-// code running in it cannot shorten the time. A program that predates the
-// ops answers "unknown op", which becomes backend.ErrCannotBurst.
+// code running in it cannot shorten the time. A burst past req.Limit is
+// ended (the program killed) and reported unfinished. A program that
+// predates the ops answers "unknown op", which becomes backend.ErrCannotBurst.
 func (b *Backend) Burst(ctx context.Context, req backend.BurstRequest) (backend.BurstReport, error) {
 	prep, err := b.burstCall(ctx, "burst_prepare", req.Run)
 	if err != nil || prep.Status != result.StatusOK {
 		return prep, err
 	}
+	bctx, cancel := ctx, context.CancelFunc(func() {})
+	if req.Limit > 0 {
+		bctx, cancel = context.WithTimeout(ctx, req.Limit)
+	}
+	defer cancel()
 	start := time.Now()
-	rep, err := b.burstCall(ctx, "burst", burstCalls{Calls: req.Calls})
+	rep, err := b.burstCall(bctx, "burst", burstCalls{Calls: req.Calls})
 	wall := time.Since(start)
+	if err != nil && ctx.Err() == nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		// Past the limit the call killed the program; how long it ran is
+		// what there is to know: at least this long for these calls.
+		return backend.BurstReport{Status: result.StatusOK, Calls: req.Calls, WallMs: ms(wall), Unfinished: true}, nil
+	}
 	if err != nil || rep.Status != result.StatusOK {
 		return rep, err
 	}
 	if rep.Calls != req.Calls {
 		return backend.BurstReport{}, fmt.Errorf("burst: asked for %d calls, the backend says it made %d", req.Calls, rep.Calls)
 	}
-	rep.WallMs = float64(wall.Nanoseconds()) / 1e6
+	rep.WallMs = ms(wall)
 	return rep, nil
 }
+
+func ms(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 
 // burstCall sends one of the two ops and reads its report; a crash is the
 // burst's failure, reported like a run's.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/result"
@@ -30,6 +31,26 @@ func TestBurstTimesTheBurstAlone(t *testing.T) {
 	}
 	if rep.Status != result.StatusOK || rep.Calls != 20 || rep.WallMs < 100 {
 		t.Fatalf("report %+v: want ok, 20 calls, and at least the 100 ms the burst slept", rep)
+	}
+}
+
+// A burst past its limit is ended and reported unfinished, with the time
+// it ran as a lower bound; the program is killed, not waited for.
+func TestBurstPastItsLimit(t *testing.T) {
+	argv := script(t, `    if req["op"] == "burst_prepare":
+        print(json.dumps({"id": req["id"], "burst": {"status": "ok"}}), flush=True)
+    elif req["op"] == "burst":
+        import time; time.sleep(600)
+`)
+	b := New(argv, os.Environ(), ".", &bytes.Buffer{})
+	defer b.Close()
+	rep, err := b.Burst(context.Background(), backend.BurstRequest{Calls: 1000, Limit: 200 * time.Millisecond,
+		Run: backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != result.StatusOK || !rep.Unfinished || rep.Calls != 1000 || rep.WallMs < 200 {
+		t.Fatalf("report %+v: want ok, unfinished, 1000 calls, at least the 200 ms limit", rep)
 	}
 }
 

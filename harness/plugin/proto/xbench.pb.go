@@ -1382,9 +1382,11 @@ func (x *CompileReply) GetSettings() map[string]string {
 // of the process that talks to the backend's program (the harness's
 // outside clock check). A backend without it answers UNIMPLEMENTED.
 type BurstRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Run           *RunRequest            `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
-	Calls         int64                  `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Run   *RunRequest            `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Calls int64                  `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
+	// The longest the burst alone may last (preparing excluded); 0: no limit.
+	LimitMs       float64 `protobuf:"fixed64,3,opt,name=limit_ms,json=limitMs,proto3" json:"limit_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1433,12 +1435,22 @@ func (x *BurstRequest) GetCalls() int64 {
 	return 0
 }
 
+func (x *BurstRequest) GetLimitMs() float64 {
+	if x != nil {
+		return x.LimitMs
+	}
+	return 0
+}
+
 type BurstReply struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Status        string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
-	Message       string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	Calls         int64                  `protobuf:"varint,3,opt,name=calls,proto3" json:"calls,omitempty"`
-	WallMs        float64                `protobuf:"fixed64,4,opt,name=wall_ms,json=wallMs,proto3" json:"wall_ms,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Calls   int64                  `protobuf:"varint,3,opt,name=calls,proto3" json:"calls,omitempty"`
+	WallMs  float64                `protobuf:"fixed64,4,opt,name=wall_ms,json=wallMs,proto3" json:"wall_ms,omitempty"`
+	// The burst passed limit_ms and was ended (its process killed): wall_ms
+	// is then a lower bound of the calls' time.
+	Unfinished    bool `protobuf:"varint,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1499,6 +1511,13 @@ func (x *BurstReply) GetWallMs() float64 {
 		return x.WallMs
 	}
 	return 0
+}
+
+func (x *BurstReply) GetUnfinished() bool {
+	if x != nil {
+		return x.Unfinished
+	}
+	return false
 }
 
 var File_xbench_proto protoreflect.FileDescriptor
@@ -1623,16 +1642,20 @@ const file_xbench_proto_rawDesc = "" +
 	"\bsettings\x18\x04 \x03(\v2,.xbench.plugin.v1.CompileReply.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"T\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"o\n" +
 	"\fBurstRequest\x12.\n" +
 	"\x03run\x18\x01 \x01(\v2\x1c.xbench.plugin.v1.RunRequestR\x03run\x12\x14\n" +
-	"\x05calls\x18\x02 \x01(\x03R\x05calls\"m\n" +
+	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12\x19\n" +
+	"\blimit_ms\x18\x03 \x01(\x01R\alimitMs\"\x8d\x01\n" +
 	"\n" +
 	"BurstReply\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
 	"\x05calls\x18\x03 \x01(\x03R\x05calls\x12\x17\n" +
-	"\awall_ms\x18\x04 \x01(\x01R\x06wallMs2\xd8\x04\n" +
+	"\awall_ms\x18\x04 \x01(\x01R\x06wallMs\x12\x1e\n" +
+	"\n" +
+	"unfinished\x18\x05 \x01(\bR\n" +
+	"unfinished2\xd8\x04\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
 	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12N\n" +
