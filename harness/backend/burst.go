@@ -22,20 +22,22 @@ type Burster interface {
 // by the plugin layer for it, that has no burst op.
 var ErrCannotBurst = errors.New("cannot burst")
 
-// BurstRequest asks for Calls back-to-back calls of Run's configuration,
-// prepared (and called once) before the burst begins. Limit, when
-// positive, bounds the burst alone: a burst that passes it is ended, its
-// process killed, and reported Unfinished.
+// BurstRequest asks for Rounds bursts (at least one) of Calls back-to-back
+// calls of Run's configuration, prepared (and called once) before the
+// first begins; the fastest round is reported. Limit, when positive,
+// bounds each round alone: a round that passes it is ended, its process
+// killed, and (when no round finished before it) reported Unfinished.
 type BurstRequest struct {
-	Run   RunRequest    `json:"run"`
-	Calls int           `json:"calls"`
-	Limit time.Duration `json:"limit,omitempty"`
+	Run    RunRequest    `json:"run"`
+	Calls  int           `json:"calls"`
+	Rounds int           `json:"rounds,omitempty"`
+	Limit  time.Duration `json:"limit,omitempty"`
 }
 
 // BurstReport is how the burst went. Status is ok, or unsupported, failed
 // or oom with Message saying why, as a run's. WallMs is the wall time of
-// the burst alone (preparing excluded), measured by the Go process that
-// talks to the backend's program, never by the program itself.
+// the fastest round of Calls calls (preparing excluded), measured by the
+// Go process that talks to the backend's program, never by the program.
 type BurstReport struct {
 	Status  result.Status `json:"status"`
 	Message string        `json:"message,omitempty"`

@@ -20,11 +20,11 @@ func TestBurstCalls(t *testing.T) {
 		medianMs float64
 		want     int
 	}{
-		{0.15, 1000},       // 2000 wanted for 300 ms: capped
-		{0.3, 1000},        // exactly the cap
-		{1, 300},           // 300 calls of 1 ms
-		{0.7, 429},         // rounded up
-		{100, 3},           // a slow call: few calls
+		{0.05, 1000},       // 2000 wanted for 100 ms: capped
+		{0.1, 1000},        // exactly the cap
+		{1, 100},           // 100 calls of 1 ms
+		{0.7, 143},         // rounded up
+		{40, 3},            // a slow call: few calls
 		{1000, 1},          // slower than the target: one call
 		{0.0001, 1000},     // a patched clock's median asks for the most
 		{0, 1000},          // no time at all: the most
@@ -44,12 +44,12 @@ func TestBurstLimit(t *testing.T) {
 		calls    int
 		want     time.Duration
 	}{
-		{0.15, 1000, 3 * time.Second},                    // an honest 150 ms burst: the least limit
-		{0.02, 1000, 3 * time.Second},                    // a patched clock's burst is ended at the least limit
-		{0, 1000, 3 * time.Second},                       // no median: the least limit
-		{math.Inf(1), 1, 3 * time.Second},                // not finite: the least limit
+		{0.1, 1000, time.Second},                         // an honest 100 ms round: the least limit
+		{0.02, 1000, time.Second},                        // a patched clock's round is ended at the least limit
+		{0, 1000, time.Second},                           // no median: the least limit
+		{math.Inf(1), 1, time.Second},                    // not finite: the least limit
 		{500, 1, 4 * time.Second},                        // one call of 500 ms: 2 x 500 / 0.25
-		{0.0001, burstMaxCalls, 3000 * time.Millisecond}, // the reviewer's 0.0001 ms
+		{0.0001, burstMaxCalls, 1000 * time.Millisecond}, // the reviewer's 0.0001 ms
 	}
 	for _, tt := range tests {
 		got := BurstLimit(tt.medianMs, tt.calls)
@@ -80,7 +80,7 @@ func TestOutsideVerdict(t *testing.T) {
 		{"samples slower than the burst", 2, 300, 300, false, ""}, // cold cache, a loaded sample: never a cheat
 		{"patched clock", 0.0001, 150, 1000, false, ClassOutsideClock + ": samples median 0.0001 ms, outside 0.15 ms a call over 1000 calls"},
 		{"clock slowed 10x", 0.015, 150, 1000, false, ClassOutsideClock + ": samples median 0.015 ms"},
-		{"ended at its limit", 0.02, 3000, 1000, true, ClassOutsideClock + ": samples median 0.02 ms, outside more than 3 ms a call: 1000 calls did not finish within 3s"},
+		{"ended at its limit", 0.02, 1000, 1000, true, ClassOutsideClock + ": samples median 0.02 ms, outside more than 1 ms a call: 1000 calls did not finish within 1s"},
 		{"no calls made", 0.0001, 150, 0, false, ""}, // nothing to compare: not a verdict
 		{"no wall time", 0.0001, 0, 1000, false, ""},
 	}
@@ -154,8 +154,10 @@ func TestOutsideCheck(t *testing.T) {
 			if !strings.HasPrefix(text, tt.want) {
 				t.Errorf("got %q, want it to start with %q", text, tt.want)
 			}
-			if b, ok := tt.b.(*burster); ok && tt.kind == "cpu" && (b.got.Calls != BurstCalls(0.0001) || b.got.Limit != BurstLimit(0.0001, b.got.Calls)) {
-				t.Errorf("burst asked for %d calls within %v, want %d within %v", b.got.Calls, b.got.Limit, BurstCalls(0.0001), BurstLimit(0.0001, BurstCalls(0.0001)))
+			if b, ok := tt.b.(*burster); ok && tt.kind == "cpu" && (b.got.Calls != BurstCalls(0.0001) || b.got.Rounds != burstRounds ||
+				b.got.Limit != BurstLimit(0.0001, b.got.Calls)) {
+				t.Errorf("burst asked for %d rounds of %d calls within %v, want %d of %d within %v", b.got.Rounds, b.got.Calls, b.got.Limit,
+					burstRounds, BurstCalls(0.0001), BurstLimit(0.0001, BurstCalls(0.0001)))
 			}
 		})
 	}

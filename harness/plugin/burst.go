@@ -22,7 +22,7 @@ func (s *grpcServer) Burst(ctx context.Context, req *pb.BurstRequest) (*pb.Burst
 	if !ok {
 		return nil, status.Error(codes.Unimplemented, "this backend has no burst op")
 	}
-	rep, err := b.Burst(ctx, backend.BurstRequest{Run: runFromProto(req.Run), Calls: int(req.Calls),
+	rep, err := b.Burst(ctx, backend.BurstRequest{Run: runFromProto(req.Run), Calls: int(req.Calls), Rounds: int(req.Rounds),
 		Limit: time.Duration(req.LimitMs * float64(time.Millisecond))})
 	if errors.Is(err, backend.ErrCannotBurst) {
 		return nil, status.Error(codes.Unimplemented, err.Error())
@@ -38,7 +38,7 @@ var _ backend.Burster = (*grpcClient)(nil)
 
 // Burst asks the plugin; UNIMPLEMENTED becomes backend.ErrCannotBurst.
 func (c *grpcClient) Burst(ctx context.Context, req backend.BurstRequest) (backend.BurstReport, error) {
-	rep, err := c.client.Burst(ctx, &pb.BurstRequest{Run: runToProto(req.Run), Calls: int64(req.Calls),
+	rep, err := c.client.Burst(ctx, &pb.BurstRequest{Run: runToProto(req.Run), Calls: int64(req.Calls), Rounds: int64(req.Rounds),
 		LimitMs: float64(req.Limit) / float64(time.Millisecond)})
 	if no := declined(err, backend.ErrCannotBurst); no != nil {
 		return backend.BurstReport{}, no

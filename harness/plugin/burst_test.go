@@ -25,7 +25,7 @@ func (b *burstingBackend) Burst(_ context.Context, req backend.BurstRequest) (ba
 }
 
 func TestBurstOverGRPC(t *testing.T) {
-	req := backend.BurstRequest{Calls: 640, Limit: 2500 * time.Millisecond, Run: backend.RunRequest{Workload: "problem", Device: "cpu",
+	req := backend.BurstRequest{Calls: 640, Rounds: 5, Limit: 2500 * time.Millisecond, Run: backend.RunRequest{Workload: "problem", Device: "cpu",
 		Config: result.Config{Workload: "problem", Phase: "forward", Params: map[string]string{"level": "1"}, Warmup: 1, Repeats: 2}}}
 	for name, out := range map[string]backend.BurstReport{
 		"ok":         {Status: result.StatusOK, Calls: 640, WallMs: 301.25},

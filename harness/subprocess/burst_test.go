@@ -54,6 +54,32 @@ func TestBurstPastItsLimit(t *testing.T) {
 	}
 }
 
+// Rounds after the first are sent on the same prepared step, and a round
+// ended at its limit after one that finished leaves the finished one
+// standing: a stall (or a load spike) late in the check cannot turn a
+// measured burst into an unfinished one.
+func TestBurstRoundsKeepTheFinishedOne(t *testing.T) {
+	argv := script(t, `    if req["op"] == "burst_prepare":
+        rounds = 0
+        print(json.dumps({"id": req["id"], "burst": {"status": "ok"}}), flush=True)
+    elif req["op"] == "burst":
+        rounds += 1
+        if rounds == 2:
+            import time; time.sleep(600)
+        print(json.dumps({"id": req["id"], "burst": {"status": "ok", "calls": req["request"]["calls"]}}), flush=True)
+`)
+	b := New(argv, os.Environ(), ".", &bytes.Buffer{})
+	defer b.Close()
+	rep, err := b.Burst(context.Background(), backend.BurstRequest{Calls: 4, Rounds: 3, Limit: 200 * time.Millisecond,
+		Run: backend.RunRequest{Workload: "ttt", Device: "cpu", Config: cfg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Status != result.StatusOK || rep.Unfinished || rep.Calls != 4 || !(rep.WallMs > 0) {
+		t.Fatalf("report %+v: want the first round's, ok and finished", rep)
+	}
+}
+
 func TestBurstReplies(t *testing.T) {
 	tests := []struct {
 		name, body string

@@ -1377,16 +1377,19 @@ func (x *CompileReply) GetSettings() map[string]string {
 }
 
 // Burst is optional (harness/backend.Burster): the configuration is
-// prepared and called once, then called calls times back to back with no
-// timing in the backend; wall_ms is that burst's wall time on the Go clock
-// of the process that talks to the backend's program (the harness's
-// outside clock check). A backend without it answers UNIMPLEMENTED.
+// prepared and called once, then called calls times back to back, rounds
+// times, with no timing in the backend; wall_ms is the fastest round's wall
+// time on the Go clock of the process that talks to the backend's program
+// (the harness's outside clock check). A backend without it answers
+// UNIMPLEMENTED.
 type BurstRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Run   *RunRequest            `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
 	Calls int64                  `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
-	// The longest the burst alone may last (preparing excluded); 0: no limit.
-	LimitMs       float64 `protobuf:"fixed64,3,opt,name=limit_ms,json=limitMs,proto3" json:"limit_ms,omitempty"`
+	// The longest one round may last (preparing excluded); 0: no limit.
+	LimitMs float64 `protobuf:"fixed64,3,opt,name=limit_ms,json=limitMs,proto3" json:"limit_ms,omitempty"`
+	// How many bursts of calls to time; the fastest is reported.
+	Rounds        int64 `protobuf:"varint,4,opt,name=rounds,proto3" json:"rounds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1438,6 +1441,13 @@ func (x *BurstRequest) GetCalls() int64 {
 func (x *BurstRequest) GetLimitMs() float64 {
 	if x != nil {
 		return x.LimitMs
+	}
+	return 0
+}
+
+func (x *BurstRequest) GetRounds() int64 {
+	if x != nil {
+		return x.Rounds
 	}
 	return 0
 }
@@ -1642,11 +1652,12 @@ const file_xbench_proto_rawDesc = "" +
 	"\bsettings\x18\x04 \x03(\v2,.xbench.plugin.v1.CompileReply.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"o\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x87\x01\n" +
 	"\fBurstRequest\x12.\n" +
 	"\x03run\x18\x01 \x01(\v2\x1c.xbench.plugin.v1.RunRequestR\x03run\x12\x14\n" +
 	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12\x19\n" +
-	"\blimit_ms\x18\x03 \x01(\x01R\alimitMs\"\x8d\x01\n" +
+	"\blimit_ms\x18\x03 \x01(\x01R\alimitMs\x12\x16\n" +
+	"\x06rounds\x18\x04 \x01(\x03R\x06rounds\"\x8d\x01\n" +
 	"\n" +
 	"BurstReply\x12\x16\n" +
 	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
