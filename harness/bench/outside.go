@@ -38,17 +38,18 @@ const (
 	burstTargetMs = 100
 	// burstRounds is how many rounds are timed; the fastest counts. Other
 	// processes' load only slows a round, and on a shared machine it comes
-	// and goes: one round alone was measured at an eighth of an honest
-	// cell's median.
+	// and goes: a single 300 ms burst was measured reading an honest
+	// cell's calls eight times slower than its samples' median.
 	burstRounds = 5
 	// burstMaxCalls bounds a round whose median is tiny (or patched to
 	// read tiny): 1000 calls of a real call still last long enough.
 	burstMaxCalls = 1000
 	// burstMinLimitMs is the least BurstLimit: ten honest rounds.
 	burstMinLimitMs = 10 * burstTargetMs
-	// burstTimeout bounds the whole burst request, preparing included
-	// (preparing a candidate runs its gate again, seconds at most).
-	burstTimeout = 120 * time.Second
+	// burstPrepareTimeout is what the whole burst request may take beyond
+	// its rounds' limits: preparing (a candidate's gate again, seconds at
+	// most) and the round trips.
+	burstPrepareTimeout = 60 * time.Second
 )
 
 // BurstCalls is how many calls a round of the burst of a cell with this
@@ -113,15 +114,17 @@ func (s *Session) outsideCheck(ctx context.Context, b backend.Backend, req backe
 	}
 	median := res.Stats.MedianMs
 	calls := BurstCalls(median)
-	bctx, cancel := context.WithTimeout(ctx, burstTimeout)
+	limit := BurstLimit(median, calls)
+	timeout := burstPrepareTimeout + burstRounds*limit
+	bctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	rep, err := bu.Burst(bctx, backend.BurstRequest{Run: req, Calls: calls, Rounds: burstRounds, Limit: BurstLimit(median, calls)})
+	rep, err := bu.Burst(bctx, backend.BurstRequest{Run: req, Calls: calls, Rounds: burstRounds, Limit: limit})
 	switch {
 	case errors.Is(err, backend.ErrCannotBurst):
 		return WithSetting(res, OutsideClockSetting, "not checked: "+backend.ErrorText(err))
 	case err != nil && timedOut(bctx, err):
-		return s.refuse(res, fmt.Sprintf("outside clock check could not run: preparing and bursting %d calls took more than %s",
-			calls, burstTimeout))
+		return s.refuse(res, fmt.Sprintf("outside clock check could not run: preparing and %d rounds of %d calls took more than %s",
+			burstRounds, calls, timeout))
 	case err != nil:
 		return s.refuse(res, "outside clock check could not run: "+backend.ErrorText(err))
 	case rep.Status != result.StatusOK:
