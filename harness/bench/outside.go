@@ -122,6 +122,12 @@ func (s *Session) outsideCheck(ctx context.Context, b backend.Backend, req backe
 	switch {
 	case errors.Is(err, backend.ErrCannotBurst):
 		return WithSetting(res, OutsideClockSetting, "not checked: "+backend.ErrorText(err))
+	case err != nil && ctx.Err() != nil:
+		// The cell's own deadline (--timeout) passed during the burst: a
+		// timeout of the cell, as one during its run would be.
+		res = s.refuse(res, "the cell's deadline passed during its outside clock check: "+backend.ErrorText(err))
+		res.Status = result.StatusTimeout
+		return res
 	case err != nil && timedOut(bctx, err):
 		return s.refuse(res, fmt.Sprintf("outside clock check could not run: preparing and %d rounds of %d calls took more than %s",
 			burstRounds, calls, timeout))

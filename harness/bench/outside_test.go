@@ -189,3 +189,21 @@ func TestRunBatchRefusedForProcessPerCell(t *testing.T) {
 		t.Errorf("a process was started for a batch that cannot run: %v", s.started)
 	}
 }
+
+// The cell's own deadline passing during the burst is the cell's timeout,
+// not a verdict on its clock.
+func TestOutsideCheckCellDeadline(t *testing.T) {
+	reg, err := registry.Open(registry.Options{Root: t.TempDir()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := NewSession(reg, "r", Meta{}, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	res := s.Finalize(result.Result{Backend: "candidates", Status: result.StatusOK, Device: result.Device{Kind: "cpu"},
+		Config: result.Config{Workload: "problem", Repeats: 3}, SamplesMs: []float64{1, 1, 1}})
+	got := s.outsideCheck(ctx, &burster{err: context.Canceled}, backend.RunRequest{Device: "cpu"}, res)
+	if got.Status != result.StatusTimeout || !strings.HasPrefix(got.Message, "the cell's deadline passed during its outside clock check") {
+		t.Fatalf("%s %q, want a timeout naming the outside clock check", got.Status, got.Message)
+	}
+}
