@@ -32,6 +32,11 @@ const DispatchSetting = "dispatch"
 // reply) and the process was restarted. The requests must then run one by
 // one, so that a crash is blamed on the one request that caused it.
 func (s *Session) RunBatch(ctx context.Context, name string, reqs []backend.RunRequest, timeout time.Duration) ([]result.Result, error) {
+	if s.processPerCell(name) && len(reqs) > 1 {
+		// Two cells in one process would let the first one's code reach
+		// the second: the caller runs them one by one, each through Run.
+		return nil, fmt.Errorf("%s: %w: its manifest gives each cell a process of its own (process_per_cell)", name, backend.ErrCannotBatch)
+	}
 	if st, msg := s.startBounded(ctx, name); st != "" {
 		return nil, fmt.Errorf("start backend %q: %s", name, msg)
 	}

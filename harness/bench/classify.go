@@ -31,6 +31,13 @@ var oomMarkers = []string{
 	"unable to allocate",     // NumPy ("Unable to allocate 8.00 EiB for an array with shape ...")
 }
 
+// ClassOutsideClock names the failure of a cell whose samples read far
+// below the harness's own clock (outside.go): its message starts with it,
+// as a gate's refusal starts with its class, and its status is failed,
+// which Classify leaves alone unless the output shows running out of
+// memory.
+const ClassOutsideClock = "clock disagrees with the harness's outside clock"
+
 // OOMMarkers is a copy of the list, for the generated facts.
 func OOMMarkers() []string { return append([]string(nil), oomMarkers...) }
 

@@ -118,6 +118,16 @@ func (s *Session) Restart(name string) {
 	}
 }
 
+// processPerCell says whether name's manifest asks for a fresh process
+// for each cell (manifest.Manifest.ProcessPerCell).
+func (s *Session) processPerCell(name string) bool {
+	if s.reg == nil {
+		return false
+	}
+	m, ok := s.reg.Manifest(name)
+	return ok && m.ProcessPerCell
+}
+
 // Close stops every backend process.
 func (s *Session) Close() {
 	s.mu.Lock()
@@ -134,6 +144,12 @@ func (s *Session) Close() {
 func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.Config, timeout time.Duration) result.Result {
 	name, variant := backend.SplitName(fullName)
 	base := result.Result{Backend: fullName, Config: cfg, Device: result.Device{Kind: deviceKind(device)}, Mode: s.Mode}
+	perCell := s.processPerCell(name)
+	if perCell {
+		// Whatever the cell's code did to its process ends with it; the
+		// next cell starts a fresh one.
+		defer s.Restart(name)
+	}
 	if st, msg := s.startBounded(ctx, name); st != "" {
 		base.Status, base.Message = st, msg
 		return s.Finalize(base)
@@ -151,7 +167,8 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		base.Status, base.Message = result.StatusUnsupported, why
 		return s.Finalize(base)
 	}
-	res, err := b.Run(runCtx, backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg, Mode: s.Mode})
+	req := backend.RunRequest{Workload: cfg.Workload, Variant: variant, Device: device, Config: cfg, Mode: s.Mode}
+	res, err := b.Run(runCtx, req)
 	switch {
 	case err == nil:
 	case timedOut(runCtx, err):
@@ -164,6 +181,9 @@ func (s *Session) Run(ctx context.Context, fullName, device string, cfg result.C
 		return s.Finalize(base)
 	}
 	res = s.answered(base, res)
+	if perCell {
+		res = s.outsideCheck(runCtx, b, req, res)
+	}
 	if res.Status == result.StatusOOM {
 		// Whatever the cell left allocated (a caching allocator, a
 		// reference an error kept) goes with the process: the next

@@ -39,7 +39,13 @@ type Manifest struct {
 	// what its compiling uses (CompileAheadGPU, CompileAheadHost), for
 	// `xbench sweep --compile-ahead`; empty: it compiles where it is timed.
 	CompileAhead string `json:"compile_ahead,omitempty"`
-	Dir          string `json:"-"` // absolute folder of the manifest
+	// ProcessPerCell declares that the backend runs code the project does
+	// not trust (candidate kernels): each cell gets a fresh process, ended
+	// after it, so that what one cell's code changed in its process (a
+	// patched clock, a replaced torch function) never reaches the next
+	// cell; batches of its cells are split into single cells.
+	ProcessPerCell bool   `json:"process_per_cell,omitempty"`
+	Dir            string `json:"-"` // absolute folder of the manifest
 }
 
 // What a backend's ahead-of-time compile uses besides the host.
@@ -97,6 +103,11 @@ func (m Manifest) check() error {
 	case "", CompileAheadGPU, CompileAheadHost:
 	default:
 		return fmt.Errorf("compile_ahead %q is not one of %s, %s (or absent)", m.CompileAhead, CompileAheadGPU, CompileAheadHost)
+	}
+	if m.ProcessPerCell && m.Runtime == RuntimeBuiltin {
+		// A built-in backend runs inside xbench itself: there is no
+		// process of its own to end, so the promise could not be kept.
+		return fmt.Errorf("process_per_cell needs a backend process of its own; runtime builtin runs inside xbench (allowed with plugin, python, exec)")
 	}
 	return nil
 }

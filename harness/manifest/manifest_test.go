@@ -26,6 +26,9 @@ func TestLoad(t *testing.T) {
 		{"no entry", `{"name":"p","runtime":"python"}`, "needs an entry"},
 		{"bad name", `{"name":"Has Space","runtime":"builtin"}`, "must match"},
 		{"not json", `{`, "parse manifest"},
+		{"process per cell", `{"name":"p","runtime":"python","entry":"b.py","process_per_cell":true}`, ""},
+		{"process per cell not a bool", `{"name":"p","runtime":"python","entry":"b.py","process_per_cell":"yes"}`, "process_per_cell"},
+		{"process per cell builtin", `{"name":"p","runtime":"builtin","process_per_cell":true}`, "process_per_cell needs a backend process"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,5 +82,13 @@ func TestRepositoryManifestsLoad(t *testing.T) {
 	}
 	if len(ms) < 2 {
 		t.Fatalf("found %d backends in plugins/, want at least burnstyle-hip and pytorch", len(ms))
+	}
+	// The candidates backend runs other people's code: each of its cells
+	// must get a process of its own (issue 42); the project's own backends
+	// keep one process for a whole sweep.
+	for _, m := range ms {
+		if want := m.Name == "candidates"; m.ProcessPerCell != want {
+			t.Errorf("%s: process_per_cell %v, want %v", m.Name, m.ProcessPerCell, want)
+		}
 	}
 }

@@ -81,6 +81,8 @@ type reply struct {
 	Profile *backend.ProfileReport `json:"profile,omitempty"`
 	// Compiled answers the optional "compile" op (compile.go).
 	Compiled *backend.Compiled `json:"compiled,omitempty"`
+	// Burst answers the optional "burst_prepare" and "burst" ops (burst.go).
+	Burst *backend.BurstReport `json:"burst,omitempty"`
 }
 
 // declined says whether an error reply is a backend's "no" to an optional

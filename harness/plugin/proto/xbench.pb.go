@@ -1376,6 +1376,160 @@ func (x *CompileReply) GetSettings() map[string]string {
 	return nil
 }
 
+// Burst is optional (harness/backend.Burster): the configuration is
+// prepared and called once, then called calls times back to back, rounds
+// times, with no timing in the backend; wall_ms is the fastest round's wall
+// time on the Go clock of the process that talks to the backend's program
+// (the harness's outside clock check). A backend without it answers
+// UNIMPLEMENTED.
+type BurstRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Run   *RunRequest            `protobuf:"bytes,1,opt,name=run,proto3" json:"run,omitempty"`
+	Calls int64                  `protobuf:"varint,2,opt,name=calls,proto3" json:"calls,omitempty"`
+	// The longest one round may last (preparing excluded); 0: no limit.
+	LimitMs float64 `protobuf:"fixed64,3,opt,name=limit_ms,json=limitMs,proto3" json:"limit_ms,omitempty"`
+	// How many bursts of calls to time; the fastest is reported.
+	Rounds        int64 `protobuf:"varint,4,opt,name=rounds,proto3" json:"rounds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BurstRequest) Reset() {
+	*x = BurstRequest{}
+	mi := &file_xbench_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BurstRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BurstRequest) ProtoMessage() {}
+
+func (x *BurstRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BurstRequest.ProtoReflect.Descriptor instead.
+func (*BurstRequest) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *BurstRequest) GetRun() *RunRequest {
+	if x != nil {
+		return x.Run
+	}
+	return nil
+}
+
+func (x *BurstRequest) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *BurstRequest) GetLimitMs() float64 {
+	if x != nil {
+		return x.LimitMs
+	}
+	return 0
+}
+
+func (x *BurstRequest) GetRounds() int64 {
+	if x != nil {
+		return x.Rounds
+	}
+	return 0
+}
+
+type BurstReply struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Status  string                 `protobuf:"bytes,1,opt,name=status,proto3" json:"status,omitempty"`
+	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	Calls   int64                  `protobuf:"varint,3,opt,name=calls,proto3" json:"calls,omitempty"`
+	WallMs  float64                `protobuf:"fixed64,4,opt,name=wall_ms,json=wallMs,proto3" json:"wall_ms,omitempty"`
+	// The burst passed limit_ms and was ended (its process killed): wall_ms
+	// is then a lower bound of the calls' time.
+	Unfinished    bool `protobuf:"varint,5,opt,name=unfinished,proto3" json:"unfinished,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BurstReply) Reset() {
+	*x = BurstReply{}
+	mi := &file_xbench_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BurstReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BurstReply) ProtoMessage() {}
+
+func (x *BurstReply) ProtoReflect() protoreflect.Message {
+	mi := &file_xbench_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BurstReply.ProtoReflect.Descriptor instead.
+func (*BurstReply) Descriptor() ([]byte, []int) {
+	return file_xbench_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *BurstReply) GetStatus() string {
+	if x != nil {
+		return x.Status
+	}
+	return ""
+}
+
+func (x *BurstReply) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *BurstReply) GetCalls() int64 {
+	if x != nil {
+		return x.Calls
+	}
+	return 0
+}
+
+func (x *BurstReply) GetWallMs() float64 {
+	if x != nil {
+		return x.WallMs
+	}
+	return 0
+}
+
+func (x *BurstReply) GetUnfinished() bool {
+	if x != nil {
+		return x.Unfinished
+	}
+	return false
+}
+
 var File_xbench_proto protoreflect.FileDescriptor
 
 const file_xbench_proto_rawDesc = "" +
@@ -1498,7 +1652,21 @@ const file_xbench_proto_rawDesc = "" +
 	"\bsettings\x18\x04 \x03(\v2,.xbench.plugin.v1.CompileReply.SettingsEntryR\bsettings\x1a;\n" +
 	"\rSettingsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x012\x91\x04\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\x87\x01\n" +
+	"\fBurstRequest\x12.\n" +
+	"\x03run\x18\x01 \x01(\v2\x1c.xbench.plugin.v1.RunRequestR\x03run\x12\x14\n" +
+	"\x05calls\x18\x02 \x01(\x03R\x05calls\x12\x19\n" +
+	"\blimit_ms\x18\x03 \x01(\x01R\alimitMs\x12\x16\n" +
+	"\x06rounds\x18\x04 \x01(\x03R\x06rounds\"\x8d\x01\n" +
+	"\n" +
+	"BurstReply\x12\x16\n" +
+	"\x06status\x18\x01 \x01(\tR\x06status\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x12\x14\n" +
+	"\x05calls\x18\x03 \x01(\x03R\x05calls\x12\x17\n" +
+	"\awall_ms\x18\x04 \x01(\x01R\x06wallMs\x12\x1e\n" +
+	"\n" +
+	"unfinished\x18\x05 \x01(\bR\n" +
+	"unfinished2\xd8\x04\n" +
 	"\aBackend\x12B\n" +
 	"\x04Info\x12\x1d.xbench.plugin.v1.InfoRequest\x1a\x1b.xbench.plugin.v1.InfoReply\x12?\n" +
 	"\x03Run\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1a.xbench.plugin.v1.RunReply\x12N\n" +
@@ -1506,7 +1674,8 @@ const file_xbench_proto_rawDesc = "" +
 	"\x06Export\x12\x1f.xbench.plugin.v1.ExportRequest\x1a\x1d.xbench.plugin.v1.ExportReply\x12Q\n" +
 	"\tCalibrate\x12\".xbench.plugin.v1.CalibrateRequest\x1a .xbench.plugin.v1.CalibrateReply\x12K\n" +
 	"\aProfile\x12 .xbench.plugin.v1.ProfileRequest\x1a\x1e.xbench.plugin.v1.ProfileReply\x12G\n" +
-	"\aCompile\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1e.xbench.plugin.v1.CompileReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
+	"\aCompile\x12\x1c.xbench.plugin.v1.RunRequest\x1a\x1e.xbench.plugin.v1.CompileReply\x12E\n" +
+	"\x05Burst\x12\x1e.xbench.plugin.v1.BurstRequest\x1a\x1c.xbench.plugin.v1.BurstReplyB/Z-github.com/xbench/xbench/harness/plugin/protob\x06proto3"
 
 var (
 	file_xbench_proto_rawDescOnce sync.Once
@@ -1520,7 +1689,7 @@ func file_xbench_proto_rawDescGZIP() []byte {
 	return file_xbench_proto_rawDescData
 }
 
-var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_xbench_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_xbench_proto_goTypes = []any{
 	(*WorkloadCaps)(nil),     // 0: xbench.plugin.v1.WorkloadCaps
 	(*Values)(nil),           // 1: xbench.plugin.v1.Values
@@ -1543,51 +1712,56 @@ var file_xbench_proto_goTypes = []any{
 	(*KernelTime)(nil),       // 18: xbench.plugin.v1.KernelTime
 	(*ProfileReply)(nil),     // 19: xbench.plugin.v1.ProfileReply
 	(*CompileReply)(nil),     // 20: xbench.plugin.v1.CompileReply
-	nil,                      // 21: xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	nil,                      // 22: xbench.plugin.v1.WorkloadCaps.MaxEntry
-	nil,                      // 23: xbench.plugin.v1.Config.ParamsEntry
-	nil,                      // 24: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
-	nil,                      // 25: xbench.plugin.v1.CompileReply.SettingsEntry
+	(*BurstRequest)(nil),     // 21: xbench.plugin.v1.BurstRequest
+	(*BurstReply)(nil),       // 22: xbench.plugin.v1.BurstReply
+	nil,                      // 23: xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	nil,                      // 24: xbench.plugin.v1.WorkloadCaps.MaxEntry
+	nil,                      // 25: xbench.plugin.v1.Config.ParamsEntry
+	nil,                      // 26: xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	nil,                      // 27: xbench.plugin.v1.CompileReply.SettingsEntry
 }
 var file_xbench_proto_depIdxs = []int32{
-	21, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
-	22, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
+	23, // 0: xbench.plugin.v1.WorkloadCaps.values:type_name -> xbench.plugin.v1.WorkloadCaps.ValuesEntry
+	24, // 1: xbench.plugin.v1.WorkloadCaps.max:type_name -> xbench.plugin.v1.WorkloadCaps.MaxEntry
 	0,  // 2: xbench.plugin.v1.Capabilities.workloads:type_name -> xbench.plugin.v1.WorkloadCaps
 	2,  // 3: xbench.plugin.v1.Variant.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	2,  // 4: xbench.plugin.v1.InfoReply.capabilities:type_name -> xbench.plugin.v1.Capabilities
 	3,  // 5: xbench.plugin.v1.InfoReply.variants:type_name -> xbench.plugin.v1.Variant
-	23, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
+	25, // 6: xbench.plugin.v1.Config.params:type_name -> xbench.plugin.v1.Config.ParamsEntry
 	6,  // 7: xbench.plugin.v1.RunRequest.config:type_name -> xbench.plugin.v1.Config
 	7,  // 8: xbench.plugin.v1.RunRequest.mode:type_name -> xbench.plugin.v1.Mode
 	8,  // 9: xbench.plugin.v1.RunBatchRequest.requests:type_name -> xbench.plugin.v1.RunRequest
 	6,  // 10: xbench.plugin.v1.ExportRequest.config:type_name -> xbench.plugin.v1.Config
 	13, // 11: xbench.plugin.v1.ExportReply.device:type_name -> xbench.plugin.v1.Device
 	13, // 12: xbench.plugin.v1.CalibrateReply.device:type_name -> xbench.plugin.v1.Device
-	24, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
+	26, // 13: xbench.plugin.v1.CalibrateReply.matmul_tflops:type_name -> xbench.plugin.v1.CalibrateReply.MatmulTflopsEntry
 	6,  // 14: xbench.plugin.v1.ProfileRequest.config:type_name -> xbench.plugin.v1.Config
 	13, // 15: xbench.plugin.v1.ProfileReply.device:type_name -> xbench.plugin.v1.Device
 	18, // 16: xbench.plugin.v1.ProfileReply.kernels:type_name -> xbench.plugin.v1.KernelTime
-	25, // 17: xbench.plugin.v1.CompileReply.settings:type_name -> xbench.plugin.v1.CompileReply.SettingsEntry
-	1,  // 18: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
-	4,  // 19: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
-	8,  // 20: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
-	10, // 21: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
-	12, // 22: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
-	15, // 23: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
-	17, // 24: xbench.plugin.v1.Backend.Profile:input_type -> xbench.plugin.v1.ProfileRequest
-	8,  // 25: xbench.plugin.v1.Backend.Compile:input_type -> xbench.plugin.v1.RunRequest
-	5,  // 26: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
-	9,  // 27: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
-	11, // 28: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
-	14, // 29: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
-	16, // 30: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
-	19, // 31: xbench.plugin.v1.Backend.Profile:output_type -> xbench.plugin.v1.ProfileReply
-	20, // 32: xbench.plugin.v1.Backend.Compile:output_type -> xbench.plugin.v1.CompileReply
-	26, // [26:33] is the sub-list for method output_type
-	19, // [19:26] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	27, // 17: xbench.plugin.v1.CompileReply.settings:type_name -> xbench.plugin.v1.CompileReply.SettingsEntry
+	8,  // 18: xbench.plugin.v1.BurstRequest.run:type_name -> xbench.plugin.v1.RunRequest
+	1,  // 19: xbench.plugin.v1.WorkloadCaps.ValuesEntry.value:type_name -> xbench.plugin.v1.Values
+	4,  // 20: xbench.plugin.v1.Backend.Info:input_type -> xbench.plugin.v1.InfoRequest
+	8,  // 21: xbench.plugin.v1.Backend.Run:input_type -> xbench.plugin.v1.RunRequest
+	10, // 22: xbench.plugin.v1.Backend.RunBatch:input_type -> xbench.plugin.v1.RunBatchRequest
+	12, // 23: xbench.plugin.v1.Backend.Export:input_type -> xbench.plugin.v1.ExportRequest
+	15, // 24: xbench.plugin.v1.Backend.Calibrate:input_type -> xbench.plugin.v1.CalibrateRequest
+	17, // 25: xbench.plugin.v1.Backend.Profile:input_type -> xbench.plugin.v1.ProfileRequest
+	8,  // 26: xbench.plugin.v1.Backend.Compile:input_type -> xbench.plugin.v1.RunRequest
+	21, // 27: xbench.plugin.v1.Backend.Burst:input_type -> xbench.plugin.v1.BurstRequest
+	5,  // 28: xbench.plugin.v1.Backend.Info:output_type -> xbench.plugin.v1.InfoReply
+	9,  // 29: xbench.plugin.v1.Backend.Run:output_type -> xbench.plugin.v1.RunReply
+	11, // 30: xbench.plugin.v1.Backend.RunBatch:output_type -> xbench.plugin.v1.RunBatchReply
+	14, // 31: xbench.plugin.v1.Backend.Export:output_type -> xbench.plugin.v1.ExportReply
+	16, // 32: xbench.plugin.v1.Backend.Calibrate:output_type -> xbench.plugin.v1.CalibrateReply
+	19, // 33: xbench.plugin.v1.Backend.Profile:output_type -> xbench.plugin.v1.ProfileReply
+	20, // 34: xbench.plugin.v1.Backend.Compile:output_type -> xbench.plugin.v1.CompileReply
+	22, // 35: xbench.plugin.v1.Backend.Burst:output_type -> xbench.plugin.v1.BurstReply
+	28, // [28:36] is the sub-list for method output_type
+	20, // [20:28] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_xbench_proto_init() }
@@ -1601,7 +1775,7 @@ func file_xbench_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_xbench_proto_rawDesc), len(file_xbench_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -31,6 +31,7 @@ const (
 	Backend_Calibrate_FullMethodName = "/xbench.plugin.v1.Backend/Calibrate"
 	Backend_Profile_FullMethodName   = "/xbench.plugin.v1.Backend/Profile"
 	Backend_Compile_FullMethodName   = "/xbench.plugin.v1.Backend/Compile"
+	Backend_Burst_FullMethodName     = "/xbench.plugin.v1.Backend/Burst"
 )
 
 // BackendClient is the client API for Backend service.
@@ -44,6 +45,7 @@ type BackendClient interface {
 	Calibrate(ctx context.Context, in *CalibrateRequest, opts ...grpc.CallOption) (*CalibrateReply, error)
 	Profile(ctx context.Context, in *ProfileRequest, opts ...grpc.CallOption) (*ProfileReply, error)
 	Compile(ctx context.Context, in *RunRequest, opts ...grpc.CallOption) (*CompileReply, error)
+	Burst(ctx context.Context, in *BurstRequest, opts ...grpc.CallOption) (*BurstReply, error)
 }
 
 type backendClient struct {
@@ -124,6 +126,16 @@ func (c *backendClient) Compile(ctx context.Context, in *RunRequest, opts ...grp
 	return out, nil
 }
 
+func (c *backendClient) Burst(ctx context.Context, in *BurstRequest, opts ...grpc.CallOption) (*BurstReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BurstReply)
+	err := c.cc.Invoke(ctx, Backend_Burst_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // BackendServer is the server API for Backend service.
 // All implementations must embed UnimplementedBackendServer
 // for forward compatibility.
@@ -135,6 +147,7 @@ type BackendServer interface {
 	Calibrate(context.Context, *CalibrateRequest) (*CalibrateReply, error)
 	Profile(context.Context, *ProfileRequest) (*ProfileReply, error)
 	Compile(context.Context, *RunRequest) (*CompileReply, error)
+	Burst(context.Context, *BurstRequest) (*BurstReply, error)
 	mustEmbedUnimplementedBackendServer()
 }
 
@@ -165,6 +178,9 @@ func (UnimplementedBackendServer) Profile(context.Context, *ProfileRequest) (*Pr
 }
 func (UnimplementedBackendServer) Compile(context.Context, *RunRequest) (*CompileReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Compile not implemented")
+}
+func (UnimplementedBackendServer) Burst(context.Context, *BurstRequest) (*BurstReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method Burst not implemented")
 }
 func (UnimplementedBackendServer) mustEmbedUnimplementedBackendServer() {}
 func (UnimplementedBackendServer) testEmbeddedByValue()                 {}
@@ -313,6 +329,24 @@ func _Backend_Compile_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Backend_Burst_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BurstRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(BackendServer).Burst(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Backend_Burst_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(BackendServer).Burst(ctx, req.(*BurstRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Backend_ServiceDesc is the grpc.ServiceDesc for Backend service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -347,6 +381,10 @@ var Backend_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Compile",
 			Handler:    _Backend_Compile_Handler,
+		},
+		{
+			MethodName: "Burst",
+			Handler:    _Backend_Burst_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

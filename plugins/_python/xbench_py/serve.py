@@ -1,7 +1,8 @@
 """xbench_py.serve: the JSON-lines serve loop of docs/protocol.md. Stdout
 carries replies only (protocol_stdout); each request line is answered by
-the runner (run, run_batch, compile, export, calibrate) or the profiler (profile).
-It builds on xbench_py.types, runner and profile; the CLI builds on it.
+the runner (run, run_batch, compile, export, calibrate), the profiler (profile)
+or the outside clock check (burst_prepare, burst).
+It builds on xbench_py.types, runner, profile and burst; the CLI builds on it.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import sys
 import traceback
 
+from xbench_py import burst as xburst
 from xbench_py import profile as xprofile
 from xbench_py import types as xc
 from xbench_py.runner import _parse_mode, _parse_request, calibrate, compile_ahead, export, run, run_batch
@@ -41,6 +43,10 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
             except xc.ConfigError as e:
                 raise xc.ConfigError(f"requests[{i}]: {e}") from e
         return {"results": run_batch(fw, parsed)}
+    if op == "burst_prepare":
+        return {"burst": xburst.prepare(fw, *_parse_request(req, op), 0)}
+    if op == "burst":
+        return {"burst": xburst.run(req)}
     if op == "export":
         cfg, variant, device = _parse_request(req, op)
         paths = []
@@ -49,7 +55,8 @@ def _handle(fw: xc.Framework, op: str, msg: dict) -> dict:
                 raise xc.ConfigError(f"export request needs {k} (a path{'; may be empty' if k == 'weights_path' else ''})")
             paths.append(req.get(k, ""))
         return {"export": export(fw, cfg, variant, device, *paths)}
-    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, compile, export, calibrate, profile, shutdown")
+    raise xc.ConfigError(f"unknown op {op!r}; ops: info, run, run_batch, compile, export, calibrate, profile, "
+                         "burst_prepare, burst, shutdown")
 
 
 def protocol_stdout():
