@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/report"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/workload"
 )
 
@@ -25,8 +25,8 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
-	if st, err := os.Stat(resultsDir); err != nil || !st.IsDir() {
-		return usagef("--results %q is not a folder", resultsDir)
+	if !store.IsTree(resultsDir) {
+		return usagef("--results %q is not a folder or archive (allowed: a results folder, a .tar.gz archive of one)", resultsDir)
 	}
 	r, err := report.Load(resultsDir, "")
 	if err != nil {

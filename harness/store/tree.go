@@ -1,0 +1,172 @@
+package store
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// A Tree is a results folder as its readers see it: a folder on disk, or
+// a .tar.gz archive (a packed campaign) read as the folder it holds. Every
+// reader of results (ReadAll, the report's sidecars, verify records and
+// calibrations) walks a Tree, so a folder and its archive are read by the
+// same rules: regular files only, MaxFileBytes per file.
+type Tree struct {
+	// FS walks the tree; names in it are slash-separated and relative.
+	FS fs.FS
+	// Name is how messages and the report name the tree's root: the
+	// path it was opened by (a folder, "x.tar.gz" or "x.tar.gz/sub").
+	Name string
+	// dir is the folder on disk, "" for an archive: a folder's files are
+	// read through ReadRegular (non-blocking, type checked on the opened
+	// file), not through os.DirFS, which would block on a FIFO.
+	dir string
+}
+
+// ArchiveExts are the names of a packed results archive (gzip'd tar).
+var ArchiveExts = []string{".tar.gz", ".tgz"}
+
+// IsArchiveName says whether name ends like a results archive.
+func IsArchiveName(name string) bool {
+	for _, e := range ArchiveExts {
+		if strings.HasSuffix(name, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// CampaignArchive is where a packed campaign folder keeps its data:
+// results/<campaign>/<campaign>.tar.gz, members relative to the folder,
+// the README beside it.
+func CampaignArchive(folder string) string {
+	return filepath.Join(folder, filepath.Base(filepath.Clean(folder))+".tar.gz")
+}
+
+// OpenTree opens p as a results tree. p is, in this order:
+//   - a folder on disk;
+//   - an archive, or a folder inside one ("x.tar.gz/sweep");
+//   - a path into a packed campaign folder that is no longer on disk
+//     ("results/h100-attention/sweep" where results/h100-attention holds
+//     h100-attention.tar.gz with sweep/ in it), so the commands docs and
+//     READMEs cite keep working after the campaign is packed.
+//
+// The error says which of them p is not.
+func OpenTree(p string) (Tree, error) {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return Tree{FS: os.DirFS(p), Name: p, dir: p}, nil
+	}
+	archive, member, err := locate(p)
+	if err != nil {
+		return Tree{}, err
+	}
+	a, err := OpenArchive(archive)
+	if err != nil {
+		return Tree{}, err
+	}
+	if member == "." {
+		return Tree{FS: a, Name: p}, nil
+	}
+	st, err := fs.Stat(a, member)
+	if err != nil {
+		return Tree{}, fmt.Errorf("open results %s: archive %s has no member %s", p, archive, member)
+	}
+	if !st.IsDir() {
+		return Tree{}, fmt.Errorf("open results %s: member %s of archive %s is not a folder", p, member, archive)
+	}
+	sub, err := fs.Sub(a, member)
+	if err != nil {
+		return Tree{}, fmt.Errorf("open results %s: %w", p, err)
+	}
+	return Tree{FS: sub, Name: p}, nil
+}
+
+// IsTree says whether p opens as a results tree (OpenTree).
+func IsTree(p string) bool {
+	_, err := OpenTree(p)
+	return err == nil
+}
+
+// locate finds the archive that holds p and p's member path in it ("."
+// for the archive itself): the nearest ancestor of p (p included) that is
+// an archive file, else the nearest ancestor folder holding its campaign
+// archive (CampaignArchive).
+func locate(p string) (archive, member string, err error) {
+	clean := filepath.Clean(p)
+	for cur, rest := clean, ""; ; {
+		if st, err := os.Stat(cur); err == nil {
+			switch {
+			case st.Mode().IsRegular() && IsArchiveName(cur):
+				return cur, memberPath(rest), nil
+			case st.IsDir():
+				if a := CampaignArchive(cur); isRegular(a) && rest != "" {
+					return a, memberPath(rest), nil
+				}
+				return "", "", fmt.Errorf("%s is neither a results folder nor an archive (%s) nor a folder inside one", p, strings.Join(ArchiveExts, ", "))
+			default:
+				return "", "", fmt.Errorf("%s is not a results folder or archive (%s): it is %s", p, strings.Join(ArchiveExts, ", "), kindOf(st.Mode()))
+			}
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return "", "", fmt.Errorf("%s does not exist (neither a results folder nor an archive nor a folder inside one)", p)
+		}
+		rest = path.Join(filepath.ToSlash(filepath.Base(cur)), rest)
+		cur = parent
+	}
+}
+
+func memberPath(rest string) string {
+	if rest == "" {
+		return "."
+	}
+	return path.Clean(rest)
+}
+
+func isRegular(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// Path is how messages name the tree's member rel: the root's name
+// joined with it ("results/x.tar.gz/sweep/a.json").
+func (t Tree) Path(rel string) string {
+	return filepath.Join(t.Name, filepath.FromSlash(rel))
+}
+
+// Read reads the tree's member rel, a regular file of at most limit bytes
+// (ReadRegular's rules for a folder, the archive's for an archive).
+func (t Tree) Read(rel string, limit int64) ([]byte, error) {
+	if t.dir != "" {
+		return ReadRegular(filepath.Join(t.dir, filepath.FromSlash(rel)), limit)
+	}
+	st, err := fs.Stat(t.FS, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.Path(rel), err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): only regular files are read", t.Path(rel), kindOf(st.Mode()))
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, above the %d a results file may have", t.Path(rel), st.Size(), limit)
+	}
+	return fs.ReadFile(t.FS, rel)
+}
+
+// ReadPath reads one file by path, which may lie in an archive or a
+// packed campaign folder (a --calibration inside a packed campaign): the
+// file itself when it is on disk, else the member of the tree its folder
+// opens as.
+func ReadPath(p string, limit int64) ([]byte, error) {
+	if _, err := os.Lstat(p); err == nil {
+		return ReadRegular(p, limit)
+	}
+	t, err := OpenTree(filepath.Dir(p))
+	if err != nil {
+		return ReadRegular(p, limit) // not in an archive either: the disk's own error
+	}
+	return t.Read(filepath.Base(p), limit)
+}
