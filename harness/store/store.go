@@ -108,6 +108,10 @@ func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
 
 // ReadAll is the package's ReadAll on an opened tree.
 func (t Tree) ReadAll() (rs []result.Result, skipped []string, err error) {
+	return t.readAll(MaxFileBytes)
+}
+
+func (t Tree) readAll(limit int64) (rs []result.Result, skipped []string, err error) {
 	var names []string
 	err = fs.WalkDir(t.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -125,7 +129,7 @@ func (t Tree) ReadAll() (rs []result.Result, skipped []string, err error) {
 	sort.Strings(names)
 	rs = make([]result.Result, 0, len(names))
 	for _, n := range names {
-		raw, err := t.Read(n, MaxFileBytes)
+		raw, err := t.Read(n, limit)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("read result %s: %v", t.Path(n), err))
 			continue

@@ -101,13 +101,12 @@ func locate(p string) (archive, member string, err error) {
 			switch {
 			case st.Mode().IsRegular() && IsArchiveName(cur):
 				return cur, memberPath(rest), nil
+			case st.IsDir() && isRegular(CampaignArchive(cur)):
+				return CampaignArchive(cur), memberPath(rest), nil
 			case st.IsDir():
-				if a := CampaignArchive(cur); isRegular(a) && rest != "" {
-					return a, memberPath(rest), nil
-				}
-				return "", "", fmt.Errorf("%s is neither a results folder nor an archive (%s) nor a folder inside one", p, strings.Join(ArchiveExts, ", "))
+				return "", "", fmt.Errorf("%s does not exist (nor does an archive %s that could hold it)", p, CampaignArchive(cur))
 			default:
-				return "", "", fmt.Errorf("%s is not a results folder or archive (%s): it is %s", p, strings.Join(ArchiveExts, ", "), kindOf(st.Mode()))
+				return "", "", fmt.Errorf("%s is not a results folder or archive (%s): %s is %s", p, strings.Join(ArchiveExts, ", "), cur, kindOf(st.Mode()))
 			}
 		}
 		parent := filepath.Dir(cur)
