@@ -47,7 +47,9 @@ func CampaignArchive(folder string) string {
 }
 
 // OpenTree opens p as a results tree. p is, in this order:
-//   - a folder on disk;
+//   - a folder on disk, unless it holds its campaign archive
+//     (CampaignArchive): a packed campaign is read from its archive, the
+//     plain files beside it are copies kept for links;
 //   - an archive, or a folder inside one ("x.tar.gz/sweep");
 //   - a path into a packed campaign folder that is no longer on disk
 //     ("results/h100-attention/sweep" where results/h100-attention holds
@@ -57,7 +59,9 @@ func CampaignArchive(folder string) string {
 // The error says which of them p is not.
 func OpenTree(p string) (Tree, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return Tree{FS: os.DirFS(p), Name: p, dir: p}, nil
+		if a := CampaignArchive(p); !isRegular(a) {
+			return Tree{FS: os.DirFS(p), Name: p, dir: p}, nil
+		}
 	}
 	archive, member, err := locate(p)
 	if err != nil {
@@ -101,7 +105,7 @@ func locate(p string) (archive, member string, err error) {
 			switch {
 			case st.Mode().IsRegular() && IsArchiveName(cur):
 				return cur, memberPath(rest), nil
-			case st.IsDir() && isRegular(CampaignArchive(cur)):
+			case st.IsDir() && isRegular(CampaignArchive(cur)): // a packed campaign, or a path into one
 				return CampaignArchive(cur), memberPath(rest), nil
 			case st.IsDir():
 				return "", "", fmt.Errorf("%s does not exist (nor does an archive %s that could hold it)", p, CampaignArchive(cur))
