@@ -46,26 +46,24 @@ func CampaignArchive(folder string) string {
 	return filepath.Join(folder, filepath.Base(filepath.Clean(folder))+".tar.gz")
 }
 
-// OpenTree opens p as a results tree. p is, in this order:
-//   - a folder on disk, unless it holds its campaign archive
-//     (CampaignArchive): a packed campaign is read from its archive, the
-//     plain files beside it are copies kept for links;
+// OpenTree opens p as a results tree. p is:
 //   - an archive, or a folder inside one ("x.tar.gz/sweep");
-//   - a path into a packed campaign folder that is no longer on disk
-//     ("results/h100-attention/sweep" where results/h100-attention holds
-//     h100-attention.tar.gz with sweep/ in it), so the commands docs and
-//     READMEs cite keep working after the campaign is packed.
+//   - a packed campaign folder (one holding its CampaignArchive) or a
+//     path into one, on disk or no longer ("results/h100-attention/sweep"
+//     where results/h100-attention holds h100-attention.tar.gz with
+//     sweep/ in it): read from the archive, so the paths docs and READMEs
+//     cite keep working and print the same; plain files kept beside the
+//     archive are copies, for links;
+//   - else a folder on disk.
 //
 // The error says which of them p is not.
 func OpenTree(p string) (Tree, error) {
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		if a := CampaignArchive(p); !isRegular(a) {
-			return Tree{FS: os.DirFS(p), Name: p, dir: p}, nil
-		}
-	}
 	archive, member, err := locate(p)
 	if err != nil {
 		return Tree{}, err
+	}
+	if archive == "" {
+		return Tree{FS: os.DirFS(p), Name: p, dir: p}, nil
 	}
 	a, err := OpenArchive(archive)
 	if err != nil {
@@ -95,11 +93,12 @@ func IsTree(p string) bool {
 }
 
 // locate finds the archive that holds p and p's member path in it ("."
-// for the archive itself): the nearest ancestor of p (p included) that is
-// an archive file, else the nearest ancestor folder holding its campaign
-// archive (CampaignArchive).
+// for the archive itself): the nearest of p and its ancestors that is an
+// archive file or a folder holding its campaign archive. archive is ""
+// when p is a folder on disk that no archive holds.
 func locate(p string) (archive, member string, err error) {
 	clean := filepath.Clean(p)
+	isDir := false
 	for cur, rest := clean, ""; ; {
 		if st, err := os.Stat(cur); err == nil {
 			switch {
@@ -108,18 +107,22 @@ func locate(p string) (archive, member string, err error) {
 			case st.IsDir() && isRegular(CampaignArchive(cur)): // a packed campaign, or a path into one
 				return CampaignArchive(cur), memberPath(rest), nil
 			case st.IsDir():
-				return "", "", fmt.Errorf("%s does not exist (nor does an archive %s that could hold it)", p, CampaignArchive(cur))
+				isDir = isDir || cur == clean
 			default:
 				return "", "", fmt.Errorf("%s is not a results folder or archive (%s): %s is %s", p, strings.Join(ArchiveExts, ", "), cur, kindOf(st.Mode()))
 			}
 		}
 		parent := filepath.Dir(cur)
 		if parent == cur {
-			return "", "", fmt.Errorf("%s does not exist (neither a results folder nor an archive nor a folder inside one)", p)
+			break
 		}
 		rest = path.Join(filepath.ToSlash(filepath.Base(cur)), rest)
 		cur = parent
 	}
+	if isDir {
+		return "", "", nil
+	}
+	return "", "", fmt.Errorf("%s does not exist (nor does an archive or a packed campaign folder that holds it)", p)
 }
 
 func memberPath(rest string) string {

@@ -79,6 +79,14 @@ func TestReadAllArchiveAsFolder(t *testing.T) {
 	if len(names) != 3 {
 		t.Fatalf("Pack packed %v, want the 3 results and not the README", names)
 	}
+	// A file kept plain (a _plan.json a doc links to) leaves its folder on
+	// disk: the folder is still read from the archive.
+	if err := os.MkdirAll(filepath.Join(packed, "sweep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(packed, "sweep", "_plan.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		folder, archive string
 		want            int
@@ -190,7 +198,7 @@ func TestOpenTreeRefuses(t *testing.T) {
 		{filepath.Join(archive, "nope"), "archive " + archive + " has no member nope"},
 		{filepath.Join(archive, "sweep", "x.json"), "member sweep/x.json of archive " + archive + " is not a folder"},
 		{corrupt, "open archive " + corrupt + ": "},
-		{filepath.Join(dir, "sweep"), "does not exist (nor does an archive " + filepath.Join(dir, filepath.Base(dir)+".tar.gz")},
+		{filepath.Join(dir, "sweep"), "does not exist (nor does an archive or a packed campaign folder that holds it)"},
 	}
 	for _, tt := range tests {
 		if _, err := OpenTree(tt.path); err == nil || !strings.Contains(err.Error(), tt.want) {
