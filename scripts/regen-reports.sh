@@ -6,7 +6,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs}
-xb=bin/xbench
+xb=${XBENCH:-bin/xbench}
 status=0
 gen() { # name, then the report's flags
   local name=$1; shift
