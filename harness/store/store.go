@@ -60,9 +60,15 @@ func WriteResult(dir string, r result.Result) (string, error) {
 	return path, WriteFileAtomic(path, append(raw, '\n'))
 }
 
-// WriteFileAtomic writes data to path through a temp file in the same folder.
+// WriteFileAtomic writes data to path through a temp file in the same
+// folder. A folder inside a packed campaign is refused: its readers read
+// the archive (OpenTree), so a result written beside it would be ignored
+// without a word.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
+	if archive, _, err := locate(dir); err == nil && archive != "" {
+		return fmt.Errorf("write %s: the folder is in a packed campaign, read from %s, where a new file would be ignored: write into another folder", path, archive)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}

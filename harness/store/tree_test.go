@@ -115,6 +115,12 @@ func TestReadAllArchiveAsFolder(t *testing.T) {
 			t.Errorf("ReadFile(%s) = %+v, %v; want the run other's result", p, r.RunID, err)
 		}
 	}
+	// Writing into a packed campaign is refused: the readers would not see it.
+	for _, d := range []string{packed, filepath.Join(packed, "sweep"), filepath.Join(packed, "new-run")} {
+		if _, err := WriteResult(d, tinyResult("late", "a")); err == nil || !strings.Contains(err.Error(), "is in a packed campaign, read from "+CampaignArchive(packed)) {
+			t.Errorf("WriteResult into %s: %v, want a refusal naming the archive", d, err)
+		}
+	}
 	again := filepath.Join(root, "again.tar.gz")
 	if _, err := Pack(camp, again, func(rel string) bool { return rel != "README.md" }); err != nil {
 		t.Fatal(err)
