@@ -37,7 +37,7 @@ func Resolve(arg, resultsDir string) (string, error) {
 	if store.IsTree(p) {
 		return p, nil
 	}
-	return "", fmt.Errorf("%q is neither a results folder or archive nor a run id under %s", arg, resultsDir)
+	return "", fmt.Errorf("%q is neither a results folder, an archive nor a run id under %s", arg, resultsDir)
 }
 
 // Load reads every result below dir (recursively).
