@@ -24,6 +24,9 @@ type Tree struct {
 	// read through ReadRegular (non-blocking, type checked on the opened
 	// file), not through os.DirFS, which would block on a FIFO.
 	dir string
+	// archive and member say where an archive's tree lies, for messages:
+	// the archive file and the folder in it ("." for its root).
+	archive, member string
 }
 
 // ArchiveExts are the names of a packed results archive (gzip'd tar).
@@ -70,7 +73,7 @@ func OpenTree(p string) (Tree, error) {
 		return Tree{}, err
 	}
 	if member == "." {
-		return Tree{FS: a, Name: p}, nil
+		return Tree{FS: a, Name: p, archive: archive, member: member}, nil
 	}
 	st, err := fs.Stat(a, member)
 	if err != nil {
@@ -83,7 +86,7 @@ func OpenTree(p string) (Tree, error) {
 	if err != nil {
 		return Tree{}, fmt.Errorf("open results %s: %w", p, err)
 	}
-	return Tree{FS: sub, Name: p}, nil
+	return Tree{FS: sub, Name: p, archive: archive, member: member}, nil
 }
 
 // IsTree says whether p opens as a results tree (OpenTree).
@@ -143,6 +146,16 @@ func (t Tree) Path(rel string) string {
 	return filepath.Join(t.Name, filepath.FromSlash(rel))
 }
 
+// where names rel for a message: its path, and for an archive's member
+// which member of which archive it is (the path may be a packed folder's
+// old one, which names no archive).
+func (t Tree) where(rel string) string {
+	if t.archive == "" {
+		return t.Path(rel)
+	}
+	return fmt.Sprintf("%s (member %s of archive %s)", t.Path(rel), path.Join(t.member, rel), t.archive)
+}
+
 // Read reads the tree's member rel, a regular file of at most limit bytes
 // (ReadRegular's rules for a folder, the archive's for an archive).
 func (t Tree) Read(rel string, limit int64) ([]byte, error) {
@@ -151,15 +164,19 @@ func (t Tree) Read(rel string, limit int64) ([]byte, error) {
 	}
 	st, err := fs.Stat(t.FS, rel)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", t.Path(rel), err)
+		return nil, fmt.Errorf("%s: %w", t.where(rel), err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s): only regular files are read", t.Path(rel), kindOf(st.Mode()))
+		return nil, fmt.Errorf("%s is not a regular file (%s): only regular files are read", t.where(rel), kindOf(st.Mode()))
 	}
 	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is %d bytes, above the %d a results file may have", t.Path(rel), st.Size(), limit)
+		return nil, fmt.Errorf("%s is %d bytes, above the %d a results file may have", t.where(rel), st.Size(), limit)
 	}
-	return fs.ReadFile(t.FS, rel)
+	raw, err := fs.ReadFile(t.FS, rel)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", t.where(rel), err)
+	}
+	return raw, nil
 }
 
 // ReadPath reads one file by path, which may lie in an archive or a

@@ -115,6 +115,15 @@ func TestReadAllArchiveAsFolder(t *testing.T) {
 			t.Errorf("ReadFile(%s) = %+v, %v; want the run other's result", p, r.RunID, err)
 		}
 	}
+	// A message about a member names the archive, also when the tree was
+	// opened by the packed folder's old path, which names none.
+	tr, err := OpenTree(filepath.Join(packed, "sweep"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Read("nope.json", MaxFileBytes); err == nil || !strings.Contains(err.Error(), "(member sweep/nope.json of archive "+CampaignArchive(packed)+")") {
+		t.Errorf("Read of a missing member: %v, want it to name the member and the archive", err)
+	}
 	// Writing into a packed campaign is refused: the readers would not see it.
 	for _, d := range []string{packed, filepath.Join(packed, "sweep"), filepath.Join(packed, "new-run")} {
 		if _, err := WriteResult(d, tinyResult("late", "a")); err == nil || !strings.Contains(err.Error(), "is in a packed campaign, read from "+CampaignArchive(packed)) {
@@ -149,9 +158,9 @@ func TestArchiveRules(t *testing.T) {
 	}{
 		{name: "fine", members: [][2]string{{"r/a.json", ok}, {"./r/b.json", ok}}, perFile: 1 << 20, total: 1 << 20, wantRead: 2},
 		{name: "link", members: [][2]string{{"r/a.json", ok}, {"r/l.json", "->a.json"}}, perFile: 1 << 20, total: 1 << 20, wantRead: 1,
-			wantSkip: []string{"link.tar.gz/r/l.json is not a regular file (a symbolic link)"}},
+			wantSkip: []string{"link.tar.gz/r/l.json (member r/l.json of archive " + filepath.Join(dir, "link.tar.gz") + ") is not a regular file (a symbolic link)"}},
 		{name: "big", members: [][2]string{{"r/a.json", ok}, {"r/big.json", ok + strings.Repeat(" ", 100)}}, perFile: int64(len(ok)), total: 1 << 20, wantRead: 1,
-			wantSkip: []string{"big.tar.gz/r/big.json is " + strconv.Itoa(len(ok)+100) + " bytes, above the " + strconv.Itoa(len(ok))}},
+			wantSkip: []string{"big.tar.gz/r/big.json (member r/big.json of archive " + filepath.Join(dir, "big.tar.gz") + ") is " + strconv.Itoa(len(ok)+100) + " bytes, above the " + strconv.Itoa(len(ok))}},
 		{name: "bomb", members: [][2]string{{"r/a.json", ok}, {"r/b.json", ok}}, perFile: 1 << 20, total: int64(len(ok)) + 10,
 			wantErr: "bomb.tar.gz: members add up to more than " + strconv.Itoa(len(ok)+10) + " bytes uncompressed (at member r/b.json)"},
 		{name: "escape", members: [][2]string{{"../evil.json", ok}}, perFile: 1 << 20, total: 1 << 20,
@@ -174,7 +183,7 @@ func TestArchiveRules(t *testing.T) {
 		}
 		// The per-file cap of a Tree's reader is MaxFileBytes; give the
 		// test's own to the members through a tree over m.
-		rs, skipped, err := Tree{FS: m, Name: p}.readAll(tt.perFile)
+		rs, skipped, err := Tree{FS: m, Name: p, archive: p, member: "."}.readAll(tt.perFile)
 		if err != nil || len(rs) != tt.wantRead || len(skipped) != len(tt.wantSkip) {
 			t.Fatalf("%s: read %d, skipped %v, %v; want %d read, %d skipped", tt.name, len(rs), skipped, err, tt.wantRead, len(tt.wantSkip))
 		}
