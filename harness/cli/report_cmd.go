@@ -17,7 +17,7 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var resultsDir, out, baseline string
 	var calibrations, verifies []string
-	fs.StringVar(&resultsDir, "results", defaultResults, "results folder (or one run's folder), read recursively (default: where run, sweep and compare write and look; the committed H100 data is under results/h100*)")
+	fs.StringVar(&resultsDir, "results", defaultResults, "results folder (or one run's folder), read recursively, or a .tar.gz of one (xbench pack) or a folder in it (default: where run, sweep and compare write and look; the committed H100 data is under results/h100*, one archive per campaign)")
 	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write (charts go beside it as <name>-<chart>.svg and .png, tables as <name>-<table>.csv), or a .pdf file: one PDF with the charts and tables")
 	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
 	fs.StringSliceVar(&calibrations, "calibration", nil, "a _calibration.json from outside --results (xbench calibrate on the same device model in another run), for the roofline and percent of peak; repeatable")
