@@ -17,10 +17,10 @@ import (
 	"time"
 )
 
-// MaxArchiveBytes caps the uncompressed size of the members an archive
-// holds in memory: the committed campaigns are a few MB each, and gzip
-// compresses a run of zeros a thousandfold, so a small file could
-// otherwise expand until memory is gone.
+// MaxArchiveBytes caps the uncompressed size of an archive's members:
+// the committed campaigns are a few MB each, and gzip compresses a run of
+// zeros a thousandfold, so a small file could otherwise expand until
+// memory (or the time to skip through it) is gone.
 const MaxArchiveBytes = 512 << 20
 
 // OpenArchive reads a .tar.gz results archive into memory as a read-only
@@ -28,7 +28,8 @@ const MaxArchiveBytes = 512 << 20
 // is listed with its size and refused when read, as a large file in a
 // folder is; links, devices and FIFOs are listed with their type and
 // refused when read. A member that names a path outside the archive, or
-// members adding up to more than MaxArchiveBytes, refuse the archive.
+// regular members adding up to more than MaxArchiveBytes, refuse the
+// archive.
 //
 // An archive is read once per process and kept (keyed by its path, size
 // and modification time): a report opens one campaign for its results,
@@ -91,10 +92,13 @@ func openArchive(p string, perFile, total int64) (*memFS, error) {
 			m.addDir(name)
 			continue
 		case tar.TypeReg:
+			// Every member counts, read or not: skipping one still
+			// decompresses it, so the cap bounds the work as well as
+			// the memory.
+			if held += h.Size; held > total {
+				return nil, fmt.Errorf("archive %s: members add up to more than %d bytes uncompressed (at member %s): refused, as a decompression bomb could be", p, total, name)
+			}
 			if h.Size <= perFile {
-				if held += h.Size; held > total {
-					return nil, fmt.Errorf("archive %s: members add up to more than %d bytes uncompressed (at member %s): refused, as a decompression bomb could be", p, total, name)
-				}
 				if e.data, err = io.ReadAll(tr); err != nil {
 					return nil, fmt.Errorf("read archive %s: member %s: %w", p, name, err)
 				}

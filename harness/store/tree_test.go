@@ -163,6 +163,12 @@ func TestArchiveRules(t *testing.T) {
 			wantSkip: []string{"big.tar.gz/r/big.json (member r/big.json of archive " + filepath.Join(dir, "big.tar.gz") + ") is " + strconv.Itoa(len(ok)+100) + " bytes, above the " + strconv.Itoa(len(ok))}},
 		{name: "bomb", members: [][2]string{{"r/a.json", ok}, {"r/b.json", ok}}, perFile: 1 << 20, total: int64(len(ok)) + 10,
 			wantErr: "bomb.tar.gz: members add up to more than " + strconv.Itoa(len(ok)+10) + " bytes uncompressed (at member r/b.json)"},
+		// A member above the per-file cap is not held, but counts: skipping it is work too.
+		{name: "big bomb", members: [][2]string{{"r/a.json", ok}, {"r/big.json", ok + strings.Repeat(" ", 100)}}, perFile: int64(len(ok)), total: int64(len(ok)) + 50,
+			wantErr: "members add up to more than " + strconv.Itoa(len(ok)+50) + " bytes uncompressed (at member r/big.json)"},
+		// A real bomb: 8 MiB of zeros packs into a few KiB.
+		{name: "zeros", members: [][2]string{{"r/zero.json", strings.Repeat("\x00", 8<<20)}}, perFile: 64 << 20, total: 1 << 20,
+			wantErr: "members add up to more than 1048576 bytes uncompressed (at member r/zero.json)"},
 		{name: "escape", members: [][2]string{{"../evil.json", ok}}, perFile: 1 << 20, total: 1 << 20,
 			wantErr: `escape.tar.gz: member "../evil.json" is not a relative path inside the archive`},
 		{name: "absolute", members: [][2]string{{"/etc/evil.json", ok}}, perFile: 1 << 20, total: 1 << 20,
