@@ -6,19 +6,20 @@ that do not, each marked with whether both ran the same autotuned kernel
 result does not say): a different pick is the autotuner's, not the path's.
 Usage: python3 scripts/compare_paths.py OLD_DIR NEW_DIR"""
 
-import glob
 import json
 import os
 import statistics
 import sys
 
+from results_files import result_files
+
 
 def medians(folder):
     out = {}
-    for f in glob.glob(os.path.join(folder, "*.json")):
+    for f, raw in result_files(folder, "*.json"):
         if os.path.basename(f).startswith("_"):
             continue
-        r = json.load(open(f))
+        r = json.loads(raw)
         if r.get("status") == "ok" and r.get("samples_ms"):
             settings = r.get("env", {}).get("settings", {})
             out[os.path.basename(f)[:-5]] = (statistics.median(r["samples_ms"]), r.get("compile_ms", 0.0),

@@ -11,7 +11,7 @@
 set -uo pipefail
 out=${1:-/tmp/h100-cublaslt-out}
 X=bin/xbench
-R=results/h100-cublaslt
+R=${R:-results/h100-cublaslt}
 mkdir -p "$out" "$R"
 export XBENCH_GIT_COMMIT=$(cat bin/COMMIT 2>/dev/null || git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 log="$out/h100-cublaslt.log"

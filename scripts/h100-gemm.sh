@@ -10,7 +10,7 @@ set -uo pipefail
 out=${1:-/tmp/h100-gemm-out}
 deadline=${DEADLINE:-560}
 X=bin/xbench
-R=results/h100-gemm
+R=${R:-results/h100-gemm}
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
 export XBENCH_GIT_COMMIT=$(cat bin/COMMIT 2>/dev/null || echo unknown)

@@ -17,7 +17,7 @@ set -uo pipefail
 out=${1:-/tmp/h100-iree-out}
 deadline=${DEADLINE:-450}
 X=bin/xbench
-R=results/h100-iree
+R=${R:-results/h100-iree}
 cache=${IREE_CACHE:-.iree-cache}
 mkdir -p "$out" "$R"
 export PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false

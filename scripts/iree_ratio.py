@@ -8,12 +8,13 @@ iree took 5x pytorch's time. Both are on the device clock on an NVIDIA GPU
 env.timing says which clock it got.
 Usage: scripts/iree_ratio.py SWEEP_DIR [SWEEP_DIR...]"""
 
-import glob
 import json
 import os
 import statistics
 import sys
 from collections import defaultdict
+
+from results_files import result_files
 
 
 def gemm_class(p: dict) -> str:
@@ -34,11 +35,10 @@ def attention_class(p: dict) -> str:
 def main(dirs) -> int:
     cells = defaultdict(dict)  # (workload, phase, params) -> backend -> (median ms, TFLOP/s)
     for d in dirs:
-        for path in glob.glob(os.path.join(d, "*.json")):
+        for path, raw in result_files(d, "*.json"):
             if os.path.basename(path).startswith("_"):
                 continue
-            with open(path) as f:
-                r = json.load(f)
+            r = json.loads(raw)
             if r.get("status") != "ok" or "stats" not in r:
                 continue
             c = r["config"]

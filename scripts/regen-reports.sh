@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Regenerates the committed H100 reports under docs/ from the committed
-# results with bin/xbench (no GPU needed): the same commands each results
-# narrative in docs/results/ names. Usage: scripts/regen-reports.sh [OUTROOT]
+# Makes the H100 reports under docs/ (git-ignored) from the committed
+# campaign archives in results/ with bin/xbench (no GPU needed): the same
+# commands each results narrative in docs/results/ names, the same bytes
+# each time. Usage: [XBENCH=binary] scripts/regen-reports.sh [OUTROOT]
 # (default docs; another folder writes docs' layout there, for a diff).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-docs}
-xb=bin/xbench
+xb=${XBENCH:-bin/xbench}
 status=0
 gen() { # name, then the report's flags
   local name=$1; shift

@@ -5,20 +5,20 @@ within each round, then the median over rounds (a round pairs runs made a
 minute apart at most, so clock drift between rounds cancels in the ratio).
 Usage: scripts/vendor_ratio.py [results/h100-vendor]"""
 
-import glob
 import json
 import os
 import statistics
 import sys
 from collections import defaultdict
 
+from results_files import result_files
+
 
 def main(root: str) -> int:
     med = defaultdict(dict)  # (layout, m, n, k, round) -> backend -> median ms
-    for path in glob.glob(os.path.join(root, "*", "round*", "*", "*.json")):
+    for path, raw in result_files(root, "*/round*/*/*.json"):
         rnd = path.split(os.sep)[-3]
-        with open(path) as f:
-            r = json.load(f)
+        r = json.loads(raw)
         if r.get("status") != "ok":
             continue
         p = r["config"]["params"]

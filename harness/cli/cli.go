@@ -68,6 +68,7 @@ func (a *App) commands() []command {
 		{name: "report", summary: "write an HTML report with charts from a results folder", run: reportCmd},
 		{name: "history", summary: "series over many result folders: steps by commit, a dashboard, CSV, a CI gate", run: historyCmd},
 		{name: "export", summary: "write results as CSV or Go benchmark format (for benchstat)", run: exportCmd},
+		{name: "pack", summary: "pack a finished campaign folder into one .tar.gz that report, history, export and compare read as the folder", run: packCmd},
 		{name: "problems", summary: "KernelBench-format problem sets: baselines, candidate kernels, fast_p", run: problemsCmd},
 		{name: "profile", summary: "run one configuration under each backend's own profiler: top kernels, categories, a Chrome trace", run: profileCmd},
 		{name: "calibrate", summary: "measure the device's matmul peak and copy bandwidth through a backend", run: calibrateCmd},

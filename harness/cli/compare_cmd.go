@@ -20,7 +20,7 @@ const RegressionExit = 3
 func compareCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	var resultsDir, threshold string
-	fs.StringVar(&resultsDir, "results", defaultResults, "folder that run ids are looked up in")
+	fs.StringVar(&resultsDir, "results", defaultResults, "folder that run ids are looked up in (the arguments may also be folders, .tar.gz archives of them, or folders in those)")
 	fs.StringVar(&threshold, "threshold", "5%", "slowdown that fails the comparison when significant (5% or 0.05)")
 	help, err := parseFlagsArgs(a, fs, args, "A B", 2)
 	if help || err != nil {

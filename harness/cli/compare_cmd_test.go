@@ -129,7 +129,7 @@ func TestCompareErrors(t *testing.T) {
 		msg  string
 	}{
 		{"one argument", []string{"run-a"}, 2, "takes 2 arguments"},
-		{"unknown run", []string{"run-a", "nope"}, 2, `"nope" is neither a results folder nor a run id`},
+		{"unknown run", []string{"run-a", "nope"}, 2, `"nope" is neither a results folder, an archive nor a run id`},
 		{"bad threshold", []string{"--threshold", "fast", "run-a", "run-a"}, 2, "--threshold"},
 		// NaN compares false with every ratio: accepted, it would turn the gate off
 		{"NaN threshold", []string{"--threshold", "NaN", "run-a", "run-a"}, 2, `--threshold "NaN"`},

@@ -18,7 +18,7 @@ var exportFormats = []string{"csv", "benchfmt"}
 func exportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
 	var resultsDir, format, out string
-	fs.StringVar(&resultsDir, "results", defaultResults, "results folder, read recursively (the default is where run, sweep and compare write and look: one default for every command)")
+	fs.StringVar(&resultsDir, "results", defaultResults, "results folder, read recursively, or a .tar.gz of one (xbench pack) or a folder in it (the default is where run, sweep and compare write and look: one default for every command)")
 	fs.StringVar(&format, "format", "csv", "output format: csv (one row per result), benchfmt (Go benchmark format, for benchstat)")
 	fs.StringVarP(&out, "out", "o", "-", "file to write (- for stdout)")
 	fs.SetOutput(a.Stderr)

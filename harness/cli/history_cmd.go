@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbench/xbench/harness/history"
 	"github.com/xbench/xbench/harness/report"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/workload"
 )
 
@@ -45,8 +46,8 @@ func historyCmd(_ context.Context, a *App, args []string) error {
 		frac = f
 	}
 	for _, d := range fs.Args() {
-		if st, err := os.Stat(d); err != nil || !st.IsDir() {
-			return usagef("result folder %q is not a folder (allowed: existing result folders)", workload.Cut(d, 80))
+		if !store.IsTree(d) {
+			return usagef("result folder %q is not a folder or archive (allowed: existing result folders, .tar.gz archives of them)", workload.Cut(d, 80))
 		}
 	}
 	h, err := history.Build(fs.Args(), history.Options{CommitDate: gitCommitDate(repo)})

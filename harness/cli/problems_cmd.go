@@ -319,8 +319,8 @@ func problemsScore(a *App, args []string) error {
 	if err != nil {
 		return usagef("--baseline %q: %v", workload.Cut(baseline, 80), workload.Cut(err.Error(), 300))
 	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return usagef("--results %q is not a folder (allowed: a folder of results)", workload.Cut(dir, 80))
+	if !store.IsTree(dir) {
+		return usagef("--results %q is not a folder or archive (allowed: a folder of results, a .tar.gz archive of one)", workload.Cut(dir, 80))
 	}
 	rs, skipped, err := store.ReadAll(dir)
 	if err != nil {

@@ -3,13 +3,13 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/pflag"
 
 	"github.com/xbench/xbench/harness/report"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/workload"
 )
 
@@ -17,7 +17,7 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	var resultsDir, out, baseline string
 	var calibrations, verifies []string
-	fs.StringVar(&resultsDir, "results", defaultResults, "results folder (or one run's folder), read recursively (default: where run, sweep and compare write and look; the committed H100 data is under results/h100*)")
+	fs.StringVar(&resultsDir, "results", defaultResults, "results folder (or one run's folder), read recursively, or a .tar.gz of one (xbench pack) or a folder in it (default: where run, sweep and compare write and look; the committed H100 data is under results/h100*, one archive per campaign)")
 	fs.StringVarP(&out, "out", "o", "report.html", "HTML file to write (charts go beside it as <name>-<chart>.svg and .png, tables as <name>-<table>.csv), or a .pdf file: one PDF with the charts and tables")
 	fs.StringVar(&baseline, "baseline", "", "backend that ratios and fast_p compare against (default: pytorch if present, else the first by name)")
 	fs.StringSliceVar(&calibrations, "calibration", nil, "a _calibration.json from outside --results (xbench calibrate on the same device model in another run), for the roofline and percent of peak; repeatable")
@@ -25,8 +25,8 @@ func reportCmd(_ context.Context, a *App, args []string) error {
 	if help, err := parseFlags(a, fs, args); help || err != nil {
 		return err
 	}
-	if st, err := os.Stat(resultsDir); err != nil || !st.IsDir() {
-		return usagef("--results %q is not a folder", resultsDir)
+	if !store.IsTree(resultsDir) {
+		return usagef("--results %q is not a folder or archive (allowed: a results folder, a .tar.gz archive of one)", resultsDir)
 	}
 	r, err := report.Load(resultsDir, "")
 	if err != nil {

@@ -6,7 +6,6 @@ package compare
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -27,17 +26,18 @@ type Set struct {
 	Skipped []string
 }
 
-// Resolve turns a command-line argument into a folder: an existing folder
-// is taken as it is, otherwise the argument is a run id under resultsDir.
+// Resolve turns a command-line argument into a results tree: a folder or
+// an archive (store.OpenTree) is taken as it is, otherwise the argument is
+// a run id under resultsDir.
 func Resolve(arg, resultsDir string) (string, error) {
-	if st, err := os.Stat(arg); err == nil && st.IsDir() {
+	if store.IsTree(arg) {
 		return arg, nil
 	}
 	p := filepath.Join(resultsDir, arg)
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
+	if store.IsTree(p) {
 		return p, nil
 	}
-	return "", fmt.Errorf("%q is neither a results folder nor a run id under %s", arg, resultsDir)
+	return "", fmt.Errorf("%q is neither a results folder, an archive nor a run id under %s", arg, resultsDir)
 }
 
 // Load reads every result below dir (recursively).

@@ -80,7 +80,7 @@ func LevelKey(level int) string { return "level" + strconv.Itoa(level) }
 // level<N>, finite non-negative times with min <= mean <= max, at least
 // one trial. Errors name the file and the entry.
 func Read(path string) (Baseline, error) {
-	raw, err := store.ReadRegular(path, store.MaxFileBytes)
+	raw, err := store.ReadPath(path, store.MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read baseline: %w", err)
 	}

@@ -9,9 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -150,9 +149,13 @@ func (r *Report) SetBaseline(name string) error {
 }
 
 // loadSidecars reads the verify records and calibrations stored beside
-// the results (files starting with "_").
+// the results (files starting with "_"), in a folder or an archive.
 func (r *Report) loadSidecars(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	t, err := store.OpenTree(dir)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return fs.WalkDir(t.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -160,14 +163,14 @@ func (r *Report) loadSidecars(dir string) error {
 		switch {
 		case strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json"):
 			var v VerifyRecord
-			if err := readJSON(p, &v); err != nil {
+			if err := readMemberJSON(t, p, &v); err != nil {
 				return err
 			}
-			v.Path = p
+			v.Path = t.Path(p)
 			r.Verify = append(r.Verify, v)
 		case name == CalibrationFile:
 			var c backend.Calibration
-			if err := readJSON(p, &c); err != nil {
+			if err := readMemberJSON(t, p, &c); err != nil {
 				return err
 			}
 			r.Calibrations = append(r.Calibrations, c)
@@ -199,8 +202,20 @@ func (r *Report) AddCalibration(path string) error {
 		path, c.Device.Label(), strings.Join(slices.Sorted(maps.Keys(models)), ", "))
 }
 
+// readJSON decodes the file at path, which may lie in an archive
+// (store.ReadPath).
 func readJSON(path string, v any) error {
-	raw, err := store.ReadRegular(path, store.MaxFileBytes)
+	return decodeJSON(path, func() ([]byte, error) { return store.ReadPath(path, store.MaxFileBytes) }, v)
+}
+
+// readMemberJSON decodes the tree's member rel.
+func readMemberJSON(t store.Tree, rel string, v any) error {
+	return decodeJSON(t.Path(rel), func() ([]byte, error) { return t.Read(rel, store.MaxFileBytes) }, v)
+}
+
+// decodeJSON decodes what read returns, naming path in its errors.
+func decodeJSON(path string, read func() ([]byte, error), v any) error {
+	raw, err := read()
 	if err != nil {
 		return fmt.Errorf("report: read %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/xbench/xbench/harness/compare/sweeptest"
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/verify"
 )
 
@@ -14,16 +15,23 @@ import (
 // (results/x/sweep and results/x/verify, as the scripts keep them) are
 // read by Load without being asked for, and count; naming the same
 // folder with --verify reads nothing twice; a folder without records is
-// still an error; a verify/ folder inside the results is read once.
+// still an error; a verify/ folder inside the results is read once. The
+// same holds when the root is a packed campaign, read by its folders' old
+// paths or by paths into its archive.
 func TestVerifyFoundBeside(t *testing.T) {
 	tests := []struct {
 		name      string
 		verifyDir string // relative to the root; the results are in root/sweep
 		wantDirs  int
+		packed    string // "": folders; "old": packed, read by the old paths; "archive": by paths into the archive
 	}{
-		{"beside", "verify", 1},
-		{"inside", filepath.Join("sweep", "verify"), 1},
-		{"none", "", 0},
+		{"beside", "verify", 1, ""},
+		{"inside", filepath.Join("sweep", "verify"), 1, ""},
+		{"none", "", 0, ""},
+		{"beside packed", "verify", 1, "old"},
+		{"beside in archive", "verify", 1, "archive"},
+		{"inside in archive", filepath.Join("sweep", "verify"), 1, "archive"},
+		{"none in archive", "", 0, "archive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -38,6 +46,21 @@ func TestVerifyFoundBeside(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			base := root
+			if tt.packed != "" {
+				if _, err := store.Pack(root, store.CampaignArchive(root), func(string) bool { return true }); err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range []string{"sweep", "verify"} {
+					if err := os.RemoveAll(filepath.Join(root, d)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if tt.packed == "archive" {
+					base = store.CampaignArchive(root)
+				}
+			}
+			results = filepath.Join(base, "sweep")
 			r, err := Load(results, "")
 			if err != nil {
 				t.Fatal(err)
@@ -53,7 +76,7 @@ func TestVerifyFoundBeside(t *testing.T) {
 				t.Errorf("%d results counted correct with %d verify records", correct, len(r.Verify))
 			}
 			if tt.verifyDir != "" {
-				if err := r.AddVerify(filepath.Join(root, tt.verifyDir)); err != nil {
+				if err := r.AddVerify(filepath.Join(base, tt.verifyDir)); err != nil {
 					t.Errorf("--verify of the folder already read: %v", err)
 				}
 				if len(r.Verify) != 1 {

@@ -6,36 +6,38 @@ package report
 
 import (
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
 	"github.com/xbench/xbench/harness/result"
+	"github.com/xbench/xbench/harness/store"
 	"github.com/xbench/xbench/harness/verify"
 	"github.com/xbench/xbench/harness/workload"
 )
 
 // VerifyBeside is the verify/ folder next to a results folder (a sweep's
-// results/x/sweep beside results/x/verify, as scripts keep them), "" when
-// there is none or it lies inside dir (read with the results already).
-// Its records are read without being asked for: a report that said "not
-// verified" while the verification sat beside it was wrong.
+// results/x/sweep beside results/x/verify, as scripts keep them; either
+// may be in an archive, store.OpenTree), "" when there is none or it lies
+// inside dir (read with the results already). Its records are read
+// without being asked for: a report that said "not verified" while the
+// verification sat beside it was wrong.
 func VerifyBeside(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
 	beside := filepath.Join(filepath.Dir(abs), "verify")
-	if st, err := os.Stat(beside); err != nil || !st.IsDir() || beside == abs || strings.HasPrefix(beside, abs+string(filepath.Separator)) {
+	if beside == abs || strings.HasPrefix(beside, abs+string(filepath.Separator)) || !store.IsTree(beside) {
 		return ""
 	}
 	return filepath.Join(filepath.Dir(filepath.Clean(dir)), "verify")
 }
 
 // AddVerify reads the verify records (_verify_*.json) below dir, a folder
-// outside the results (a sweep's verification kept beside it), so the
-// tables and charts can say what was verified. It is an error when dir
-// holds none: a typo must not read as "nothing verified".
+// or archive outside the results (a sweep's verification kept beside it),
+// so the tables and charts can say what was verified. It is an error when
+// dir holds none: a typo must not read as "nothing verified".
 func (r *Report) AddVerify(dir string) error {
 	n := len(r.Verify)
 	read := map[string]bool{} // a folder found beside the results and named by --verify is read once
@@ -44,21 +46,25 @@ func (r *Report) AddVerify(dir string) error {
 			read[abs] = true
 		}
 	}
+	t, err := store.OpenTree(dir)
+	if err != nil {
+		return fmt.Errorf("report: read verify records under %s: %w", dir, err)
+	}
 	again := false
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	err = fs.WalkDir(t.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		if name := d.Name(); strings.HasPrefix(name, verify.FilePrefix) && strings.HasSuffix(name, ".json") {
-			if abs, err := filepath.Abs(p); err == nil && read[abs] {
+			if abs, err := filepath.Abs(t.Path(p)); err == nil && read[abs] {
 				again = true
 				return nil
 			}
 			var v VerifyRecord
-			if err := readJSON(p, &v); err != nil {
+			if err := readMemberJSON(t, p, &v); err != nil {
 				return err
 			}
-			v.Path = p
+			v.Path = t.Path(p)
 			r.Verify = append(r.Verify, v)
 		}
 		return nil

@@ -57,6 +57,10 @@ func kindOf(m os.FileMode) string {
 		return "a socket"
 	case m.IsDir():
 		return "a folder"
+	case m.IsRegular():
+		return "a regular file"
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
 	}
 	return "mode " + m.String()
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -59,9 +60,15 @@ func WriteResult(dir string, r result.Result) (string, error) {
 	return path, WriteFileAtomic(path, append(raw, '\n'))
 }
 
-// WriteFileAtomic writes data to path through a temp file in the same folder.
+// WriteFileAtomic writes data to path through a temp file in the same
+// folder. A folder inside a packed campaign is refused: its readers read
+// the archive (OpenTree), so a result written beside it would be ignored
+// without a word.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
+	if archive, _, err := locate(dir); err == nil && archive != "" {
+		return fmt.Errorf("write %s: the folder is in a packed campaign, read from %s, where a new file would be ignored: write into another folder", path, archive)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", dir, err)
 	}
@@ -92,29 +99,48 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
-// ReadAll loads every result JSON below dir (recursively), sorted by path.
-// A file that is not a valid result is skipped and named in skipped with
-// the reason, so one bad file never poisons a folder; only a folder that
-// cannot be walked is an error.
+// ReadAll loads every result JSON below dir (recursively), sorted by path;
+// dir is a folder or an archive (OpenTree). A file that is not a valid
+// result is skipped and named in skipped with the reason, so one bad file
+// never poisons a folder; only a tree that cannot be opened or walked is
+// an error.
 func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
-	var paths []string
-	err = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+	t, err := OpenTree(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read results in %s: %w", dir, err)
+	}
+	return t.ReadAll()
+}
+
+// ReadAll is the package's ReadAll on an opened tree.
+func (t Tree) ReadAll() (rs []result.Result, skipped []string, err error) {
+	return t.readAll(MaxFileBytes)
+}
+
+func (t Tree) readAll(limit int64) (rs []result.Result, skipped []string, err error) {
+	var names []string
+	err = fs.WalkDir(t.FS, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		name := d.Name()
 		if !d.IsDir() && strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, "_") {
-			paths = append(paths, p)
+			names = append(names, p)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("read results in %s: %w", dir, err)
+		return nil, nil, fmt.Errorf("read results in %s: %w", t.Name, err)
 	}
-	sort.Strings(paths)
-	rs = make([]result.Result, 0, len(paths))
-	for _, p := range paths {
-		r, err := ReadFile(p)
+	sort.Strings(names)
+	rs = make([]result.Result, 0, len(names))
+	for _, n := range names {
+		raw, err := t.Read(n, limit)
+		if err != nil {
+			skipped = append(skipped, fmt.Sprintf("read result %s: %v", t.Path(n), err))
+			continue
+		}
+		r, err := decodeResult(t.Path(n), raw)
 		if err != nil {
 			skipped = append(skipped, err.Error())
 			continue
@@ -124,14 +150,19 @@ func ReadAll(dir string) (rs []result.Result, skipped []string, err error) {
 	return rs, skipped, nil
 }
 
-// ReadFile loads one stored result of any supported schema version and
-// recomputes what is derived from its samples (Summarize), so what a file
-// stores in stats or throughput is never what a reader shows.
+// ReadFile loads one stored result of any supported schema version (path
+// may lie in an archive, ReadPath) and recomputes what is derived from its
+// samples (Summarize), so what a file stores in stats or throughput is
+// never what a reader shows.
 func ReadFile(path string) (result.Result, error) {
-	raw, err := ReadRegular(path, MaxFileBytes)
+	raw, err := ReadPath(path, MaxFileBytes)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("read result %s: %w", path, err)
 	}
+	return decodeResult(path, raw)
+}
+
+func decodeResult(path string, raw []byte) (result.Result, error) {
 	r, err := result.Decode(raw)
 	if err != nil {
 		return result.Result{}, fmt.Errorf("result %s: %w", path, err)
