@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes the H100 reports under docs/ (git-ignored) from the committed
-# campaign archives in results/ with bin/xbench (no GPU needed): the same
+# Makes the H100 reports under docs/ (committed: the results narratives
+# link them) from the committed campaign archives in results/ with
+# bin/xbench (no GPU needed): the same
 # commands each results narrative in docs/results/ names, the same bytes
 # each time. Usage: [XBENCH=binary] scripts/regen-reports.sh [OUTROOT]
 # (default docs; another folder writes docs' layout there, for a diff).
