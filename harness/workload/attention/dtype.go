@@ -1,8 +1,7 @@
 package attention
 
 import (
-	"fmt"
-
+	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/harness/workload/gemm"
 )
 
@@ -34,19 +33,10 @@ func dtypeAliases() map[string]string {
 }
 
 // DtypeNames lists the --dtype values in declaration order.
-func DtypeNames() []string {
-	out := make([]string, len(dtypes))
-	for i, d := range dtypes {
-		out[i] = d.name
-	}
-	return out
-}
+func DtypeNames() []string { return workload.RowNames(dtypes, dtypeName) }
 
 func lookupDtype(name string) (dtype, error) {
-	for _, d := range dtypes {
-		if d.name == name {
-			return d, nil
-		}
-	}
-	return dtype{}, fmt.Errorf("attention dtype %q: unknown (allowed: %v)", name, DtypeNames())
+	return workload.LookupRow("attention dtype", dtypes, dtypeName, name)
 }
+
+func dtypeName(d dtype) string { return d.name }

@@ -1,8 +1,9 @@
 package gemm
 
 import (
-	"fmt"
 	"math"
+
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // dtype is everything the workload knows of one --dtype value, in one row
@@ -37,22 +38,13 @@ func dtypeAliases() map[string]string {
 }
 
 // DtypeNames lists the --dtype values in declaration order.
-func DtypeNames() []string {
-	out := make([]string, len(dtypes))
-	for i, d := range dtypes {
-		out[i] = d.name
-	}
-	return out
-}
+func DtypeNames() []string { return workload.RowNames(dtypes, dtypeName) }
 
 func lookupDtype(name string) (dtype, error) {
-	for _, d := range dtypes {
-		if d.name == name {
-			return d, nil
-		}
-	}
-	return dtype{}, fmt.Errorf("gemm dtype %q: unknown (allowed: %v)", name, DtypeNames())
+	return workload.LookupRow("gemm dtype", dtypes, dtypeName, name)
 }
+
+func dtypeName(d dtype) string { return d.name }
 
 // RoundBF16 rounds x to the nearest bfloat16 (8 significant bits, float32's
 // exponent range), ties to even; overflow becomes an infinity and NaN stays

@@ -1,10 +1,10 @@
 package scan
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/xbench/xbench/harness/tensorfile"
+	"github.com/xbench/xbench/harness/workload"
 )
 
 // dtype is everything the workload knows of one --dtype value.
@@ -47,22 +47,13 @@ func (d dtype) round(x float64) float64 {
 }
 
 // DtypeNames lists the --dtype values in declaration order.
-func DtypeNames() []string {
-	out := make([]string, len(dtypes))
-	for i, d := range dtypes {
-		out[i] = d.name
-	}
-	return out
-}
+func DtypeNames() []string { return workload.RowNames(dtypes, dtypeName) }
 
 func lookupDtype(name string) (dtype, error) {
-	for _, d := range dtypes {
-		if d.name == name {
-			return d, nil
-		}
-	}
-	return dtype{}, fmt.Errorf("scan dtype %q: unknown (allowed: %v)", name, DtypeNames())
+	return workload.LookupRow("scan dtype", dtypes, dtypeName, name)
 }
+
+func dtypeName(d dtype) string { return d.name }
 
 // growth is how a tolerance widens with T: float32 alphas grow like T (the
 // log partition sums T positions' scores), so their absolute error grows
