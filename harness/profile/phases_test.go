@@ -16,7 +16,7 @@ func TestPhasesRecordInOrder(t *testing.T) {
 	if len(p.Spans) != 2 || p.Spans[0].Name != "embed" || p.Spans[1].Name != "gemm" {
 		t.Fatalf("spans %+v, want embed then gemm", p.Spans)
 	}
-	if !p.Spans[1].Start.Equal(t1) || p.Spans[0].Start.Add(p.Spans[0].Dur) != t1 || p.Spans[0].Dur < 0 {
+	if !p.Spans[1].Start.Equal(t1) || !p.Spans[0].Start.Add(p.Spans[0].Dur).Equal(t1) || p.Spans[0].Dur < 0 {
 		t.Errorf("spans %+v do not tile the calls' time", p.Spans)
 	}
 }
