@@ -239,11 +239,6 @@ class ReuseCheck:
                     self.poisoned.add(p)
 
 
-# A candidate may use torch.compile, whose first import rebinds some torch
-# functions (torch.manual_seed among them): done here, before the originals
-# are recorded, so that a candidate's compile is not taken for tampering.
-import torch._dynamo  # noqa: E402,F401
-
 # What the gate computes with: a candidate that replaced one (torch.Tensor.abs
 # returning zeros) would pass any comparison, so each is checked after every
 # candidate call as the clock is (xbench_py.guard), and the cell refused.
@@ -251,18 +246,23 @@ guard.protect_all("torch.Tensor", torch.Tensor, (
     "detach", "to", "contiguous", "reshape", "double", "abs", "all", "item", "max", "sum", "nan_to_num", "stride",
     "numel", "copy_", "__sub__", "__le__", "__eq__", "__or__", "__and__", "__invert__", "__mul__", "__add__",
     "__getitem__", "dtype", "device", "shape"), kind="gate")
-guard.protect_all("torch", torch, ("isfinite", "is_tensor", "no_grad", "Tensor", "empty", "manual_seed"),
+guard.protect_all("torch", torch, ("isfinite", "is_tensor", "no_grad", "Tensor", "empty"),
                   kind="gate")
 guard.protect_all("xbench_candidates.gate", sys.modules[__name__], (
     "close", "compare", "_structure", "gate", "recheck", "run_candidate", "reference", "poison_free_blocks"),
     kind="gate")
-guard.protect_all("xbench_pytorch.problem", problem, ("tensors", "make_inputs", "build", "checked"), kind="gate")
+guard.protect_all("xbench_pytorch.problem", problem, ("tensors", "make_inputs", "build", "checked", "_manual_seed"),
+                  kind="gate")
 # Whatever a reference Model may call: a candidate that replaced torch.matmul
 # (or any other function of torch, torch.nn.functional, a Tensor or Module
 # method) would change the Model's output as well as its own, and both would
 # agree. Every callable is recorded here, before any candidate is imported.
+# What torch itself rebinds when a candidate uses torch.compile (its first
+# import wraps torch.manual_seed): the gate seeds through problem's own
+# reference to the original, taken before any candidate ran.
+_REBOUND_BY_TORCH = frozenset({"manual_seed"})
 for _label, _owner in (("torch", torch), ("torch.nn.functional", torch.nn.functional), ("torch.Tensor", torch.Tensor),
                        ("torch.nn.Module", torch.nn.Module), ("torch.linalg", torch.linalg), ("torch.fft", torch.fft),
                        ("torch.special", torch.special)):
-    guard.protect_namespace(_label, _owner, kind="gate")
+    guard.protect_namespace(_label, _owner, kind="gate", skip=_REBOUND_BY_TORCH)
 guard.protect_all("xbench_candidates.gate.ReuseCheck", ReuseCheck, ("check", "_ptr"), kind="gate")

@@ -74,19 +74,21 @@ def protect_all(prefix: str, owner, attrs, kind: str = "clock") -> None:
         protect(f"{prefix}.{a}", owner, a, kind)
 
 
-def protect_namespace(prefix: str, owner, kind: str = "gate") -> int:
+def protect_namespace(prefix: str, owner, kind: str = "gate", skip: frozenset = frozenset()) -> int:
     """Protect every callable attribute owner has now (a module's functions
     and classes; a class's methods along its MRO), so that code under test
     replacing any of them (torch.matmul, which a reference Model calls, made
     to return zeros) refuses the cell, whatever the attribute's name.
-    Attributes added later (a lazily imported submodule) are not affected.
-    Returns how many were registered."""
+    Attributes added later (a lazily imported submodule) are not affected,
+    nor the names in skip. Returns how many were registered."""
     if isinstance(owner, type):
         names = {n for k in owner.__mro__ if k is not object for n in vars(k)}
     else:
         names = set(vars(owner))
     n = 0
     for name in sorted(names):
+        if name in skip:
+            continue
         if name.startswith("__") and name not in ("__matmul__", "__rmatmul__", "__add__", "__mul__", "__sub__",
                                                    "__truediv__", "__getitem__", "__call__"):
             continue  # dunders are Python's machinery, rebound legitimately (__dict__, __doc__)
