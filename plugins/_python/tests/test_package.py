@@ -21,7 +21,7 @@ LAYERS = [
     {"spec", "types"},
     {"workloads", "devclock"},
     {"runner", "environment"},
-    {"profile"},
+    {"profile", "burst"},
     {"serve"},
     {"cli"},
 ]

@@ -33,7 +33,10 @@ REFUSED = {
                              "call",),
     "uninitialised_output.py": ("incorrect: max abs err", "non-finite output:"),
     "result_cache.py": ("result reuse: output 0 of a warmup call is the storage of an earlier call's output",),
-    "versioned_cache.py": ("result reuse: output 0 of a warmup call is the storage of an earlier call's output",),
+    # the gate's later seeds may get inputs at the storage of the first's (the
+    # allocator's choice), version 0 again: then its cache answers them wrong
+    "versioned_cache.py": ("result reuse: output 0 of a warmup call is the storage of an earlier call's output",
+                           "incorrect: max abs err"),
     "patched_reference.py": ("patched gate: torch.matmul replaced while the candidate file was imported",),
     "right_then_wrong.py": ("wrong after timing: incorrect: max abs err",),
     "swallowed_error.py": ("incorrect: max abs err",),
