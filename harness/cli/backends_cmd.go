@@ -12,6 +12,7 @@ import (
 
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/bench"
+	"github.com/xbench/xbench/harness/registry"
 	"github.com/xbench/xbench/harness/workload"
 	"github.com/xbench/xbench/schema"
 )
@@ -19,23 +20,11 @@ import (
 // backendsCmd lists every backend with its runtime, nix shell and declared
 // capabilities (asked of the running backend, so the list cannot go stale).
 func backendsCmd(ctx context.Context, a *App, args []string) error {
-	fs := pflag.NewFlagSet("backends", pflag.ContinueOnError)
-	var c commonFlags
-	c.register(fs)
-	if help, err := parseFlags(a, fs, args); help || err != nil {
+	l, err := a.openListed("backends", args)
+	if l == nil || err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
-		return err
-	}
-	reg, root, err := a.openRegistry(&c)
-	if err != nil {
-		return err
-	}
-	names, err := listedBackends(reg.Names(), c.backends)
-	if err != nil {
-		return err
-	}
+	reg, root, names, c := l.reg, l.root, l.names, l.flags
 	for _, e := range reg.Skipped {
 		fmt.Fprintf(a.Stderr, "warning: skipped a backend: %v\n", e)
 	}
@@ -101,6 +90,38 @@ func orDash(list []string) string {
 // listedBackends is the backends to list: all of them, or those --backends
 // names (each started to ask what it supports, so naming one spares
 // starting the others).
+// listed is what a command that reports on backends (backends, doctor)
+// starts from: its flags, the registry, its root and the backends
+// --backends names (all by default).
+type listed struct {
+	flags commonFlags
+	reg   *registry.Registry
+	root  string
+	names []string
+}
+
+// openListed parses such a command's flags and opens the registry; nil
+// after --help or an error.
+func (a *App) openListed(cmd string, args []string) (*listed, error) {
+	fs := pflag.NewFlagSet(cmd, pflag.ContinueOnError)
+	l := &listed{}
+	l.flags.register(fs)
+	if help, err := parseFlags(a, fs, args); help || err != nil {
+		return nil, err
+	}
+	if err := l.flags.check(); err != nil {
+		return nil, err
+	}
+	var err error
+	if l.reg, l.root, err = a.openRegistry(&l.flags); err != nil {
+		return nil, err
+	}
+	if l.names, err = listedBackends(l.reg.Names(), l.flags.backends); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
 func listedBackends(all []string, flag string) ([]string, error) {
 	if flag == "" {
 		return all, nil

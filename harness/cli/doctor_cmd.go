@@ -20,8 +20,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/xbench/xbench/harness/backend"
 	"github.com/xbench/xbench/harness/bench"
 	"github.com/xbench/xbench/harness/registry"
@@ -83,23 +81,11 @@ type doctorReport struct {
 }
 
 func doctorCmd(ctx context.Context, a *App, args []string) error {
-	fs := pflag.NewFlagSet("doctor", pflag.ContinueOnError)
-	var c commonFlags
-	c.register(fs)
-	if help, err := parseFlags(a, fs, args); help || err != nil {
+	l, err := a.openListed("doctor", args)
+	if l == nil || err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
-		return err
-	}
-	reg, root, err := a.openRegistry(&c)
-	if err != nil {
-		return err
-	}
-	names, err := listedBackends(reg.Names(), c.backends)
-	if err != nil {
-		return err
-	}
+	reg, root, names, c := l.reg, l.root, l.names, l.flags
 	env, err := readEnvironment(ctx, root)
 	if err != nil {
 		return err
