@@ -22,8 +22,6 @@ import (
 	"github.com/xbench/xbench/plugins/burnstyle-hip/internal/host"
 )
 
-// AttentionSpec reads the configuration, resolving the workload's "0 means
-// equal" defaults of kv_heads and kv_len.
 // MMASyncVariant runs the attention on the mma.sync kernels where the
 // Hopper (wgmma) kernels would run (sm_90, bfloat16 or float16, head dim
 // 64 or 128): the forward, and in the backward phases both the forward
@@ -68,6 +66,8 @@ func attentionVariant(spec *gpuattn.Spec, variant string) {
 	spec.WGMMAOverlap = variant == WGMMAOverlapVariant.Name
 }
 
+// AttentionSpec reads the configuration, resolving the workload's "0 means
+// equal" defaults of kv_heads and kv_len.
 func AttentionSpec(cfg result.Config) gpuattn.Spec {
 	s := cpu.AttentionShape{Batch: cfg.Int("batch"), Heads: cfg.Int("heads"), KVHeads: cfg.Int("kv_heads"),
 		SeqLen: cfg.Int("seq_len"), KVLen: cfg.Int("kv_len"), HeadDim: cfg.Int("head_dim"), Causal: cfg.Get("causal") == "true"}
