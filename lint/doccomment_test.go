@@ -13,10 +13,11 @@ import (
 )
 
 // products are mixed-case names of libraries and tools that a doc comment
-// may start with: they are not Go identifiers of this repository.
+// may start with: they are not Go identifiers of this repository (all-caps
+// names such as CUPTI are never taken for identifiers: identLike).
 var products = map[string]bool{
 	"ROCm": true, "hipRTC": true, "cuBLAS": true, "cuBLASLt": true, "hipBLASLt": true, "rocBLAS": true,
-	"PyTorch": true, "cuDNN": true, "NVRTC": true, "JAX": true, "CUPTI": true, "IREE": true,
+	"PyTorch": true, "cuDNN": true,
 }
 
 // identLike is a word shaped like a Go identifier in mixed case
