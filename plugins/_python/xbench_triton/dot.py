@@ -16,7 +16,24 @@ import os
 import triton
 import triton.language as tl
 
+from xbench_py import dtypes as xd
+from xbench_pytorch.model import torch_dtype
+
 EMULATE = tl.constexpr(os.environ.get("TRITON_INTERPRET") == "1")
+
+
+def tl_dtype(name: str) -> tl.dtype:
+    """The triton dtype of xbench dtype name's storage element, from
+    xbench_py.dtypes (triton names float8_e4m3fn otherwise: none here)."""
+    def form(element: str):
+        t = getattr(tl, element, None)
+        return t if isinstance(t, tl.dtype) else None
+    return xd.resolve(name, form, "triton")
+
+
+# The operand dtypes of the kernels' products (DT), torch's to triton's.
+DOT_NAMES = ("float32", "bfloat16", "float16")
+DOT_DTYPES = {torch_dtype(n): tl_dtype(n) for n in DOT_NAMES}
 
 
 @triton.jit
