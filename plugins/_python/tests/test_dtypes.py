@@ -6,10 +6,15 @@ test_torch_dtypes.py, test_jax_dtypes.py, test_triton_dtypes.py,
 test_iree_dtypes.py)."""
 
 
+import ast
+import os
+
 import pytest
 
 from xbench_py import dtypes as xd
 from xbench_py import facts
+
+PYDIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # name: (storage element, result element, math), written out.
 EXPECTED = {
@@ -61,3 +66,63 @@ def test_resolve_refuses_a_name_without_a_form():
     assert "allowed: float32, tf32, bfloat16" in msg
     with pytest.raises(ValueError, match="unknown dtype 'int8'"):
         xd.resolve("int8", forms.get, "toy")
+# ------------------------------------------------ no second table in a backend
+
+FRAMEWORKS = sorted(d for d in os.listdir(PYDIR) if d.startswith("xbench_") and d != "xbench_py"
+                    and os.path.isfile(os.path.join(PYDIR, d, "__init__.py")))
+KEYS = set(xd.NAMES) | set(xd.ELEMENTS)
+
+
+def dtype_maps(source: str) -> list:
+    """The lines of dict literals (or dict(...) calls) keyed by a dtype name
+    or element ("bfloat16"), or translating one framework's dtypes into
+    another's ({torch.bfloat16: tl.bfloat16}). A table of settings per
+    framework dtype ({torch.bfloat16: (4, 32, 2)}, launch tuning) is not a
+    dtype map."""
+    def attr(n) -> str:
+        return n.attr if isinstance(n, ast.Attribute) else ""
+
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Dict):
+            keys = node.keys
+            names = [k.value for k in keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            names += [attr(k) for k, v in zip(keys, node.values) if attr(k) in KEYS and attr(v) in KEYS]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+            names = [k.arg for k in node.keywords]
+        else:
+            continue
+        if KEYS & set(names):
+            out.append(node.lineno)
+    return out
+
+
+@pytest.mark.parametrize("source,found", [
+    ('DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16}', [1]),
+    ("DOT = {torch.float32: tl.float32}", [1]),
+    ("LAUNCH = {torch.float32: (4, 32, 2)}", []),
+    ("x = 1\nE = dict(float16='f16')", [2]),
+    ('OK = {"kernelbench": (True, False)}', []),
+    ("D = {n: f(n) for n in NAMES}", []),
+])
+def test_dtype_maps_finds_literal_maps(source, found):
+    assert dtype_maps(source) == found
+
+
+@pytest.mark.parametrize("package", FRAMEWORKS)
+def test_no_framework_defines_its_own_dtype_map(package):
+    found = []
+    folder = os.path.join(PYDIR, package)
+    for f in sorted(os.listdir(folder)):
+        if f.endswith(".py"):
+            with open(os.path.join(folder, f), encoding="utf-8") as src:
+                found += [f"{package}/{f}:{line}" for line in dtype_maps(src.read())]
+    assert not found, "dtype-name maps outside xbench_py.dtypes (resolve through it): " + ", ".join(found)
+
+
+def test_capabilities_take_only_table_names():
+    from xbench_py import types as xt
+
+    assert xt.WorkloadCaps("gemm", values={"dtype": ("float32", "tf32")}).values["dtype"] == ("float32", "tf32")
+    with pytest.raises(ValueError, match="unknown dtype 'fp32'"):
+        xt.WorkloadCaps("gemm", values={"dtype": ("float32", "fp32")})
