@@ -48,17 +48,29 @@ def test_a_torch_without_the_element_refuses_by_name(monkeypatch):
     assert torch_dtype("float8_e4m3", result=True) == torch.bfloat16  # the result element still has its form
 
 
+@pytest.fixture
+def global_flags():
+    """The process-wide matmul flags, put back as they were after the test."""
+    m, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    saved = (torch.get_float32_matmul_precision(), m.allow_tf32, cudnn.allow_tf32,
+             m.allow_bf16_reduced_precision_reduction, m.allow_fp16_reduced_precision_reduction)
+    yield
+    torch.set_float32_matmul_precision(saved[0])  # first: it moves allow_tf32 too
+    m.allow_tf32, cudnn.allow_tf32 = saved[1], saved[2]
+    m.allow_bf16_reduced_precision_reduction, m.allow_fp16_reduced_precision_reduction = saved[3], saved[4]
+
+
 @pytest.mark.parametrize("name,tf32", [("float32", False), ("tf32", True), ("bfloat16", False), ("float16", False),
                                        ("float64", False)])
-def test_precision_flags_follow_the_name(name, tf32):
+def test_precision_flags_follow_the_name(name, tf32, global_flags):
     for set_flags in (backend.set_precision, gemm._set_flags):
         torch.backends.cuda.matmul.allow_tf32 = not tf32  # the opposite, so the call must set it
         set_flags(name)
         assert torch.backends.cuda.matmul.allow_tf32 is tf32
         assert torch.get_float32_matmul_precision() == ("high" if tf32 else "highest")
+    torch.backends.cudnn.allow_tf32 = not tf32
     backend.set_precision(name)
     assert torch.backends.cudnn.allow_tf32 is tf32
-    backend.set_precision("float32")
 
 
 def test_calibrate_refuses_float8_by_name():
