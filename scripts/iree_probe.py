@@ -29,14 +29,6 @@ import iree_precompile  # noqa: E402  (beside this script)
 from xbench_iree import targets as iree_targets  # noqa: E402
 
 
-def np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        import ml_dtypes
-
-        return ml_dtypes.bfloat16
-    return {"float32": np.float32, "float16": np.float16}[dtype]
-
-
 def reference(a, b, layout):
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     if layout[0] == "t":
@@ -142,6 +134,8 @@ def cases():
 
 
 def one(rt, target, kind, label, mlir, shape, purpose, cache):
+    from xbench_iree.backend import np_dtype  # the backend's host arrays (it imports iree.runtime, as main has)
+
     vmfb, _ = iree_cache.get(target, mlir, label, cache)
     t0 = time.perf_counter()
     mod = Loaded(rt, target, vmfb, kind)

@@ -17,7 +17,7 @@ MODULES = sorted(f[:-3] for f in os.listdir(PKG) if f.endswith(".py") and f != "
 
 # The layers, bottom up: a module may import only modules of lower layers.
 LAYERS = [
-    {"attention_ref", "facts", "guard", "modes", "problems", "review", "scan_ref", "tensors"},  # no xbench_py imports
+    {"attention_ref", "dtypes", "facts", "guard", "modes", "problems", "review", "scan_ref", "tensors"},  # no xbench_py imports
     {"spec", "types"},
     {"workloads", "devclock"},
     {"runner", "environment"},

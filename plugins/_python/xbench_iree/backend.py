@@ -41,11 +41,12 @@ import iree.runtime as rt
 from xbench_iree import cache as iree_cache
 from xbench_iree import mlir as iree_mlir
 from xbench_iree import targets as iree_targets
+from xbench_py import dtypes as xd
 from xbench_py import modes
 from xbench_py import types as xt
 
 DEVICES = ("cpu", "cuda", "rocm")
-DTYPES = ("float32", "bfloat16", "float16")  # tf32 and float8 have no IREE form here: refused by the capabilities
+DTYPES = iree_mlir.DTYPES  # tf32 and float8 have no IREE form here: refused by the capabilities
 DRIVER = {"cpu": "local-task", "cuda": "cuda", "rocm": "hip"}
 CAPS = xt.Capabilities(
     xt.WorkloadCaps("gemm", phases=("forward",), devices=DEVICES,
@@ -57,11 +58,11 @@ CAPS = xt.Capabilities(
 
 
 def np_dtype(dtype: str):
-    if dtype == "bfloat16":
-        import ml_dtypes
+    """The NumPy type of the host arrays of dtype's storage element in
+    xbench_py.dtypes (ml_dtypes' for the elements NumPy lacks: bfloat16)."""
+    import ml_dtypes
 
-        return ml_dtypes.bfloat16
-    return {"float32": np.float32, "float16": np.float16}[dtype]
+    return xd.resolve(dtype, lambda e: getattr(np, e, None) or getattr(ml_dtypes, e, None), "numpy/ml_dtypes")
 
 
 def random_input(rng, shape, dtype):

@@ -18,8 +18,24 @@ Function names: @gemm(a, b) -> c, @attention(q, k, v) -> out.
 
 from __future__ import annotations
 
-ELT = {"float32": "f32", "bfloat16": "bf16", "float16": "f16"}
+from xbench_py import dtypes as xd
+
+# The dtypes written here (the backend's capabilities): tf32 and float8 have
+# no IREE form here (tf32's float32 storage would run as IEEE f32).
+DTYPES = ("float32", "bfloat16", "float16")
 NEG_INF = {"f32": "0xFF800000", "bf16": "0xFF80", "f16": "0xFC00"}  # -inf bit patterns
+
+
+def element_type(dtype: str, what: str) -> str:
+    """The MLIR element type (f32, bf16, f16) of dtype's storage element in
+    xbench_py.dtypes; ValueError naming the dtype for one not in DTYPES."""
+    if dtype not in DTYPES:
+        raise ValueError(f"{what} dtype {dtype!r} has no IREE form here (allowed: {', '.join(DTYPES)})")
+
+    def form(element: str):
+        bits = element.removeprefix("b").removeprefix("float")  # float32 -> f32, bfloat16 -> bf16
+        return ("bf" if element.startswith("b") else "f") + bits if bits.isdigit() else None
+    return xd.resolve(dtype, form, "MLIR")
 
 
 def _t(shape, elt: str) -> str:
@@ -37,9 +53,7 @@ def gemm(m: int, n: int, k: int, batch: int, layout: str, dtype: str) -> str:
     """C[b,i,j] = sum_p op(A)[b,i,p] op(B)[b,p,j], f32 accumulation, C in dtype."""
     if layout not in ("nn", "nt", "tn", "tt"):
         raise ValueError(f"gemm layout {layout!r} (allowed: nn, nt, tn, tt)")
-    if dtype not in ELT:
-        raise ValueError(f"gemm dtype {dtype!r} has no IREE form here (allowed: {', '.join(ELT)})")
-    e = ELT[dtype]
+    e = element_type(dtype, "gemm")
     sa, sb, sc = gemm_shapes(m, n, k, batch, layout)
     ta, tb, tacc, tc = _t(sa, e), _t(sb, e), _t(sc, "f32"), _t(sc, e)
     amap = "(b, i, p)" if layout[0] == "n" else "(b, p, i)"
@@ -94,11 +108,10 @@ def attention(batch: int, heads: int, kv_heads: int, seq: int, kv: int, d: int, 
     [seq, kv] mask of 0 / -inf built inside the call and broadcast over
     batch and heads (IREE 3.13's attention does not lower
     iree_linalg_ext.index in its score region, so the mask is a tensor). Scores and softmax are f32 inside the op."""
-    if dtype not in ELT:
-        raise ValueError(f"attention dtype {dtype!r} has no IREE form here (allowed: {', '.join(ELT)})")
+    e = element_type(dtype, "attention")
     if heads % kv_heads:
         raise ValueError(f"attention heads {heads} is not a multiple of kv_heads {kv_heads}")
-    e, g = ELT[dtype], heads // kv_heads
+    g = heads // kv_heads
     tq, tk = _t((batch, heads, seq, d), e), _t((batch, kv_heads, kv, d), e)
     tq5 = _t((batch, kv_heads, g, seq, d), e)
     scale = 1.0 / d ** 0.5

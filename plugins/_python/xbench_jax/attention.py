@@ -37,14 +37,19 @@ import numpy as np
 
 from xbench_py import types as xt
 from xbench_py import workloads as xw
-from xbench_jax.model import timed_step
+from xbench_jax.model import jax_dtype, timed_step
+from xbench_py import dtypes as xd
 
-DTYPES = {"float32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
 IMPLEMENTATIONS = {"": None, "xla": "xla", "cudnn": "cudnn"}
-# Only float32 needs a precision: "highest" keeps a GPU from running its dots
-# in TF32. The 16-bit dtypes keep JAX's own (float32 accumulation); naming
-# "default" there makes XLA:CPU refuse float16 dots with float32 results.
-PRECISION = {"float32": "highest"}
+
+
+def precision(dtype: str) -> str | None:
+    """The default_matmul_precision the attention is traced under. Only the
+    IEEE dtypes (float32) need one: "highest" keeps a GPU from running its
+    dots in TF32. The 16-bit dtypes keep JAX's own (None: float32
+    accumulation); naming "default" there makes XLA:CPU refuse float16 dots
+    with float32 results."""
+    return "highest" if xd.of(dtype).ieee else None
 
 
 def native(x):
@@ -56,7 +61,7 @@ def function(cfg: xw.Attention, variant: str) -> Callable:
     """out = f(q, k, v) in JAX's BTNH layout, not yet jitted."""
     if variant not in IMPLEMENTATIONS:
         raise ValueError(f"jax attention: unknown variant {variant!r} (known: default, {', '.join(v for v in IMPLEMENTATIONS if v)})")
-    impl, causal, scale, prec = IMPLEMENTATIONS[variant], cfg.causal, cfg.scale, PRECISION.get(cfg.dtype)
+    impl, causal, scale, prec = IMPLEMENTATIONS[variant], cfg.causal, cfg.scale, precision(cfg.dtype)
 
     def f(q, k, v):
         with jax.default_matmul_precision(prec) if prec else contextlib.nullcontext():
@@ -112,7 +117,7 @@ def prepare(cfg: xw.Attention, variant: str, device, seed: int) -> Callable[[], 
     shapes = {"q": cfg.q_shape(), "k": cfg.k_shape(), "v": cfg.k_shape(), "dout": cfg.q_shape()}
     keys = jax.random.split(jax.random.PRNGKey(seed), 4)
     with jax.default_device(device):
-        spec = tuple(jax.random.normal(keys[i], shapes[n]).astype(DTYPES[cfg.dtype]) for i, n in enumerate(_names(cfg)))
+        spec = tuple(jax.random.normal(keys[i], shapes[n]).astype(jax_dtype(cfg.dtype)) for i, n in enumerate(_names(cfg)))
     args = jax.block_until_ready(tuple(native(x) for x in spec))  # converted here, never in a timed call
     del spec
     f = function(cfg, variant)
@@ -124,7 +129,7 @@ def export(cfg: xw.Attention, variant: str, device, inputs: dict) -> dict:
     """One call of the phase on the given float32 inputs; out (and dq, dk, dv
     for the backward phases) as float32 numpy arrays."""
     cfg.check()
-    args = tuple(native(jax.device_put(jnp.asarray(inputs[n], DTYPES[cfg.dtype]), device)) for n in _names(cfg))
+    args = tuple(native(jax.device_put(jnp.asarray(inputs[n], jax_dtype(cfg.dtype)), device)) for n in _names(cfg))
     f = function(cfg, variant)
     _refusals(cfg, variant, device, f, args)
     step = _phase(cfg, f, args)

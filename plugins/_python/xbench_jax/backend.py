@@ -20,6 +20,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 from xbench_jax import model as m  # noqa: E402
+from xbench_py import dtypes as xd  # noqa: E402
 from xbench_py import types as xt  # noqa: E402
 from xbench_py import workloads as xw  # noqa: E402
 from xbench_py import spec as xs  # noqa: E402
@@ -114,7 +115,7 @@ class Backend(xt.Framework):
     def _jit(self, fn, cfg: xw.TTT):
         """fn traced under this dtype's matmul precision (part of jit's cache
         key, so every run gets the precision it asked for)."""
-        prec = m.PRECISION[cfg.dtype]
+        prec = m.matmul_precision(cfg.dtype)
 
         def traced(*args):
             with jax.default_matmul_precision(prec):
@@ -160,8 +161,8 @@ class Backend(xt.Framework):
         return scan.export(cfg, self._jax_device, inputs)
 
     def prepare_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, seed: int) -> xt.Prepared:
-        size, dtype, warnings = cfg.size, m.DTYPES[cfg.dtype], []
-        if cfg.dtype == "tf32" and device.kind != "cuda":
+        size, dtype, warnings = cfg.size, m.jax_dtype(cfg.dtype), []
+        if xd.of(cfg.dtype).tf32 and device.kind != "cuda":
             warnings.append(f"tf32 has no effect on {device.kind}: float32 dots with DEFAULT precision are IEEE there")
         self._peak_warning(device, warnings)
         key = jax.random.PRNGKey(seed)
@@ -207,7 +208,7 @@ class Backend(xt.Framework):
         return out
 
     def export_ttt(self, cfg: xw.TTT, variant: str, device: xt.Device, weights: dict, inputs: dict) -> dict:
-        dtype, unroll = m.DTYPES[cfg.dtype], m.scan_unroll(device.kind)
+        dtype, unroll = m.jax_dtype(cfg.dtype), m.scan_unroll(device.kind)
         params = self._put(weights, dtype)
         if cfg.inner_only:
             pre = "layers.0.ttt."

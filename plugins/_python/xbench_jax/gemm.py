@@ -49,19 +49,19 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from xbench_jax.model import timed_step
+from xbench_jax.model import jax_dtype, timed_step
+from xbench_py import dtypes as xd
 from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
+
 DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
     "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),
 }
-_STORE = {"float32": jnp.float32, "tf32": jnp.float32, "bfloat16": jnp.bfloat16,
-          "float16": jnp.float16, "float8_e4m3": jnp.float8_e4m3fn}
 
 
 def parse(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
     """(m, n, k, batch, layout, dtype), checked (the contract's one parser)."""
-    return parse_gemm(params, _STORE)
+    return parse_gemm(params)
 
 
 def jax_device(device: str):
@@ -86,15 +86,15 @@ def gemm_fn(layout: str, dtype: str, gpu: bool = False) -> Callable:
     """The (unjitted) product of stored a, b for this layout and dtype (gpu:
     the form for a GPU, see the module docstring)."""
     dims = (((2 if layout[0] == "n" else 1,), (1 if layout[1] == "n" else 2,)), ((0,), (0,)))
-    if dtype == "float32":
+    d, out = xd.of(dtype), jax_dtype(dtype, result=True)
+    if d.ieee:
         return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.HIGHEST,
-                                            preferred_element_type=jnp.float32)
-    if dtype == "tf32":
+                                            preferred_element_type=out)
+    if d.tf32:
         return lambda a, b: lax.dot_general(a, b, dims, precision=lax.DotAlgorithmPreset.TF32_TF32_F32,
-                                            preferred_element_type=jnp.float32)
-    if dtype == "float8_e4m3":
-        return lambda a, b: lax.dot_general(a, b, dims, preferred_element_type=jnp.bfloat16)
-    out = _STORE[dtype]
+                                            preferred_element_type=out)
+    if d.result != d.storage:  # float8_e4m3: C straight in its result dtype (bfloat16)
+        return lambda a, b: lax.dot_general(a, b, dims, preferred_element_type=out)
     if gpu:
         return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.DEFAULT, preferred_element_type=out)
     return lambda a, b: lax.dot_general(a, b, dims, precision=lax.Precision.DEFAULT,
@@ -111,8 +111,8 @@ def prepare(params: dict[str, str], device: str, seed: int) -> Callable[[], Any]
     sa, sb = stored_shapes(m, n, k, batch, layout)
     ka, kb = jax.random.split(jax.random.key(seed))
     with jax.default_device(dev):
-        a = jax.random.normal(ka, sa, jnp.float32).astype(_STORE[dtype])
-        b = jax.random.normal(kb, sb, jnp.float32).astype(_STORE[dtype])
+        a = jax.random.normal(ka, sa, jnp.float32).astype(jax_dtype(dtype))
+        b = jax.random.normal(kb, sb, jnp.float32).astype(jax_dtype(dtype))
     a, b = jax.device_put(a, dev), jax.device_put(b, dev)
     fn = jax.jit(gemm_fn(layout, dtype, gpu=dev.platform == "gpu"))
     t0 = time.perf_counter()
@@ -161,7 +161,7 @@ def export(params: dict[str, str], device: str, a: np.ndarray, b: np.ndarray) ->
     sa, sb = stored_shapes(m, n, k, batch, layout)
     if tuple(a.shape) != sa or tuple(b.shape) != sb:
         raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
-    ja = jax.device_put(np.ascontiguousarray(a, np.float32), dev).astype(_STORE[dtype])
-    jb = jax.device_put(np.ascontiguousarray(b, np.float32), dev).astype(_STORE[dtype])
+    ja = jax.device_put(np.ascontiguousarray(a, np.float32), dev).astype(jax_dtype(dtype))
+    jb = jax.device_put(np.ascontiguousarray(b, np.float32), dev).astype(jax_dtype(dtype))
     c = jax.jit(gemm_fn(layout, dtype, gpu=dev.platform == "gpu"))(ja, jb)
     return np.asarray(c.astype(jnp.float32)).reshape(batch, m, n)

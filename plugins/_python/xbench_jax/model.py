@@ -5,8 +5,8 @@ files map one to one and jax.grad differentiates with respect to exactly those
 arrays. backend.py adapts it to xbench_py.
 
 Precision (spec "Precision"): the caller traces these functions inside
-jax.default_matmul_precision(PRECISION[dtype]), so a float32 run's dots are
-IEEE float32 (HIGHEST) and tf32 is XLA's DEFAULT (TF32 on NVIDIA GPUs).
+jax.default_matmul_precision(matmul_precision(dtype)), so a float32 run's dots
+are IEEE float32 (HIGHEST) and tf32 is XLA's DEFAULT (TF32 on NVIDIA GPUs).
 Dense matmuls ask for float32 accumulation explicitly; norm statistics, RoPE,
 the learning-rate gate, the whole inner loop (its state W/b is float32) and
 the loss are float32.
@@ -26,13 +26,32 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from xbench_py import dtypes as xd
 from xbench_py import guard
 from xbench_py import types as xt
 from xbench_py import spec as xs
 
 F32 = jnp.float32
-DTYPES = {"float32": jnp.float32, "tf32": jnp.float32, "bfloat16": jnp.bfloat16, "float16": jnp.float16}
-PRECISION = {"float32": "highest", "tf32": "default", "bfloat16": "default", "float16": "default"}
+
+
+def jax_dtype(name: str, result: bool = False):
+    """The jax.numpy dtype of xbench dtype name's storage element (with
+    result: the element results come back in), from xbench_py.dtypes; every
+    jax module (model, gemm, attention) resolves through it."""
+    def form(element: str):
+        t = getattr(jnp, element, None)
+        try:
+            return t if t is not None and jnp.dtype(t).name == element else None
+        except TypeError:  # a jnp attribute of that name that is not a dtype
+            return None
+    return xd.resolve(name, form, f"jax {jax.__version__}", result)
+
+
+def matmul_precision(name: str) -> str:
+    """The default_matmul_precision a TTT run of dtype name is traced under:
+    "highest" where the dtype means IEEE products (a GPU would run float32
+    dots in TF32 otherwise), XLA's "default" for tf32 and the narrow dtypes."""
+    return "highest" if xd.of(name).ieee else "default"
 
 
 def scan_unroll(device_kind: str) -> int:

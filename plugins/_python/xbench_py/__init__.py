@@ -3,6 +3,9 @@
 file re-exports nothing. The modules import one way (tests/test_package.py
 checks the layers), bottom up:
 
+  dtypes     the one table of xbench's dtype names: storage and result
+             elements, TF32 / narrow math; each framework resolves the
+             element names to its own dtypes (resolve)
   facts      what the Go harness declares (workload params, defaults, enums,
              TTT sizes and constants, protocol version, devices), read from
              facts.json, which `go generate ./harness/facts` writes

@@ -2,7 +2,8 @@
 protocol 2) that every Python backend shares: errors, capabilities, config,
 device, timing mode, Prepared, Timer, the Framework base class, the enums
 (read from xbench_py.facts) and the out-of-memory classifier. It imports no
-other xbench_py module but facts and modes; the runner (xbench_py.runner),
+other xbench_py module but dtypes (capabilities' dtypes are checked against
+its table), facts, guard and modes; the runner (xbench_py.runner),
 the serve loop (xbench_py.serve) and the command line (xbench_py.cli) build
 on it. Statistics and throughput are the harness's: a result carries raw
 samples_ms only.
@@ -112,6 +113,7 @@ import importlib
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from xbench_py import dtypes as _dtypes
 from xbench_py import facts as _facts
 from xbench_py import guard as _guard
 from xbench_py import modes as _modes
@@ -202,6 +204,13 @@ class WorkloadCaps:
     devices: tuple = ("cpu",)
     values: dict = field(default_factory=dict)  # param -> allowed values (enum params)
     max: dict = field(default_factory=dict)  # param -> largest allowed integer
+
+    def __post_init__(self) -> None:
+        # Every dtype a backend declares is a name of the one dtype table
+        # (xbench_py.dtypes), so a misspelt one fails at import, not as a
+        # refusal of every request.
+        for name in self.values.get("dtype", ()):
+            _dtypes.of(name)
 
     def to_json(self) -> dict:
         d = {"workload": self.workload, "phases": list(self.phases), "devices": list(self.devices),

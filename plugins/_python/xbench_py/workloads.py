@@ -156,10 +156,10 @@ def gemm_stored_shapes(m: int, n: int, k: int, batch: int, layout: str) -> tuple
     return a, b
 
 
-def parse_gemm(params: dict[str, str], dtypes) -> tuple[int, int, int, int, str, str]:
+def parse_gemm(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
     """(m, n, k, batch, layout, dtype) of a GEMM's string params, checked
-    (ValueError) for a framework module called outside the harness; dtypes
-    are the dtypes that module has a storage type for."""
+    (ValueError) for a framework module called outside the harness (every
+    gemm dtype has its storage in xbench_py.dtypes)."""
     try:
         m, n, k, batch = (int(params[x]) for x in ("m", "n", "k", "batch"))
     except (KeyError, ValueError) as e:
@@ -169,8 +169,8 @@ def parse_gemm(params: dict[str, str], dtypes) -> tuple[int, int, int, int, str,
     layout, dtype = params.get("layout", "nn"), params.get("dtype", "float32")
     if layout not in xt.GEMM_LAYOUTS:
         raise ValueError(f"gemm layout {layout!r} is not one of {xt.GEMM_LAYOUTS}")
-    if dtype not in dtypes:
-        raise ValueError(f"gemm dtype {dtype!r} is not one of {tuple(dtypes)}")
+    if dtype not in xt.GEMM_DTYPES:
+        raise ValueError(f"gemm dtype {dtype!r} is not one of {xt.GEMM_DTYPES}")
     return m, n, k, batch, layout, dtype
 
 

@@ -41,8 +41,8 @@ import torch.nn.functional as F
 
 from xbench_py import types as xt
 from xbench_py import workloads as xw
+from xbench_pytorch.model import torch_dtype
 
-DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 # The sdpa_kernel backend each forced variant selects.
 FORCED = {"sdpa-flash": "FLASH_ATTENTION", "sdpa-efficient": "EFFICIENT_ATTENTION", "sdpa-cudnn": "CUDNN_ATTENTION",
           "sdpa-math": "MATH"}
@@ -143,7 +143,7 @@ def _refusals(f: Callable, cfg: xw.Attention, variant: str) -> Callable:
 def _tensors(cfg: xw.Attention, device: str, make: Callable[[str, tuple], torch.Tensor]) -> dict:
     """q, k, v (and dout when backward) in the dtype on the device; q, k, v
     require grad for the backward phases."""
-    dt = DTYPES[cfg.dtype]
+    dt = torch_dtype(cfg.dtype)
     names = ("q", "k", "v", "dout") if cfg.backward else ("q", "k", "v")
     shapes = {"q": cfg.q_shape(), "k": cfg.k_shape(), "v": cfg.k_shape(), "dout": cfg.q_shape()}
     out = {n: make(n, shapes[n]).to(device=device, dtype=dt) for n in names}

@@ -10,6 +10,7 @@ import gc
 import torch
 
 from xbench_pytorch import model as m
+from xbench_py import dtypes as xd
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import spec as xs
@@ -66,7 +67,7 @@ ATTENTION_VARIANTS = (
 def set_precision(dtype: str) -> None:
     """Global matmul flags for this run's dtype (they persist across runs of a
     serve session, so every run sets all of them)."""
-    tf32 = dtype == "tf32"
+    tf32 = xd.of(dtype).tf32
     # set_float32_matmul_precision also moves allow_tf32, so it goes first.
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -147,7 +148,7 @@ class Backend(xt.Framework):
 
     def _setup(self, cfg: xw.TTT, device: xt.Device):
         set_precision(cfg.dtype)
-        return m.DTYPES[cfg.dtype], torch.device("cpu" if device.kind == "cpu" else "cuda")
+        return m.torch_dtype(cfg.dtype), torch.device("cpu" if device.kind == "cpu" else "cuda")
 
     def _inner(self, cfg: xw.TTT, variant: str, inner):
         """The inner loop for this request: the caller's (the triton backend
@@ -162,7 +163,7 @@ class Backend(xt.Framework):
         dtype, dev = self._setup(cfg, device)
         inner = self._inner(cfg, variant, inner)
         size, warnings = cfg.size, []
-        if cfg.dtype == "tf32" and device.kind == "cpu":
+        if xd.of(cfg.dtype).tf32 and device.kind == "cpu":
             warnings.append("tf32 has no effect on cpu: its float32 matmuls are IEEE either way")
         gen = torch.Generator(device=dev).manual_seed(seed)
         if cfg.inner_only:

@@ -10,6 +10,8 @@ import time
 import torch
 
 from xbench_pytorch import model as m
+from xbench_py import dtypes as xd
+from xbench_py import types as xt
 
 # Sizes: 8192^3 keeps an H100's tensor cores busy (1.1 TFLOP per product);
 # a CPU gets sizes that finish in about a second per dtype on two cores.
@@ -72,11 +74,15 @@ def measure(kind: str, dtypes: list, set_precision) -> dict:
     dev = torch.device("cuda" if gpu else "cpu")
     tflops, sizes = {}, []
     for name in dtypes:
-        if name == "tf32" and not gpu:
+        d = xd.of(name)
+        if d.tf32 and not gpu:
             continue  # cpu float32 matmuls are IEEE: tf32 would repeat float32
+        if d.result != d.storage:
+            raise xt.Unsupported(f"calibrate: dtype {name} has no torch.matmul ({d.storage} products go through "
+                                 f"torch._scaled_mm into {d.result}); it is not calibrated")
         set_precision(name)
-        n0 = GPU_N if gpu else (CPU_N if name in ("float32", "float64") else CPU_N_NARROW)
-        rate, n = _matmul_rate(n0, m.DTYPES[name], dev, GPU_CALLS if gpu else CPU_CALLS, gpu)
+        n0 = GPU_N if gpu else (CPU_N if d.ieee else CPU_N_NARROW)
+        rate, n = _matmul_rate(n0, m.torch_dtype(name), dev, GPU_CALLS if gpu else CPU_CALLS, gpu)
         sizes.append(f"{name} n={n}")
         tflops[name] = rate / 1e12
     set_precision("float32")

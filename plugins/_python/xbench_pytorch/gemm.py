@@ -41,22 +41,30 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
+from xbench_py import dtypes as xd
 from xbench_py.workloads import gemm_stored_shapes as stored_shapes, parse_gemm
+from xbench_pytorch.model import torch_dtype
+
 DTYPES: dict[str, tuple[str, ...]] = {
     "cpu": ("float32", "bfloat16", "float16"),
     "cuda": ("float32", "tf32", "bfloat16", "float16", "float8_e4m3"),
 }
-# Storage dtype of the operands, and of C: the spec's, for every torch-based
-# gemm (the triton gemm uses these too).
-STORE = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-         "float16": torch.float16, "float8_e4m3": getattr(torch, "float8_e4m3fn", None)}
-OUT = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-       "float16": torch.float16, "float8_e4m3": torch.bfloat16}
+
+
+def store_dtype(dtype: str) -> torch.dtype:
+    """The operands' storage dtype: the spec's, for every torch-based gemm
+    (the triton gemm's too), from xbench_py.dtypes."""
+    return torch_dtype(dtype)
+
+
+def out_dtype(dtype: str) -> torch.dtype:
+    """C's dtype (bfloat16 for float8_e4m3), from xbench_py.dtypes."""
+    return torch_dtype(dtype, result=True)
 
 
 def parse(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
     """(m, n, k, batch, layout, dtype), checked (the contract's one parser)."""
-    return parse_gemm(params, STORE)
+    return parse_gemm(params)
 
 
 def _kind(device: str) -> str:
@@ -68,8 +76,9 @@ def _check(device: str, layout: str, dtype: str, sizes: tuple[int, int, int] = (
     if dtype not in DTYPES.get(kind, ()):
         raise ValueError(f"torch gemm: dtype {dtype} is not supported on {kind} (supported: {DTYPES.get(kind, ())})")
     if dtype == "float8_e4m3":
-        if STORE["float8_e4m3"] is None or not hasattr(torch, "_scaled_mm"):
-            raise ValueError("torch gemm: this torch has no float8_e4m3fn / _scaled_mm")
+        store_dtype(dtype)  # a torch without float8_e4m3fn: ValueError naming it
+        if not hasattr(torch, "_scaled_mm"):
+            raise ValueError("torch gemm: this torch has no _scaled_mm")
         cap = torch.cuda.get_device_capability(torch.device(device))
         if torch.version.hip is None and cap < (8, 9):
             raise ValueError(f"torch gemm: float8_e4m3 needs compute capability >= 8.9, this GPU is {cap}")
@@ -81,7 +90,7 @@ def _check(device: str, layout: str, dtype: str, sizes: tuple[int, int, int] = (
 
 
 def _set_flags(dtype: str) -> None:
-    tf32 = dtype == "tf32"
+    tf32 = xd.of(dtype).tf32
     # set_float32_matmul_precision also moves allow_tf32, so it goes first.
     torch.set_float32_matmul_precision("high" if tf32 else "highest")
     torch.backends.cuda.matmul.allow_tf32 = tf32
@@ -98,13 +107,13 @@ def _product(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str) -> Calla
             _set_flags(dtype)
             return torch.matmul(opa, opb)
         return step
-    batch, m, n = opa.shape[0], opa.shape[1], opb.shape[2]
+    batch, m, n, c_dtype = opa.shape[0], opa.shape[1], opb.shape[2], out_dtype(dtype)
     one = torch.ones((), device=a.device, dtype=torch.float32)
-    out = torch.empty((batch, m, n), device=a.device, dtype=torch.bfloat16)
+    out = torch.empty((batch, m, n), device=a.device, dtype=c_dtype)
 
     def step8() -> torch.Tensor:
         for i in range(batch):
-            torch._scaled_mm(opa[i], opb[i], scale_a=one, scale_b=one, out_dtype=torch.bfloat16, out=out[i])
+            torch._scaled_mm(opa[i], opb[i], scale_a=one, scale_b=one, out_dtype=c_dtype, out=out[i])
         return out
     return step8
 
@@ -116,7 +125,7 @@ def seeded_operands(m: int, n: int, k: int, batch: int, layout: str, dtype: str,
     same seed."""
     gen = torch.Generator(device=device)
     gen.manual_seed(seed)
-    return tuple(torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(STORE[dtype])
+    return tuple(torch.randn(shape, generator=gen, device=device, dtype=torch.float32).to(store_dtype(dtype))
                  for shape in stored_shapes(m, n, k, batch, layout))
 
 
@@ -127,7 +136,7 @@ def export_operands(a: np.ndarray, b: np.ndarray, m: int, n: int, k: int, batch:
     sa, sb = stored_shapes(m, n, k, batch, layout)
     if tuple(a.shape) != sa or tuple(b.shape) != sb:
         raise ValueError(f"gemm export: a {a.shape} / b {b.shape} are not the stored shapes {sa} / {sb}")
-    return tuple(torch.as_tensor(np.ascontiguousarray(x, np.float32)).to(device=device, dtype=STORE[dtype])
+    return tuple(torch.as_tensor(np.ascontiguousarray(x, np.float32)).to(device=device, dtype=store_dtype(dtype))
                  for x in (a, b))
 
 

@@ -20,12 +20,20 @@ import sys
 import torch
 import torch.nn.functional as F
 
+from xbench_py import dtypes as xd
 from xbench_py import guard
 from xbench_py import types as xt
 from xbench_py import spec as xs
 
-DTYPES = {"float32": torch.float32, "tf32": torch.float32, "bfloat16": torch.bfloat16,
-          "float16": torch.float16, "float64": torch.float64}
+
+def torch_dtype(name: str, result: bool = False) -> torch.dtype:
+    """The torch dtype of xbench dtype name's storage element (with result:
+    the element results come back in), from xbench_py.dtypes; every torch
+    backend (model, gemm, attention, scan, triton's) resolves through it."""
+    def form(element: str):
+        t = getattr(torch, element, None)
+        return t if isinstance(t, torch.dtype) else None
+    return xd.resolve(name, form, f"torch {torch.__version__}", result)
 
 
 def acc_dtype(dtype: torch.dtype) -> torch.dtype:

@@ -34,8 +34,8 @@ import torch
 from xbench_py import types as xt
 from xbench_py import workloads as xw
 from xbench_py import scan_ref
+from xbench_pytorch.model import torch_dtype
 
-DTYPES = {"float32": torch.float32, "float64": torch.float64}
 _COMPILED: dict = {}
 
 # forward(cum, trans, dur, lengths, cfg) -> out [batch]: the scan of one backend.
@@ -125,7 +125,7 @@ def forward_fn(variant: str) -> Forward:
 
 
 def _tensors(cfg: xw.Scan, device: str, arrays: dict) -> dict:
-    dt = DTYPES[cfg.dtype]
+    dt = torch_dtype(cfg.dtype)
     t = {n: torch.as_tensor(np.ascontiguousarray(arrays[n])).to(device=device, dtype=dt)
          for n in ("cum_scores", "transition", "duration_bias")}
     t["lengths"] = torch.as_tensor(np.asarray(arrays["lengths"], np.int64)).to(device)

@@ -61,11 +61,11 @@ import triton
 import triton.language as tl
 
 from xbench_triton.attention_cfg import CPU_CONFIGS, all_configs, pruner
+from xbench_triton.dot import DOT_DTYPES, DOT_NAMES
 from xbench_triton.dot import _mm as _dot, _mma  # the products; attention_bwd imports them from here
+from xbench_pytorch.model import torch_dtype
 
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
-DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
-_DTYPE_NAMES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 LOG2E = 1.4426950408889634
 
 
@@ -180,9 +180,9 @@ def chunk(dtype: torch.dtype, d: int) -> int:
 
 def check_shapes(B: int, H: int, KH: int, S: int, KV: int, D: int, dtype, device) -> str:
     """'' if the kernels run this problem, else why not."""
-    dt = _DTYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype
+    dt = torch_dtype(dtype) if dtype in DOT_NAMES else dtype
     if dt not in DOT_DTYPES:
-        return f"triton attention: dtype {dtype} is not one of float32, bfloat16, float16"
+        return f"triton attention: dtype {dtype} is not one of {', '.join(DOT_NAMES)}"
     if min(B, H, KH, S, KV) < 1:
         return f"triton attention: sizes must be >= 1 (B={B} H={H} KH={KH} S={S} KV={KV})"
     if B * H > 65535:  # grid axis 1 is batch*head; CUDA allows 65535 blocks on axis 1

@@ -65,16 +65,23 @@ import triton.language as tl
 
 from xbench_pytorch import gemm as torch_gemm
 from xbench_triton import gemm_tma as _tma
+from xbench_py import dtypes as xd
 from xbench_py.types import GEMM_LAYOUTS as LAYOUTS
 from xbench_py.workloads import parse_gemm
 INTERPRET = os.environ.get("TRITON_INTERPRET") == "1"
 # The interpreter has no tf32 and no float8 products, as torch's gemm has
 # none on a CPU: the dtypes, operand storage and C dtypes are the pytorch
 # gemm's (one definition of the spec's dtypes for both).
-DTYPES, _STORE, _OUT = torch_gemm.DTYPES, torch_gemm.STORE, torch_gemm.OUT
-# Dot precision code (a constexpr of the kernel and part of the autotune key):
-# 0 = IEEE float32, 1 = TF32, 2 = narrow operands (bf16/fp16/fp8), fp32 accumulation.
-_PREC = {"float32": 0, "tf32": 1, "bfloat16": 2, "float16": 2, "float8_e4m3": 2}
+DTYPES = torch_gemm.DTYPES
+# Dot precision code (a constexpr of the kernel and part of the autotune key)
+# of each math of xbench_py.dtypes: 0 = IEEE float32, 1 = TF32, 2 = narrow
+# operands (bf16/fp16/fp8), fp32 accumulation.
+_PREC_CODE = {xd.IEEE: 0, xd.TF32: 1, xd.NARROW: 2}
+
+
+def dot_precision(dtype: str) -> int:
+    """The kernel's PREC for a gemm dtype."""
+    return _PREC_CODE[xd.of(dtype).math]
 
 
 def _cfg(bm: int, bn: int, bk: int, warps: int, stages: int, group: int = 8) -> triton.Config:
@@ -189,7 +196,7 @@ _gemm_plain = _even_k(_gemm_kernel)
 
 def parse(params: dict[str, str]) -> tuple[int, int, int, int, str, str]:
     """(m, n, k, batch, layout, dtype), checked (the contract's one parser)."""
-    return parse_gemm(params, _STORE)
+    return parse_gemm(params)
 
 
 def _check(device: str, dtype: str) -> None:
@@ -201,8 +208,9 @@ def _check(device: str, dtype: str) -> None:
     if dtype not in DTYPES.get(kind, ()):
         raise ValueError(f"triton gemm: dtype {dtype} is not supported on {kind} (supported: {DTYPES.get(kind, ())})")
     if dtype == "float8_e4m3":
-        if torch.version.hip is not None or _STORE[dtype] is None:
+        if torch.version.hip is not None:
             raise ValueError("triton gemm: float8_e4m3 runs on NVIDIA GPUs only (tl.float8e4nv)")
+        torch_gemm.store_dtype(dtype)  # a torch without float8_e4m3fn: ValueError naming it
         cap = torch.cuda.get_device_capability(torch.device(device))
         if cap < (8, 9):
             raise ValueError(f"triton gemm: float8_e4m3 needs compute capability >= 8.9, this GPU is {cap}")
@@ -217,8 +225,8 @@ def _launcher(a: torch.Tensor, b: torch.Tensor, layout: str, dtype: str,
     opb = b if layout[1] == "n" else b.mT
     batch, m, k = opa.shape
     n = opb.shape[2]
-    c = torch.empty((batch, m, n), device=a.device, dtype=_OUT[dtype])
-    lay, prec = LAYOUTS.index(layout), _PREC[dtype]
+    c = torch.empty((batch, m, n), device=a.device, dtype=torch_gemm.out_dtype(dtype))
+    lay, prec = LAYOUTS.index(layout), dot_precision(dtype)
     args = (opa, opb, c, m, n, k, *opa.stride(), *opb.stride(), *c.stride())
 
     if INTERPRET:

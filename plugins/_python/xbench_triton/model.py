@@ -41,11 +41,10 @@ import triton.language as tl
 from xbench_py import types as xt
 from xbench_py import spec as xs
 # The shared kernel pieces, importable from here as before they moved.
+from xbench_triton.dot import DOT_DTYPES  # noqa: F401 - inner_fn reads it from here
 from xbench_triton.ttt_math import (EMULATE, GELU_C, _gelu, _gelu_and_prime, _ln, _ln_grad, _load, _mm,  # noqa: F401
                              _mma, _store, _tanh)
 from xbench_triton.ttt_mlp import pow2_at_least_16, ttt_mlp, ttt_mlp_chain_kernel, ttt_mlp_out_kernel  # noqa: F401
-
-DOT_DTYPES = {torch.float32: tl.float32, torch.bfloat16: tl.bfloat16, torch.float16: tl.float16}
 
 
 @triton.jit

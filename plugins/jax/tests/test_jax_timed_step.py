@@ -60,7 +60,7 @@ ATT = xw.Attention(batch=1, heads=4, kv_heads=2, seq_len=16, head_dim=8, causal=
 def bare(cfg, impl):
     """jax.nn.dot_product_attention itself in its own layout: the reference
     of what a timed call may contain."""
-    prec = attention.PRECISION.get(cfg.dtype)
+    prec = attention.precision(cfg.dtype)
 
     def f(q, k, v):
         with jax.default_matmul_precision(prec) if prec else contextlib.nullcontext():

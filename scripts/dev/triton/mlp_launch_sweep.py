@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.join(PLUGINS, "_python"))
 
 import torch  # noqa: E402
 
+from xbench_pytorch.model import torch_dtype  # noqa: E402
 from xbench_triton import model  # noqa: E402
 from xbench_py import types as xt  # noqa: E402
 from xbench_py import spec as xs  # noqa: E402
@@ -34,7 +35,11 @@ GRID = {"XBENCH_TRITON_WARPS": (4, 8), "XBENCH_TRITON_HB": (16, 32, 64), "XBENCH
 
 
 def main() -> int:
-    dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[sys.argv[1] if len(sys.argv) > 1 else "float32"]
+    name = sys.argv[1] if len(sys.argv) > 1 else "float32"
+    if name not in ("float32", "bfloat16"):
+        print(f"mlp_launch_sweep: dtype {name!r} is not swept (allowed: float32, bfloat16)", file=sys.stderr)
+        return 2
+    dtype = torch_dtype(name)
     size = xs.model_size("125m")
     specs = xs.inner_param_specs(size, "mlp", 16)
     p = {k.rsplit(".", 1)[1]: torch.from_numpy(v).cuda() for k, v in xs.perturbed_params(specs).items()}
