@@ -246,6 +246,8 @@ build_xbench() {
 #   lanes_init DIR        logs go to DIR/<lane>.log (DIR is emptied)
 #   lane NAME CMD...      start CMD (a function or command) as lane NAME;
 #                         it runs under set -e, its stdout and stderr logged
+#   lane_await NAME...    (inside a lane) wait for the named lanes to end;
+#                         fail, naming it, if one of them failed
 #   lanes_wait            print each lane's log as it ends, then a table of
 #                         lanes with their status, elapsed and CPU seconds;
 #                         a failure's log is printed again last. Returns 1
@@ -269,13 +271,26 @@ lane() {
   set -m
   (
     # the status, end time and CPU seconds of the lane's processes
-    trap 'rc=$?; { echo "$rc $(date +%s)"; times; } > "$LANE_DIR/$name.end"' EXIT
+    # (written whole, then renamed: lane_await reads it from other lanes)
+    trap 'rc=$?; { echo "$rc $(date +%s)"; times; } > "$LANE_DIR/$name.end.tmp"; mv "$LANE_DIR/$name.end.tmp" "$LANE_DIR/$name.end"' EXIT
     set -e
     "$@"
   ) > "$LANE_DIR/$name.log" 2>&1 < /dev/null &
   LANE_PIDS+=("$!") LANE_NAMES+=("$name")
   set +m
   say "lane $name started: $*"
+}
+
+lane_await() {
+  local name rc waited=""
+  for name in "$@"; do
+    [ -f "$LANE_DIR/$name.start" ] || die "lane_await: no lane $name was started"
+    [ -f "$LANE_DIR/$name.end" ] || { say "waiting for lane $name"; waited=1; }
+    until [ -f "$LANE_DIR/$name.end" ]; do sleep 1; done
+    rc=$(cut -d' ' -f1 "$LANE_DIR/$name.end" | head -n 1)
+    [ "$rc" = 0 ] || die "lane $name failed (exit $rc), and this lane needs what it installs or makes"
+  done
+  [ -z "$waited" ] || say "lanes $* done: starting"
 }
 
 # _lane_end LANE: when the lane ended (now if it left no record: killed)
