@@ -131,11 +131,13 @@ setup_venv() {
       for f in "${files[@]}"; do
         local idx
         idx=$(environment_index_args "$f")
-        # --no-compile: pip would compile all ~8,700 modules of the set to
-        # bytecode (about 65 CPU-s); Python compiles the ones a process
-        # imports on first import instead and keeps them in the venv.
+        # pip compiles every module to bytecode here (about 65 CPU-s of
+        # ~8,700 modules). Not leaving it to first import: on a fresh
+        # machine that moved more CPU into the tests than it saved (several
+        # processes compiling the same modules at once), and into the
+        # time a backend's first call is allowed.
         # shellcheck disable=SC2086
-        "$target/bin/pip" install -q --no-compile $idx -r "$f" || {
+        "$target/bin/pip" install -q $idx -r "$f" || {
           [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
           die "installing $f into $target failed (pip's error above): $target/bin/pip install ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
         }
