@@ -68,6 +68,8 @@ installed_libs() {
 ROCM_LLVM_DIR="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-llvm-$ROCM_LLVM_PYTHON"
 ROCM_BLAS_DIR="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-blas-headers"
 
+lint_tools_background() { lane_yield; lint_tools; }
+
 # Go's packages in two groups. EARLY: the native backend's and the
 # workloads' own, whose tests need nothing installed but g++ (the GPU
 # emulator): their compile-and-emulate tests are the longest in the tree,
@@ -78,6 +80,10 @@ early_pkgs() { go list ./plugins/burnstyle-hip/... ./harness/workload/... ./harn
 late_pkgs() { go list ./... | grep -vxF -f <(early_pkgs); }
 
 go_early_lane() {
+  # Nothing waits on this lane but the go lane's last step: the installs
+  # and the lanes that wait on them (the venv's download and unpacking is
+  # the longest path of a fresh run) get the CPU first.
+  lane_yield
   lane_await build  # its compiled packages are vet's and the tests' too
   say "go vet"
   go vet ./...
@@ -104,6 +110,7 @@ go_lane() {
   done
 }
 nix_lint_lane() {
+  lane_yield
   lane_await apt lint-tools
   say "nix files"
   bash scripts/check-nix.sh
@@ -151,7 +158,7 @@ lanes_init results/local/test-lanes
 lane apt apt_install "${debs[@]}"
 lane build build_xbench
 lane venv setup_venv
-lane lint-tools lint_tools
+lane lint-tools lint_tools_background
 lane rocm-llvm rocm_llvm "$ROCM_LLVM_DIR"
 lane rocm-blas rocm_blas_headers "$ROCM_BLAS_DIR"
 lane go-early go_early_lane
