@@ -68,8 +68,6 @@ installed_libs() {
 ROCM_LLVM_DIR="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-llvm-$ROCM_LLVM_PYTHON"
 ROCM_BLAS_DIR="${XBENCH_CACHE:-$HOME/.cache/xbench}/rocm-blas-headers"
 
-lint_tools_background() { lane_yield; lint_tools; }
-
 # Go's packages in two groups. EARLY: the native backend's and the
 # workloads' own, whose tests need nothing installed but g++ (the GPU
 # emulator): their compile-and-emulate tests are the longest in the tree,
@@ -80,10 +78,6 @@ early_pkgs() { go list ./plugins/burnstyle-hip/... ./harness/workload/... ./harn
 late_pkgs() { go list ./... | grep -vxF -f <(early_pkgs); }
 
 go_early_lane() {
-  # Nothing waits on this lane but the go lane's last step: the installs
-  # and the lanes that wait on them (the venv's download and unpacking is
-  # the longest path of a fresh run) get the CPU first.
-  lane_yield
   lane_await build  # its compiled packages are vet's and the tests' too
   say "go vet"
   go vet ./...
@@ -110,31 +104,29 @@ go_lane() {
   done
 }
 nix_lint_lane() {
-  lane_yield
   lane_await apt lint-tools
   say "nix files"
   bash scripts/check-nix.sh
   say "lint: gofmt, staticcheck $STATICCHECK_VERSION, ruff $RUFF_VERSION"
   lint
 }
-# pytest in three lanes (triton's tests, the contract and conformance
-# suite, the other frameworks'): one pytest process uses one core, and a
-# lane of them all was CI's critical path while the other core idled at
-# the end; every test still runs once.
+# pytest in two lanes (triton's tests, and the rest): one pytest process
+# uses one core, and as one lane it was CI's critical path (580 s of a
+# 589 s run, 437 CPU-s) while the go lane left the other core idle at the
+# end; every test still runs once. (Tried on a fresh machine and undone:
+# a third pytest lane, first beside pip's --no-compile (736 s), then with
+# the lanes nothing waits on at nice 10 (776 s), against 699 s for this
+# layout: more at once on 2 cores cost more than the idle tail it saved,
+# and at nice 10 go-early, which the go lane's last step needs, ran last.)
 pytest_triton_lane() {
   lane_await venv build
   say "pytest: triton (its kernels in the interpreter, compiled for sm_90)"
   .venv/bin/python -m pytest -q plugins/triton
 }
-pytest_contract_lane() {
-  lane_await venv build
-  say "pytest: the Python contract, the conformance suite over every backend, setup"
-  .venv/bin/python -m pytest -q plugins/_python
-}
 pytest_lane() {
   lane_await venv build
-  say "pytest: pytorch, jax, iree (on the CPU and compiled for AMD), candidates, flash-semicrf"
-  .venv/bin/python -m pytest -q plugins --ignore=plugins/triton --ignore=plugins/_python
+  say "pytest (Python contract and conformance suite, pytorch, jax, iree on the CPU and compiled for AMD, the rest)"
+  .venv/bin/python -m pytest -q plugins --ignore=plugins/triton
 }
 verify_lane() {
   lane_await venv build
@@ -158,13 +150,12 @@ lanes_init results/local/test-lanes
 lane apt apt_install "${debs[@]}"
 lane build build_xbench
 lane venv setup_venv
-lane lint-tools lint_tools_background
+lane lint-tools lint_tools
 lane rocm-llvm rocm_llvm "$ROCM_LLVM_DIR"
 lane rocm-blas rocm_blas_headers "$ROCM_BLAS_DIR"
 lane go-early go_early_lane
 lane go go_lane
 lane pytest pytest_lane
-lane pytest-contract pytest_contract_lane
 lane pytest-triton pytest_triton_lane
 lane verify verify_lane
 lane nix+lint nix_lint_lane

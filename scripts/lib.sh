@@ -253,9 +253,6 @@ build_xbench() {
 #                         it runs under set -e, its stdout and stderr logged
 #   lane_await NAME...    (inside a lane) wait for the named lanes to end;
 #                         fail, naming it, if one of them failed
-#   lane_yield            (inside a lane) lower the lane's CPU priority
-#                         (nice 10): for lanes no other lane waits for, so
-#                         the CPU goes first to those others wait on
 #   lanes_wait            print each lane's log as it ends, then a table of
 #                         lanes with their status, elapsed and CPU seconds;
 #                         a failure's log is printed again last. Returns 1
@@ -299,10 +296,6 @@ lane_await() {
     [ "$rc" = 0 ] || die "lane $name failed (exit $rc), and this lane needs what it installs or makes"
   done
   [ -z "$waited" ] || say "lanes $* done: starting"
-}
-
-lane_yield() {
-  renice -n 10 -p "$BASHPID" >/dev/null 2>&1 || true
 }
 
 # _lane_end LANE: when the lane ended (now if it left no record: killed)
