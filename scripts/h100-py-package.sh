@@ -23,7 +23,7 @@ log="$out/h100-py-package.log"
 . "$(dirname "$0")/device-step.sh"
 # cupti-python from .whl/ when carried, for the device clock (says so without it)
 . "$(dirname "$0")/lib-cupti.sh"
-install_cupti 2>&1 | tee -a "$log"
+install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" | tee -a "$log"  # not in a pipe: it exports PYTHONPATH
 
 v="--device $device --timeout 180s --results $R"
 # every backend starts, answers info (protocol 2) and lists its capabilities

@@ -31,7 +31,7 @@ log="$out/h100-recheck.log"
 : >"$log"
 . "$(dirname "$0")/device-step.sh"
 . "$(dirname "$0")/lib-cupti.sh"
-install_cupti 2>&1 | tee -a "$log"   # the Python backends' device clock (carry .whl)
+install_cupti > "$log.cupti" 2>&1; cat "$log.cupti" | tee -a "$log"  # the Python backends' device clock (carry .whl); not in a pipe: it exports PYTHONPATH
 
 step machine 15 sh -c 'nvidia-smi -L; nproc; ls -la bin/'
 # 1. correctness of every native path after the refactor
