@@ -99,11 +99,10 @@ go_lane() {
   go test -count=1 -vet=off -timeout 30m $(late_pkgs)
   lane_await go-early
   say "go test: the go-early lane's tests that needed an installed library"
-  local pkg tests
-  for pkg in $(cut -f1 "$LANE_DIR/go-early.skipped" | sort -u); do
-    tests=$(awk -F'\t' -v p="$pkg" '$1 == p {print $2}' "$LANE_DIR/go-early.skipped" | paste -sd'|')
-    go test -count=1 -vet=off -timeout 30m -run "^($tests)\$" "$pkg"
-  done
+  local pkg run
+  while IFS=$'\t' read -r pkg run; do
+    go test -count=1 -vet=off -timeout 30m -run "$run" "$pkg"
+  done <"$LANE_DIR/go-early.skipped"
 }
 nix_lint_lane() {
   lane_await apt lint-tools

@@ -1,7 +1,9 @@
 """Reads `go test -json` on stdin and prints what plain `go test` would
 (each package's result line, and the whole output of every failed test or
-package), and writes to the file named by --skipped one line per top-level
-test that skipped, or that holds a subtest that skipped: "<package>\\t<Test>".
+package), and writes to the file named by --skipped one line per package
+with a top-level test that skipped, or that holds a subtest that skipped:
+"<package>\\t^(TestA|TestB)$", the package and the -run pattern of exactly
+those tests.
 
 test.sh's go-early lane runs the native backend's packages before the venv
 and the Debian packages are installed; a test that needs one of their
@@ -49,9 +51,12 @@ def main() -> int:
         elif action in ("pass", "skip") and test:
             output.pop((pkg, test), None)
         sys.stdout.flush()
+    by_package = defaultdict(list)
+    for pkg, test in sorted(skipped):
+        by_package[pkg].append(test)
     with open(args.skipped, "w") as f:
-        for pkg, test in sorted(skipped):
-            f.write(f"{pkg}\t{test}\n")
+        for pkg, tests in by_package.items():
+            f.write(f"{pkg}\t^({'|'.join(tests)})$\n")
     return 1 if failed else 0
 
 
