@@ -24,18 +24,23 @@ const minCPUFlushBytes = 64 << 20
 
 var (
 	cpuFlushOnce sync.Once
-	cpuFlushBuf  []byte
+	cpuFlushBuf  []uint64
 )
 
-// cpuFlush writes every byte of a host buffer twice the LLC (at least
+// cpuFlush writes every word of a host buffer twice the LLC (at least
 // minCPUFlushBytes), allocated once per process, so the next call starts
-// with the caches holding none of its operands.
+// with the caches holding none of its operands. Words, not bytes: every
+// cache line is still read and written, in an eighth of the loop (a byte
+// loop took 0.23 s a flush over the 520 MiB of a 260 MiB LLC).
 func cpuFlush() {
-	cpuFlushOnce.Do(func() { cpuFlushBuf = make([]byte, max(2*llcBytes(), minCPUFlushBytes)) })
+	cpuFlushOnce.Do(func() { cpuFlushBuf = make([]uint64, max(2*llcBytes(), minCPUFlushBytes)/8) })
 	for i := range cpuFlushBuf {
 		cpuFlushBuf[i]++
 	}
 }
+
+// cpuFlushBytes is the size of the flush buffer (0 before the first flush).
+func cpuFlushBytes() int { return 8 * len(cpuFlushBuf) }
 
 // llcBytes is the largest CPU cache sysfs reports, or 0 when unknown.
 func llcBytes() int {
@@ -90,7 +95,7 @@ func timeOnCPU(ctx context.Context, req backend.RunRequest, res result.Result, w
 		res.SamplesMs = append(res.SamplesMs, step())
 	}
 	if req.Mode.ColdCache {
-		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", len(cpuFlushBuf)>>20)
+		res.Env.Timing += fmt.Sprintf("; before each timed call a write over a %d MiB host buffer (cold caches), not timed", cpuFlushBytes()>>20)
 	}
 	if callErr != nil {
 		res.Status, res.Message, res.SamplesMs = result.StatusFailed, callErr.Error(), []float64{}
