@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 	"sort"
+	"sync"
 
 	moremath "github.com/aclements/go-moremath/stats"
 	"golang.org/x/perf/benchmath"
@@ -60,16 +61,31 @@ func RatioCI(a, b []float64) (lo, hi float64, ok bool) {
 // momentIndex is k of RatioCI: the largest k with P(U <= k-1) <= alpha/2.
 func momentIndex(m, n int, alpha float64) int {
 	if m <= moremath.MannWhitneyExactLimit && n <= moremath.MannWhitneyExactLimit {
+		key := momentKey{m, n, alpha}
+		if k, ok := exactMoments.Load(key); ok {
+			return k.(int)
+		}
 		dist := moremath.UDist{N1: m, N2: n}
 		k := 0
 		for k < m*n/2 && dist.CDF(float64(k)) <= alpha/2 {
 			k++
 		}
+		exactMoments.Store(key, k)
 		return k
 	}
 	mn := float64(m * n)
 	z := normalQuantile(1 - alpha/2)
 	return int(math.Floor(mn/2 - z*math.Sqrt(mn*float64(m+n+1)/12)))
+}
+
+// exactMoments holds momentIndex's exact answers: the exact U distribution
+// costs milliseconds a call, and a report asks for the same few sample
+// sizes for every one of its rows.
+var exactMoments sync.Map // momentKey -> int
+
+type momentKey struct {
+	m, n  int
+	alpha float64
 }
 
 // normalQuantile inverts the standard normal CDF.

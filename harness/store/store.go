@@ -12,7 +12,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 
@@ -21,7 +20,26 @@ import (
 	"github.com/xbench/xbench/harness/workload"
 )
 
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
+// safeName is s with every run of bytes outside [A-Za-z0-9._+-] replaced
+// by one "-" (what the regular expression [^A-Za-z0-9._+-]+ did: every
+// byte of a multi-byte character is outside the set too). A loop: Key
+// runs for every result a reader touches.
+func safeName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	inRun := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '+' || c == '-' {
+			b.WriteByte(c)
+			inRun = false
+		} else if !inRun {
+			b.WriteByte('-')
+			inRun = true
+		}
+	}
+	return b.String()
+}
 
 // Key names a result's file: backend, workload, phase and every parameter
 // value in the workload's order, filesystem-safe. A value that is an
@@ -40,7 +58,7 @@ func Key(backendName string, c result.Config) string {
 		parts = append(parts, v)
 	}
 	k := strings.Join(parts, "_")
-	return unsafe.ReplaceAllString(strings.ReplaceAll(k, "/", "+"), "-")
+	return safeName(strings.ReplaceAll(k, "/", "+"))
 }
 
 // PathPart is an absolute path as a part of a key: "<base>-<8 hex digits
@@ -56,7 +74,7 @@ func WriteResult(dir string, r result.Result) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("encode result of %s: %w", r.Backend, err)
 	}
-	path := filepath.Join(dir, unsafe.ReplaceAllString(r.RunID, "-"), Key(r.Backend, r.Config)+".json")
+	path := filepath.Join(dir, safeName(r.RunID), Key(r.Backend, r.Config)+".json")
 	return path, WriteFileAtomic(path, append(raw, '\n'))
 }
 

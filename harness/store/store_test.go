@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -200,6 +201,15 @@ func TestReadRecomputesAndRefusesBadSamples(t *testing.T) {
 			if r.Stats != nil {
 				t.Errorf("a failed result kept stats %+v", r.Stats)
 			}
+		}
+	}
+}
+
+func TestSafeNameMatchesItsRegexp(t *testing.T) {
+	spec := regexp.MustCompile(`[^A-Za-z0-9._+-]+`)
+	for _, in := range []string{"", "plain-name_1.2+x", "a b  c", "a/b\\c", "ünïcode façade", "x\x00\xff\xfey", "--==--", "é", "a..b"} {
+		if got, want := safeName(in), spec.ReplaceAllString(in, "-"); got != want {
+			t.Errorf("safeName(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
