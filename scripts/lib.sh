@@ -109,6 +109,38 @@ requirement_files() {
 # before there were several sets, so CI's cached venv is reused).
 venv_key() { cat "$@" | sha256sum | cut -c1-12; }
 
+# uv_tool: $UV, the pinned uv that installs the framework venvs (and
+# resolves the GPU sets in test_setup.py): $XBENCH_UV when set, else PyPI's
+# uv wheel, its one binary unpacked once into the tools cache (no venv:
+# system pip downloads it, as rocm_llvm's wheel).
+UV_VERSION=0.13.10
+uv_tool() {
+  if [ -n "${XBENCH_UV:-}" ]; then
+    [ -x "$XBENCH_UV" ] || die "XBENCH_UV=$XBENCH_UV: not an executable file (expected: a uv binary, or XBENCH_UV unset)"
+    UV=$XBENCH_UV
+    return 0
+  fi
+  local dir="${XBENCH_CACHE:-$HOME/.cache/xbench}/tools/uv-$UV_VERSION" tmp
+  UV="$dir/uv"
+  [ -x "$UV" ] && return 0
+  say "installing uv $UV_VERSION"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "uv==$UV_VERSION" ||
+    { rm -rf "$tmp"; die "could not download uv==$UV_VERSION from PyPI"; }
+  mkdir -p "$dir"
+  python3 - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no uv binary in the uv $UV_VERSION wheel"; }
+import glob, os, sys, zipfile
+whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
+name = next(n for n in whl.namelist() if n.endswith(".data/scripts/uv"))
+tmp = os.path.join(sys.argv[2], "uv.tmp")
+with whl.open(name) as src, open(tmp, "wb") as dst:
+    dst.write(src.read())
+os.chmod(tmp, 0o755)
+os.rename(tmp, os.path.join(sys.argv[2], "uv"))
+PY
+  rm -rf "$tmp"
+}
+
 # setup_venv [MACHINE]: .venv -> ~/.cache/xbench/venv-<key>, the machine's
 # set installed (MACHINE: cpu when not given). The venv lives outside the
 # clone so a fresh clone (CI) reuses it. One setup at a time per venv
@@ -127,19 +159,24 @@ setup_venv() {
       say "creating Python environment $target for $machine (PyTorch is several GB the first time)"
       rm -rf "$target"
       python3 -m venv "$target"
-      "$target/bin/pip" install -q --upgrade pip
+      uv_tool
       for f in "${files[@]}"; do
         local idx
         idx=$(environment_index_args "$f")
-        # pip compiles every module to bytecode here (about 65 CPU-s of
-        # ~8,700 modules). Not leaving it to first import: on a fresh
-        # machine that moved more CPU into the tests than it saved (several
-        # processes compiling the same modules at once), and into the
-        # time a backend's first call is allowed.
+        # uv, not pip, installs the wheels: on the 2-core CI machine the
+        # CPU set (6.3 GB, mostly PyTorch's CUDA wheels) took pip 215 s and
+        # 100 CPU-s, uv 49 s and 89 CPU-s (parallel downloads; both with
+        # the bytecode compiled here, not left to first import: on a fresh
+        # machine that moved more CPU into the tests than it saved, several
+        # processes compiling the same modules at once). The venv keeps pip
+        # (python3 -m venv) for what a user installs by hand. With an extra
+        # index (PyTorch's ROCm wheels), every index is searched for the
+        # best version of each package, as pip does.
         # shellcheck disable=SC2086
-        "$target/bin/pip" install -q $idx -r "$f" || {
+        "$UV" pip install -q --python "$target/bin/python" --compile-bytecode \
+          ${idx:+$idx --index-strategy unsafe-best-match} -r "$f" || {
           [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
-          die "installing $f into $target failed (pip's error above): $target/bin/pip install ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
+          die "installing $f into $target failed (uv's error above): $UV pip install --python $target/bin/python ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
         }
       done
       touch "$target/.complete"

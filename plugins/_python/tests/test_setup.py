@@ -1,12 +1,11 @@
 """setup.sh on the machines CI does not have: --dry-run under stand-in
 nvidia-smi / rocm-smi names each set's GPU parts, the NVIDIA and AMD sets
-resolve with pip's resolver for a Linux x86-64 GPU machine, bad --python is
+resolve with uv's resolver (the one setup.sh installs with) for a Linux x86-64 GPU machine, bad --python is
 refused, and a failed install is not marked complete."""
 
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import urllib.error
@@ -119,15 +118,26 @@ def clone(tmp_path):
     return work
 
 
+@pytest.fixture(scope="session")
+def uv():
+    """The pinned uv setup_venv installs with (scripts/lib.sh uv_tool),
+    installed into the default tools cache when missing."""
+    p = subprocess.run(["bash", "-c", '. scripts/lib.sh; uv_tool >&2; echo "$UV"'], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.strip()
+
+
 @pytest.mark.parametrize("machine,file", [("cpu", "requirements.txt"), ("amd", "requirements-amd-torch.txt")])
-def test_failed_install_is_not_marked_complete(tmp_path, machine, file):
-    # setup_venv with a requirement no index has: pip fails, the venv is
+def test_failed_install_is_not_marked_complete(tmp_path, uv, machine, file):
+    # setup_venv with a requirement no index has: uv fails, the venv is
     # left without .complete (so the next run starts over), setup names the
     # command; for the AMD set's torch, where it comes from and the mirror
     work = clone(tmp_path)
     for f in env.REQUIREMENTS[machine]:
         (work / f).write_text("xbench-no-such-package==1.0\n")
-    e = dict(os.environ, XBENCH_CACHE=str(tmp_path / "cache"), PIP_NO_INDEX="1", PIP_FIND_LINKS="")
+    e = dict(os.environ, XBENCH_CACHE=str(tmp_path / "cache"), XBENCH_UV=uv, UV_OFFLINE="1",
+             UV_CACHE_DIR=str(tmp_path / "uv-cache"))
     p = subprocess.run(["bash", "-c", f"set -euo pipefail; . scripts/lib.sh; setup_venv {machine}"], cwd=work,
                        capture_output=True, text=True, env=e, timeout=300)
     assert p.returncode != 0, p.stderr
@@ -139,32 +149,33 @@ def test_failed_install_is_not_marked_complete(tmp_path, machine, file):
     assert not (work / ".venv").exists()
 
 
-PLATFORMS = [f"manylinux_2_{x}_x86_64" for x in range(28, 4, -1)] + ["manylinux2014_x86_64", "manylinux2010_x86_64",
-                                                                     "manylinux1_x86_64", "linux_x86_64"]
-
-
-def resolve(files, cache, extra_index=None):
-    """pip's resolver on files for Linux x86-64, CPython 3.12, wheels only;
-    {name: version} of what it would install. The report is kept in cache
-    keyed by the files' content and the index: pins are exact, so a set
+def resolve(uv, files, cache, extra_index=None):
+    """uv's resolver (setup_venv's installer) on files for Linux x86-64
+    (glibc 2.28), CPython 3.12, wheels only; {name: version} of what it would
+    install. The answer is kept in cache keyed by the files' text, so a set
     that resolved once resolves again, and a rerun is instant."""
     text = "".join(open(os.path.join(ROOT, f)).read() for f in files)
-    key = hashlib.sha256((text + str(extra_index)).encode()).hexdigest()[:16]
-    report = os.path.join(cache, f"resolve-{key}.json")
-    if not os.path.exists(report):
+    key = hashlib.sha256((text + str(extra_index) + uv).encode()).hexdigest()[:16]
+    answer = os.path.join(cache, f"resolve-uv-{key}.json")
+    if not os.path.exists(answer):
         os.makedirs(cache, exist_ok=True)
-        target = report + ".target"
-        cmd = [sys.executable, "-m", "pip", "install", "-q", "--dry-run", "--ignore-installed", "--target", target,
-               "--report", report + ".tmp", "--python-version", "3.12", "--only-binary=:all:"]
-        cmd += [a for p in PLATFORMS for a in ("--platform", p)]
-        cmd += ["--extra-index-url", extra_index] if extra_index else []
-        for f in files:
-            cmd += ["-r", os.path.join(ROOT, f)]
+        cmd = [uv, "pip", "compile", "-q", "--no-header", "--no-annotate", "--python-version", "3.12",
+               "--python-platform", "x86_64-manylinux_2_28", "--only-binary", ":all:"]
+        cmd += ["--extra-index-url", extra_index, "--index-strategy", "unsafe-best-match"] if extra_index else []
+        cmd += [os.path.join(ROOT, f) for f in files]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-        shutil.rmtree(target, ignore_errors=True)
         assert p.returncode == 0, f"{' '.join(files)} does not resolve:\n{p.stderr[-3000:]}"
-        os.rename(report + ".tmp", report)
-    return {env.norm(i["metadata"]["name"]): i["metadata"]["version"] for i in json.load(open(report))["install"]}
+        pins = {}
+        for line in p.stdout.splitlines():
+            line = line.split("#")[0].split(";")[0].strip()
+            if "==" in line:
+                name, version = line.split("==", 1)
+                pins[env.norm(name.split("[")[0])] = version.strip()
+        assert pins, f"uv pip compile printed no pins for {files}:\n{p.stdout}"
+        with open(answer + ".tmp", "w") as f:
+            json.dump(pins, f)
+        os.rename(answer + ".tmp", answer)
+    return json.load(open(answer))
 
 
 def reachable(url):
@@ -177,9 +188,9 @@ def reachable(url):
         return str(getattr(e, "reason", e))
 
 
-def test_gpu_sets_resolve():
+def test_gpu_sets_resolve(uv):
     cache = os.path.join(os.environ.get("XBENCH_CACHE", os.path.expanduser("~/.cache/xbench")), "resolve")
-    nv = resolve(env.REQUIREMENTS["nvidia"], cache)
+    nv = resolve(uv, env.REQUIREMENTS["nvidia"], cache)
     assert nv["jax-cuda13-plugin"] == nv["jax-cuda13-pjrt"] == nv["jax"] == nv["jaxlib"]
     # the device clock's cupti-python is for the CUDA of torch's libcupti
     assert env.release(nv["cupti-python"])[:2] == env.release(nv["nvidia-cuda-cupti"])[:2], nv
@@ -187,7 +198,7 @@ def test_gpu_sets_resolve():
     for name in ("torch", "triton", "flash-semicrf"):
         assert name in nv
 
-    amd = resolve(["requirements-amd.txt"], cache)
+    amd = resolve(uv, ["requirements-amd.txt"], cache)
     assert amd["jax-rocm7-plugin"] == amd["jax-rocm7-pjrt"] == amd["jax"] == amd["jaxlib"]
     assert amd["iree-base-runtime"] == amd["iree-base-compiler"]
     assert not [n for n in amd if n.startswith("nvidia-") or n == "torch"], amd  # PyPI's CUDA torch stays out
@@ -200,7 +211,7 @@ def test_gpu_sets_resolve():
         warnings.warn(f"PyTorch's ROCm index {index} is unreachable from here ({why}): "
                       f"{env.ROCM_TORCH_FILE} ({', '.join(torch_pins)}) was not resolved; its pins were checked only")
         return
-    rocm = resolve(env.REQUIREMENTS["amd"], cache, extra_index=index)
+    rocm = resolve(uv, env.REQUIREMENTS["amd"], cache, extra_index=index)
     assert "+rocm" in rocm["torch"] and "pytorch-triton-rocm" in rocm, rocm
 
 
