@@ -171,9 +171,11 @@ setup_venv() {
         # processes compiling the same modules at once). The venv keeps pip
         # (python3 -m venv) for what a user installs by hand. With an extra
         # index (PyTorch's ROCm wheels), every index is searched for the
-        # best version of each package, as pip does.
+        # best version of each package, as pip does. --system-certs: the
+        # machine's trust store, as pip's (a proxy's CA is there, not in
+        # uv's bundled roots).
         # shellcheck disable=SC2086
-        "$UV" pip install -q --python "$target/bin/python" --compile-bytecode \
+        "$UV" pip install -q --system-certs --python "$target/bin/python" --compile-bytecode \
           ${idx:+$idx --index-strategy unsafe-best-match} -r "$f" || {
           [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
           die "installing $f into $target failed (uv's error above): $UV pip install --python $target/bin/python ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"

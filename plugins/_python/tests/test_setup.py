@@ -159,7 +159,7 @@ def resolve(uv, files, cache, extra_index=None):
     answer = os.path.join(cache, f"resolve-uv-{key}.json")
     if not os.path.exists(answer):
         os.makedirs(cache, exist_ok=True)
-        cmd = [uv, "pip", "compile", "-q", "--no-header", "--no-annotate", "--python-version", "3.12",
+        cmd = [uv, "pip", "compile", "-q", "--system-certs", "--no-header", "--no-annotate", "--python-version", "3.12",
                "--python-platform", "x86_64-manylinux_2_28", "--only-binary", ":all:"]
         cmd += ["--extra-index-url", extra_index, "--index-strategy", "unsafe-best-match"] if extra_index else []
         cmd += [os.path.join(ROOT, f) for f in files]
