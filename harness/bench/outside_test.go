@@ -44,12 +44,12 @@ func TestBurstLimit(t *testing.T) {
 		calls    int
 		want     time.Duration
 	}{
-		{0.1, 1000, time.Second},                         // an honest 100 ms round: the least limit
-		{0.02, 1000, time.Second},                        // a patched clock's round is ended at the least limit
-		{0, 1000, time.Second},                           // no median: the least limit
-		{math.Inf(1), 1, time.Second},                    // not finite: the least limit
-		{500, 1, 4 * time.Second},                        // one call of 500 ms: 2 x 500 / 0.25
-		{0.0001, burstMaxCalls, 1000 * time.Millisecond}, // the reviewer's 0.0001 ms
+		{0.1, 1000, 5 * time.Second},             // an honest 100 ms round: the least limit
+		{0.02, 1000, 5 * time.Second},            // a patched clock's round is ended at the least limit
+		{0, 1000, 5 * time.Second},               // no median: the least limit
+		{math.Inf(1), 1, 5 * time.Second},        // not finite: the least limit
+		{2000, 1, 16 * time.Second},              // one call of 2 s: 2 x 2000 / 0.25
+		{0.0001, burstMaxCalls, 5 * time.Second}, // the reviewer's 0.0001 ms
 	}
 	for _, tt := range tests {
 		got := BurstLimit(tt.medianMs, tt.calls)
