@@ -158,8 +158,11 @@ setup_venv() {
     if [ ! -x "$target/bin/python" ] || [ ! -f "$target/.complete" ]; then
       say "creating Python environment $target for $machine (PyTorch is several GB the first time)"
       rm -rf "$target"
-      python3 -m venv "$target"
       uv_tool
+      # uv's venv (10 ms) over python3, pip added by the first install:
+      # python3 -m venv's ensurepip cost 3.5 CPU-s a venv here
+      "$UV" venv -q --python "$(command -v python3)" "$target" || die "uv venv $target over $(command -v python3) failed"
+      local seed=pip
       for f in "${files[@]}"; do
         local idx
         idx=$(environment_index_args "$f")
@@ -168,18 +171,19 @@ setup_venv() {
         # 100 CPU-s, uv 49 s and 89 CPU-s (parallel downloads; both with
         # the bytecode compiled here, not left to first import: on a fresh
         # machine that moved more CPU into the tests than it saved, several
-        # processes compiling the same modules at once). The venv keeps pip
-        # (python3 -m venv) for what a user installs by hand. With an extra
+        # processes compiling the same modules at once). The venv gets pip
+        # too, for what a user installs by hand. With an extra
         # index (PyTorch's ROCm wheels), every index is searched for the
         # best version of each package, as pip does. --system-certs: the
         # machine's trust store, as pip's (a proxy's CA is there, not in
         # uv's bundled roots).
         # shellcheck disable=SC2086
         "$UV" pip install -q --system-certs --python "$target/bin/python" --compile-bytecode \
-          ${idx:+$idx --index-strategy unsafe-best-match} -r "$f" || {
+          ${idx:+$idx --index-strategy unsafe-best-match} -r "$f" $seed || {
           [ -n "$idx" ] && say "$f comes from ${idx#--extra-index-url } (PyTorch's ROCm wheels are not on PyPI): if this machine cannot reach it, set XBENCH_TORCH_ROCM_INDEX to a mirror, or install it by hand: $target/bin/pip install $idx -r $f"
           die "installing $f into $target failed (uv's error above): $UV pip install --python $target/bin/python ${idx:+$idx }-r $f; rerun ./setup.sh to retry (nothing is marked complete)"
         }
+        seed=
       done
       touch "$target/.complete"
     fi
