@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # How long ./test.sh takes on a fresh machine (issue 44's method): a fresh
 # clone of this repository run with an empty HOME, so the Go build and
-# module caches, pip's cache, xbench's caches (compile caches, lint tools,
+# module caches, pip's and uv's caches, xbench's caches (compile caches, lint tools,
 # ROCm downloads) and the framework venv itself (downloaded from PyPI) all
 # start empty. The Debian packages test.sh installs are the one thing it
 # cannot remove: if they are installed here, apt's time is not counted.
