@@ -69,19 +69,30 @@ rocm_blas_headers() {
 # into DIR once; gpu.GFX942Compile generates the kernels' gfx942 code with it.
 ROCM_LLVM_PYTHON=7.2.2.562.46
 rocm_llvm() {
-  local dir=$1 tmp
+  local dir=$1
   [ -f "$dir/librocmllvm.so" ] && return 0
   say "fetching ROCm's LLVM (rocm-llvm-python $ROCM_LLVM_PYTHON) into $dir"
+  wheel_member "rocm-llvm-python==$ROCM_LLVM_PYTHON" rocm/llvm/librocmllvm.so "$dir/librocmllvm.so" ||
+    die "could not fetch rocm/llvm/librocmllvm.so from PyPI's rocm-llvm-python==$ROCM_LLVM_PYTHON"
+}
+
+# wheel_member SPEC SUFFIX DEST: PyPI's wheel of SPEC (no dependencies,
+# downloaded by system pip) and its one member whose name ends with SUFFIX,
+# written to DEST (executable; atomically, so a DEST that exists is whole).
+wheel_member() {
+  local spec=$1 suffix=$2 dest=$3 tmp
   tmp=$(mktemp -d)
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "rocm-llvm-python==$ROCM_LLVM_PYTHON" ||
-    { rm -rf "$tmp"; die "could not download rocm-llvm-python==$ROCM_LLVM_PYTHON"; }
-  mkdir -p "$dir"
-  python3 - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no librocmllvm.so in the rocm-llvm-python wheel"; }
+  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$spec" || { rm -rf "$tmp"; return 1; }
+  mkdir -p "$(dirname "$dest")"
+  python3 - "$tmp" "$suffix" "$dest" <<'PY' || { rm -rf "$tmp"; return 1; }
 import glob, os, sys, zipfile
 whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
-with whl.open("rocm/llvm/librocmllvm.so") as src, open(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), "wb") as dst:
+name = next(n for n in whl.namelist() if n.endswith(sys.argv[2]))
+tmp = sys.argv[3] + ".tmp"
+with whl.open(name) as src, open(tmp, "wb") as dst:
     dst.write(src.read())
-os.rename(os.path.join(sys.argv[2], "librocmllvm.so.tmp"), os.path.join(sys.argv[2], "librocmllvm.so"))
+os.chmod(tmp, 0o755)
+os.rename(tmp, sys.argv[3])
 PY
   rm -rf "$tmp"
 }
@@ -112,7 +123,7 @@ venv_key() { cat "$@" | sha256sum | cut -c1-12; }
 # uv_tool: $UV, the pinned uv that installs the framework venvs (and
 # resolves the GPU sets in test_setup.py): $XBENCH_UV when set, else PyPI's
 # uv wheel, its one binary unpacked once into the tools cache (no venv:
-# system pip downloads it, as rocm_llvm's wheel).
+# wheel_member, as rocm_llvm's library).
 UV_VERSION=0.13.10
 uv_tool() {
   if [ -n "${XBENCH_UV:-}" ]; then
@@ -120,25 +131,10 @@ uv_tool() {
     UV=$XBENCH_UV
     return 0
   fi
-  local dir="${XBENCH_CACHE:-$HOME/.cache/xbench}/tools/uv-$UV_VERSION" tmp
-  UV="$dir/uv"
+  UV="${XBENCH_CACHE:-$HOME/.cache/xbench}/tools/uv-$UV_VERSION/uv"
   [ -x "$UV" ] && return 0
   say "installing uv $UV_VERSION"
-  tmp=$(mktemp -d)
-  python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "uv==$UV_VERSION" ||
-    { rm -rf "$tmp"; die "could not download uv==$UV_VERSION from PyPI"; }
-  mkdir -p "$dir"
-  python3 - "$tmp" "$dir" <<'PY' || { rm -rf "$tmp"; die "no uv binary in the uv $UV_VERSION wheel"; }
-import glob, os, sys, zipfile
-whl = zipfile.ZipFile(glob.glob(os.path.join(sys.argv[1], "*.whl"))[0])
-name = next(n for n in whl.namelist() if n.endswith(".data/scripts/uv"))
-tmp = os.path.join(sys.argv[2], "uv.tmp")
-with whl.open(name) as src, open(tmp, "wb") as dst:
-    dst.write(src.read())
-os.chmod(tmp, 0o755)
-os.rename(tmp, os.path.join(sys.argv[2], "uv"))
-PY
-  rm -rf "$tmp"
+  wheel_member "uv==$UV_VERSION" .data/scripts/uv "$UV" || die "could not fetch the uv binary from PyPI's uv==$UV_VERSION"
 }
 
 # setup_venv [MACHINE]: .venv -> ~/.cache/xbench/venv-<key>, the machine's
