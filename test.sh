@@ -119,7 +119,7 @@ nix_lint_lane() {
 # the lanes nothing waits on at nice 10 (776 s), against 699 s for this
 # layout: more at once on 2 cores cost more than the idle tail it saved,
 # and at nice 10 go-early, which the go lane's last step needs, ran last.)
-# setup.sh's tests (test_setup.py: pip resolving the GPU sets against PyPI,
+# setup.sh's tests (test_setup.py: uv resolving the GPU sets against PyPI,
 # venvs created) run in the triton lane, which ended ~120 s before the other
 # on a fresh machine, while this one ended last, alone on one core.
 SETUP_TESTS=plugins/_python/tests/test_setup.py
