@@ -55,11 +55,17 @@ def import_file(path: str, role: str):
         raise ImportError(f"cannot import {path}")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod  # dataclasses and pickling look a module up by name
+    # No __pycache__ written into the user's folder (a KernelBench checkout):
+    # the files are small, and the folder is theirs, not xbench's.
+    was = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
     try:
         spec.loader.exec_module(mod)
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    finally:
+        sys.dont_write_bytecode = was
     return mod
 
 

@@ -78,3 +78,19 @@ def test_compile_variant_runs_one_problem(fw):
     r = xr.run(fw, xw.Problem(problems=ROOT, level=1, problem=4, warmup=0, repeats=2), "compile", "cpu")
     assert r["status"] == "ok", r.get("message")
     assert any("mode='default'" in w for w in r["warnings"])
+
+
+def test_import_file_leaves_no_bytecode_in_the_users_folder(tmp_path, monkeypatch):
+    # a problem set is the user's folder (a KernelBench checkout): importing
+    # its files writes no __pycache__ there, and the setting is restored
+    # (bytecode writing on, as where PYTHONDONTWRITEBYTECODE is unset: CI)
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    f = tmp_path / "level1" / "1_tiny.py"
+    f.parent.mkdir()
+    f.write_text("import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x\n")
+    mod = xproblems.import_file(str(f), "problem")
+    assert hasattr(mod, "Model")
+    assert sorted(p.name for p in f.parent.iterdir()) == ["1_tiny.py"]
+    assert sys.dont_write_bytecode is False
