@@ -155,22 +155,21 @@ setup_venv() {
       say "creating Python environment $target for $machine (PyTorch is several GB the first time)"
       rm -rf "$target"
       uv_tool
-      # uv's venv (10 ms) over python3, pip added by the first install:
-      # python3 -m venv's ensurepip cost 3.5 CPU-s a venv here
+      # uv's venv over python3, pip added by the first install: python3 -m
+      # venv's ensurepip was the most of a venv's cost
       "$UV" venv -q --python "$(command -v python3)" "$target" || die "uv venv $target over $(command -v python3) failed"
       local seed=pip
       for f in "${files[@]}"; do
         local idx
         idx=$(environment_index_args "$f")
-        # uv, not pip, installs the wheels: on the 2-core CI machine the
-        # CPU set (6.3 GB, mostly PyTorch's CUDA wheels) took pip 215 s and
-        # 100 CPU-s, uv 49 s and 89 CPU-s (parallel downloads; both with
-        # the bytecode compiled here, not left to first import: on a fresh
+        # uv, not pip, installs the wheels: parallel downloads, and less
+        # CPU on the 2-core CI machine (docs/results/ci-time.md). The
+        # bytecode is compiled here, not left to first import: on a fresh
         # machine that moved more CPU into the tests than it saved, several
-        # processes compiling the same modules at once). The venv gets pip
-        # too, for what a user installs by hand. With an extra
-        # index (PyTorch's ROCm wheels), every index is searched for the
-        # best version of each package, as pip does. --system-certs: the
+        # processes compiling the same modules at once. The venv gets pip
+        # too, for what a user installs by hand. With an extra index
+        # (PyTorch's ROCm wheels), every index is searched for the best
+        # version of each package, as pip does. --system-certs: the
         # machine's trust store, as pip's (a proxy's CA is there, not in
         # uv's bundled roots).
         # shellcheck disable=SC2086

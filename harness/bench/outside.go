@@ -46,9 +46,9 @@ const (
 	burstMaxCalls = 1000
 	// burstMinLimitMs is the least BurstLimit: fifty honest rounds. A round
 	// past the limit ends the check (its process is killed), so the limit
-	// must outlast load, not only the clock's slack: at ten rounds (1 s),
-	// an honest round of 101 calls of 1 ms was cut at 1.19 s on the 2-core
-	// CI machine under the test lanes' load, and the right candidate refused.
+	// must outlast load, not only the clock's slack: at ten rounds a right
+	// candidate was refused on the 2-core CI machine under the test lanes'
+	// load (docs/results/ci-time.md).
 	burstMinLimitMs = 50 * burstTargetMs
 	// burstPrepareTimeout is what the whole burst request may take beyond
 	// its rounds' limits: preparing (a candidate's gate again, seconds at

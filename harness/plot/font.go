@@ -83,9 +83,9 @@ func svgFonts(svg []byte) []byte {
 // replaceEmbedded replaces every <defs><style> block vgsvg writes with the
 // @font-face (<defs>, white space, <style>, anything up to the first
 // </style> followed by white space and </defs>, one optional newline) with
-// repl. A scan, not a regular expression: the block holds a 550 KB font,
-// and regexp's lazy match over it took 0.3 s a chart (a third of the
-// report tests' CPU).
+// repl. A scan, not a regular expression: the block holds the whole
+// embedded font, and regexp's lazy match over it was a third of the report
+// tests' CPU (docs/results/ci-time.md).
 func replaceEmbedded(s, repl string) string {
 	var b strings.Builder
 	for {

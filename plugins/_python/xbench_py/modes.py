@@ -42,10 +42,10 @@ _cpu_buffer = None
 
 def _mapped_bytes(n: int):
     """n bytes of host memory with every page already mapped (Linux:
-    MAP_POPULATE). Left to fault in page by page on the first write, the
-    520 MiB of a 260 MiB LLC took 1 to 6 s a process on the 2-core CI
-    machine (np.zeros and np.ones alike: direct compaction for huge pages,
-    or 4 KiB faults), against a steady 0.2 s populated."""
+    MAP_POPULATE). Left to fault in page by page on the first write
+    (np.zeros and np.ones alike: direct compaction for huge pages, or 4 KiB
+    faults), the buffer cost seconds a process on the 2-core CI machine, and
+    a varying number of them (docs/results/ci-time.md)."""
     import mmap
 
     import numpy as np

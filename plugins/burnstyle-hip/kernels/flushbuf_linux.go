@@ -7,8 +7,8 @@ import (
 
 // flushWords is the cold-cache flush's buffer of n/8 words, every page
 // mapped up front (MAP_POPULATE): faulted in page by page on the first
-// write instead, 520 MiB took up to seconds on the 2-core CI machine. It
-// lives as long as the process, as the buffer of make did.
+// write instead, it took up to seconds on the 2-core CI machine
+// (docs/results/ci-time.md). It lives as long as the process.
 func flushWords(n int) []uint64 {
 	b, err := syscall.Mmap(-1, 0, n, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS|syscall.MAP_POPULATE)
 	if err != nil || len(b) < 8 {
